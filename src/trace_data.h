@@ -1,0 +1,150 @@
+// File: trace_data.h
+// Layer: kairos_base. Everything a finished session hands to writers and analysis:
+// identity and metadata, the string table, tracks, per-track event vectors (each sorted by
+// start time), side tables, counters and loss statistics. Writers and analysis read only
+// this; they know nothing of CUPTI, NVTX or the daemon.
+// Threading: built by the session thread, then read-only (several writers may read it).
+#ifndef KAIROS_SRC_TRACE_DATA_H_
+#define KAIROS_SRC_TRACE_DATA_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "event.h"
+#include "string_table.h"
+
+namespace kairos {
+
+enum class TrackType : uint8_t {
+  kThread = 0,      // host thread: pid = process id, tid = OS tid
+  kGpuStream,       // GPU stream: pid = device ordinal, tid = stream id
+  kGpuStreamSync,   // "Stream Sync" row: pid = device, tid = stream + 1,000,000
+  kGpuDevice,       // device-level sync/event row (no stream): pid = device, tid = kDeviceRowTid
+  kOverhead,        // CUPTI overhead row: pid = -1, tid = 0
+};
+
+// Dedicated tid for the device-level row (the anchor writes -1 as 1 and merges it with
+// stream 1; see trace-format-kineto-json.md §11 #11).
+inline constexpr int64_t kDeviceRowTid = 4000000000LL;
+inline constexpr int64_t kStreamSyncTidOffset = 1000000;
+
+struct Track {
+  TrackType type = TrackType::kThread;
+  int64_t pid = 0;
+  int64_t tid = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  std::string name;  // thread name (pthread name) or empty; writers derive row labels
+};
+
+struct DeviceInfo {
+  uint32_t id = 0;
+  std::string name;
+  uint64_t total_global_mem = 0;
+  int32_t compute_major = 0, compute_minor = 0;
+  int32_t max_threads_per_block = 0;
+  int32_t max_threads_per_multiprocessor = 0;
+  int32_t regs_per_block = 0;
+  int32_t warp_size = 0;
+  uint64_t shared_mem_per_block = 0;
+  int32_t num_sms = 0;
+  int32_t regs_per_multiprocessor = 0;
+  uint64_t shared_mem_per_block_optin = 0;
+  uint64_t shared_mem_per_multiprocessor = 0;
+  int32_t max_blocks_per_multiprocessor = 0;
+};
+
+struct DistributedInfo {
+  int64_t rank = 0;
+  int64_t world_size = 1;
+  int64_t local_rank = 0;
+  std::string backend;  // empty if unknown
+};
+
+struct CounterTrack {
+  std::string name;   // e.g. "cpu.util.core3"
+  std::string unit;   // e.g. "%", "bytes", "bytes/s"
+  std::string group;  // e.g. "Host CPU"; writers may use it as a process/row label
+};
+
+struct CounterSample {
+  int64_t ts_ns;
+  double value;
+  uint32_t track;  // index into TraceData::counter_tracks
+};
+
+struct TraceData {
+  // Identity.
+  int64_t pid = 0;
+  std::string process_name;
+  std::string host_name;
+  int64_t base_time_ns = 0;      // every JSON ts is relative to this (<= earliest event)
+  int64_t window_start_ns = 0;   // recording window, Unix ns
+  int64_t window_end_ns = 0;
+  std::string trace_name;        // the path the trace is written to
+  std::string trace_id;          // REQUEST_TRACE_ID, empty if none
+  DistributedInfo distributed;
+
+  // Trace-level metadata. `metadata` values are plain strings (escaped by writers);
+  // `metadata_json` values are raw JSON text that writers validate before splicing in.
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<std::pair<std::string, std::string>> metadata_json;
+  std::string config_text;       // the config the session ran with
+  std::map<std::string, uint64_t> stats;  // loss/drop counters -> "kairos_stats"
+  std::vector<std::string> warnings;      // e.g. why GPU data is missing
+
+  std::vector<DeviceInfo> devices;
+  StringTable strings;
+  std::vector<Track> tracks;
+  // events_by_track[i] holds the events of tracks[i], sorted by (start asc, end desc) so an
+  // enclosing range precedes what it encloses.
+  std::vector<std::vector<Event>> events_by_track;
+
+  std::vector<KernelDetail> kernels;
+  std::vector<MemcpyDetail> memcpys;
+  std::vector<MemsetDetail> memsets;
+  std::vector<SyncDetail> syncs;
+  std::vector<CpuArgs> cpu_args;
+
+  std::vector<CounterTrack> counter_tracks;
+  std::vector<CounterSample> counter_samples;  // sorted by ts_ns
+
+  // Adds a track and its (empty) event vector; returns the track index.
+  uint32_t AddTrack(Track track);
+  void AddStat(const std::string& key, uint64_t delta) { stats[key] += delta; }
+  size_t EventCount() const;
+  // Sorts every track's events by (start asc, end desc, insertion order).
+  void SortTracks();
+};
+
+// Ordering used everywhere: earlier start first; on a tie the longer (enclosing) event first.
+inline bool EventBefore(const Event& a, const Event& b) {
+  if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+  return a.end_ns > b.end_ns;
+}
+
+// Visits every event of `data` in global time order by k-way merging the per-track vectors
+// (each already sorted), without copying them. Ties across tracks go to the lower track index.
+class EventMerger {
+ public:
+  explicit EventMerger(const TraceData& data);
+  // Returns false when exhausted; otherwise sets *event and *track_index.
+  bool Next(const Event** event, uint32_t* track_index);
+
+ private:
+  struct Head {
+    const Event* cur;
+    const Event* end;
+    uint32_t track;
+  };
+  void SiftDown(size_t i);
+  bool Less(const Head& a, const Head& b) const;
+  std::vector<Head> heap_;
+};
+
+}  // namespace kairos
+
+#endif  // KAIROS_SRC_TRACE_DATA_H_
