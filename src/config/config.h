@@ -1,0 +1,109 @@
+// File: config.h
+// Layer: kairos_config. The one immutable config value every consumer reads, and the parser
+// for the Kineto key=value syntax (config-and-env.md). Knows nothing of sessions or output.
+// Threading: ParseConfig is pure and thread-safe; a Config is a plain value.
+#ifndef KAIROS_SRC_CONFIG_CONFIG_H_
+#define KAIROS_SRC_CONFIG_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace kairos {
+
+// Activity types, numbered as Kineto's ActivityType (append-only, config-and-env.md §4).
+enum class ActivityType : uint8_t {
+  kCpuOp = 0, kUserAnnotation = 1, kGpuUserAnnotation = 2, kGpuMemcpy = 3, kGpuMemset = 4,
+  kKernel = 5, kExternalCorrelation = 6, kCudaRuntime = 7, kCudaDriver = 8,
+  kCpuInstantEvent = 9, kPythonFunction = 10, kOverhead = 11, kMtiaRuntime = 12,
+  kMtiaCcpEvents = 13, kMtiaInsight = 14, kCudaSync = 15, kCudaEvent = 16, kMtiaCounters = 17,
+  kGlowRuntime = 18, kCudaProfilerRange = 19, kHpuOp = 20, kXpuRuntime = 21, kXpuDriver = 22,
+  kCollectiveComm = 23, kPrivateuse1Runtime = 24, kPrivateuse1Driver = 25,
+  kXpuScopeProfiler = 26, kXpuSync = 27, kHardwareCounters = 28,
+  kCount = 29
+};
+using ActivitySet = uint64_t;  // bit i set = ActivityType i enabled
+inline constexpr ActivitySet ActivityBit(ActivityType t) { return ActivitySet{1} << static_cast<int>(t); }
+inline constexpr ActivitySet kDefaultActivities = (ActivitySet{1} << 18) - 1;  // types 0..17
+
+enum class OutputFormat : uint8_t {
+  kAuto = 0,      // from the file name (.json, .json.gz, .json.zst, .pftrace, .pftrace.zst, ...)
+  kJson, kJsonGzip, kJsonZstd, kPerfetto, kPerfettoZstd,
+};
+
+enum class SummaryMode : uint8_t { kFile = 0, kStdout, kOff };
+
+// Every field has the Kineto default (config-and-env.md §3.1) or a documented kairos default
+// (docs/CONFIG.md). Times are in the units the key names say.
+struct Config {
+  // ---- Kineto keys ----
+  bool activities_enabled = true;                    // ACTIVITIES_ENABLED
+  ActivitySet activity_types = kDefaultActivities;   // ACTIVITY_TYPES
+  int64_t duration_ms = 500;                          // ACTIVITIES_DURATION_MSECS / _SECS
+  int64_t iterations = 0;                             // ACTIVITIES_ITERATIONS
+  int64_t warmup_secs = 5;                            // ACTIVITIES_WARMUP_PERIOD_SECS
+  int64_t warmup_iterations = 0;                      // ACTIVITIES_WARMUP_ITERATIONS
+  int64_t max_gpu_buffer_mb = 128;                    // ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB
+  std::string log_file;                               // ACTIVITIES_LOG_FILE ("" = default path)
+  bool display_cuda_sync_wait_events = true;          // ACTIVITIES_DISPLAY_CUDA_SYNC_WAIT_EVENTS
+  bool cupti_per_thread_buffer = false;               // CUPTI_PER_THREAD_BUFFER_ENABLED
+  int64_t profile_start_time_ms = 0;                  // PROFILE_START_TIME (Unix ms; 0 = now+warmup)
+  int64_t profile_start_iteration = -1;               // PROFILE_START_ITERATION
+  int64_t profile_start_iteration_roundup = -1;       // PROFILE_START_ITERATION_ROUNDUP
+  std::string request_trace_id;                       // REQUEST_TRACE_ID
+  std::string request_group_trace_id;                 // REQUEST_GROUP_TRACE_ID
+  bool enable_ipc_fabric = false;                     // ENABLE_IPC_FABRIC
+  int64_t on_demand_poll_secs = 5;                    // ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS
+  int64_t verbose_log_level = -1;                     // VERBOSE_LOG_LEVEL
+  std::vector<std::string> verbose_log_modules;       // VERBOSE_LOG_MODULES
+  bool report_input_shapes = false;                   // PROFILE_REPORT_INPUT_SHAPES (+alias)
+  bool profile_memory = false;                        // PROFILE_PROFILE_MEMORY
+  bool with_stack = false;                            // PROFILE_WITH_STACK (+alias PYTHON_STACK_TRACE)
+  bool with_flops = false;                            // PROFILE_WITH_FLOPS
+  bool with_modules = false;                          // PROFILE_WITH_MODULES
+  bool memory_snapshot = false;                       // PROFILE_MEMORY
+  int64_t memory_snapshot_duration_ms = 1000;         // PROFILE_MEMORY_DURATION_MSECS
+  std::string custom_config;                          // CUSTOM_CONFIG
+  std::vector<std::string> pm_sampling_metrics;       // CUPTI_PM_SAMPLING_METRICS
+  int64_t pm_sampling_device_id = -1;                 // CUPTI_PM_SAMPLING_DEVICE_ID
+
+  // ---- kairos keys (KAIROS_ prefix, docs/CONFIG.md) ----
+  int64_t cpu_buffer_kb_per_thread = 1024;            // KAIROS_CPU_BUFFER_KB_PER_THREAD
+  int64_t max_threads = 256;                          // KAIROS_MAX_THREADS
+  OutputFormat output_format = OutputFormat::kAuto;   // KAIROS_OUTPUT_FORMAT
+  std::vector<std::string> extra_outputs;             // KAIROS_EXTRA_OUTPUTS (more paths, same session)
+  int64_t zstd_level = 1;                             // KAIROS_ZSTD_LEVEL
+  SummaryMode summary = SummaryMode::kFile;           // KAIROS_SUMMARY (file|stdout|off)
+  int64_t host_metrics_interval_ms = 100;             // KAIROS_HOST_METRICS_INTERVAL_MS (0 = off)
+  std::vector<std::string> nvtx_domains_include;      // KAIROS_NVTX_DOMAINS (e.g. "+a,+b")
+  std::vector<std::string> nvtx_domains_exclude;      // KAIROS_NVTX_DOMAINS (e.g. "-NCCL")
+  int64_t daemon_poll_ms = 1000;                      // KAIROS_DAEMON_POLL_MS
+  int64_t iteration_fallback_timeout_ms = 10000;      // KAIROS_ITERATION_FALLBACK_TIMEOUT_MS
+  int64_t exit_flush_timeout_ms = 5000;               // KAIROS_EXIT_FLUSH_TIMEOUT_MS
+
+  // Derived: true when the iteration keys select iteration mode (config-and-env.md §5).
+  bool IterationMode() const { return profile_start_iteration >= 0 && iterations > 0; }
+};
+
+// Where a config text came from; decides path restrictions and error wording.
+enum class ConfigSource : uint8_t { kFile = 0, kEnv, kApi, kDaemon };
+
+struct ParseOptions {
+  ConfigSource source = ConfigSource::kApi;
+  int64_t now_unix_ms = 0;  // for PROFILE_START_TIME checks; 0 = read the clock
+};
+
+// Parses `text` on top of `base` (later lines override earlier ones and `base`). On any
+// bad line the whole text is rejected: the error names the key, the 1-based line number and
+// the reason, and the caller keeps its previous config. Unknown and removed keys are not
+// errors: each is reported once through `warnings` (if non-null) and ignored.
+absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
+                                   const ParseOptions& options,
+                                   std::vector<std::string>* warnings = nullptr);
+
+}  // namespace kairos
+
+#endif  // KAIROS_SRC_CONFIG_CONFIG_H_
