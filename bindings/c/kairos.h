@@ -1,0 +1,122 @@
+/* File: kairos.h
+ * Layer: the public C ABI of libkairos.so (plain C99; no C++ types).
+ * Threading: every function may be called from any thread, before kairos_init (the library
+ * then initialises itself from the environment, or does nothing), after kairos_shutdown, and
+ * in a forked child (which starts with a clean, idle profiler).
+ *
+ * Errors: fallible functions return an int: KAIROS_OK (0) or a negative KAIROS_ERR_* code
+ * (values pinned; new codes are appended). kairos_last_error() then holds a one-line
+ * message for the calling thread. No function ever throws or aborts.
+ *
+ * Recording cost: the range, mark and step functions are the hot path. When no trace is
+ * recording they cost one relaxed atomic load and a branch (plus the call itself through
+ * the PLT); callers that want to skip even the call can test kairos_recording_flag() inline.
+ */
+#ifndef KAIROS_H_
+#define KAIROS_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(KAIROS_BUILDING_LIBRARY)
+#define KAIROS_API __attribute__((visibility("default")))
+#else
+#define KAIROS_API
+#endif
+
+#define KAIROS_VERSION_MAJOR 0
+#define KAIROS_VERSION_MINOR 1
+#define KAIROS_VERSION_PATCH 0
+#define KAIROS_VERSION_NUMBER \
+  (KAIROS_VERSION_MAJOR * 10000 + KAIROS_VERSION_MINOR * 100 + KAIROS_VERSION_PATCH)
+
+/* Error codes (pinned). */
+#define KAIROS_OK 0
+#define KAIROS_ERR_INVALID_ARGUMENT (-1)    /* bad config text or argument */
+#define KAIROS_ERR_FAILED_PRECONDITION (-2) /* e.g. "profiler busy", nothing recording */
+#define KAIROS_ERR_UNAVAILABLE (-3)         /* timed out waiting for the controller */
+#define KAIROS_ERR_RESOURCE_EXHAUSTED (-4)  /* e.g. cannot start a thread */
+#define KAIROS_ERR_IO (-5)                  /* the trace could not be written */
+#define KAIROS_ERR_INTERNAL (-6)            /* a kairos bug (or std::bad_alloc) */
+#define KAIROS_ERR_NOT_FOUND (-7)           /* no trace was written */
+
+/* since 0.1: the runtime library's KAIROS_VERSION_NUMBER (compare with the header's). */
+KAIROS_API int32_t kairos_version(void);
+
+/* since 0.1: a static description of `code` ("ok", "invalid argument", ...). */
+KAIROS_API const char* kairos_status_string(int32_t code);
+
+/* since 0.1: the message of the last failed kairos call on this thread ("" if none). The
+ * pointer stays valid until the next kairos call on the same thread. */
+KAIROS_API const char* kairos_last_error(void);
+
+/* since 0.1: initialises kairos. `config_text` is a Kineto-syntax config (KEY=VALUE lines,
+ * '#' comments) parsed on top of the environment's config (KAIROS_CONFIG / KINETO_CONFIG
+ * file, KAIROS_CONFIG_TEXT); NULL or "" means "environment only". It becomes the base config
+ * of kairos_start() and later requests. If it names a window (PROFILE_START_TIME,
+ * PROFILE_START_ITERATION[_ROUNDUP], ACTIVITIES_ITERATIONS, ACTIVITIES_DURATION_MSECS/_SECS,
+ * ACTIVITIES_WARMUP_*), that window is scheduled now. On error the previous config stays in
+ * force; kairos_last_error() names the key, line and reason. May be called again. */
+KAIROS_API int kairos_init(const char* config_text);
+
+/* since 0.1: closes a window that is still open (its trace is written, waiting at most
+ * KAIROS_EXIT_FLUSH_TIMEOUT_MS) and refuses new traces until the next kairos_init(). */
+KAIROS_API void kairos_shutdown(void);
+
+/* since 0.1: opens a nested range on the calling thread; closed by kairos_range_pop() on the
+ * same thread. `name` is copied when needed (temporaries are fine); NULL records "". */
+KAIROS_API void kairos_range_push(const char* name);
+/* since 0.1: closes the innermost range opened by kairos_range_push() on this thread. */
+KAIROS_API void kairos_range_pop(void);
+
+/* since 0.1: opens a range that may end on another thread. Returns its id (0 when nothing
+ * records: kairos_range_end(0) does nothing). */
+KAIROS_API uint64_t kairos_range_start(const char* name);
+/* since 0.1: closes the range `id` returned by kairos_range_start(), from any thread. */
+KAIROS_API void kairos_range_end(uint64_t id);
+
+/* since 0.1: an instant event on the calling thread. */
+KAIROS_API void kairos_mark(const char* name);
+
+/* since 0.1: iteration hooks. kairos_optimizer_pre_step() opens the range "Optimizer.step"
+ * on the calling thread. kairos_optimizer_post_step() closes it (if this thread opened it)
+ * and then counts one iteration, exactly like kairos_step(). kairos_step() counts one
+ * iteration: iteration N+1 begins, and while recording the ProfilerStep#N range of the trace
+ * ends here. Call post_step OR step once per iteration, not both. Iteration windows
+ * (PROFILE_START_ITERATION, ACTIVITIES_ITERATIONS) count these calls. */
+KAIROS_API void kairos_optimizer_pre_step(void);
+KAIROS_API void kairos_optimizer_post_step(void);
+KAIROS_API void kairos_step(void);
+
+/* since 0.1: synchronous session. kairos_start() begins recording now with the base config
+ * (it cancels an on-demand trace that is still warming up; KAIROS_ERR_FAILED_PRECONDITION
+ * "profiler busy" while another trace records). kairos_stop() closes the window at this
+ * instant; the trace is written on a kairos thread (use kairos_flush() to wait for it). */
+KAIROS_API int kairos_start(void);
+KAIROS_API int kairos_stop(void);
+
+/* since 0.1: ends a recording window now (a window still warming up is cancelled), waits
+ * until its trace is written and returns the path; with no trace active it returns the last
+ * trace written. NULL on error (KAIROS_ERR_NOT_FOUND if no trace was ever written; see
+ * kairos_last_error()). The string stays valid until the next kairos_flush() on this thread. */
+KAIROS_API const char* kairos_flush(void);
+
+/* since 0.1: a key/value pair added to the top-level metadata of every later trace (a key
+ * set again replaces its value). NULL key: KAIROS_ERR_INVALID_ARGUMENT. */
+KAIROS_API int kairos_set_metadata(const char* key, const char* value);
+
+/* since 0.1: the address of the recording flag: non-zero while a window records. Valid for
+ * the life of the process; read it with a plain load to skip calls when not recording:
+ *   static const volatile uint32_t* rec; if (!rec) rec = kairos_recording_flag();
+ *   if (*rec) kairos_range_push("x");
+ */
+KAIROS_API const volatile uint32_t* kairos_recording_flag(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KAIROS_H_ */

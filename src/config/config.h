@@ -104,6 +104,20 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
                                    const ParseOptions& options,
                                    std::vector<std::string>* warnings = nullptr);
 
+// ConfigToText
+//
+// The canonical KEY=VALUE text of `config` (one line per key, table order, used as trace
+// metadata). ParseConfig(ConfigToText(c), Config{}, ...) reproduces `c`. Keys whose value is
+// negative ("unset", e.g. PROFILE_START_ITERATION=-1) are left out because the syntax rejects
+// negative numbers; a string or list value containing '#', '=', CR or LF (or with leading or
+// trailing blanks) cannot be written in the syntax and is emitted as a
+// "# KEY: value not representable" comment. Values may contain ';', so the text is not
+// always valid as KAIROS_CONFIG_TEXT (which splits lines at ';').
+std::string ConfigToText(const Config& config);
+
+// The Kineto name of an activity type ("kernel", "cuda_runtime", ...); "" if out of range.
+std::string_view ActivityTypeName(ActivityType type);
+
 }  // namespace kairos
 
 #endif  // KAIROS_SRC_CONFIG_CONFIG_H_

@@ -1,0 +1,177 @@
+// File: correlation.cc
+// Layer: kairos_activity (CUDA builds only). See correlation.h.
+// Threading: session thread only.
+#include "activity/correlation.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "activity/cupti_cbids.h"
+
+namespace kairos::internal {
+namespace {
+
+bool IsGpuWork(EventKind k) {
+  return k == EventKind::kKernel || k == EventKind::kMemcpy || k == EventKind::kMemset;
+}
+bool IsFlowEnd(EventKind k) {
+  return IsGpuWork(k) || k == EventKind::kSync || k == EventKind::kCudaEvent;
+}
+bool IsApi(EventKind k) { return k == EventKind::kRuntime || k == EventKind::kDriver; }
+
+bool IsFlowStart(const Event& e) {
+  return e.kind == EventKind::kRuntime ? IsFlowStartRuntimeCbid(e.aux)
+                                       : IsFlowStartDriverCbid(e.aux);
+}
+
+struct TrackKey {
+  TrackType type;
+  int64_t pid;
+  int64_t tid;
+  bool operator==(const TrackKey& o) const {
+    return type == o.type && pid == o.pid && tid == o.tid;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const TrackKey& k) {
+    return H::combine(std::move(h), static_cast<int>(k.type), k.pid, k.tid);
+  }
+};
+
+Track ToTrack(const LocalTrack& t, int64_t pid) {
+  Track out;
+  out.type = t.type;
+  out.device = t.device;
+  out.stream = t.id;
+  switch (t.type) {
+    case TrackType::kThread:
+      out.pid = pid;
+      out.tid = t.id;
+      out.device = 0;
+      out.stream = 0;
+      break;
+    case TrackType::kGpuStream:
+      out.pid = t.device;
+      out.tid = t.id;
+      break;
+    case TrackType::kGpuStreamSync:
+      out.pid = t.device;
+      out.tid = static_cast<int64_t>(t.id) + kStreamSyncTidOffset;
+      break;
+    case TrackType::kGpuDevice:
+      out.pid = t.device;
+      out.tid = kDeviceRowTid;
+      out.stream = 0;
+      break;
+    case TrackType::kOverhead:
+      out.pid = -1;
+      out.tid = 0;
+      out.device = 0;
+      out.stream = 0;
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
+  MergeResult result;
+  converter.Finalize();
+  std::vector<Event>& events = converter.events();
+
+  // Pass 1: correlation id -> launching call. The runtime call wins over a driver call it
+  // made internally with the same id.
+  absl::flat_hash_map<uint32_t, uint32_t> launch;
+  launch.reserve(events.size() / 2 + 1);
+  for (uint32_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    if (!IsApi(e.kind) || e.correlation == 0) continue;
+    auto [it, inserted] = launch.try_emplace(e.correlation, i);
+    if (!inserted && events[it->second].kind == EventKind::kDriver &&
+        e.kind == EventKind::kRuntime) {
+      it->second = i;
+    }
+  }
+
+  // Pass 2: external ids and flows.
+  const auto& external = converter.external_ids();
+  for (Event& e : events) {
+    if (e.correlation == 0) continue;
+    if (auto ext = external.find(e.correlation); ext != external.end()) {
+      e.external_id = static_cast<uint32_t>(ext->second);
+      ++result.linked_to_cpu;
+    }
+    if (!IsFlowEnd(e.kind)) continue;
+    if (IsGpuWork(e.kind)) ++result.gpu_events;
+    auto it = launch.find(e.correlation);
+    if (it == launch.end()) {
+      if (IsGpuWork(e.kind)) ++result.uncorrelated_gpu;
+      continue;
+    }
+    Event& call = events[it->second];
+    if (e.external_id == 0) e.external_id = call.external_id;
+    if (IsFlowStart(call)) {
+      call.flags |= kFlagFlowOut;
+      e.flags |= kFlagFlowIn;
+      ++result.flows;
+    }
+  }
+
+  // Names.
+  const StringTable& strings = converter.strings();
+  std::vector<StringId> name_map(strings.size());
+  for (StringId i = 0; i < strings.size(); ++i) name_map[i] = data.strings.Intern(strings.Get(i));
+
+  // Tracks: reuse the CPU source's thread rows and any GPU rows already present.
+  absl::flat_hash_map<TrackKey, uint32_t> existing;
+  for (uint32_t i = 0; i < data.tracks.size(); ++i) {
+    const Track& t = data.tracks[i];
+    existing.emplace(TrackKey{t.type, t.pid, t.tid}, i);
+  }
+  std::vector<uint32_t> track_map(converter.tracks().size());
+  for (size_t i = 0; i < converter.tracks().size(); ++i) {
+    Track t = ToTrack(converter.tracks()[i], data.pid);
+    auto [it, inserted] = existing.try_emplace(TrackKey{t.type, t.pid, t.tid}, 0);
+    if (inserted) it->second = data.AddTrack(std::move(t));
+    track_map[i] = it->second;
+    const LocalTrack& lt = converter.tracks()[i];
+    if (lt.type != TrackType::kThread && lt.type != TrackType::kOverhead) {
+      result.devices.push_back(lt.device);
+    }
+  }
+  std::sort(result.devices.begin(), result.devices.end());
+  result.devices.erase(std::unique(result.devices.begin(), result.devices.end()),
+                       result.devices.end());
+
+  // Side tables.
+  const uint32_t kernel_base = static_cast<uint32_t>(data.kernels.size());
+  const uint32_t memcpy_base = static_cast<uint32_t>(data.memcpys.size());
+  const uint32_t memset_base = static_cast<uint32_t>(data.memsets.size());
+  const uint32_t sync_base = static_cast<uint32_t>(data.syncs.size());
+  data.kernels.insert(data.kernels.end(), converter.kernels().begin(), converter.kernels().end());
+  data.memcpys.insert(data.memcpys.end(), converter.memcpys().begin(), converter.memcpys().end());
+  data.memsets.insert(data.memsets.end(), converter.memsets().begin(), converter.memsets().end());
+  data.syncs.insert(data.syncs.end(), converter.syncs().begin(), converter.syncs().end());
+
+  for (Event& e : events) {
+    e.name = name_map[e.name];
+    const uint32_t track = track_map[e.track];
+    e.track = track;
+    if (e.detail != kNoDetail) {
+      switch (e.kind) {
+        case EventKind::kKernel: e.detail += kernel_base; break;
+        case EventKind::kMemcpy: e.detail += memcpy_base; break;
+        case EventKind::kMemset: e.detail += memset_base; break;
+        case EventKind::kSync:
+        case EventKind::kCudaEvent: e.detail += sync_base; break;
+        default: break;
+      }
+    }
+    data.events_by_track[track].push_back(e);
+  }
+  events.clear();
+  events.shrink_to_fit();
+  return result;
+}
+
+}  // namespace kairos::internal

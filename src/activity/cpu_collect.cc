@@ -1,0 +1,239 @@
+// File: cpu_collect.cc
+// Layer: kairos_activity. CpuRecorder::Collect: turns every thread's ring records of the
+// finished session into Events (user_annotation ranges, instants, ProfilerStep#N), clamped
+// to the raw window, with exact loss statistics.
+// Threading: session thread only, under the registry mutex (see cpu_recorder.cc).
+#include <unistd.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "activity/cpu_recorder.h"
+
+namespace kairos::internal {
+
+// Access to the registry lives in cpu_recorder.cc; this visitor keeps the lock there.
+void ForEachThreadStateLocked(const std::function<void(ThreadState&)>& fn);
+
+namespace {
+
+struct OpenRange {
+  uint64_t start;
+  uint32_t name;  // StringId in the trace
+  uint32_t id;
+  uint32_t detail;
+};
+
+struct StepMark {
+  uint64_t raw;
+  int64_t iteration;
+  uint32_t track;
+};
+
+struct StartedRange {
+  uint64_t start;
+  uint32_t name;
+  uint32_t track;
+};
+
+class Collector {
+ public:
+  Collector(TraceData& data, uint64_t start_raw, uint64_t end_raw, const ClockConverter& clock)
+      : data_(data), start_raw_(start_raw), end_raw_(end_raw), clock_(clock) {}
+
+  void AddThread(ThreadState& s);
+  void Finish(bool start_is_step_boundary);
+
+ private:
+  // Emits [start, end] clamped to the window; drops it if entirely outside.
+  void EmitRange(uint32_t track, uint64_t start, uint64_t end, bool open, uint32_t name,
+                 uint32_t id, uint32_t detail, uint8_t extra_flags = 0);
+  uint32_t NextId();
+
+  TraceData& data_;
+  uint64_t start_raw_, end_raw_;
+  const ClockConverter& clock_;
+  std::vector<StepMark> steps_;
+  absl::flat_hash_map<uint32_t, StartedRange> started_;
+  absl::flat_hash_map<uint32_t, uint64_t> ended_;
+  uint64_t dropped_ = 0, unmatched_pops_ = 0, unmatched_ends_ = 0, unfinished_ = 0;
+  uint64_t names_dropped_ = 0, args_dropped_ = 0, threads_ = 0;
+  uint32_t next_id_ = 0, id_limit_ = 0;
+};
+
+uint32_t Collector::NextId() {
+  if (next_id_ == id_limit_) {
+    ThreadState tmp;
+    RefillIdBlock(&tmp);
+    next_id_ = tmp.next_id;
+    id_limit_ = tmp.id_limit;
+  }
+  return next_id_++;
+}
+
+void Collector::EmitRange(uint32_t track, uint64_t start, uint64_t end, bool open,
+                          uint32_t name, uint32_t id, uint32_t detail, uint8_t extra_flags) {
+  if (end < start_raw_ || start > end_raw_) return;
+  uint8_t flags = extra_flags;
+  if (start < start_raw_) {
+    start = start_raw_;
+    flags |= kFlagBeganBeforeWindow;
+  }
+  if (open || end > end_raw_) {
+    end = end_raw_;
+    flags |= kFlagUnfinished;
+    ++unfinished_;
+  }
+  Event e{};
+  e.start_ns = clock_.ToUnixNs(start);
+  e.end_ns = std::max(e.start_ns, clock_.ToUnixNs(end));
+  e.name = name;
+  e.track = track;
+  e.external_id = id;
+  e.detail = detail;
+  e.kind = EventKind::kUserAnnotation;
+  e.flags = flags;
+  data_.events_by_track[track].push_back(e);
+}
+
+void Collector::AddThread(ThreadState& s) {
+  ++threads_;
+  ThreadRing& ring = *s.ring;
+  const size_t n = ring.size();  // acquire: records [0, n) are complete
+  dropped_ += ring.dropped();
+  names_dropped_ += s.names_dropped.load(std::memory_order_relaxed);
+  args_dropped_ += s.args_dropped.load(std::memory_order_relaxed);
+  if (n == 0) return;
+
+  Track t;
+  t.type = TrackType::kThread;
+  t.pid = getpid();
+  t.tid = s.tid;
+  t.name = s.thread_name;
+  const uint32_t track = data_.AddTrack(std::move(t));
+
+  // Thread-local name ids -> trace StringIds (interned lazily).
+  std::vector<StringId> names;
+  {
+    std::lock_guard<std::mutex> lock(s.names_mu);
+    names.reserve(s.names.size());
+    for (const std::string& str : s.names) names.push_back(data_.strings.Intern(str));
+  }
+  auto name_of = [&](uint32_t local) -> StringId {
+    return local < names.size() ? names[local] : 0;
+  };
+  auto detail_of = [&](uint32_t slot) -> uint32_t {
+    if (slot == 0 || slot > s.args_capacity) return kNoDetail;
+    const StoredArgs& a = s.args[slot - 1];
+    CpuArgs c{};
+    c.domain = name_of(a.domain);
+    c.category = name_of(a.category);
+    c.category_id = a.category_id;
+    c.color_argb = a.color_argb;
+    c.has_color = a.has_color;
+    c.payload_type = a.payload_type;
+    c.payload_bits = a.payload_bits;
+    data_.cpu_args.push_back(c);
+    return static_cast<uint32_t>(data_.cpu_args.size() - 1);
+  };
+
+  std::vector<OpenRange> stack;
+  for (size_t i = 0; i < n; ++i) {
+    const RingRecord& r = ring.at(i);
+    switch (r.type) {
+      case RecordType::kPush:
+        stack.push_back({r.raw_time, name_of(r.name), r.id, detail_of(r.args)});
+        break;
+      case RecordType::kPop:
+        if (stack.empty()) {
+          if (r.raw_time >= start_raw_ && r.raw_time <= end_raw_) ++unmatched_pops_;
+          break;
+        }
+        EmitRange(track, stack.back().start, r.raw_time, false, stack.back().name,
+                  stack.back().id, stack.back().detail);
+        stack.pop_back();
+        break;
+      case RecordType::kStart:
+        started_[r.id] = StartedRange{r.raw_time, name_of(r.name), track};
+        break;
+      case RecordType::kEnd:
+        ended_[r.id] = r.raw_time;
+        break;
+      case RecordType::kMark:
+        if (r.raw_time >= start_raw_ && r.raw_time <= end_raw_) {
+          Event e{};
+          e.start_ns = e.end_ns = clock_.ToUnixNs(r.raw_time);
+          e.name = name_of(r.name);
+          e.track = track;
+          e.detail = kNoDetail;
+          e.kind = EventKind::kInstant;
+          data_.events_by_track[track].push_back(e);
+        }
+        break;
+      case RecordType::kStep:
+        steps_.push_back({r.raw_time, static_cast<int64_t>(r.id), track});
+        break;
+      default:
+        break;
+    }
+  }
+  // Pushed but never popped before the window closed.
+  for (const OpenRange& o : stack) EmitRange(track, o.start, 0, true, o.name, o.id, o.detail);
+}
+
+void Collector::Finish(bool start_is_step_boundary) {
+  for (const auto& [id, sr] : started_) {
+    auto it = ended_.find(id);
+    const bool open = it == ended_.end();
+    EmitRange(sr.track, sr.start, open ? 0 : it->second, open, sr.name, id, kNoDetail);
+  }
+  for (const auto& [id, raw] : ended_) {
+    if (started_.find(id) == started_.end() && raw >= start_raw_ && raw <= end_raw_)
+      ++unmatched_ends_;
+  }
+
+  // ProfilerStep#N: iteration N runs from the boundary where it begins to the next one.
+  std::stable_sort(steps_.begin(), steps_.end(),
+                   [](const StepMark& a, const StepMark& b) { return a.raw < b.raw; });
+  std::vector<StepMark> in;
+  for (const StepMark& m : steps_)
+    if (m.raw >= start_raw_ && m.raw <= end_raw_) in.push_back(m);
+  if (!in.empty()) {
+    auto step_name = [&](int64_t it) {
+      return data_.strings.Intern(absl::StrCat("ProfilerStep#", it));
+    };
+    if (in.front().raw > start_raw_ && in.front().iteration >= 1) {
+      EmitRange(in.front().track, start_raw_, in.front().raw, false,
+                step_name(in.front().iteration - 1), NextId(), kNoDetail,
+                start_is_step_boundary ? 0 : kFlagBeganBeforeWindow);
+    }
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i].raw >= end_raw_) break;  // a boundary at the window end opens nothing
+      const bool last = i + 1 == in.size();
+      EmitRange(in[i].track, in[i].raw, last ? 0 : in[i + 1].raw, last,
+                step_name(in[i].iteration), NextId(), kNoDetail);
+    }
+  }
+
+  data_.AddStat("cpu_dropped", dropped_);
+  data_.AddStat("cpu_unmatched_pops", unmatched_pops_);
+  data_.AddStat("cpu_unmatched_range_ends", unmatched_ends_);
+  data_.AddStat("cpu_unfinished_ranges", unfinished_);
+  data_.AddStat("cpu_names_dropped", names_dropped_);
+  data_.AddStat("cpu_args_dropped", args_dropped_);
+  data_.AddStat("cpu_threads", threads_);
+}
+
+}  // namespace
+
+void CpuRecorder::Collect(TraceData& data) {
+  Collector c(data, start_raw_, end_raw_, clock_);
+  ForEachThreadStateLocked([&](ThreadState& s) {
+    if (s.epoch.load(std::memory_order_acquire) == epoch_ && s.ring != nullptr) c.AddThread(s);
+  });
+  c.Finish(start_is_step_boundary_);
+}
+
+}  // namespace kairos::internal

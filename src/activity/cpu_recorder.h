@@ -1,0 +1,271 @@
+// File: cpu_recorder.h
+// Layer: kairos_activity. CPU ranges, marks and iteration boundaries recorded on the
+// application's threads (the hot path), and the TraceSource "cpu" that turns them into
+// Events on the session's thread.
+// Threading: Push/Pop/Start/End/Mark/Step/CurrentCpuRangeId may be called from any thread at
+// any time, including before init and in a forked child. Each thread appends to its own
+// ThreadRing; nothing on the fast path locks, allocates, makes a syscall or calls virtually.
+// First use on a thread, a new session epoch, long names and a full ring go to cold
+// out-of-line functions. CpuRecorder (the TraceSource) runs on the session thread only.
+//
+// Cost: when no session records, each call is one relaxed load of g_cpu_epoch and a
+// predicted branch (measured in bench/range_benchmark.cc). When recording: a TLS load, an
+// epoch compare, a pointer-keyed name-cache probe verified with strcmp (names may be
+// temporaries), one ReadRawClock(), a 24-byte store and one release store.
+#ifndef KAIROS_SRC_ACTIVITY_CPU_RECORDER_H_
+#define KAIROS_SRC_ACTIVITY_CPU_RECORDER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "activity/thread_ring.h"
+#include "clock.h"
+#include "trace_source.h"
+
+namespace kairos::internal {
+
+// The recording epoch: 0 when no session records; otherwise the id of the recording session.
+// Readable before init (zero-initialised, constant-initialised). Exposed read-only to C
+// callers through kairos_recording_flag().
+extern std::atomic<uint32_t> g_cpu_epoch;
+
+// NVTX-style arguments of a range (copied into CpuArgs of the trace). The strings may be
+// temporaries: they are interned like range names.
+struct RangeArgs {
+  const char* domain = nullptr;    // NVTX domain name; nullptr = none
+  const char* category = nullptr;  // category name; nullptr = none
+  uint32_t category_id = 0;
+  uint32_t color_argb = 0;
+  uint8_t has_color = 0;
+  uint8_t payload_type = 0;  // 0 none, 1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float
+  uint64_t payload_bits = 0;
+};
+
+struct StoredArgs {
+  uint32_t domain;
+  uint32_t category;
+  uint32_t category_id;
+  uint32_t color_argb;
+  uint8_t has_color;
+  uint8_t payload_type;
+  uint64_t payload_bits;
+};
+
+inline constexpr uint32_t kNameCacheSize = 64;   // direct-mapped, keyed by pointer
+inline constexpr uint32_t kCachedNameMax = 47;   // longer names always take the cold path
+inline constexpr uint32_t kMaxTrackedDepth = 128;
+inline constexpr uint32_t kMaxNamesPerThread = 65536;
+inline constexpr uint32_t kIdBlock = 1024;
+
+struct NameCacheEntry {
+  const char* ptr = nullptr;
+  uint32_t id = 0;
+  char bytes[kCachedNameMax + 1] = {};
+};
+
+// Per-thread recorder state. Hot fields first; the name table is shared with the collector
+// under names_mu (cold paths only).
+struct ThreadState {
+  std::atomic<uint32_t> epoch{0};  // session whose data `ring` holds
+  uint32_t depth = 0;              // open push ranges (tracked up to kMaxTrackedDepth ids)
+  uint32_t next_id = 0, id_limit = 0;
+  ThreadRing* ring = nullptr;
+  StoredArgs* args = nullptr;
+  uint32_t args_capacity = 0;
+  uint32_t args_used = 0;
+  uint32_t stack[kMaxTrackedDepth] = {};
+  NameCacheEntry cache[kNameCacheSize];
+
+  // Cold.
+  std::unique_ptr<ThreadRing> ring_storage;
+  std::unique_ptr<StoredArgs[]> args_storage;
+  std::mutex names_mu;
+  std::vector<std::string> names;  // [0] = ""
+  absl::flat_hash_map<std::string, uint32_t> name_index;
+  int64_t tid = 0;
+  std::string thread_name;
+  uint64_t generation = 0;
+  std::atomic<bool> exited{false};
+  std::atomic<uint64_t> names_dropped{0};
+  std::atomic<uint64_t> args_dropped{0};
+};
+
+// The calling thread's state; nullptr before first use. Initial-exec TLS: one
+// %fs-relative load, no __tls_get_addr call, even inside libkairos.so.
+extern thread_local ThreadState* t_thread_state __attribute__((tls_model("initial-exec")));
+
+// Cold paths (out of line).
+ThreadState* AcquireThreadStateSlow(uint32_t epoch);
+uint32_t InternNameSlow(ThreadState* s, const char* name);
+uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args);
+void RefillIdBlock(ThreadState* s);
+
+// Returns the calling thread's state ready for `epoch`, or nullptr (drop silently).
+inline ThreadState* ThreadStateFor(uint32_t epoch) {
+  ThreadState* s = t_thread_state;
+  // Relaxed: only this thread writes its own epoch.
+  if (__builtin_expect(s != nullptr && s->epoch.load(std::memory_order_relaxed) == epoch, 1))
+    return s;
+  return AcquireThreadStateSlow(epoch);
+}
+
+inline uint32_t LookupName(ThreadState* s, const char* name) {
+  if (name == nullptr) return 0;
+  NameCacheEntry& e = s->cache[(reinterpret_cast<uintptr_t>(name) >> 4) & (kNameCacheSize - 1)];
+  // The pointer alone is not enough: a caller may pass a reused stack buffer.
+  if (e.ptr == name && std::strcmp(e.bytes, name) == 0) return e.id;
+  return InternNameSlow(s, name);
+}
+
+inline uint32_t NextRangeId(ThreadState* s) {
+  if (__builtin_expect(s->next_id == s->id_limit, 0)) RefillIdBlock(s);
+  return s->next_id++;
+}
+
+inline void AppendRecord(ThreadState* s, RecordType type, uint32_t name, uint32_t id,
+                         uint32_t args) {
+  RingRecord r;
+  r.raw_time = ReadRawClock();
+  r.name = name;
+  r.id = id;
+  r.args = args;
+  r.type = type;
+  r.pad[0] = r.pad[1] = r.pad[2] = 0;
+  s->ring->Append(r);
+}
+
+// ---- Hot path ----
+
+inline void PushRange(const char* name, const RangeArgs* args = nullptr) {
+  // Relaxed: a stale value only moves a record across a window edge, which the collector
+  // clamps by timestamp anyway.
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(epoch == 0, 1)) return;
+  ThreadState* s = ThreadStateFor(epoch);
+  if (s == nullptr) return;
+  const uint32_t id = NextRangeId(s);
+  if (s->depth < kMaxTrackedDepth) s->stack[s->depth] = id;
+  ++s->depth;
+  AppendRecord(s, RecordType::kPush, LookupName(s, name), id,
+               args ? StoreArgsSlow(s, *args) : 0);
+}
+
+inline void PopRange() {
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(epoch == 0, 1)) return;
+  ThreadState* s = ThreadStateFor(epoch);
+  if (s == nullptr) return;
+  if (s->depth > 0) --s->depth;
+  AppendRecord(s, RecordType::kPop, 0, 0, 0);
+}
+
+// Cross-thread range: returns an id for EndRange (0 when not recording; EndRange(0) is a
+// no-op).
+inline uint32_t StartRange(const char* name) {
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(epoch == 0, 1)) return 0;
+  ThreadState* s = ThreadStateFor(epoch);
+  if (s == nullptr) return 0;
+  const uint32_t id = NextRangeId(s);
+  AppendRecord(s, RecordType::kStart, LookupName(s, name), id, 0);
+  return id;
+}
+
+inline void EndRange(uint32_t id) {
+  if (id == 0) return;
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(epoch == 0, 1)) return;
+  ThreadState* s = ThreadStateFor(epoch);
+  if (s == nullptr) return;
+  AppendRecord(s, RecordType::kEnd, 0, id, 0);
+}
+
+inline void Mark(const char* name) {
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(epoch == 0, 1)) return;
+  ThreadState* s = ThreadStateFor(epoch);
+  if (s == nullptr) return;
+  AppendRecord(s, RecordType::kMark, LookupName(s, name), 0, 0);
+}
+
+// Records the boundary where iteration `iteration` begins (called by the step hooks with
+// the raw time they already read).
+inline void RecordStep(int64_t iteration, uint64_t raw_time) {
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(epoch == 0, 1)) return;
+  ThreadState* s = ThreadStateFor(epoch);
+  if (s == nullptr) return;
+  RingRecord r{raw_time, 0, static_cast<uint32_t>(iteration), 0, RecordType::kStep, {0, 0, 0}};
+  s->ring->Append(r);
+}
+
+// Id of the innermost open push range on the calling thread (0 if none or not recording).
+// Equals Event::external_id of that range's event. Beyond kMaxTrackedDepth nested ranges it
+// returns the id at depth kMaxTrackedDepth. Cost: the disabled check plus two loads.
+inline uint32_t CurrentCpuRangeId() {
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (epoch == 0) return 0;
+  ThreadState* s = t_thread_state;
+  if (s == nullptr || s->epoch.load(std::memory_order_relaxed) != epoch || s->depth == 0)
+    return 0;
+  const uint32_t d = s->depth < kMaxTrackedDepth ? s->depth : kMaxTrackedDepth;
+  return s->stack[d - 1];
+}
+
+// ---- Session side ----
+
+struct CpuRecorderOptions {
+  size_t ring_records = 0;  // 0 = from Config::cpu_buffer_kb_per_thread
+  int64_t max_threads = 0;  // 0 = from Config::max_threads
+};
+
+// The "cpu" TraceSource. One instance per session object (the process root); StartWarmup
+// assigns a new epoch. Besides the TraceSource calls, the session sets the exact raw-clock
+// window and the converter before Collect (SetWindow), so edges are compared on raw values.
+class CpuRecorder : public TraceSource {
+ public:
+  explicit CpuRecorder(CpuRecorderOptions options = {}) : options_(options) {}
+  const char* name() const override { return "cpu"; }
+  absl::Status StartWarmup(const Config& config) override;
+  void StartRecording(int64_t window_start_ns) override;
+  void StopRecording(int64_t window_end_ns) override;
+  void Collect(TraceData& data) override;
+  void Reset() override;
+
+  // Raw window [start_raw, end_raw] and the converter Collect uses; iteration numbers of the
+  // window edges when known (-1 = unknown) so ProfilerStep#N is exact.
+  void SetWindow(uint64_t start_raw, uint64_t end_raw, const ClockConverter& clock,
+                 bool start_is_step_boundary);
+  // Enables recording immediately (iteration windows record during warm-up so ranges that
+  // straddle the first boundary are kept).
+  void EnableNow();
+  uint32_t epoch() const { return epoch_; }
+
+ private:
+  CpuRecorderOptions options_;
+  uint32_t epoch_ = 0;
+  uint64_t start_raw_ = 0, end_raw_ = ~0ull;
+  ClockConverter clock_;
+  bool start_is_step_boundary_ = false;
+};
+
+// Ring size and thread cap for threads that start recording in the next epoch (set by
+// CpuRecorder::StartWarmup).
+void ConfigureRings(size_t ring_records, int64_t max_threads);
+
+// After fork, in the child: forget every thread state of the parent (they are leaked, not
+// freed: their mutexes may have been held by threads that no longer exist).
+void CpuRecorderAfterForkChild();
+
+// For tests: number of registered thread states.
+size_t RegisteredThreadCount();
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SRC_ACTIVITY_CPU_RECORDER_H_

@@ -1,0 +1,89 @@
+// File: cupti_buffers.h
+// Layer: kairos_activity. The CUPTI activity buffer pool and the hand-off to the conversion
+// worker. CUPTI's request callback takes a buffer from a pool allocated and prefaulted at
+// warm-up (no allocation while recording); its complete callback only queues the buffer.
+// A kairos worker thread runs the conversion and gives the buffer back to the pool.
+// Threading: Acquire/Complete may be called from any thread (CUPTI calls them from
+// application threads and its own worker, concurrently); they take one short mutex and never
+// allocate. Allocate/Start/Drain/Stop/Free are for the session thread.
+#ifndef KAIROS_SRC_ACTIVITY_CUPTI_BUFFERS_H_
+#define KAIROS_SRC_ACTIVITY_CUPTI_BUFFERS_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace kairos::internal {
+
+class CuptiBufferPool {
+ public:
+  // Runs on the worker thread for each completed buffer.
+  using ProcessFn = std::function<void(const uint8_t* buffer, size_t valid_size)>;
+
+  CuptiBufferPool() = default;
+  ~CuptiBufferPool();
+  CuptiBufferPool(const CuptiBufferPool&) = delete;
+  CuptiBufferPool& operator=(const CuptiBufferPool&) = delete;
+
+  // Allocates `count` buffers of `size` bytes (8-byte aligned; size rounded up to 8) and
+  // touches every page. Keeps the current buffers when the geometry is unchanged. Fails
+  // while CUPTI still holds buffers of an older geometry.
+  absl::Status Allocate(size_t size, size_t count);
+  // Frees the buffers when CUPTI holds none; returns false (keeping them) otherwise.
+  bool Free();
+
+  // CUPTI request callback: a free buffer, or nullptr when the pool is empty (CUPTI then
+  // drops and counts the records that would have gone there; refused() counts requests).
+  uint8_t* Acquire();
+  // CUPTI complete callback: queue for the worker. A buffer that is not from this pool is
+  // ignored and counted in foreign().
+  void Complete(uint8_t* buffer, size_t valid_size);
+
+  // Starts the worker that calls `process` for each completed buffer, in completion order.
+  void Start(ProcessFn process);
+  // Blocks until every buffer completed so far has been processed.
+  void Drain();
+  // Drains, then stops and joins the worker.
+  void Stop();
+
+  size_t buffer_size() const { return size_; }
+  size_t buffer_count() const { return buffers_.size(); }
+  size_t free_count() const;
+  size_t outstanding() const;  // handed to CUPTI and not yet completed
+  uint64_t refused() const;
+  uint64_t foreign() const;
+  uint64_t completed() const;
+
+ private:
+  struct Completed {
+    uint8_t* buffer;
+    size_t valid_size;
+  };
+  bool Owns(const uint8_t* buffer) const;
+  void WorkerLoop();
+
+  size_t size_ = 0;
+  std::vector<uint8_t*> buffers_;  // every buffer of the pool, sorted by address
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;
+  std::condition_variable idle_cv_;
+  std::vector<uint8_t*> free_;        // capacity == count: push/pop never allocate
+  std::vector<Completed> queue_;      // capacity == count
+  size_t queue_head_ = 0;
+  size_t outstanding_ = 0;
+  bool busy_ = false;
+  bool stop_ = false;
+  uint64_t refused_ = 0, foreign_ = 0, completed_ = 0;
+  ProcessFn process_;
+  std::thread worker_;
+};
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SRC_ACTIVITY_CUPTI_BUFFERS_H_

@@ -1,0 +1,189 @@
+// File: cupti_convert.h
+// Layer: kairos_activity (CUDA builds only). Turns completed CUPTI activity buffers (CUDA
+// 13.0 record layouts, cupti_activity.h) into compact kairos Events plus de-duplicated side
+// table rows. Ids in the output (names, tracks, detail rows) are local to the converter;
+// correlation.h maps them into a TraceData at the end of the session.
+// Threading: one converter is used by one thread at a time (the CUPTI worker while
+// recording, then the session thread in Collect). It never calls CUPTI except through the
+// injected callback-name function.
+#ifndef KAIROS_SRC_ACTIVITY_CUPTI_CONVERT_H_
+#define KAIROS_SRC_ACTIVITY_CUPTI_CONVERT_H_
+
+#include <cupti.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "activity/demangle.h"
+#include "event.h"
+#include "string_table.h"
+#include "trace_data.h"
+
+namespace kairos::internal {
+
+// Stride of a record of `kind` in a CUDA 13.0 buffer (the current struct size, as
+// cuptiActivityGetNextRecord advances); 0 for a kind kairos has no layout for.
+size_t CuptiRecordSize(uint32_t kind);
+
+// Number of whole records in a buffer, walked with CuptiRecordSize (for discarded buffers).
+uint64_t CountCuptiRecords(const uint8_t* buffer, size_t valid_size);
+
+// A converter-local track. GPU rows are (device, stream). Synchronization records carry only
+// a context, so their rows are keyed by context until ResolveContexts() maps it to a device.
+struct LocalTrack {
+  TrackType type = TrackType::kThread;
+  uint32_t device = 0;  // device ordinal; the context id while by_context
+  uint32_t id = 0;      // kThread: OS tid; GPU rows: stream id
+  bool by_context = false;
+};
+
+struct ConvertStats {
+  uint64_t records = 0;          // records walked in recording buffers
+  uint64_t events = 0;           // events stored
+  uint64_t out_of_range = 0;     // outside [window start, window end]
+  uint64_t filtered_api = 0;     // runtime/driver calls on the drop lists (cupti_cbids.h)
+  uint64_t store_full = 0;       // dropped because the event store hit its bound
+  uint64_t unknown_kind = 0;     // records of kinds kairos does not convert
+  uint64_t bad_timestamp = 0;    // start/end unknown (0) or end < start
+  uint64_t truncated_buffers = 0;  // buffers whose tail was not a whole known record
+  uint64_t external_correlations = 0;
+};
+
+using CallbackNameFn = CUptiResult (*)(CUpti_CallbackDomain, uint32_t, const char**);
+
+template <typename T>
+struct BytesHash {
+  size_t operator()(const T& v) const {
+    return absl::Hash<std::string_view>()(
+        std::string_view(reinterpret_cast<const char*>(&v), sizeof(T)));
+  }
+};
+template <typename T>
+struct BytesEq {
+  bool operator()(const T& a, const T& b) const { return std::memcmp(&a, &b, sizeof(T)) == 0; }
+};
+
+// Interns side-table rows by their bytes (rows must be built from zeroed memory so padding
+// compares equal); the last row is cached because launches repeat back to back.
+template <typename T>
+class DetailTable {
+ public:
+  uint32_t Intern(const T& row) {
+    if (!rows_.empty() && BytesEq<T>()(row, rows_[last_])) return last_;
+    auto [it, inserted] = index_.try_emplace(row, static_cast<uint32_t>(rows_.size()));
+    if (inserted) rows_.push_back(row);
+    last_ = it->second;
+    return last_;
+  }
+  const std::vector<T>& rows() const { return rows_; }
+  std::vector<T>& mutable_rows() { return rows_; }
+  void Clear() {
+    rows_.clear();
+    index_.clear();
+    last_ = 0;
+  }
+
+ private:
+  std::vector<T> rows_;
+  absl::flat_hash_map<T, uint32_t, BytesHash<T>, BytesEq<T>> index_;
+  uint32_t last_ = 0;
+};
+
+class CuptiConverter {
+ public:
+  // `callback_name` resolves runtime/driver cbids to names (cuptiGetCallbackName);
+  // `max_events` bounds the event store (records beyond it are counted in store_full).
+  CuptiConverter(CallbackNameFn callback_name, size_t max_events);
+
+  // Records are kept when window_start <= start and end <= window_end.
+  void SetWindow(int64_t start_ns, int64_t end_ns) {
+    window_start_ = start_ns;
+    window_end_ = end_ns;
+  }
+  // Reserves the event store (call during warm-up, so recording does not grow it).
+  void Reserve();
+  void ConvertBuffer(const uint8_t* buffer, size_t valid_size);
+  // After the last buffer: maps context-keyed sync rows to devices (learned from kernel,
+  // memcpy, memset and CUDA event records) and fills wait_on_* of Event Sync / Stream Wait
+  // Event rows from the matching CUDA event records.
+  void Finalize();
+  // Drops (as out_of_range) events that end after `end_ns`: the window's end is known only
+  // once recording has stopped.
+  void DropAfter(int64_t end_ns);
+  void Clear();
+
+  std::vector<Event>& events() { return events_; }
+  const std::vector<LocalTrack>& tracks() const { return tracks_; }
+  const StringTable& strings() const { return strings_; }
+  const std::vector<KernelDetail>& kernels() const { return kernels_.rows(); }
+  const std::vector<MemcpyDetail>& memcpys() const { return memcpys_.rows(); }
+  const std::vector<MemsetDetail>& memsets() const { return memsets_.rows(); }
+  const std::vector<SyncDetail>& syncs() const { return syncs_.rows(); }
+  // CUPTI correlation id -> external id (the CPU range id pushed around the call).
+  const absl::flat_hash_map<uint32_t, uint64_t>& external_ids() const { return external_; }
+  const ConvertStats& stats() const { return stats_; }
+  size_t max_events() const { return max_events_; }
+
+ private:
+  uint32_t Track(TrackType type, uint32_t device, uint32_t id, bool by_context);
+  StringId ApiName(bool runtime, uint32_t cbid);
+  StringId KernelName(const char* mangled);
+  StringId MemcpyName(uint8_t copy_kind, uint8_t src, uint8_t dst);
+  StringId MemsetName(uint16_t memory_kind);
+  // Returns false (and counts) when the record is outside the window or malformed.
+  bool Keep(uint64_t start, uint64_t end);
+  Event* Append();
+
+  void OnKernel(const uint8_t* p);
+  void OnMemcpy(const uint8_t* p);
+  void OnMemcpyP2P(const uint8_t* p);
+  void OnMemset(const uint8_t* p);
+  void OnApi(const uint8_t* p, bool runtime);
+  void OnSync(const uint8_t* p);
+  void OnCudaEvent(const uint8_t* p);
+  void OnOverhead(const uint8_t* p);
+  void OnExternalCorrelation(const uint8_t* p);
+
+  CallbackNameFn callback_name_;
+  size_t max_events_;
+  int64_t window_start_ = 0;
+  int64_t window_end_ = INT64_MAX;
+
+  std::vector<Event> events_;
+  std::vector<LocalTrack> tracks_;
+  absl::flat_hash_map<uint64_t, uint32_t> track_index_[6];
+  uint64_t last_track_key_ = ~0ull;
+  uint32_t last_track_ = 0;
+  int last_track_map_ = -1;
+  StringTable strings_;
+  DemangleCache demangler_;
+  std::vector<StringId> runtime_names_;  // by cbid; kUnresolved until first seen
+  std::vector<StringId> driver_names_;
+  absl::flat_hash_map<const char*, StringId> kernel_names_;
+  const char* last_kernel_ptr_ = nullptr;
+  StringId last_kernel_name_ = 0;
+  std::vector<StringId> memcpy_names_;  // [copy_kind][src][dst], 11 x 8 x 8
+  std::vector<StringId> memset_names_;  // [memory kind], 8
+  DetailTable<KernelDetail> kernels_;
+  DetailTable<MemcpyDetail> memcpys_;
+  DetailTable<MemsetDetail> memsets_;
+  DetailTable<SyncDetail> syncs_;
+  absl::flat_hash_map<uint32_t, uint64_t> external_;
+  absl::flat_hash_map<uint32_t, uint32_t> context_device_;
+  struct EventRecordInfo {
+    uint32_t stream;
+    uint32_t correlation;
+  };
+  absl::flat_hash_map<uint64_t, EventRecordInfo> event_records_;  // cudaEventSyncId ->
+  std::vector<std::pair<uint32_t, uint64_t>> waits_;  // (event index, cudaEventSyncId)
+  ConvertStats stats_;
+};
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SRC_ACTIVITY_CUPTI_CONVERT_H_

@@ -1,0 +1,21 @@
+// File: cupti_devices.h
+// Layer: kairos_activity (CUDA builds only). Device properties for the devices that appear
+// in a trace (deviceProperties, occupancy), read through the CUDA runtime the application
+// already loaded; kairos never loads or initializes CUDA itself.
+// Threading: session thread.
+#ifndef KAIROS_SRC_ACTIVITY_CUPTI_DEVICES_H_
+#define KAIROS_SRC_ACTIVITY_CUPTI_DEVICES_H_
+
+#include <cstdint>
+
+#include "trace_data.h"
+
+namespace kairos::internal {
+
+// Fills `out` from cudaGetDeviceProperties of the process's libcudart.so.13. Returns false
+// when the process has no CUDA runtime loaded or the call fails.
+bool QueryDeviceInfo(uint32_t device, DeviceInfo* out);
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SRC_ACTIVITY_CUPTI_DEVICES_H_

@@ -1,0 +1,389 @@
+// File: cupti_source.cc
+// Layer: kairos_activity (CUDA builds only). See cupti_source.h.
+// Threading: see cupti_source.h.
+#include "activity/cupti_source.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "activity/correlation.h"
+#include "activity/cupti_cbids.h"
+#include "activity/cupti_devices.h"
+#include "activity/gpu_annotation.h"
+#include "clock.h"
+#include "log.h"
+
+namespace kairos::internal {
+namespace {
+
+constexpr size_t kDefaultBufferSize = 4u << 20;
+constexpr CUptiResult kMultipleSubscribers = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  CuptiBufferPool& pool = ProcessCuptiPool();
+  *buffer = pool.Acquire();
+  *size = *buffer != nullptr ? pool.buffer_size() : 0;
+  *max_records = 0;  // fill the buffer
+}
+
+void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
+  ProcessCuptiPool().Complete(buffer, valid_size);
+}
+
+void CUPTIAPI ApiCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId,
+                          const void* cbdata) {
+  static_cast<CuptiSource*>(userdata)->OnApiCallback(domain, cbdata);
+}
+
+// CUPTI's default Linux timebase is CLOCK_REALTIME already; registering it explicitly makes
+// GPU and CPU-side CUPTI records Unix ns on every platform (WSL defaults to MONOTONIC_RAW).
+uint64_t CUPTIAPI UnixTimestamp() { return static_cast<uint64_t>(UnixNowNs()); }
+
+struct KindChoice {
+  ActivityType type;
+  CUpti_ActivityKind kind;
+};
+// Kineto's default kinds (cuda13-cupti-nvtx-facts.md §8), keyed by ACTIVITY_TYPES.
+constexpr KindChoice kKinds[] = {
+    {ActivityType::kKernel, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},
+    {ActivityType::kGpuMemcpy, CUPTI_ACTIVITY_KIND_MEMCPY},
+    {ActivityType::kGpuMemcpy, CUPTI_ACTIVITY_KIND_MEMCPY2},
+    {ActivityType::kGpuMemset, CUPTI_ACTIVITY_KIND_MEMSET},
+    {ActivityType::kCudaRuntime, CUPTI_ACTIVITY_KIND_RUNTIME},
+    {ActivityType::kCudaDriver, CUPTI_ACTIVITY_KIND_DRIVER},
+    {ActivityType::kCudaSync, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+    {ActivityType::kExternalCorrelation, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION},
+    {ActivityType::kOverhead, CUPTI_ACTIVITY_KIND_OVERHEAD},
+};
+
+const char* KindName(CUpti_ActivityKind k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "CONCURRENT_KERNEL";
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return "MEMCPY";
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return "MEMCPY2";
+    case CUPTI_ACTIVITY_KIND_MEMSET: return "MEMSET";
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return "RUNTIME";
+    case CUPTI_ACTIVITY_KIND_DRIVER: return "DRIVER";
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "SYNCHRONIZATION";
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "EXTERNAL_CORRELATION";
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return "OVERHEAD";
+    default: return "?";
+  }
+}
+
+}  // namespace
+
+CuptiBufferPool& ProcessCuptiPool() {
+  static CuptiBufferPool* pool = new CuptiBufferPool();  // never destroyed, see header
+  return *pool;
+}
+
+CuptiSource::CuptiSource(CuptiSourceOptions options) : options_(std::move(options)) {}
+
+CuptiSource::~CuptiSource() { Reset(); }
+
+void CuptiSource::Fail(std::string reason) {
+  KAIROS_LOG_WARNING("%s", reason.c_str());
+  missing_reason_ = std::move(reason);
+  linking_.store(false, std::memory_order_relaxed);
+  DisableKinds();
+  if (subscriber_ != nullptr && api_ != nullptr) {
+    api_->Unsubscribe(subscriber_);
+    subscriber_ = nullptr;
+  }
+  ProcessCuptiPool().Stop();
+  phase_.store(Phase::kIdle, std::memory_order_release);
+  active_ = false;
+}
+
+absl::Status CuptiSource::Call(CUptiResult r, const char* what) {
+  if (r == CUPTI_SUCCESS) return absl::OkStatus();
+  std::string hint;
+  if (r == CUPTI_ERROR_UNKNOWN) hint = " (no NVIDIA driver or GPU?)";
+  return absl::UnavailableError(absl::StrCat("CUPTI ", what, " failed: ",
+                                             CuptiResultName(*api_, r), hint,
+                                             "; GPU activity disabled, CPU trace continues"));
+}
+
+absl::Status CuptiSource::EnableKinds(const Config& config) {
+  for (const KindChoice& c : kKinds) {
+    if ((config.activity_types & ActivityBit(c.type)) == 0) continue;
+    if (std::find(enabled_.begin(), enabled_.end(), c.kind) != enabled_.end()) continue;
+    const CUptiResult r = api_->ActivityEnable(c.kind);
+    if (r != CUPTI_SUCCESS) {
+      return Call(r, absl::StrCat("cuptiActivityEnable(", KindName(c.kind), ")").c_str());
+    }
+    enabled_.push_back(c.kind);
+    if (c.kind == CUPTI_ACTIVITY_KIND_RUNTIME && api_->ActivityEnableRuntimeApi != nullptr) {
+      for (uint32_t cbid : FilteredRuntimeCbids()) api_->ActivityEnableRuntimeApi(cbid, 0);
+    }
+    if (c.kind == CUPTI_ACTIVITY_KIND_DRIVER && api_->ActivityEnableDriverApi != nullptr) {
+      // Keep launches and VMM calls only; the rest never enters the buffers.
+      for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+        if (!IsKeptDriverCbid(cbid)) api_->ActivityEnableDriverApi(cbid, 0);
+      }
+    }
+    if (c.kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION &&
+        api_->ActivityEnableCudaEventDeviceTimestamps != nullptr) {
+      api_->ActivityEnableCudaEventDeviceTimestamps(1);
+    }
+  }
+  return absl::OkStatus();
+}
+
+void CuptiSource::DisableKinds() {
+  if (api_ == nullptr) return;
+  for (CUpti_ActivityKind k : enabled_) {
+    const CUptiResult r = api_->ActivityDisable(k);
+    if (r != CUPTI_SUCCESS) {
+      KAIROS_LOG_VERBOSE("cuptiActivityDisable(%s): %s", KindName(k),
+                         CuptiResultName(*api_, r).c_str());
+    }
+  }
+  enabled_.clear();
+}
+
+absl::Status CuptiSource::StartWarmup(const Config& config) {
+  Reset();
+  missing_reason_.clear();
+  warmup_discarded_ = late_records_ = cupti_dropped_ = 0;
+  flush_failed_ = false;
+  window_start_ = 0;
+  window_end_ = INT64_MAX;
+  constexpr ActivitySet kGpuTypes =
+      ActivityBit(ActivityType::kKernel) | ActivityBit(ActivityType::kGpuMemcpy) |
+      ActivityBit(ActivityType::kGpuMemset) | ActivityBit(ActivityType::kCudaRuntime) |
+      ActivityBit(ActivityType::kCudaDriver) | ActivityBit(ActivityType::kCudaSync) |
+      ActivityBit(ActivityType::kOverhead);
+  if (!config.activities_enabled || (config.activity_types & kGpuTypes) == 0) {
+    return absl::OkStatus();  // no GPU activity asked for: nothing is missing
+  }
+
+  if (options_.api != nullptr) {
+    api_ = options_.api;
+  } else if (!loaded_.has_value() && load_error_.empty()) {
+    absl::StatusOr<CuptiApi> api = LoadCuptiApi(options_.library_path);
+    if (api.ok()) {
+      loaded_ = *std::move(api);
+    } else {
+      load_error_ = absl::StrCat(api.status().message(), "; GPU activity disabled, CPU trace continues");
+    }
+  }
+  if (options_.api == nullptr) api_ = loaded_.has_value() ? &*loaded_ : nullptr;
+  if (api_ == nullptr) {
+    Fail(load_error_);
+    return absl::OkStatus();
+  }
+  if (absl::Status s = CheckCuptiVersion(api_->version); !s.ok()) {
+    Fail(std::string(s.message()));
+    return absl::OkStatus();
+  }
+
+  // Buffers and the event store first: nothing is allocated once records flow.
+  const int64_t mb = std::max<int64_t>(config.max_gpu_buffer_mb, 1);
+  const size_t size = options_.buffer_size != 0 ? options_.buffer_size : kDefaultBufferSize;
+  const size_t count =
+      options_.buffer_count != 0 ? options_.buffer_count : 1 + static_cast<size_t>(mb / 4);
+  CuptiBufferPool& pool = ProcessCuptiPool();
+  if (absl::Status s = pool.Allocate(size, count); !s.ok()) {
+    Fail(absl::StrCat("CUPTI buffer pool: ", s.message(), "; GPU activity disabled"));
+    return absl::OkStatus();
+  }
+  const size_t max_events = options_.max_events != 0
+                                ? options_.max_events
+                                : static_cast<size_t>(mb) * (1u << 20) / sizeof(Event);
+  converter_ = std::make_unique<CuptiConverter>(api_->GetCallbackName, max_events);
+  converter_->Reserve();
+
+  // One subscriber per process: a second tool (Nsight, DCGM profiling, another profiler)
+  // owns CUPTI, and kairos steps aside rather than fight it.
+  char old_name[128] = {};
+  CUptiResult r;
+  if (api_->Subscribe_v2 != nullptr) {
+    CUpti_SubscriberParams params;
+    std::memset(&params, 0, sizeof(params));
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "kairos";
+    params.oldSubscriberName = old_name;
+    params.oldSubscriberSize = sizeof(old_name);
+    r = api_->Subscribe_v2(&subscriber_, ApiCallback, this, &params);
+  } else {
+    r = api_->Subscribe(&subscriber_, ApiCallback, this);
+  }
+  if (r == kMultipleSubscribers) {
+    subscriber_ = nullptr;
+    old_name[sizeof(old_name) - 1] = '\0';
+    Fail(absl::StrCat("another CUPTI subscriber is active (",
+                      old_name[0] != '\0' ? old_name : "unnamed tool",
+                      "); GPU activity disabled, CPU trace continues"));
+    return absl::OkStatus();
+  }
+  if (absl::Status s = Call(r, "cuptiSubscribe"); !s.ok()) {
+    subscriber_ = nullptr;
+    Fail(std::string(s.message()));
+    return absl::OkStatus();
+  }
+
+  // System thread ids so runtime rows land on the same rows as the CPU ranges.
+  if (api_->SetThreadIdType != nullptr &&
+      api_->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) != CUPTI_SUCCESS) {
+    KAIROS_LOG_VERBOSE("cuptiSetThreadIdType(SYSTEM) failed; runtime rows use pthread ids");
+  }
+  if (api_->ActivityRegisterTimestampCallback != nullptr) {
+    api_->ActivityRegisterTimestampCallback(UnixTimestamp);
+  }
+  pool.Start([this](const uint8_t* b, size_t n) { OnBuffer(b, n); });
+  phase_.store(Phase::kWarmup, std::memory_order_release);
+  absl::Status s = Call(api_->ActivityRegisterCallbacks(BufferRequested, BufferCompleted),
+                        "cuptiActivityRegisterCallbacks");
+  if (s.ok()) s = EnableKinds(config);
+  if (s.ok() && options_.current_range_id != nullptr) {
+    s = Call(api_->EnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API),
+             "cuptiEnableDomain(RUNTIME_API)");
+    if (s.ok()) {
+      s = Call(api_->EnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API),
+               "cuptiEnableDomain(DRIVER_API)");
+    }
+  }
+  if (!s.ok()) {
+    Fail(std::string(s.message()));
+    return absl::OkStatus();
+  }
+  linking_.store(options_.current_range_id != nullptr, std::memory_order_relaxed);
+  active_ = true;
+  return absl::OkStatus();
+}
+
+void CuptiSource::OnApiCallback(CUpti_CallbackDomain, const void* cbdata) {
+  const auto* d = static_cast<const CUpti_CallbackData*>(cbdata);
+  if (d == nullptr) return;
+  if (d->callbackSite == CUPTI_API_ENTER) {
+    // Relaxed: a call racing the window edge may or may not be linked; both are correct.
+    const uint32_t id = linking_.load(std::memory_order_relaxed) && options_.current_range_id
+                            ? options_.current_range_id()
+                            : 0;
+    if (d->correlationData != nullptr) *d->correlationData = id;
+    if (id != 0) api_->ActivityPushExternalCorrelationId(kKairosCorrelationKind, id);
+  } else if (d->correlationData != nullptr && *d->correlationData != 0) {
+    // Pop whatever ENTER pushed, even if linking stopped in between, so the per-thread
+    // stack stays balanced.
+    api_->ActivityPopExternalCorrelationId(kKairosCorrelationKind, nullptr);
+  }
+}
+
+void CuptiSource::OnBuffer(const uint8_t* buffer, size_t valid_size) {
+  switch (phase_.load(std::memory_order_acquire)) {
+    case Phase::kRecording:
+      converter_->ConvertBuffer(buffer, valid_size);
+      break;
+    case Phase::kStopped:
+      late_records_ += CountCuptiRecords(buffer, valid_size);
+      break;
+    default:
+      warmup_discarded_ += CountCuptiRecords(buffer, valid_size);
+      break;
+  }
+}
+
+void CuptiSource::StartRecording(int64_t window_start_ns) {
+  if (!active_) return;
+  // Hand back what warm-up produced so far; those buffers are discarded, not converted.
+  api_->ActivityFlushAll(0);
+  CuptiBufferPool& pool = ProcessCuptiPool();
+  pool.Drain();
+  size_t dropped = 0;
+  api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped);  // reset: warm-up drops don't count
+  refused_at_start_ = pool.refused();
+  foreign_at_start_ = pool.foreign();
+  window_start_ = window_start_ns;
+  converter_->SetWindow(window_start_ns, INT64_MAX);
+  phase_.store(Phase::kRecording, std::memory_order_release);
+}
+
+void CuptiSource::StopRecording(int64_t window_end_ns) {
+  if (!active_) return;
+  window_end_ = window_end_ns;
+  linking_.store(false, std::memory_order_relaxed);
+  DisableKinds();
+  const CUptiResult r = api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (r != CUPTI_SUCCESS) {
+    flush_failed_ = true;
+    KAIROS_LOG_WARNING("CUPTI cuptiActivityFlushAll failed: %s; GPU records still held by CUPTI "
+                       "are missing from this trace",
+                       CuptiResultName(*api_, r).c_str());
+  }
+  ProcessCuptiPool().Drain();
+  size_t dropped = 0;
+  if (api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) {
+    cupti_dropped_ += dropped;
+  }
+  phase_.store(Phase::kStopped, std::memory_order_release);
+}
+
+void CuptiSource::AddStats(TraceData& data) {
+  const ConvertStats& s = converter_->stats();
+  CuptiBufferPool& pool = ProcessCuptiPool();
+  data.AddStat("cupti_dropped", cupti_dropped_);
+  data.AddStat("cupti_buffers_refused", pool.refused() - refused_at_start_);
+  data.AddStat("cupti_foreign_buffers", pool.foreign() - foreign_at_start_);
+  data.AddStat("cupti_out_of_range", s.out_of_range);
+  data.AddStat("cupti_event_store_full", s.store_full);
+  data.AddStat("cupti_unknown_records", s.unknown_kind);
+  data.AddStat("cupti_bad_timestamps", s.bad_timestamp);
+  data.AddStat("cupti_truncated_buffers", s.truncated_buffers);
+  data.AddStat("cupti_filtered_api", s.filtered_api);
+  data.AddStat("cupti_warmup_discarded", warmup_discarded_);
+  data.AddStat("cupti_late_records", late_records_);
+  data.AddStat("cupti_flush_failed", flush_failed_ ? 1 : 0);
+}
+
+void CuptiSource::Collect(TraceData& data) {
+  if (!missing_reason_.empty()) {
+    data.warnings.push_back(missing_reason_);
+    data.metadata.emplace_back("gpu_data_missing_reason", missing_reason_);
+  }
+  if (!active_ || converter_ == nullptr) return;
+  ProcessCuptiPool().Drain();
+  if (phase_.load(std::memory_order_acquire) == Phase::kRecording) StopRecording(INT64_MAX);
+  converter_->DropAfter(window_end_);
+  const MergeResult m = MergeIntoTraceData(*converter_, data);
+  ProjectGpuAnnotations(data);
+  auto fill = options_.device_info != nullptr ? options_.device_info : QueryDeviceInfo;
+  for (uint32_t device : m.devices) {
+    const bool known = std::any_of(data.devices.begin(), data.devices.end(),
+                                   [&](const DeviceInfo& d) { return d.id == device; });
+    DeviceInfo info;
+    if (!known && fill(device, &info)) data.devices.push_back(std::move(info));
+  }
+  data.metadata_json.emplace_back("cupti_version", std::to_string(api_->version));
+  AddStats(data);
+  data.AddStat("cupti_uncorrelated", m.uncorrelated_gpu);
+  if (flush_failed_) {
+    data.warnings.push_back("CUPTI flush failed at the end of the window; GPU records still "
+                            "held by CUPTI are missing");
+  }
+}
+
+void CuptiSource::Reset() {
+  linking_.store(false, std::memory_order_relaxed);
+  if (active_) {
+    if (!enabled_.empty()) {
+      DisableKinds();
+      api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
+  }
+  CuptiBufferPool& pool = ProcessCuptiPool();
+  pool.Stop();
+  if (subscriber_ != nullptr && api_ != nullptr) {
+    api_->Unsubscribe(subscriber_);
+    subscriber_ = nullptr;
+  }
+  phase_.store(Phase::kIdle, std::memory_order_release);
+  converter_.reset();
+  pool.Free();  // keeps the buffers if CUPTI still holds some
+  active_ = false;
+}
+
+}  // namespace kairos::internal

@@ -1,0 +1,109 @@
+// File: cupti_source.h
+// Layer: kairos_activity (CUDA builds only). The TraceSource "cuda": GPU activity through
+// CUPTI. StartWarmup loads CUPTI, subscribes (to link runtime calls to CPU ranges), registers
+// the buffer callbacks, prefaults the buffer pool and enables the activity kinds; buffers
+// completed during warm-up are discarded. StartRecording opens the window; StopRecording
+// disables every kind and flushes; Collect converts, correlates and appends to the TraceData;
+// Reset unsubscribes and frees. Between sessions CUPTI activity is off, so the job pays
+// nothing.
+// When GPU tracing is impossible (no CUPTI, no driver, unknown CUPTI version, another CUPTI
+// subscriber, a failing CUPTI call) the source logs one warning, stays out of the way, and
+// Collect writes the reason into the trace (metadata "gpu_data_missing_reason" and
+// TraceData::warnings); the CPU trace is unaffected. StartWarmup therefore returns OK in that
+// case: GPU unavailability is a property of the trace, not a session failure.
+// Threading: TraceSource methods on the session thread. CUPTI calls the buffer callbacks
+// from any thread and the API callback on application threads (see cupti_buffers.h).
+#ifndef KAIROS_SRC_ACTIVITY_CUPTI_SOURCE_H_
+#define KAIROS_SRC_ACTIVITY_CUPTI_SOURCE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "activity/cupti_api.h"
+#include "activity/cupti_buffers.h"
+#include "activity/cupti_convert.h"
+#include "trace_source.h"
+
+namespace kairos::internal {
+
+struct CuptiSourceOptions {
+  // libcupti to load ("" = the process's own, then the usual sonames). The process root
+  // passes Env().cupti_library (KAIROS_CUPTI_LIBRARY).
+  std::string library_path;
+  // Use this table instead of loading libcupti (tests). Must outlive the source.
+  const CuptiApi* api = nullptr;
+  size_t buffer_size = 0;   // 0 = 4 MiB (about 20 k kernel records)
+  size_t buffer_count = 0;  // 0 = 1 + ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB / 4
+  size_t max_events = 0;    // 0 = ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB worth of 40-byte events
+  // Id of the CPU range open on the calling thread (internal::CurrentCpuRangeId); pushed as
+  // a CUPTI external correlation id around each runtime/driver call. nullptr = no linking
+  // (and no CUPTI subscription).
+  uint32_t (*current_range_id)() = nullptr;
+  // Device properties for devices that appear (nullptr = QueryDeviceInfo).
+  bool (*device_info)(uint32_t device, DeviceInfo* out) = nullptr;
+};
+
+// External correlation kind kairos pushes its CPU range ids under.
+inline constexpr CUpti_ExternalCorrelationKind kKairosCorrelationKind =
+    CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
+
+class CuptiSource : public TraceSource {
+ public:
+  explicit CuptiSource(CuptiSourceOptions options);
+  ~CuptiSource() override;
+  const char* name() const override { return "cuda"; }
+  absl::Status StartWarmup(const Config& config) override;
+  void StartRecording(int64_t window_start_ns) override;
+  void StopRecording(int64_t window_end_ns) override;
+  void Collect(TraceData& data) override;
+  void Reset() override;
+
+  // Why GPU data is missing from the current session ("" when it is being recorded).
+  const std::string& missing_reason() const { return missing_reason_; }
+  bool active() const { return active_; }
+
+  // CUPTI callback plumbing (static C callbacks forward here).
+  void OnApiCallback(CUpti_CallbackDomain domain, const void* cbdata);
+
+ private:
+  enum class Phase : uint8_t { kIdle = 0, kWarmup, kRecording, kStopped };
+  void Fail(std::string reason);
+  absl::Status Call(CUptiResult r, const char* what);
+  absl::Status EnableKinds(const Config& config);
+  void DisableKinds();
+  void OnBuffer(const uint8_t* buffer, size_t valid_size);
+  void AddStats(TraceData& data);
+
+  CuptiSourceOptions options_;
+  std::optional<CuptiApi> loaded_;  // when loaded by this source
+  const CuptiApi* api_ = nullptr;
+  std::string load_error_;  // sticky: a missing libcupti is not retried every session
+  std::unique_ptr<CuptiConverter> converter_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::vector<CUpti_ActivityKind> enabled_;
+  bool active_ = false;
+  std::string missing_reason_;
+  std::atomic<Phase> phase_{Phase::kIdle};
+  std::atomic<bool> linking_{false};
+  int64_t window_start_ = 0;
+  int64_t window_end_ = INT64_MAX;
+  // Counters written by the worker, read by the session thread after Drain().
+  uint64_t warmup_discarded_ = 0;
+  uint64_t late_records_ = 0;
+  uint64_t cupti_dropped_ = 0;
+  uint64_t refused_at_start_ = 0;
+  uint64_t foreign_at_start_ = 0;
+  bool flush_failed_ = false;
+};
+
+// The process-wide buffer pool CUPTI's callbacks draw from (never destroyed: CUPTI may call
+// the callbacks at any time after registration).
+CuptiBufferPool& ProcessCuptiPool();
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SRC_ACTIVITY_CUPTI_SOURCE_H_

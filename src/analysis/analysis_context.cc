@@ -1,0 +1,159 @@
+// File: analysis_context.cc — see analysis_context.h.
+#include "analysis/analysis_context.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace kairos::internal {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool OpBefore(const GpuOp& a, const GpuOp& b) {
+  if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+  return a.end_ns > b.end_ns;
+}
+
+}  // namespace
+
+const DeviceInfo* AnalysisContext::Device(uint32_t id) const {
+  for (const auto& d : data->devices) {
+    if (d.id == id) return &d;
+  }
+  return nullptr;
+}
+
+// HTA's communication rule: (^nccl.*)|(^hip)|(^hccl)|(.*ncclKernel.*) (trace-consumers.md).
+bool IsCommunicationKernel(std::string_view name) {
+  return StartsWith(name, "nccl") || StartsWith(name, "hccl") ||
+         name.find("ncclKernel") != std::string_view::npos ||
+         name.find("ncclDevKernel") != std::string_view::npos;
+}
+
+bool IsCpuRange(EventKind kind) {
+  return kind == EventKind::kCpuOp || kind == EventKind::kUserAnnotation;
+}
+
+bool ParseStepName(std::string_view name, int64_t* number) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (!StartsWith(name, kPrefix) || name.size() == kPrefix.size() || name.size() > kPrefix.size() + 18) {
+    return false;
+  }
+  int64_t n = 0;
+  for (char c : name.substr(kPrefix.size())) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + (c - '0');
+  }
+  *number = n;
+  return true;
+}
+
+EventRef MakeRef(const AnalysisContext& ctx, const Event& e) {
+  EventRef r;
+  r.id = e.correlation != 0 ? e.correlation : e.external_id;
+  r.ts_ns = e.start_ns;
+  r.name = std::string(ctx.Name(e));
+  return r;
+}
+
+int64_t NearestRank(std::vector<int64_t>& values, double q) {
+  if (values.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
+  rank = std::clamp<size_t>(rank, 1, values.size());
+  std::nth_element(values.begin(), values.begin() + (rank - 1), values.end());
+  return values[rank - 1];
+}
+
+DurationStats StatsOf(std::vector<int64_t>& d) {
+  DurationStats s;
+  s.count = d.size();
+  if (d.empty()) return s;
+  for (int64_t v : d) {
+    s.total_ns += v;
+    s.max_ns = std::max(s.max_ns, v);
+  }
+  s.mean_ns = s.total_ns / static_cast<int64_t>(d.size());
+  s.median_ns = NearestRank(d, 0.5);
+  s.p95_ns = NearestRank(d, 0.95);
+  return s;
+}
+
+AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& options) {
+  AnalysisContext ctx;
+  ctx.data = &data;
+  ctx.options = &options;
+  ctx.window_start_ns = data.window_start_ns;
+  ctx.window_end_ns = data.window_end_ns;
+  if (ctx.window_end_ns <= ctx.window_start_ns) {
+    // No recorded window (e.g. a foreign trace): use the span of the events.
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const auto& v : data.events_by_track) {
+      if (v.empty()) continue;
+      lo = std::min(lo, v.front().start_ns);
+      for (const Event& e : v) hi = std::max(hi, e.end_ns);
+    }
+    ctx.window_start_ns = lo == INT64_MAX ? 0 : lo;
+    ctx.window_end_ns = hi == INT64_MIN ? 0 : hi;
+  }
+  const int64_t ws = ctx.window_start_ns, we = ctx.window_end_ns;
+
+  std::map<uint32_t, std::vector<size_t>> run_ends;  // device -> end offset of each sorted run
+  std::map<uint32_t, DeviceWork> devices;
+  for (const auto& d : data.devices) devices[d.id].device = d.id;
+  size_t launch_count = 0;
+  for (const auto& v : data.events_by_track) launch_count += v.size();
+  ctx.launches.reserve(launch_count / 4);
+
+  for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+    const Track& track = data.tracks[t];
+    const auto& events = data.events_by_track[t];
+    if (track.type == TrackType::kGpuStream) {
+      DeviceWork& dw = devices[track.device];
+      dw.device = track.device;
+      for (const Event& e : events) {
+        GpuCategory cat;
+        if (e.kind == EventKind::kKernel) {
+          cat = IsCommunicationKernel(ctx.Name(e)) ? GpuCategory::kCommunication : GpuCategory::kCompute;
+        } else if (e.kind == EventKind::kMemcpy) {
+          cat = GpuCategory::kMemcpy;
+        } else if (e.kind == EventKind::kMemset) {
+          cat = GpuCategory::kMemset;
+        } else {
+          continue;
+        }
+        const int64_t s = std::max(e.start_ns, ws), en = std::min(e.end_ns, we);
+        if (en < s) continue;  // outside the window
+        dw.ops.push_back(GpuOp{s, en, &e, cat});
+      }
+      run_ends[track.device].push_back(dw.ops.size());
+    } else if (track.type == TrackType::kThread) {
+      for (const Event& e : events) {
+        if ((e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver) && e.correlation != 0) {
+          ctx.launches[e.correlation] = Launch{e.start_ns, e.end_ns};
+        } else if (e.kind == EventKind::kUserAnnotation && !(e.flags & kFlagUnfinished)) {
+          int64_t n;
+          if (ParseStepName(ctx.Name(e), &n)) ctx.steps.push_back(Step{n, e.start_ns, e.end_ns});
+        }
+      }
+    }
+  }
+  // Each stream's ops are already sorted; merge the runs pairwise (n log streams).
+  for (auto& [id, dw] : devices) {
+    auto& ends = run_ends[id];
+    size_t begin_of_merged = 0;
+    size_t merged_end = 0;
+    for (size_t end : ends) {
+      if (merged_end > begin_of_merged && end > merged_end) {
+        std::inplace_merge(dw.ops.begin(), dw.ops.begin() + merged_end, dw.ops.begin() + end, OpBefore);
+      }
+      merged_end = end;
+    }
+    ctx.devices.push_back(std::move(dw));
+  }
+  std::sort(ctx.steps.begin(), ctx.steps.end(),
+            [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
+  return ctx;
+}
+
+}  // namespace kairos::internal

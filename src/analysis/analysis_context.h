@@ -1,0 +1,93 @@
+// File: analysis_context.h
+// Layer: kairos_analysis (internal). The index one Analyze() call builds once and every
+// sub-module (breakdown, hotspots, steps, antipatterns) reads: the window, each device's GPU
+// work in time order, launches by correlation id, steps and the idle gaps.
+// Threading: built and read by the calling thread only.
+#ifndef KAIROS_SRC_ANALYSIS_ANALYSIS_CONTEXT_H_
+#define KAIROS_SRC_ANALYSIS_ANALYSIS_CONTEXT_H_
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "analysis/summary.h"
+#include "trace_data.h"
+
+namespace kairos::internal {
+
+enum class GpuCategory : uint8_t { kCompute = 0, kCommunication, kMemcpy, kMemset };
+
+struct GpuOp {
+  int64_t start_ns;  // clipped to the window
+  int64_t end_ns;
+  const Event* event;
+  GpuCategory category;
+};
+
+struct Interval {
+  int64_t start_ns;
+  int64_t end_ns;
+};
+
+struct IdleGap {
+  int64_t start_ns, end_ns;
+  int64_t host_wait_ns;  // leading part: the next op's launch call had not returned
+  int64_t kernel_wait_ns;
+  int64_t other_ns;
+  const Event* next;  // the GPU op that ended the gap; nullptr for the trailing gap
+};
+
+struct DeviceWork {
+  uint32_t device = 0;
+  std::vector<GpuOp> ops;  // sorted by start
+  std::vector<IdleGap> gaps;
+};
+
+struct Step {
+  int64_t number;
+  int64_t start_ns, end_ns;
+};
+
+struct Launch {
+  int64_t start_ns, end_ns;
+};
+
+struct AnalysisContext {
+  const TraceData* data = nullptr;
+  const AnalysisOptions* options = nullptr;
+  int64_t window_start_ns = 0, window_end_ns = 0;
+  std::vector<DeviceWork> devices;  // sorted by device id
+  absl::flat_hash_map<uint32_t, Launch> launches;  // runtime/driver calls by correlation
+  std::vector<Step> steps;          // complete ProfilerStep#N ranges, by start
+  int64_t window_ns() const { return window_end_ns - window_start_ns; }
+  std::string_view Name(const Event& e) const { return data->strings.Get(e.name); }
+  const DeviceInfo* Device(uint32_t id) const;
+};
+
+AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& options);
+bool IsCommunicationKernel(std::string_view name);
+bool IsCpuRange(EventKind kind);
+// Parses "ProfilerStep#N"; returns false for other names.
+bool ParseStepName(std::string_view name, int64_t* number);
+EventRef MakeRef(const AnalysisContext& ctx, const Event& e);
+// Nearest-rank percentile (q in (0, 1]) of `values`, which it reorders.
+int64_t NearestRank(std::vector<int64_t>& values, double q);
+DurationStats StatsOf(std::vector<int64_t>& durations);
+
+// Sub-modules, one job each.
+void ComputeBreakdowns(AnalysisContext& ctx, Summary* summary);       // breakdown.cc
+void ComputeSmProxies(const AnalysisContext& ctx, Summary* summary);  // sm_metrics.cc
+void ComputeHotspots(const AnalysisContext& ctx, Summary* summary);   // hotspots.cc
+void ComputeSteps(const AnalysisContext& ctx, Summary* summary);      // steps.cc
+void ComputeHostSummary(const AnalysisContext& ctx, Summary* summary);  // host_metrics.cc
+// Mean of the named counter over the samples inside `gaps` (sorted); -1 if none.
+double CounterMeanIn(const AnalysisContext& ctx, std::string_view track,
+                     const std::vector<Interval>& gaps);
+void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary);  // host_wait.cc
+void DetectAntipatterns(const AnalysisContext& ctx, Summary* summary);  // antipatterns*.cc
+void WriteVerdicts(const AnalysisOptions& options, Summary* summary);    // summary.cc
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SRC_ANALYSIS_ANALYSIS_CONTEXT_H_

@@ -1,0 +1,46 @@
+// File: antipatterns.h
+// Layer: kairos_analysis (internal). Antipattern detectors, split by what they look at:
+// GPU work shape (antipatterns_gpu.cc) and host/GPU interplay (antipatterns_host.cc).
+// Every detector appends at most one Finding per device (or one global) with evidence, a
+// few example events and a recommendation; thresholds come from AnalysisOptions.
+// Threading: calling thread only.
+#ifndef KAIROS_SRC_ANALYSIS_ANTIPATTERNS_H_
+#define KAIROS_SRC_ANALYSIS_ANTIPATTERNS_H_
+
+#include "analysis/analysis_context.h"
+
+namespace kairos::internal {
+
+void DetectGpuAntipatterns(const AnalysisContext& ctx, Summary* summary);
+void DetectHostAntipatterns(const AnalysisContext& ctx, Summary* summary);
+
+// Builds findings; keeps example lists bounded.
+class FindingBuilder {
+ public:
+  FindingBuilder(const AnalysisContext& ctx, const char* id, const char* title, int64_t device)
+      : ctx_(ctx) {
+    f_.id = id;
+    f_.title = title;
+    f_.device = device;
+  }
+  FindingBuilder& Evidence(const char* key, double value) {
+    f_.evidence.emplace_back(key, value);
+    return *this;
+  }
+  void Example(const Event& e) {
+    if (f_.examples.size() < ctx_.options->max_examples) f_.examples.push_back(MakeRef(ctx_, e));
+  }
+  bool wants_examples() const { return f_.examples.size() < ctx_.options->max_examples; }
+  Finding Done(std::string recommendation) {
+    f_.recommendation = std::move(recommendation);
+    return std::move(f_);
+  }
+
+ private:
+  const AnalysisContext& ctx_;
+  Finding f_;
+};
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SRC_ANALYSIS_ANTIPATTERNS_H_

@@ -1,0 +1,186 @@
+// File: antipatterns_gpu.cc
+// Layer: kairos_analysis (internal). Detectors that look at the shape of GPU work: too
+// little work per kernel/memcpy (launch-bound), many small host-device copies, pageable
+// copies, grids too small for the device, low theoretical occupancy.
+// Threading: calling thread only.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "analysis/antipatterns.h"
+#include "analysis/sm_metrics.h"
+#include "occupancy.h"
+
+namespace kairos::internal {
+namespace {
+
+constexpr uint8_t kCopyHtoD = 1, kCopyDtoH = 2;  // CUpti_ActivityMemcpyKind
+constexpr uint8_t kMemoryPageable = 1;           // CUpti_ActivityMemoryKind
+
+double Fraction(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+const MemcpyDetail* CopyOf(const TraceData& data, const Event& e) {
+  return e.detail < data.memcpys.size() ? &data.memcpys[e.detail] : nullptr;
+}
+
+void LaunchBound(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out) {
+  const AnalysisOptions& o = *ctx.options;
+  FindingBuilder b(ctx, "launch_bound", "Too little work per kernel or memcpy", dw.device);
+  uint64_t small = 0;
+  int64_t small_ns = 0;
+  std::vector<int64_t> durations;
+  for (const GpuOp& op : dw.ops) {
+    const int64_t d = op.event->end_ns - op.event->start_ns;
+    if (d >= o.small_op_ns) continue;
+    ++small;
+    small_ns += d;
+    durations.push_back(d);
+    b.Example(*op.event);
+  }
+  const double frac = Fraction(static_cast<double>(small), static_cast<double>(dw.ops.size()));
+  if (small < o.small_op_min_count || frac < o.small_op_min_fraction) return;
+  b.Evidence("gpu_ops", static_cast<double>(dw.ops.size()))
+      .Evidence("small_ops", static_cast<double>(small))
+      .Evidence("small_fraction", frac)
+      .Evidence("small_ops_time_ns", static_cast<double>(small_ns))
+      .Evidence("small_op_median_ns", static_cast<double>(NearestRank(durations, 0.5)))
+      .Evidence("threshold_ns", static_cast<double>(o.small_op_ns));
+  out->findings.push_back(b.Done(
+      "Most GPU work items finish in less time than it takes the host to launch them, so the "
+      "GPU runs at the speed of the launch queue. Fuse small operations (torch.compile, fused "
+      "optimizers and kernels), use larger batches, or capture the step in a CUDA graph."));
+}
+
+void SmallCopies(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out) {
+  const AnalysisOptions& o = *ctx.options;
+  FindingBuilder b(ctx, "small_copies", "Many small host-device copies", dw.device);
+  uint64_t n = 0, htod = 0, dtoh = 0, bytes = 0;
+  int64_t ns = 0;
+  for (const GpuOp& op : dw.ops) {
+    if (op.event->kind != EventKind::kMemcpy) continue;
+    const MemcpyDetail* m = CopyOf(*ctx.data, *op.event);
+    if (m == nullptr || (m->copy_kind != kCopyHtoD && m->copy_kind != kCopyDtoH)) continue;
+    if (m->bytes >= o.small_copy_bytes) continue;
+    ++n;
+    (m->copy_kind == kCopyHtoD ? htod : dtoh) += 1;
+    bytes += m->bytes;
+    ns += op.event->end_ns - op.event->start_ns;
+    b.Example(*op.event);
+  }
+  if (n < o.small_copy_min_count) return;
+  b.Evidence("small_copies", static_cast<double>(n))
+      .Evidence("htod", static_cast<double>(htod))
+      .Evidence("dtoh", static_cast<double>(dtoh))
+      .Evidence("bytes", static_cast<double>(bytes))
+      .Evidence("time_ns", static_cast<double>(ns))
+      .Evidence("threshold_bytes", static_cast<double>(o.small_copy_bytes));
+  out->findings.push_back(b.Done(
+      "Many copies between host and device move less than " +
+      std::to_string(o.small_copy_bytes / 1024) +
+      " KiB each; each pays a fixed launch and transfer cost. Batch them into one larger copy "
+      "(stack tensors first, or keep the data on the GPU)."));
+}
+
+void PageableCopies(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out) {
+  const AnalysisOptions& o = *ctx.options;
+  FindingBuilder b(ctx, "pageable_copies", "Copies from or to pageable host memory", dw.device);
+  uint64_t n = 0, bytes = 0;
+  int64_t ns = 0;
+  for (const GpuOp& op : dw.ops) {
+    if (op.event->kind != EventKind::kMemcpy) continue;
+    const MemcpyDetail* m = CopyOf(*ctx.data, *op.event);
+    if (m == nullptr || (m->src_kind != kMemoryPageable && m->dst_kind != kMemoryPageable)) continue;
+    ++n;
+    bytes += m->bytes;
+    ns += op.event->end_ns - op.event->start_ns;
+    b.Example(*op.event);
+  }
+  const double frac = Fraction(static_cast<double>(ns), static_cast<double>(ctx.window_ns()));
+  if (n == 0 || (n < o.pageable_min_count && frac < o.pageable_min_window_fraction)) return;
+  b.Evidence("pageable_copies", static_cast<double>(n))
+      .Evidence("bytes", static_cast<double>(bytes))
+      .Evidence("time_ns", static_cast<double>(ns))
+      .Evidence("window_fraction", frac);
+  out->findings.push_back(b.Done(
+      "Copies use pageable host memory, which the driver stages through a pinned bounce "
+      "buffer and which cannot overlap with compute. Allocate the host side pinned "
+      "(DataLoader pin_memory=True, tensor.pin_memory(), cudaHostAlloc) and copy with "
+      "non_blocking=True."));
+}
+
+void KernelShapes(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out) {
+  const AnalysisOptions& o = *ctx.options;
+  const DeviceInfo* dev = ctx.Device(dw.device);
+  if (dev == nullptr || dev->num_sms <= 0) return;  // limits unknown: nothing to judge
+  FindingBuilder few(ctx, "insufficient_concurrency", "Kernels with too few blocks for the device", dw.device);
+  FindingBuilder low(ctx, "low_occupancy", "Kernels with low theoretical occupancy", dw.device);
+  int64_t kernel_ns = 0, few_ns = 0, low_ns = 0;
+  uint64_t few_n = 0, low_n = 0, by_regs = 0, by_smem = 0, by_warps = 0, by_blocks = 0;
+  std::vector<int64_t> few_blocks, low_pct;
+  for (const GpuOp& op : dw.ops) {
+    if (op.event->kind != EventKind::kKernel) continue;
+    const int64_t d = op.event->end_ns - op.event->start_ns;
+    kernel_ns += d;
+    const KernelShape s = ShapeOf(*ctx.data, *op.event, dev);
+    if (s.blocks > 0 && s.blocks < static_cast<uint64_t>(s.sm_count)) {
+      ++few_n;
+      few_ns += d;
+      few_blocks.push_back(static_cast<int64_t>(s.blocks));
+      few.Example(*op.event);
+    }
+    if (s.occupancy_valid && s.theoretical_pct < o.low_occupancy_pct) {
+      ++low_n;
+      low_ns += d;
+      low_pct.push_back(static_cast<int64_t>(s.theoretical_pct + 0.5));
+      by_regs += (s.limiting & kLimitRegisters) != 0;
+      by_smem += (s.limiting & kLimitSharedMem) != 0;
+      by_warps += (s.limiting & kLimitWarps) != 0;
+      by_blocks += (s.limiting & kLimitBlocks) != 0;
+      low.Example(*op.event);
+    }
+  }
+  const double few_frac = Fraction(static_cast<double>(few_ns), static_cast<double>(kernel_ns));
+  if (few_n >= o.kernel_min_count && few_frac >= o.kernel_time_min_fraction) {
+    few.Evidence("kernels", static_cast<double>(few_n))
+        .Evidence("time_ns", static_cast<double>(few_ns))
+        .Evidence("kernel_time_fraction", few_frac)
+        .Evidence("sm_count", dev->num_sms)
+        .Evidence("median_blocks", static_cast<double>(NearestRank(few_blocks, 0.5)));
+    out->findings.push_back(few.Done(
+        "These kernels launch fewer blocks than the GPU has SMs (" + std::to_string(dev->num_sms) +
+        "), so part of the GPU sits idle while they run. Give them more parallel work: larger "
+        "batches, a smaller block size with more blocks, or run independent work concurrently on "
+        "other streams."));
+  }
+  const double low_frac = Fraction(static_cast<double>(low_ns), static_cast<double>(kernel_ns));
+  if (low_n >= o.kernel_min_count && low_frac >= o.kernel_time_min_fraction) {
+    const char* limiter = "the block size";
+    uint64_t top = by_warps + by_blocks;
+    if (by_regs > top) { limiter = "registers per thread"; top = by_regs; }
+    if (by_smem > top) limiter = "shared memory per block";
+    low.Evidence("kernels", static_cast<double>(low_n))
+        .Evidence("time_ns", static_cast<double>(low_ns))
+        .Evidence("kernel_time_fraction", low_frac)
+        .Evidence("median_theoretical_occupancy_pct", static_cast<double>(NearestRank(low_pct, 0.5)))
+        .Evidence("limited_by_registers", static_cast<double>(by_regs))
+        .Evidence("limited_by_shared_memory", static_cast<double>(by_smem))
+        .Evidence("limited_by_block_size", static_cast<double>(by_warps + by_blocks));
+    out->findings.push_back(low.Done(
+        std::string("These kernels can keep only a small share of each SM's warps resident, "
+                    "mostly limited by ") + limiter +
+        ", which leaves little parallelism to hide memory latency. Reduce register or shared "
+        "memory use (launch bounds, smaller tiles) or use larger thread blocks."));
+  }
+}
+
+}  // namespace
+
+void DetectGpuAntipatterns(const AnalysisContext& ctx, Summary* summary) {
+  for (const DeviceWork& dw : ctx.devices) {
+    LaunchBound(ctx, dw, summary);
+    SmallCopies(ctx, dw, summary);
+    PageableCopies(ctx, dw, summary);
+    KernelShapes(ctx, dw, summary);
+  }
+}
+
+}  // namespace kairos::internal

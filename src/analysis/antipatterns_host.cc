@@ -1,0 +1,178 @@
+// File: antipatterns_host.cc
+// Layer: kairos_analysis (internal). Detectors about the host feeding the GPU: GPU idle
+// while the host is busy (data loading / CPU bottleneck, with host CPU and iowait samples),
+// excessive synchronisation, a small copy back to the host every step (host-side loss or
+// metrics), and long initialisation before the first step.
+// Threading: calling thread only.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "analysis/antipatterns.h"
+
+namespace kairos::internal {
+namespace {
+
+constexpr uint8_t kCopyDtoH = 2;  // CUpti_ActivityMemcpyKind
+
+std::string Pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", v);
+  return buf;
+}
+
+void IdleHostBound(const AnalysisContext& ctx, size_t di, Summary* out) {
+  const AnalysisOptions& o = *ctx.options;
+  const DeviceSummary& d = out->devices[di];
+  const DeviceWork& dw = ctx.devices[di];
+  if (dw.ops.empty() || d.window_ns <= 0) return;
+  const double idle_frac = static_cast<double>(d.idle_ns) / static_cast<double>(d.window_ns);
+  const double share = d.idle_ns > 0 ? static_cast<double>(d.idle_host_wait_ns) / static_cast<double>(d.idle_ns) : 0;
+  if (idle_frac < o.idle_min_fraction || share < o.host_wait_min_share) return;
+  FindingBuilder b(ctx, "gpu_idle_host_bound", "GPU idle while waiting for the host", d.device);
+  std::vector<Interval> waits;
+  std::vector<const IdleGap*> by_len;
+  for (const IdleGap& g : dw.gaps) {
+    if (g.host_wait_ns <= 0) continue;
+    waits.push_back({g.start_ns, g.start_ns + g.host_wait_ns});
+    by_len.push_back(&g);
+  }
+  std::stable_sort(by_len.begin(), by_len.end(),
+                   [](const IdleGap* a, const IdleGap* c) { return a->host_wait_ns > c->host_wait_ns; });
+  for (const IdleGap* g : by_len) {
+    if (!b.wants_examples()) break;
+    if (g->next != nullptr) b.Example(*g->next);
+  }
+  const double util = CounterMeanIn(ctx, "cpu.util", waits);
+  const double iowait = CounterMeanIn(ctx, "cpu.iowait", waits);
+  b.Evidence("idle_ns", static_cast<double>(d.idle_ns))
+      .Evidence("idle_fraction", idle_frac)
+      .Evidence("host_wait_ns", static_cast<double>(d.idle_host_wait_ns))
+      .Evidence("host_wait_share_of_idle", share)
+      .Evidence("host_wait_intervals", static_cast<double>(waits.size()));
+  if (util >= 0) b.Evidence("host_cpu_util_pct_during_waits", util);
+  if (iowait >= 0) b.Evidence("host_iowait_pct_during_waits", iowait);
+  std::string where = d.host_wait_top_range.empty()
+                          ? std::string()
+                          : " The host spent most of that time in \"" + d.host_wait_top_range + "\".";
+  std::string advice;
+  if (iowait >= o.iowait_high_pct) {
+    advice = "The GPU waits for input while the host waits on storage (iowait " + Pct(iowait) +
+             "). Read data faster: cache or pre-shard the data set, use larger files or a faster "
+             "format, and prefetch with more DataLoader workers.";
+  } else {
+    advice = "The GPU waits for the host to prepare and launch the next work (data loading or "
+             "other CPU-side work). Use more DataLoader workers, pin_memory=True with "
+             "non_blocking copies and prefetching, or move preprocessing onto the GPU.";
+  }
+  out->findings.push_back(b.Done(advice + where));
+}
+
+void ExcessiveSync(const AnalysisContext& ctx, Summary* out) {
+  const AnalysisOptions& o = *ctx.options;
+  const TraceData& data = *ctx.data;
+  FindingBuilder b(ctx, "excessive_sync", "Excessive device or stream synchronisation", -1);
+  std::vector<const Event*> syncs;
+  int64_t ns = 0;
+  for (const auto& v : data.events_by_track) {
+    for (const Event& e : v) {
+      if (e.kind != EventKind::kSync) continue;
+      const int64_t s = std::max(e.start_ns, ctx.window_start_ns), en = std::min(e.end_ns, ctx.window_end_ns);
+      if (en < s) continue;
+      ns += en - s;
+      syncs.push_back(&e);
+    }
+  }
+  const double frac = ctx.window_ns() > 0 ? static_cast<double>(ns) / static_cast<double>(ctx.window_ns()) : 0;
+  if (syncs.size() < o.sync_min_count || frac < o.sync_min_window_fraction) return;
+  std::stable_sort(syncs.begin(), syncs.end(), [](const Event* a, const Event* c) { return EventBefore(*a, *c); });
+  for (const Event* e : syncs) {
+    if (!b.wants_examples()) break;
+    b.Example(*e);
+  }
+  b.Evidence("syncs", static_cast<double>(syncs.size()))
+      .Evidence("sync_time_ns", static_cast<double>(ns))
+      .Evidence("window_fraction", frac);
+  if (!ctx.steps.empty()) {
+    b.Evidence("syncs_per_step", static_cast<double>(syncs.size()) / static_cast<double>(ctx.steps.size()));
+  }
+  out->findings.push_back(b.Done(
+      "The host blocks on the GPU often (cudaDeviceSynchronize, cudaStreamSynchronize, event "
+      "waits, or implicit syncs from .item(), .cpu(), printing tensors), so it cannot queue work "
+      "ahead. Remove syncs from the step loop, or sync on one event only when a result is "
+      "really needed."));
+}
+
+void CopyBackEveryStep(const AnalysisContext& ctx, Summary* out) {
+  const AnalysisOptions& o = *ctx.options;
+  const auto& steps = ctx.steps;
+  if (steps.size() < o.copy_back_min_steps) return;
+  FindingBuilder b(ctx, "per_step_copy_back", "A small copy back to the host every step", -1);
+  std::vector<bool> hit(steps.size(), false);
+  uint64_t copies = 0, bytes = 0;
+  for (const DeviceWork& dw : ctx.devices) {
+    for (const GpuOp& op : dw.ops) {
+      if (op.event->kind != EventKind::kMemcpy || op.event->detail >= ctx.data->memcpys.size()) continue;
+      const MemcpyDetail& m = ctx.data->memcpys[op.event->detail];
+      if (m.copy_kind != kCopyDtoH || m.bytes > o.copy_back_max_bytes) continue;
+      // Attribute to the step whose host side issued it (the launch), else by GPU time.
+      int64_t t = op.event->start_ns;
+      auto l = ctx.launches.find(op.event->correlation);
+      if (op.event->correlation != 0 && l != ctx.launches.end()) t = l->second.start_ns;
+      auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                                 [](int64_t v, const Step& s) { return v < s.start_ns; });
+      if (it == steps.begin()) continue;
+      const size_t k = static_cast<size_t>(it - steps.begin()) - 1;
+      if (t >= steps[k].end_ns) continue;
+      hit[k] = true;
+      ++copies;
+      bytes += m.bytes;
+      b.Example(*op.event);
+    }
+  }
+  const auto with = static_cast<size_t>(std::count(hit.begin(), hit.end(), true));
+  const double frac = static_cast<double>(with) / static_cast<double>(steps.size());
+  if (with == 0 || frac < o.copy_back_min_step_fraction) return;
+  b.Evidence("steps", static_cast<double>(steps.size()))
+      .Evidence("steps_with_copy_back", static_cast<double>(with))
+      .Evidence("copies", static_cast<double>(copies))
+      .Evidence("bytes", static_cast<double>(bytes));
+  out->findings.push_back(b.Done(
+      "Almost every step copies a few bytes from the GPU to the host (typically loss.item(), "
+      "metric logging or a Python condition on a tensor); each copy waits for all queued GPU "
+      "work and stalls the pipeline. Accumulate losses and metrics on the GPU and read them "
+      "every N steps."));
+}
+
+void LongInit(const AnalysisContext& ctx, Summary* out) {
+  const AnalysisOptions& o = *ctx.options;
+  const StepSummary& s = out->steps;
+  if (s.count == 0) return;
+  const int64_t init = s.first_step_start_ns - ctx.window_start_ns;
+  if (init < o.init_min_ns || static_cast<double>(init) < o.init_step_factor * static_cast<double>(s.median_ns)) return;
+  FindingBuilder b(ctx, "long_initialization", "Long initialisation before the first step", -1);
+  b.Evidence("init_ns", static_cast<double>(init))
+      .Evidence("median_step_ns", static_cast<double>(s.median_ns))
+      .Evidence("init_to_step_ratio", s.median_ns > 0 ? static_cast<double>(init) / static_cast<double>(s.median_ns) : 0);
+  out->findings.push_back(b.Done(
+      "The first step starts long after the window opens: set-up (model build, data set "
+      "indexing, compilation, first-batch loading) costs several steps' worth of time. Cache "
+      "compiled artifacts and indexes, load data lazily, and overlap set-up with the first "
+      "batches."));
+}
+
+}  // namespace
+
+void DetectHostAntipatterns(const AnalysisContext& ctx, Summary* summary) {
+  for (size_t i = 0; i < ctx.devices.size(); ++i) IdleHostBound(ctx, i, summary);
+  ExcessiveSync(ctx, summary);
+  CopyBackEveryStep(ctx, summary);
+  LongInit(ctx, summary);
+}
+
+void DetectAntipatterns(const AnalysisContext& ctx, Summary* summary) {
+  DetectGpuAntipatterns(ctx, summary);
+  DetectHostAntipatterns(ctx, summary);
+}
+
+}  // namespace kairos::internal

@@ -1,0 +1,98 @@
+// File: breakdown.cc
+// Layer: kairos_analysis (internal). Per-device temporal breakdown (compute, communication,
+// memcpy, memset, idle; sums to the window) and HTA-style idle breakdown (host wait, kernel
+// wait, other; sums to idle). Linear in the number of GPU ops: the ops are already sorted.
+// Threading: calling thread only.
+#include <algorithm>
+
+#include "analysis/analysis_context.h"
+
+namespace kairos::internal {
+namespace {
+
+// Length of the union of the ops whose category bit is in `mask`.
+int64_t UnionLength(const std::vector<GpuOp>& ops, unsigned mask) {
+  int64_t total = 0, cur_start = 0, cur_end = INT64_MIN;
+  for (const GpuOp& op : ops) {
+    if (!(mask & (1u << static_cast<unsigned>(op.category)))) continue;
+    if (op.start_ns > cur_end) {
+      if (cur_end != INT64_MIN) total += cur_end - cur_start;
+      cur_start = op.start_ns;
+      cur_end = op.end_ns;
+    } else {
+      cur_end = std::max(cur_end, op.end_ns);
+    }
+  }
+  if (cur_end != INT64_MIN) total += cur_end - cur_start;
+  return total;
+}
+
+// Splits the gap [g0, g1) before `next` (nullptr: trailing gap) into its causes. The GPU
+// waited for the host while the call that enqueued `next` had not returned; after that the
+// work was queued and the GPU waited on something else (a dependency on another stream or
+// event, a synchronisation, launch latency).
+IdleGap ClassifyGap(const AnalysisContext& ctx, int64_t g0, int64_t g1, const GpuOp* next) {
+  IdleGap g{g0, g1, 0, 0, 0, next != nullptr ? next->event : nullptr};
+  const int64_t len = g1 - g0;
+  const Launch* launch = nullptr;
+  if (next != nullptr && next->event->correlation != 0) {
+    auto it = ctx.launches.find(next->event->correlation);
+    if (it != ctx.launches.end()) launch = &it->second;
+  }
+  if (launch == nullptr) {
+    g.other_ns = len;
+    return g;
+  }
+  g.host_wait_ns = std::clamp<int64_t>(launch->end_ns - g0, 0, len);
+  g.kernel_wait_ns = len - g.host_wait_ns;
+  return g;
+}
+
+}  // namespace
+
+void ComputeBreakdowns(AnalysisContext& ctx, Summary* summary) {
+  constexpr unsigned kC = 1u << static_cast<unsigned>(GpuCategory::kCompute);
+  constexpr unsigned kN = 1u << static_cast<unsigned>(GpuCategory::kCommunication);
+  constexpr unsigned kM = 1u << static_cast<unsigned>(GpuCategory::kMemcpy);
+  constexpr unsigned kS = 1u << static_cast<unsigned>(GpuCategory::kMemset);
+  const int64_t window = ctx.window_ns();
+  for (DeviceWork& dw : ctx.devices) {
+    DeviceSummary d;
+    d.device = dw.device;
+    d.window_ns = window;
+    for (const GpuOp& op : dw.ops) {
+      if (op.event->kind == EventKind::kKernel) ++d.kernel_count;
+      else if (op.event->kind == EventKind::kMemcpy) ++d.memcpy_count;
+      else ++d.memset_count;
+    }
+    // Priority attribution through nested unions: |C|, |C u N| - |C|, ...
+    const int64_t c = UnionLength(dw.ops, kC);
+    const int64_t cn = UnionLength(dw.ops, kC | kN);
+    const int64_t cnm = UnionLength(dw.ops, kC | kN | kM);
+    const int64_t all = UnionLength(dw.ops, kC | kN | kM | kS);
+    d.compute_ns = c;
+    d.communication_ns = cn - c;
+    d.memcpy_ns = cnm - cn;
+    d.memset_ns = all - cnm;
+    d.busy_ns = all;
+    d.idle_ns = window - all;
+    d.busy_fraction = window > 0 ? static_cast<double>(all) / static_cast<double>(window) : 0.0;
+
+    // Idle gaps: the complement of the union inside the window.
+    dw.gaps.clear();
+    int64_t cursor = ctx.window_start_ns;
+    for (const GpuOp& op : dw.ops) {
+      if (op.start_ns > cursor) dw.gaps.push_back(ClassifyGap(ctx, cursor, op.start_ns, &op));
+      cursor = std::max(cursor, op.end_ns);
+    }
+    if (ctx.window_end_ns > cursor) dw.gaps.push_back(ClassifyGap(ctx, cursor, ctx.window_end_ns, nullptr));
+    for (const IdleGap& g : dw.gaps) {
+      d.idle_host_wait_ns += g.host_wait_ns;
+      d.idle_kernel_wait_ns += g.kernel_wait_ns;
+      d.idle_other_ns += g.other_ns;
+    }
+    summary->devices.push_back(std::move(d));
+  }
+}
+
+}  // namespace kairos::internal

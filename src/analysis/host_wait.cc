@@ -1,0 +1,87 @@
+// File: host_wait.cc
+// Layer: kairos_analysis (internal). Names what the host was doing while the GPU waited
+// for it: the CPU range with the most *self* time (time not inside a child range) during
+// each device's host-wait intervals. ProfilerStep ranges are skipped; they enclose all.
+// Threading: calling thread only.
+#include <algorithm>
+
+#include "analysis/analysis_context.h"
+
+namespace kairos::internal {
+namespace {
+
+// Covered length of sorted disjoint intervals before time t, via prefix sums.
+class Coverage {
+ public:
+  explicit Coverage(std::vector<Interval> iv) : iv_(std::move(iv)) {
+    prefix_.reserve(iv_.size() + 1);
+    prefix_.push_back(0);
+    for (const Interval& i : iv_) prefix_.push_back(prefix_.back() + (i.end_ns - i.start_ns));
+  }
+  int64_t Before(int64_t t) const {
+    auto it = std::upper_bound(iv_.begin(), iv_.end(), t,
+                               [](int64_t v, const Interval& i) { return v < i.start_ns; });
+    const size_t k = static_cast<size_t>(it - iv_.begin());  // intervals starting <= t
+    if (k == 0) return 0;
+    const Interval& last = iv_[k - 1];
+    return prefix_[k - 1] + (std::min(t, last.end_ns) - last.start_ns);
+  }
+  int64_t Overlap(int64_t s, int64_t e) const { return e > s ? Before(e) - Before(s) : 0; }
+  bool empty() const { return iv_.empty(); }
+
+ private:
+  std::vector<Interval> iv_;
+  std::vector<int64_t> prefix_;
+};
+
+}  // namespace
+
+void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary) {
+  const TraceData& data = *ctx.data;
+  for (size_t di = 0; di < ctx.devices.size(); ++di) {
+    std::vector<Interval> waits;
+    for (const IdleGap& g : ctx.devices[di].gaps) {
+      if (g.host_wait_ns > 0) waits.push_back({g.start_ns, g.start_ns + g.host_wait_ns});
+    }
+    if (waits.empty()) continue;
+    const Coverage cov(std::move(waits));
+    absl::flat_hash_map<StringId, int64_t> self;
+    absl::flat_hash_map<StringId, bool> is_step;
+    struct Open {
+      int64_t end_ns;
+      StringId name;
+    };
+    std::vector<Open> stack;
+    for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+      if (data.tracks[t].type != TrackType::kThread) continue;
+      stack.clear();
+      for (const Event& e : data.events_by_track[t]) {
+        if (!IsCpuRange(e.kind)) continue;
+        auto [it, inserted] = is_step.try_emplace(e.name, false);
+        if (inserted) {
+          int64_t n;
+          it->second = ParseStepName(ctx.Name(e), &n);
+        }
+        if (it->second) continue;
+        while (!stack.empty() && stack.back().end_ns <= e.start_ns) stack.pop_back();
+        const int64_t ov = cov.Overlap(e.start_ns, e.end_ns);
+        if (ov > 0) {
+          self[e.name] += ov;
+          if (!stack.empty()) self[stack.back().name] -= ov;
+        }
+        stack.push_back({e.end_ns, e.name});
+      }
+    }
+    StringId best = 0;
+    int64_t best_ns = 0;
+    for (const auto& [name, ns] : self) {
+      if (ns > best_ns || (ns == best_ns && ns > 0 && data.strings.Get(name) < data.strings.Get(best))) {
+        best = name;
+        best_ns = ns;
+      }
+    }
+    if (best_ns > 0) summary->devices[di].host_wait_top_range = std::string(data.strings.Get(best));
+  }
+}
+
+}  // namespace kairos::internal

@@ -1,0 +1,68 @@
+// File: hotspots.cc
+// Layer: kairos_analysis (internal). Top kernels, memcpys and CPU ranges by total time, with
+// count, mean, nearest-rank median and p95.
+// Threading: calling thread only.
+#include <algorithm>
+
+#include "analysis/analysis_context.h"
+
+namespace kairos::internal {
+namespace {
+
+using Durations = absl::flat_hash_map<StringId, std::vector<int64_t>>;
+
+}  // namespace
+
+void ComputeHotspots(const AnalysisContext& ctx, Summary* summary) {
+  Durations kernels, memcpys, cpu;
+  for (const DeviceWork& dw : ctx.devices) {
+    for (const GpuOp& op : dw.ops) {
+      if (op.event->kind == EventKind::kKernel) kernels[op.event->name].push_back(op.end_ns - op.start_ns);
+      else if (op.event->kind == EventKind::kMemcpy) memcpys[op.event->name].push_back(op.end_ns - op.start_ns);
+    }
+  }
+  const TraceData& data = *ctx.data;
+  absl::flat_hash_map<StringId, bool> is_step;
+  for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+    if (data.tracks[t].type != TrackType::kThread) continue;
+    for (const Event& e : data.events_by_track[t]) {
+      if (!IsCpuRange(e.kind)) continue;
+      auto [it, inserted] = is_step.try_emplace(e.name, false);
+      if (inserted) {
+        int64_t n;
+        it->second = ParseStepName(ctx.Name(e), &n);
+      }
+      if (it->second) continue;  // steps have their own section
+      const int64_t s = std::max(e.start_ns, ctx.window_start_ns);
+      const int64_t en = std::min(e.end_ns, ctx.window_end_ns);
+      if (en >= s) cpu[e.name].push_back(en - s);
+    }
+  }
+  auto fill = [&](Durations& by_name, std::vector<Hotspot>* out) {
+    // Rank by total first, then compute order statistics for the shown rows only.
+    std::vector<std::pair<int64_t, StringId>> totals;
+    totals.reserve(by_name.size());
+    for (auto& [name, d] : by_name) {
+      int64_t t = 0;
+      for (int64_t v : d) t += v;
+      totals.emplace_back(t, name);
+    }
+    auto order = [&](const std::pair<int64_t, StringId>& a, const std::pair<int64_t, StringId>& b) {
+      if (a.first != b.first) return a.first > b.first;
+      return data.strings.Get(a.second) < data.strings.Get(b.second);
+    };
+    const size_t n = std::min(ctx.options->top_n, totals.size());
+    std::partial_sort(totals.begin(), totals.begin() + n, totals.end(), order);
+    for (size_t i = 0; i < n; ++i) {
+      Hotspot h;
+      h.name = std::string(data.strings.Get(totals[i].second));
+      h.stats = StatsOf(by_name[totals[i].second]);
+      out->push_back(std::move(h));
+    }
+  };
+  fill(kernels, &summary->top_kernels);
+  fill(memcpys, &summary->top_memcpys);
+  fill(cpu, &summary->top_cpu_ranges);
+}
+
+}  // namespace kairos::internal

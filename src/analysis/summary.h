@@ -1,0 +1,138 @@
+// File: summary.h
+// Layer: kairos_analysis. Automated trace comprehension: turns a finished TraceData into a
+// Summary (per-device temporal and idle breakdowns, SM proxies, hotspots, step statistics,
+// antipattern findings with evidence and advice, one verdict per device) and renders it as
+// JSON (schema in docs/SUMMARY.md) or readable text. Reads only TraceData, so a trace
+// rebuilt from a JSON file gives the same summary as the session that wrote it.
+// Threading: pure functions of their arguments; safe to call from any thread.
+#ifndef KAIROS_SRC_ANALYSIS_SUMMARY_H_
+#define KAIROS_SRC_ANALYSIS_SUMMARY_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trace_data.h"
+
+namespace kairos {
+
+// Detector thresholds. docs/SUMMARY.md gives the reasoning behind every default.
+struct AnalysisOptions {
+  size_t top_n = 10;                          // rows per hotspot table
+  size_t max_examples = 3;                    // example events per finding
+  // Steps: a step is an outlier when it exceeds the mean of the other steps by more than
+  // step_outlier_sigma of their standard deviation and the median by step_outlier_min_excess.
+  double step_outlier_sigma = 5.0;
+  double step_outlier_min_excess = 0.2;
+  size_t step_outlier_min_steps = 5;
+  // launch_bound
+  int64_t small_op_ns = 10000;
+  uint64_t small_op_min_count = 100;
+  double small_op_min_fraction = 0.5;
+  // small_copies
+  uint64_t small_copy_bytes = 65536;
+  uint64_t small_copy_min_count = 50;
+  // pageable_copies
+  uint64_t pageable_min_count = 10;
+  double pageable_min_window_fraction = 0.01;
+  // gpu_idle_host_bound
+  double idle_min_fraction = 0.3;
+  double host_wait_min_share = 0.5;
+  double iowait_high_pct = 10.0;
+  // excessive_sync
+  uint64_t sync_min_count = 10;
+  double sync_min_window_fraction = 0.05;
+  // insufficient_concurrency / low_occupancy
+  double kernel_time_min_fraction = 0.2;
+  uint64_t kernel_min_count = 10;
+  double low_occupancy_pct = 25.0;
+  // per_step_copy_back
+  uint64_t copy_back_max_bytes = 1024;
+  double copy_back_min_step_fraction = 0.8;
+  size_t copy_back_min_steps = 3;
+  // long_initialization
+  double init_step_factor = 3.0;
+  int64_t init_min_ns = 10000000;
+};
+
+// Nearest-rank statistics over a set of durations.
+struct DurationStats {
+  uint64_t count = 0;
+  int64_t total_ns = 0, mean_ns = 0, median_ns = 0, p95_ns = 0, max_ns = 0;
+};
+
+struct DeviceSummary {
+  uint32_t device = 0;
+  int64_t window_ns = 0;
+  int64_t busy_ns = 0;  // union of all GPU work on the device
+  double busy_fraction = 0.0;
+  // Temporal breakdown (sums to window_ns): each instant goes to the first of compute,
+  // communication, memcpy, memset that is active, else to idle.
+  int64_t compute_ns = 0, communication_ns = 0, memcpy_ns = 0, memset_ns = 0, idle_ns = 0;
+  // Idle breakdown (sums to idle_ns).
+  int64_t idle_host_wait_ns = 0, idle_kernel_wait_ns = 0, idle_other_ns = 0;
+  uint64_t kernel_count = 0, memcpy_count = 0, memset_count = 0;
+  double est_occupancy_pct = -1.0;  // kernel-time-weighted; -1 = unknown
+  double blocks_per_sm = -1.0;      // kernel-time-weighted; -1 = unknown
+  std::string host_wait_top_range;  // CPU range with the most self time during host waits
+  std::string verdict;
+};
+
+struct Hotspot {
+  std::string name;
+  DurationStats stats;
+};
+
+struct StepOutlier {
+  int64_t step = 0;  // N of ProfilerStep#N
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+  double sigma = 0.0;  // excess over the other steps' mean in their standard deviations
+};
+
+struct StepSummary {
+  uint64_t count = 0;
+  int64_t mean_ns = 0, median_ns = 0, stdev_ns = 0, min_ns = 0, max_ns = 0;
+  int64_t first_step_start_ns = 0;
+  std::vector<StepOutlier> outliers;
+};
+
+struct HostSummary {
+  bool present = false;
+  double cpu_util_mean_pct = 0.0, cpu_iowait_mean_pct = 0.0, process_cpu_mean_pct = 0.0;
+};
+
+struct EventRef {
+  uint64_t id = 0;     // correlation id, else the CPU range's external id, else 0
+  int64_t ts_ns = 0;
+  std::string name;
+};
+
+struct Finding {
+  std::string id;      // stable detector id, e.g. "launch_bound"
+  std::string title;
+  int64_t device = -1; // -1 = not device-specific
+  std::vector<std::pair<std::string, double>> evidence;  // in output order
+  std::vector<EventRef> examples;
+  std::string recommendation;
+};
+
+struct Summary {
+  int64_t window_start_ns = 0, window_end_ns = 0;
+  uint64_t event_count = 0;
+  std::vector<DeviceSummary> devices;  // sorted by device id
+  std::vector<Hotspot> top_kernels, top_memcpys, top_cpu_ranges;
+  StepSummary steps;
+  HostSummary host;
+  std::vector<Finding> findings;
+};
+
+Summary Analyze(const TraceData& data, const AnalysisOptions& options = {});
+// Deterministic: equal summaries give byte-equal strings.
+std::string SummaryToJson(const Summary& summary);
+std::string SummaryToText(const Summary& summary);
+
+}  // namespace kairos
+
+#endif  // KAIROS_SRC_ANALYSIS_SUMMARY_H_

@@ -1,0 +1,179 @@
+// File: summary_json.cc
+// Layer: kairos_analysis. SummaryToJson: the schema in docs/SUMMARY.md (schema_version 1).
+// Numbers are written deterministically (integral values as integers, others with 6
+// significant digits) so the in-process summary and `kairos summarize` compare byte-equal.
+// Threading: pure function.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "analysis/summary.h"
+
+namespace kairos {
+namespace {
+
+class Json {
+ public:
+  std::string& out() { return s_; }
+  Json& Key(const char* k) {
+    Sep();
+    Quote(k);
+    s_ += ':';
+    fresh_ = true;
+    return *this;
+  }
+  Json& Str(std::string_view v) {
+    Sep();
+    Quote(v);
+    return *this;
+  }
+  // RFC 8259 string: quotes, backslash and control characters escaped; other bytes as is.
+  void Quote(std::string_view v) {
+    s_ += '"';
+    for (unsigned char c : v) {
+      switch (c) {
+        case '"': s_ += "\\\""; break;
+        case '\\': s_ += "\\\\"; break;
+        case '\n': s_ += "\\n"; break;
+        case '\t': s_ += "\\t"; break;
+        case '\r': s_ += "\\r"; break;
+        default:
+          if (c < 0x20) {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\u%04x", c);
+            s_ += b;
+          } else {
+            s_ += static_cast<char>(c);
+          }
+      }
+    }
+    s_ += '"';
+  }
+  Json& Int(int64_t v) {
+    Sep();
+    s_ += std::to_string(v);
+    return *this;
+  }
+  Json& Num(double v) {
+    Sep();
+    if (!std::isfinite(v)) {
+      s_ += "null";
+    } else if (v == std::floor(v) && std::fabs(v) < 9.0e15) {
+      s_ += std::to_string(static_cast<int64_t>(v));
+    } else {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.6g", v);
+      s_ += b;
+    }
+    return *this;
+  }
+  Json& NumOrNull(double v, bool known) {
+    if (known) return Num(v);
+    Sep();
+    s_ += "null";
+    return *this;
+  }
+  Json& Open(char c) {
+    Sep();
+    s_ += c;
+    fresh_ = true;
+    return *this;
+  }
+  Json& Close(char c) {
+    s_ += c;
+    fresh_ = false;
+    return *this;
+  }
+
+ private:
+  // A comma before every value or key except the first in a container and after a key.
+  void Sep() {
+    if (!fresh_) s_ += ',';
+    fresh_ = false;
+  }
+  std::string s_;
+  bool fresh_ = true;
+};
+
+void Stats(Json& j, const Hotspot& h) {
+  j.Open('{').Key("name").Str(h.name).Key("count").Int(static_cast<int64_t>(h.stats.count));
+  j.Key("total_ns").Int(h.stats.total_ns).Key("mean_ns").Int(h.stats.mean_ns);
+  j.Key("median_ns").Int(h.stats.median_ns).Key("p95_ns").Int(h.stats.p95_ns);
+  j.Key("max_ns").Int(h.stats.max_ns).Close('}');
+}
+
+void Hotspots(Json& j, const char* key, const std::vector<Hotspot>& rows) {
+  j.Key(key).Open('[');
+  for (const Hotspot& h : rows) Stats(j, h);
+  j.Close(']');
+}
+
+}  // namespace
+
+std::string SummaryToJson(const Summary& s) {
+  Json j;
+  j.Open('{').Key("schema_version").Int(1);
+  j.Key("window").Open('{').Key("start_ns").Int(s.window_start_ns).Key("end_ns").Int(s.window_end_ns);
+  j.Key("duration_ns").Int(s.window_end_ns - s.window_start_ns).Close('}');
+  j.Key("event_count").Int(static_cast<int64_t>(s.event_count));
+  j.Key("verdicts").Open('[');
+  for (const DeviceSummary& d : s.devices) j.Str(d.verdict);
+  j.Close(']');
+  j.Key("devices").Open('[');
+  for (const DeviceSummary& d : s.devices) {
+    j.Open('{').Key("device").Int(d.device).Key("verdict").Str(d.verdict);
+    j.Key("window_ns").Int(d.window_ns).Key("busy_ns").Int(d.busy_ns).Key("busy_fraction").Num(d.busy_fraction);
+    j.Key("temporal_breakdown_ns").Open('{').Key("compute").Int(d.compute_ns);
+    j.Key("communication").Int(d.communication_ns).Key("memcpy").Int(d.memcpy_ns);
+    j.Key("memset").Int(d.memset_ns).Key("idle").Int(d.idle_ns).Close('}');
+    j.Key("idle_breakdown_ns").Open('{').Key("host_wait").Int(d.idle_host_wait_ns);
+    j.Key("kernel_wait").Int(d.idle_kernel_wait_ns).Key("other").Int(d.idle_other_ns).Close('}');
+    j.Key("host_wait_top_range").Str(d.host_wait_top_range);
+    j.Key("kernels").Int(static_cast<int64_t>(d.kernel_count));
+    j.Key("memcpys").Int(static_cast<int64_t>(d.memcpy_count));
+    j.Key("memsets").Int(static_cast<int64_t>(d.memset_count));
+    j.Key("est_occupancy_pct").NumOrNull(d.est_occupancy_pct, d.est_occupancy_pct >= 0);
+    j.Key("blocks_per_sm").NumOrNull(d.blocks_per_sm, d.blocks_per_sm >= 0);
+    j.Close('}');
+  }
+  j.Close(']');
+  j.Key("hotspots").Open('{');
+  Hotspots(j, "kernels", s.top_kernels);
+  Hotspots(j, "memcpys", s.top_memcpys);
+  Hotspots(j, "cpu_ranges", s.top_cpu_ranges);
+  j.Close('}');
+  const StepSummary& st = s.steps;
+  j.Key("steps").Open('{').Key("count").Int(static_cast<int64_t>(st.count));
+  j.Key("mean_ns").Int(st.mean_ns).Key("median_ns").Int(st.median_ns).Key("stdev_ns").Int(st.stdev_ns);
+  j.Key("min_ns").Int(st.min_ns).Key("max_ns").Int(st.max_ns).Key("outliers").Open('[');
+  for (const StepOutlier& o : st.outliers) {
+    j.Open('{').Key("step").Int(o.step).Key("start_ns").Int(o.start_ns);
+    j.Key("duration_ns").Int(o.duration_ns).Key("sigma").Num(o.sigma).Close('}');
+  }
+  j.Close(']').Close('}');
+  j.Key("host");
+  if (s.host.present) {
+    j.Open('{').Key("cpu_util_mean_pct").Num(s.host.cpu_util_mean_pct);
+    j.Key("cpu_iowait_mean_pct").Num(s.host.cpu_iowait_mean_pct);
+    j.Key("process_cpu_mean_pct").Num(s.host.process_cpu_mean_pct).Close('}');
+  } else {
+    j.NumOrNull(0, false);
+  }
+  j.Key("findings").Open('[');
+  for (const Finding& f : s.findings) {
+    j.Open('{').Key("id").Str(f.id).Key("title").Str(f.title);
+    j.Key("device").NumOrNull(static_cast<double>(f.device), f.device >= 0);
+    j.Key("evidence").Open('{');
+    for (const auto& [k, v] : f.evidence) j.Key(k.c_str()).Num(v);
+    j.Close('}').Key("examples").Open('[');
+    for (const EventRef& r : f.examples) {
+      j.Open('{').Key("id").Int(static_cast<int64_t>(r.id)).Key("ts_ns").Int(r.ts_ns);
+      j.Key("name").Str(r.name).Close('}');
+    }
+    j.Close(']').Key("recommendation").Str(f.recommendation).Close('}');
+  }
+  j.Close(']').Close('}');
+  return std::move(j.out());
+}
+
+}  // namespace kairos

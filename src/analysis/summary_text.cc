@@ -1,0 +1,117 @@
+// File: summary_text.cc
+// Layer: kairos_analysis. SummaryToText: the readable end-of-session report (verdicts
+// first, then breakdowns, steps, hotspots and findings).
+// Threading: pure function.
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+#include "analysis/summary.h"
+
+namespace kairos {
+namespace {
+
+void Append(std::string* out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void Append(std::string* out, const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  *out += buf;
+}
+
+double Pct(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+// Human time: 1.23 s, 45.6 ms, 7.8 us, 900 ns.
+std::string Time(int64_t ns) {
+  char b[32];
+  if (ns >= 1000000000) std::snprintf(b, sizeof b, "%.2f s", static_cast<double>(ns) / 1e9);
+  else if (ns >= 1000000) std::snprintf(b, sizeof b, "%.2f ms", static_cast<double>(ns) / 1e6);
+  else if (ns >= 1000) std::snprintf(b, sizeof b, "%.1f us", static_cast<double>(ns) / 1e3);
+  else std::snprintf(b, sizeof b, "%lld ns", static_cast<long long>(ns));
+  return b;
+}
+
+void Table(std::string* out, const char* title, const std::vector<Hotspot>& rows) {
+  if (rows.empty()) return;
+  Append(out, "%s (by total time):\n", title);
+  Append(out, "  %10s %8s %10s %10s %10s  %s\n", "total", "count", "mean", "median", "p95", "name");
+  for (const Hotspot& h : rows) {
+    std::string name = h.name.size() > 80 ? h.name.substr(0, 77) + "..." : h.name;
+    Append(out, "  %10s %8llu %10s %10s %10s  %s\n", Time(h.stats.total_ns).c_str(),
+           static_cast<unsigned long long>(h.stats.count), Time(h.stats.mean_ns).c_str(),
+           Time(h.stats.median_ns).c_str(), Time(h.stats.p95_ns).c_str(), name.c_str());
+  }
+}
+
+std::string Number(double v) {
+  char b[48];
+  if (v == static_cast<double>(static_cast<int64_t>(v))) {
+    std::snprintf(b, sizeof b, "%lld", static_cast<long long>(v));
+  } else {
+    std::snprintf(b, sizeof b, "%.3g", v);
+  }
+  return b;
+}
+
+}  // namespace
+
+std::string SummaryToText(const Summary& s) {
+  std::string out;
+  Append(&out, "=== kairos summary: window %s, %llu events ===\n",
+         Time(s.window_end_ns - s.window_start_ns).c_str(), static_cast<unsigned long long>(s.event_count));
+  for (const DeviceSummary& d : s.devices) Append(&out, "%s\n", d.verdict.c_str());
+  for (const DeviceSummary& d : s.devices) {
+    Append(&out, "\nGPU %u: %llu kernels, %llu memcpys, %llu memsets\n", d.device,
+           static_cast<unsigned long long>(d.kernel_count), static_cast<unsigned long long>(d.memcpy_count),
+           static_cast<unsigned long long>(d.memset_count));
+    Append(&out, "  time:  compute %.1f%%  communication %.1f%%  memcpy %.1f%%  memset %.1f%%  idle %.1f%%\n",
+           Pct(d.compute_ns, d.window_ns), Pct(d.communication_ns, d.window_ns),
+           Pct(d.memcpy_ns, d.window_ns), Pct(d.memset_ns, d.window_ns), Pct(d.idle_ns, d.window_ns));
+    Append(&out, "  idle:  host wait %.1f%%  kernel wait %.1f%%  other %.1f%%  (of the window)\n",
+           Pct(d.idle_host_wait_ns, d.window_ns), Pct(d.idle_kernel_wait_ns, d.window_ns),
+           Pct(d.idle_other_ns, d.window_ns));
+    if (d.est_occupancy_pct >= 0 || d.blocks_per_sm >= 0) {
+      Append(&out, "  SM:    est. achieved occupancy %s%%, blocks per SM %s (kernel-time weighted)\n",
+             d.est_occupancy_pct >= 0 ? Number(d.est_occupancy_pct).c_str() : "?",
+             d.blocks_per_sm >= 0 ? Number(d.blocks_per_sm).c_str() : "?");
+    }
+  }
+  if (s.steps.count > 0) {
+    Append(&out, "\nSteps: %llu, mean %s, median %s, stdev %s, min %s, max %s\n",
+           static_cast<unsigned long long>(s.steps.count), Time(s.steps.mean_ns).c_str(),
+           Time(s.steps.median_ns).c_str(), Time(s.steps.stdev_ns).c_str(),
+           Time(s.steps.min_ns).c_str(), Time(s.steps.max_ns).c_str());
+    for (const StepOutlier& o : s.steps.outliers) {
+      Append(&out, "  outlier: ProfilerStep#%lld took %s\n", static_cast<long long>(o.step),
+             Time(o.duration_ns).c_str());
+    }
+  }
+  if (s.host.present) {
+    Append(&out, "\nHost: CPU %.0f%%, iowait %.0f%%, this process %.0f%% of one core (window means)\n",
+           s.host.cpu_util_mean_pct, s.host.cpu_iowait_mean_pct, s.host.process_cpu_mean_pct);
+  }
+  out += '\n';
+  Table(&out, "Top kernels", s.top_kernels);
+  Table(&out, "Top memcpys", s.top_memcpys);
+  Table(&out, "Top CPU ranges", s.top_cpu_ranges);
+  Append(&out, "\nFindings: %zu\n", s.findings.size());
+  for (const Finding& f : s.findings) {
+    if (f.device >= 0) Append(&out, "* [%s] GPU %lld: %s\n", f.id.c_str(), static_cast<long long>(f.device), f.title.c_str());
+    else Append(&out, "* [%s] %s\n", f.id.c_str(), f.title.c_str());
+    std::string ev;
+    for (const auto& [k, v] : f.evidence) ev += (ev.empty() ? "" : ", ") + k + "=" + Number(v);
+    out += "    evidence: " + ev + "\n";
+    for (const EventRef& r : f.examples) {
+      Append(&out, "    e.g. id %llu at %s: %s\n", static_cast<unsigned long long>(r.id),
+             Time(r.ts_ns - s.window_start_ns).c_str(), r.name.substr(0, 100).c_str());
+    }
+    out += "    advice: " + f.recommendation + "\n";
+  }
+  return out;
+}
+
+}  // namespace kairos

@@ -1,0 +1,254 @@
+// File: config.cc
+// Layer: kairos_config. ParseConfig (the Kineto key=value syntax, config-and-env.md §2 with
+// kairos's fixes) and ConfigToText, both driven by the key table in config_keys.cc.
+// Threading: pure functions; safe from any thread.
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "clock.h"
+#include "config/config.h"
+#include "config/config_keys.h"
+#include "log.h"
+
+namespace kairos {
+namespace {
+
+using internal::AV;
+using internal::ConfigKey;
+using internal::KeyKind;
+using internal::KeyType;
+
+// libkineto trims only space, tab and LF; kairos also trims CR so CRLF files parse.
+constexpr const char* kSpace = " \t\r\n";
+constexpr int64_t kMaxStartTimeAgeMs = 10000;
+constexpr size_t kMaxQuoted = 64;
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::strchr(kSpace, s.front()) != nullptr) s.remove_prefix(1);
+  while (!s.empty() && std::strchr(kSpace, s.back()) != nullptr) s.remove_suffix(1);
+  return s;
+}
+
+std::string Quote(std::string_view s) { return internal::QuoteForLog(s, kMaxQuoted); }
+
+std::string ExpectedInt(const ConfigKey& k) {
+  return absl::StrCat("expected an integer in [", k.min_value, ", ", k.max_value, "]");
+}
+
+// Decimal, optional sign, every character consumed. Returns "" or the reason.
+std::string ParseInt(std::string_view v, const ConfigKey& k, int64_t* out) {
+  size_t i = 0;
+  const bool negative = !v.empty() && v[0] == '-';
+  if (!v.empty() && (v[0] == '-' || v[0] == '+')) i = 1;
+  if (i == v.size()) return absl::StrCat(Quote(v), " is not an integer; ", ExpectedInt(k));
+  uint64_t magnitude = 0;
+  bool overflow = false;
+  for (; i < v.size(); ++i) {
+    if (v[i] < '0' || v[i] > '9') {
+      return absl::StrCat(Quote(v), " is not an integer; ", ExpectedInt(k));
+    }
+    const uint64_t digit = static_cast<uint64_t>(v[i] - '0');
+    if (magnitude > (UINT64_MAX - digit) / 10) {
+      overflow = true;
+    } else {
+      magnitude = magnitude * 10 + digit;
+    }
+  }
+  if (negative && magnitude != 0) {
+    return absl::StrCat(Quote(v), " is negative; ", ExpectedInt(k));
+  }
+  if (overflow || magnitude > static_cast<uint64_t>(k.max_value) ||
+      static_cast<int64_t>(magnitude) < k.min_value) {
+    return absl::StrCat(Quote(v), " is out of range; ", ExpectedInt(k));
+  }
+  *out = static_cast<int64_t>(magnitude);
+  return "";
+}
+
+int64_t NowUnixMs(const ParseOptions& options) {
+  return options.now_unix_ms != 0 ? options.now_unix_ms : UnixNowNs() / 1000000;
+}
+
+// Applies one value; returns "" or the reason it is invalid. `warning` receives a non-error
+// remark (ROUNDUP=0).
+std::string Apply(const ConfigKey& k, std::string_view value, const ParseOptions& options,
+                  Config& config, std::string* warning) {
+  switch (k.type) {
+    case KeyType::kBool: {
+      bool b = false;
+      if (!internal::ParseConfigBool(value, &b)) {
+        return absl::StrCat(Quote(value),
+                            " is not a boolean; expected one of n y no yes f t false true 0 1");
+      }
+      if (k.apply_bool != nullptr) {
+        k.apply_bool(config, b);
+      } else if (k.bool_field != nullptr) {
+        config.*k.bool_field = b;
+      }
+      return "";
+    }
+    case KeyType::kInt: {
+      int64_t n = 0;
+      std::string reason = ParseInt(value, k, &n);
+      if (!reason.empty()) return reason;
+      if (k.int_check == internal::IntCheck::kNotPast && n != 0) {
+        const int64_t now = NowUnixMs(options);
+        if (n < now - kMaxStartTimeAgeMs) {
+          return absl::StrCat(Quote(value), " is more than 10 s in the past (now is ", now,
+                              " Unix ms)");
+        }
+      }
+      if (k.int_check == internal::IntCheck::kZeroIgnored && n == 0) {
+        *warning = "0 is invalid (must be > 0); ignored";
+        return "";
+      }
+      if (k.apply_int != nullptr) {
+        k.apply_int(config, n);
+      } else if (k.int_field != nullptr) {
+        config.*k.int_field = n;
+      }
+      return "";
+    }
+    case KeyType::kString:
+      if (k.string_field != nullptr) config.*k.string_field = std::string(value);
+      return "";
+    case KeyType::kList:
+      if (k.list_field != nullptr) config.*k.list_field = internal::SplitConfigList(value);
+      return "";
+    case KeyType::kCustom:
+      return k.apply_custom(config, value);
+  }
+  return "";
+}
+
+// A value ConfigToText can write so that ParseConfig reads it back unchanged.
+bool Representable(std::string_view v) {
+  return v.find_first_of("#=\r\n") == std::string_view::npos && Trim(v) == v;
+}
+
+}  // namespace
+
+absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
+                                   const ParseOptions& options,
+                                   std::vector<std::string>* warnings) {
+  Config config = base;
+  std::vector<std::string> remarks;
+  std::set<std::string, std::less<>> warned_keys;
+  auto warn_once = [&](int line_no, std::string_view key, std::string_view why) {
+    if (!warned_keys.insert(std::string(key)).second) return;
+    remarks.push_back(absl::StrCat("config line ", line_no, ": ", AV(key), ": ", AV(why)));
+  };
+
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    // '#' starts a comment anywhere, as in libkineto: a value cannot contain '#'.
+    line = Trim(line.substr(0, line.find('#')));
+    if (line.empty()) continue;
+    // Splitting at every '=' (not the first) keeps libkineto's rule: "A=b=c" is invalid.
+    const size_t eq = line.find('=');
+    if (eq == std::string_view::npos || line.find('=', eq + 1) != std::string_view::npos ||
+        Trim(line.substr(0, eq)).empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config line ", line_no, ": invalid config line ", Quote(line),
+                       "; expected KEY=VALUE with exactly one '='"));
+    }
+    const std::string_view key = Trim(line.substr(0, eq));
+    const std::string_view value = Trim(line.substr(eq + 1));
+    const ConfigKey* k = internal::FindConfigKey(key);
+    if (k == nullptr) {
+      warn_once(line_no, Quote(key), "unrecognized key; ignored");
+      continue;
+    }
+    if (k->kind == KeyKind::kRemoved) {
+      warn_once(line_no, key, absl::StrCat("removed key (", AV(k->target), "); ignored"));
+      continue;
+    }
+    if (k->base_only && options.source == ConfigSource::kDaemon) {
+      warn_once(line_no, key, "not accepted in an on-demand (daemon) config; ignored");
+      continue;
+    }
+    std::string remark;
+    const std::string reason = Apply(*k, value, options, config, &remark);
+    if (!reason.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config line ", line_no, ": ", AV(key), ": ", reason));
+    }
+    if (!remark.empty()) remarks.push_back(
+        absl::StrCat("config line ", line_no, ": ", AV(key), ": ", remark));
+  }
+
+  // Derived defaults (config-and-env.md §5), only after the whole text parsed.
+  if (config.profile_start_iteration_roundup > 0 && config.profile_start_iteration < 0) {
+    config.profile_start_iteration = 0;
+  }
+
+  for (std::string& r : remarks) {
+    if (warnings != nullptr) {
+      warnings->push_back(std::move(r));
+    } else {
+      KAIROS_LOG_WARNING("%s", r.c_str());
+    }
+  }
+  return config;
+}
+
+std::string ConfigToText(const Config& config) {
+  std::string out;
+  for (const ConfigKey& k : internal::ConfigKeys()) {
+    if (k.kind != KeyKind::kKineto && k.kind != KeyKind::kKairos) continue;
+    std::string value;
+    bool representable = true;
+    switch (k.type) {
+      case KeyType::kBool:
+        if (k.bool_field == nullptr) continue;
+        value = (config.*k.bool_field) ? "true" : "false";
+        break;
+      case KeyType::kInt:
+        // Negative means "unset" and cannot be written; it reads back as the default.
+        if (k.int_field == nullptr || config.*k.int_field < 0) continue;
+        value = absl::StrCat(config.*k.int_field);
+        // ACTIVITIES_DURATION_SECS can set more ms than ACTIVITIES_DURATION_MSECS accepts.
+        if (k.int_field == &Config::duration_ms && config.duration_ms > k.max_value) {
+          representable = config.duration_ms % 1000 == 0;
+          if (representable) {
+            absl::StrAppend(&out, "ACTIVITIES_DURATION_SECS=", config.duration_ms / 1000, "\n");
+            continue;
+          }
+        }
+        break;
+      case KeyType::kString:
+        value = config.*k.string_field;
+        representable = Representable(value);
+        break;
+      case KeyType::kList:
+        for (const std::string& item : config.*k.list_field) {
+          representable = representable && !item.empty() && Representable(item) &&
+                          item.find(',') == std::string::npos;
+        }
+        value = absl::StrJoin(config.*k.list_field, ",");
+        break;
+      case KeyType::kCustom:
+        value = k.custom_text(config);
+        representable = Representable(value);
+        break;
+    }
+    if (representable) {
+      absl::StrAppend(&out, AV(k.name), "=", value, "\n");
+    } else {
+      absl::StrAppend(&out, "# ", AV(k.name), ": value not representable\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace kairos

@@ -1,0 +1,506 @@
+// File: config_keys.cc
+// Layer: kairos_config (internal). The key table (config-and-env.md §3, docs/CONFIG.md) and
+// the small value helpers that belong to it.
+// Threading: ConfigKeys() builds the table once under static-init locking; read-only after.
+#include "config/config_keys.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace kairos {
+namespace {
+
+constexpr std::string_view kActivityNames[] = {
+    "cpu_op",          "user_annotation",     "gpu_user_annotation", "gpu_memcpy",
+    "gpu_memset",      "kernel",              "external_correlation", "cuda_runtime",
+    "cuda_driver",     "cpu_instant_event",   "python_function",     "overhead",
+    "mtia_runtime",    "mtia_ccp_events",     "mtia_insight",        "cuda_sync",
+    "cuda_event",      "mtia_counters",       "glow_runtime",        "cuda_profiler_range",
+    "hpu_op",          "xpu_runtime",         "xpu_driver",          "collective_comm",
+    "privateuse1_runtime", "privateuse1_driver", "xpu_scope_profiler", "xpu_sync",
+    "hardware_counters",
+};
+static_assert(std::size(kActivityNames) == static_cast<size_t>(ActivityType::kCount),
+              "one name per ActivityType");
+
+constexpr std::string_view kOutputFormatNames[] = {"auto",     "json",        "json.gz",
+                                                   "json.zst", "perfetto",    "perfetto.zst"};
+static_assert(std::size(kOutputFormatNames) ==
+                  static_cast<size_t>(OutputFormat::kPerfettoZstd) + 1,
+              "one name per OutputFormat");
+constexpr std::string_view kSummaryNames[] = {"file", "stdout", "off"};
+
+// Kineto writes the memory snapshot to /tmp/memory_snapshot_<pid>.pickle; {pid} is expanded by
+// the output path templating (output_path.h), which keeps ParseConfig free of process state.
+constexpr std::string_view kMemorySnapshotPath = "/tmp/memory_snapshot_{pid}.pickle";
+
+std::string ParseActivityTypes(Config& config, std::string_view value) {
+  ActivitySet set = 0;
+  for (const std::string& item : internal::SplitConfigList(value)) {
+    const std::string name = absl::AsciiStrToLower(item);
+    const auto* it = std::find(std::begin(kActivityNames), std::end(kActivityNames), name);
+    if (it == std::end(kActivityNames)) {
+      return absl::StrCat("unknown activity type \"", item,
+                          "\"; expected names from docs/CONFIG.md such as kernel, "
+                          "gpu_memcpy, cuda_runtime");
+    }
+    set |= ActivitySet{1} << (it - std::begin(kActivityNames));
+  }
+  config.activity_types = set;
+  return "";
+}
+
+std::string ActivityTypesText(const Config& config) {
+  std::vector<std::string_view> names;
+  for (size_t i = 0; i < std::size(kActivityNames); ++i) {
+    if (config.activity_types & (ActivitySet{1} << i)) names.push_back(kActivityNames[i]);
+  }
+  return absl::StrJoin(names, ",", [](std::string* o, std::string_view n) { o->append(n); });
+}
+
+template <typename Enum, size_t N>
+std::string ParseChoice(std::string_view value, const std::string_view (&names)[N],
+                        std::string_view what, Enum* out) {
+  const std::string lower = absl::AsciiStrToLower(internal::AV(value));
+  for (size_t i = 0; i < N; ++i) {
+    if (lower == names[i]) {
+      *out = static_cast<Enum>(i);
+      return "";
+    }
+  }
+  std::string choices;
+  for (std::string_view n : names) absl::StrAppend(&choices, choices.empty() ? "" : " ", internal::AV(n));
+  return absl::StrCat("\"", internal::AV(value), "\" is not ", internal::AV(what),
+                      "; expected one of ", choices);
+}
+
+std::string ParseNvtxDomains(Config& config, std::string_view value) {
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
+  for (const std::string& item : internal::SplitConfigList(value)) {
+    const std::string name(absl::StripAsciiWhitespace(absl::string_view(item).substr(1)));
+    if ((item[0] != '+' && item[0] != '-') || name.empty()) {
+      return absl::StrCat("item \"", item,
+                          "\" must be +name (record only listed domains) or -name (drop the "
+                          "domain)");
+    }
+    (item[0] == '+' ? include : exclude).push_back(name);
+  }
+  config.nvtx_domains_include = std::move(include);
+  config.nvtx_domains_exclude = std::move(exclude);
+  return "";
+}
+
+std::string NvtxDomainsText(const Config& config) {
+  std::string out;
+  for (const auto& d : config.nvtx_domains_include) absl::StrAppend(&out, out.empty() ? "" : ",", "+", d);
+  for (const auto& d : config.nvtx_domains_exclude) absl::StrAppend(&out, out.empty() ? "" : ",", "-", d);
+  return out;
+}
+
+using internal::ConfigKey;
+using internal::KeyKind;
+using internal::KeyType;
+
+ConfigKey Bool(std::string_view name, bool Config::*field, std::string_view def,
+               std::string_view doc) {
+  ConfigKey k;
+  k.name = name;
+  k.type = KeyType::kBool;
+  k.bool_field = field;
+  k.default_text = def;
+  k.doc = doc;
+  return k;
+}
+
+ConfigKey Int(std::string_view name, int64_t Config::*field, std::string_view def,
+              std::string_view doc, int64_t min_value = 0,
+              int64_t max_value = internal::kInt32Max) {
+  ConfigKey k;
+  k.name = name;
+  k.type = KeyType::kInt;
+  k.int_field = field;
+  k.default_text = def;
+  k.doc = doc;
+  k.min_value = min_value;
+  k.max_value = max_value;
+  return k;
+}
+
+ConfigKey String(std::string_view name, std::string Config::*field, std::string_view def,
+                 std::string_view doc) {
+  ConfigKey k;
+  k.name = name;
+  k.type = KeyType::kString;
+  k.string_field = field;
+  k.default_text = def;
+  k.doc = doc;
+  return k;
+}
+
+ConfigKey List(std::string_view name, std::vector<std::string> Config::*field,
+               std::string_view def, std::string_view doc) {
+  ConfigKey k;
+  k.name = name;
+  k.type = KeyType::kList;
+  k.list_field = field;
+  k.default_text = def;
+  k.doc = doc;
+  return k;
+}
+
+ConfigKey Custom(std::string_view name, std::string (*apply)(Config&, std::string_view),
+                 std::string (*text)(const Config&), std::string_view def,
+                 std::string_view doc) {
+  ConfigKey k;
+  k.name = name;
+  k.type = KeyType::kCustom;
+  k.apply_custom = apply;
+  k.custom_text = text;
+  k.default_text = def;
+  k.doc = doc;
+  return k;
+}
+
+ConfigKey Kairos(ConfigKey k) {
+  k.kind = KeyKind::kKairos;
+  return k;
+}
+
+ConfigKey BaseOnly(ConfigKey k) {
+  k.base_only = true;
+  return k;
+}
+
+ConfigKey Alias(ConfigKey k, std::string_view target) {
+  k.kind = KeyKind::kAlias;
+  k.target = target;
+  return k;
+}
+
+ConfigKey Inert(std::string_view name, KeyType type, std::string_view doc,
+                int64_t max_value = internal::kInt32Max) {
+  ConfigKey k;
+  k.name = name;
+  k.type = type;
+  k.kind = KeyKind::kInert;
+  k.max_value = max_value;
+  k.default_text = "-";
+  k.doc = doc;
+  return k;
+}
+
+ConfigKey Removed(std::string_view name, std::string_view why) {
+  ConfigKey k;
+  k.name = name;
+  k.kind = KeyKind::kRemoved;
+  k.default_text = "-";
+  k.target = why;
+  k.doc = "Ignored with a warning";
+  return k;
+}
+
+std::vector<ConfigKey>* BuildTable() {
+  auto* t = new std::vector<ConfigKey>;
+  // ---- Kineto keys (config-and-env.md §3.1) ----
+  t->push_back(Bool("ACTIVITIES_ENABLED", &Config::activities_enabled, "true",
+                    "Activity profiler on. When false an on-demand request is ignored"));
+  t->push_back(Custom("ACTIVITY_TYPES", ParseActivityTypes, ActivityTypesText,
+                      "the 18 types 0-17",
+                      "Comma list of activity type names, lower-cased before matching; an "
+                      "unknown name is an error"));
+  {
+    ConfigKey k = Int("ACTIVITIES_DURATION_SECS", nullptr, "0.5 s",
+                      "Trace duration in seconds; sets the same value as "
+                      "ACTIVITIES_DURATION_MSECS (the later line wins)");
+    k.apply_int = [](Config& c, int64_t v) { c.duration_ms = v * 1000; };
+    t->push_back(k);
+  }
+  t->push_back(Int("ACTIVITIES_DURATION_MSECS", &Config::duration_ms, "500",
+                   "Trace duration in ms (time mode)"));
+  t->push_back(Int("ACTIVITIES_ITERATIONS", &Config::iterations, "0",
+                   "Iterations to trace; iteration mode needs this > 0 and "
+                   "PROFILE_START_ITERATION >= 0"));
+  t->push_back(Int("ACTIVITIES_WARMUP_PERIOD_SECS", &Config::warmup_secs, "5",
+                   "Warm-up before the start time (time mode)"));
+  t->push_back(Int("ACTIVITIES_WARMUP_ITERATIONS", &Config::warmup_iterations, "0",
+                   "Warm-up iterations before the start iteration"));
+  t->push_back(Int("ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB", &Config::max_gpu_buffer_mb, "128",
+                   "Cap on CUPTI host buffers: at most 1 + size/4 MiB buffers of 4 MiB"));
+  {
+    ConfigKey k = Bool("PROFILE_MEMORY", &Config::memory_snapshot, "false",
+                       "Memory-snapshot mode. When true also sets the output path to "
+                       "/tmp/memory_snapshot_{pid}.pickle at that line, so a later "
+                       "ACTIVITIES_LOG_FILE line overrides it");
+    k.apply_bool = [](Config& c, bool v) {
+      c.memory_snapshot = v;
+      if (v) c.log_file = std::string(kMemorySnapshotPath);
+    };
+    t->push_back(k);
+  }
+  t->push_back(String("ACTIVITIES_LOG_FILE", &Config::log_file,
+                      "<tmpdir>/libkineto_activities_<pid>.json",
+                      "Output path. _<pid> is inserted into the file name unless the path "
+                      "uses {pid}; {pid} {rank} {time} {host} are expanded; daemon paths are "
+                      "restricted to the allowed directory"));
+  t->push_back(Bool("ACTIVITIES_DISPLAY_CUDA_SYNC_WAIT_EVENTS",
+                    &Config::display_cuda_sync_wait_events, "true",
+                    "Write Stream Wait Event sync records"));
+  t->push_back(Bool("CUPTI_PER_THREAD_BUFFER_ENABLED", &Config::cupti_per_thread_buffer, "false",
+                    "Use CUPTI per-thread activity buffers (CUDA >= 12.3)"));
+  t->push_back(List("CUPTI_PM_SAMPLING_METRICS", &Config::pm_sampling_metrics, "empty",
+                    "PM-sampling metric names; needs activity type hardware_counters"));
+  t->push_back(Int("CUPTI_PM_SAMPLING_DEVICE_ID", &Config::pm_sampling_device_id, "-1 (unset)",
+                   "Device used for PM sampling"));
+  {
+    ConfigKey k = Int("PROFILE_START_TIME", &Config::profile_start_time_ms, "0",
+                      "Start time in Unix ms; 0 = now + warm-up + 2 s. More than 10 s in the "
+                      "past is an error",
+                      0, internal::kInt64Max);
+    k.int_check = internal::IntCheck::kNotPast;
+    t->push_back(k);
+  }
+  t->push_back(Int("PROFILE_START_ITERATION", &Config::profile_start_iteration, "-1 (unset)",
+                   "Start iteration; takes precedence over the start time"));
+  {
+    ConfigKey k = Int("PROFILE_START_ITERATION_ROUNDUP", &Config::profile_start_iteration_roundup,
+                      "-1 (unset)",
+                      "Start at the next multiple of N. N > 0 with no start iteration sets the "
+                      "start iteration to 0; 0 is warned about and ignored");
+    k.int_check = internal::IntCheck::kZeroIgnored;
+    t->push_back(k);
+  }
+  t->push_back(String("REQUEST_TRACE_ID", &Config::request_trace_id, "\"\"",
+                      "Trace id, written as top-level trace_id"));
+  t->push_back(String("REQUEST_GROUP_TRACE_ID", &Config::request_group_trace_id, "\"\"",
+                      "Group trace id, written to trace metadata"));
+  t->push_back(BaseOnly(Bool("ENABLE_IPC_FABRIC", &Config::enable_ipc_fabric,
+                             "true if KINETO_USE_DAEMON/KAIROS_USE_DAEMON=1, else false",
+                             "Poll the Dynolog daemon. Base config only")));
+  t->push_back(BaseOnly(Int("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS", &Config::on_demand_poll_secs,
+                            "5",
+                            "libkineto's daemon poll period; kairos polls every "
+                            "KAIROS_DAEMON_POLL_MS. Base config only")));
+  t->push_back(Int("VERBOSE_LOG_LEVEL", &Config::verbose_log_level, "-1 (off)",
+                   "Verbose log level; >= 0 turns on kairos verbose logging"));
+  t->push_back(List("VERBOSE_LOG_MODULES", &Config::verbose_log_modules, "all",
+                    "Source-file names verbose logging is restricted to"));
+  t->push_back(Bool("PROFILE_REPORT_INPUT_SHAPES", &Config::report_input_shapes, "false",
+                    "Forwarded to the framework: record input shapes"));
+  t->push_back(Bool("PROFILE_PROFILE_MEMORY", &Config::profile_memory, "false",
+                    "Forwarded: record memory events"));
+  t->push_back(Bool("PROFILE_WITH_STACK", &Config::with_stack, "false",
+                    "Forwarded: record Python stacks"));
+  t->push_back(Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false",
+                    "Forwarded: estimate FLOPs"));
+  t->push_back(Bool("PROFILE_WITH_MODULES", &Config::with_modules, "false",
+                    "Forwarded: record module hierarchy"));
+  t->push_back(Alias(Bool("CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION",
+                          &Config::report_input_shapes, "false", "Alias"),
+                     "PROFILE_REPORT_INPUT_SHAPES"));
+  t->push_back(Alias(Bool("PYTHON_STACK_TRACE", &Config::with_stack, "false", "Alias"),
+                     "PROFILE_WITH_STACK"));
+  t->push_back(Int("PROFILE_MEMORY_DURATION_MSECS", &Config::memory_snapshot_duration_ms, "1000",
+                   "Memory-snapshot duration"));
+  t->push_back(String("CUSTOM_CONFIG", &Config::custom_config, "\"\"",
+                      "Opaque string for plug-ins, copied to trace metadata"));
+  t->push_back(Inert("ROCTRACER_MAX_EVENTS", KeyType::kInt, "ROCm only: validated, no effect"));
+  t->push_back(Inert("XPUPTI_PROFILER_METRICS", KeyType::kList, "XPU only: no effect"));
+  t->push_back(Inert("XPUPTI_PROFILER_ENABLE_PER_KERNEL", KeyType::kBool,
+                     "XPU only: validated, no effect"));
+  t->push_back(Inert("XPUPTI_PROFILER_MAX_SCOPES", KeyType::kInt,
+                     "XPU only: validated, no effect", internal::kInt64Max));
+  t->push_back(Inert("ACTIVITIES_MANIFOLD_PATH", KeyType::kString,
+                     "Meta-internal upload: no effect"));
+  t->push_back(Inert("ACTIVITIES_COMPRESSION_ALGORITHM", KeyType::kString,
+                     "Meta-internal: no effect (use KAIROS_OUTPUT_FORMAT)"));
+
+  // ---- kairos keys ----
+  t->push_back(Kairos(Int("KAIROS_CPU_BUFFER_KB_PER_THREAD", &Config::cpu_buffer_kb_per_thread,
+                          "1024",
+                          "Per-thread CPU record ring, pre-allocated when a thread first "
+                          "records; 1 MiB holds about 26,000 40-byte records. Full rings drop "
+                          "and count",
+                          4, 1048576)));
+  t->push_back(Kairos(Int("KAIROS_MAX_THREADS", &Config::max_threads, "256",
+                          "Threads that get a ring; later threads' records are dropped and "
+                          "counted. Bounds memory at max_threads x ring size",
+                          1, 65536)));
+  t->push_back(Kairos(Custom(
+      "KAIROS_OUTPUT_FORMAT",
+      [](Config& c, std::string_view v) {
+        return ParseChoice(v, kOutputFormatNames, "an output format", &c.output_format);
+      },
+      [](const Config& c) {
+        const size_t i = static_cast<size_t>(c.output_format);
+        return i < std::size(kOutputFormatNames) ? std::string(kOutputFormatNames[i]) : "invalid";
+      },
+      "auto",
+      "auto json json.gz json.zst perfetto perfetto.zst; auto picks the format from the "
+      "file name")));
+  t->push_back(Kairos(BaseOnly(List(
+      "KAIROS_EXTRA_OUTPUTS", &Config::extra_outputs, "empty",
+      "More output paths for the same trace (format from each name). Base config only, "
+      "because daemon paths must stay in the allowed directory"))));
+  t->push_back(Kairos(Int("KAIROS_ZSTD_LEVEL", &Config::zstd_level, "1",
+                          "zstd level for .zst outputs; 1 is fast enough to run on exit", 1,
+                          22)));
+  t->push_back(Kairos(Custom(
+      "KAIROS_SUMMARY",
+      [](Config& c, std::string_view v) {
+        return ParseChoice(v, kSummaryNames, "a summary mode", &c.summary);
+      },
+      [](const Config& c) {
+        const size_t i = static_cast<size_t>(c.summary);
+        return i < std::size(kSummaryNames) ? std::string(kSummaryNames[i]) : "invalid";
+      },
+      "file", "file (next to the trace), stdout or off")));
+  t->push_back(Kairos(Int("KAIROS_HOST_METRICS_INTERVAL_MS", &Config::host_metrics_interval_ms,
+                          "100", "Host counter sampling period; 0 = off", 0, 3600000)));
+  t->push_back(Kairos(Custom("KAIROS_NVTX_DOMAINS", ParseNvtxDomains, NvtxDomainsText, "all",
+                             "Comma list of +name (record only these) and -name (drop these)")));
+  t->push_back(Kairos(BaseOnly(Int("KAIROS_DAEMON_POLL_MS", &Config::daemon_poll_ms, "1000",
+                                   "Daemon poll period (libkineto: 5 s). Base config only", 10,
+                                   3600000))));
+  t->push_back(Kairos(Int("KAIROS_ITERATION_FALLBACK_TIMEOUT_MS",
+                          &Config::iteration_fallback_timeout_ms, "10000",
+                          "An iteration request in a process that never steps falls back to a "
+                          "duration window after this long")));
+  t->push_back(Kairos(Int("KAIROS_EXIT_FLUSH_TIMEOUT_MS", &Config::exit_flush_timeout_ms, "5000",
+                          "Longest wait at process exit for a trace to be written", 0,
+                          600000)));
+
+  // ---- removed keys (config-and-env.md §3.2) ----
+  t->push_back(Removed("ENABLE_SIGUSR2", "SIGUSR2 trigger removed (kineto #1408)"));
+  t->push_back(Removed("REQUEST_TIMESTAMP", "removed (kineto #1409)"));
+  for (std::string_view name :
+       {"EVENTS", "METRICS", "SAMPLE_PERIOD_MSECS", "MULTIPLEX_PERIOD_MSECS",
+        "REPORT_PERIOD_SECS", "SAMPLES_PER_REPORT", "EVENTS_LOG_FILE", "EVENTS_ENABLED_DEVICES",
+        "EVENTS_DURATION_SECS", "MAX_EVENT_PROFILERS_PER_GPU",
+        "EVENTS_HEARTBEAT_MONITOR_PERIOD_SECS"}) {
+    t->push_back(Removed(name, "CUPTI event/metric profiler removed (kineto #1495)"));
+  }
+  for (std::string_view name :
+       {"CUPTI_PROFILER_METRICS", "CUPTI_PROFILER_ENABLE_PER_KERNEL", "CUPTI_PROFILER_MAX_RANGES"}) {
+    t->push_back(Removed(name, "CUPTI range profiler removed (kineto #1437)"));
+  }
+  return t;
+}
+
+std::string TypeName(const ConfigKey& k) {
+  switch (k.type) {
+    case KeyType::kBool: return "bool";
+    case KeyType::kInt: return k.max_value == internal::kInt64Max ? "int64" : "int";
+    case KeyType::kString: return "string";
+    case KeyType::kList: return "list";
+    case KeyType::kCustom: return "choice/list";
+  }
+  return "";
+}
+
+std::string RangeText(const ConfigKey& k) {
+  if (k.type != KeyType::kInt) return "";
+  return absl::StrCat("[", k.min_value, ", ",
+                      k.max_value == internal::kInt64Max ? std::string("2^63-1")
+                                                         : absl::StrCat(k.max_value),
+                      "]");
+}
+
+}  // namespace
+
+std::string_view ActivityTypeName(ActivityType type) {
+  const size_t i = static_cast<size_t>(type);
+  return i < std::size(kActivityNames) ? kActivityNames[i] : std::string_view();
+}
+
+namespace internal {
+
+const std::vector<ConfigKey>& ConfigKeys() {
+  static const std::vector<ConfigKey>* table = BuildTable();
+  return *table;
+}
+
+const ConfigKey* FindConfigKey(std::string_view name) {
+  for (const ConfigKey& k : ConfigKeys()) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+bool ParseConfigBool(std::string_view text, bool* value) {
+  const std::string v = absl::AsciiStrToLower(AV(text));
+  if (v == "y" || v == "yes" || v == "t" || v == "true" || v == "1") {
+    *value = true;
+    return true;
+  }
+  if (v == "n" || v == "no" || v == "f" || v == "false" || v == "0") {
+    *value = false;
+    return true;
+  }
+  return false;
+}
+
+std::vector<std::string> SplitConfigList(std::string_view text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view item = text.substr(start, end - start);
+    while (!item.empty() && std::strchr(" \t\r\n", item.front()) != nullptr) item.remove_prefix(1);
+    while (!item.empty() && std::strchr(" \t\r\n", item.back()) != nullptr) item.remove_suffix(1);
+    if (!item.empty()) items.emplace_back(item);
+    start = end + 1;
+  }
+  return items;
+}
+
+std::string QuoteForLog(std::string_view s, size_t max_chars) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size() && i < max_chars; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') {
+      absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (s.size() > max_chars) out += "...";
+  out += "\"";
+  return out;
+}
+
+std::string ConfigKeysMarkdown() {
+  std::string out;
+  auto row = [&out](const ConfigKey& k, std::string_view note) {
+    absl::StrAppend(&out, "| `", internal::AV(k.name), "` | ", TypeName(k), " | ", RangeText(k),
+                    " | ", internal::AV(k.default_text), " | ", internal::AV(note), " |\n");
+  };
+  out += "### Kineto keys\n\n| Key | Type | Range | Default | kairos behaviour |\n"
+         "|---|---|---|---|---|\n";
+  for (const ConfigKey& k : ConfigKeys()) {
+    if (k.kind == KeyKind::kKineto) row(k, k.doc);
+    if (k.kind == KeyKind::kAlias) row(k, absl::StrCat("Alias of `", internal::AV(k.target), "`"));
+    if (k.kind == KeyKind::kInert) row(k, k.doc);
+  }
+  out += "\n### kairos keys\n\n| Key | Type | Range | Default | Meaning and reasoning |\n"
+         "|---|---|---|---|---|\n";
+  for (const ConfigKey& k : ConfigKeys()) {
+    if (k.kind == KeyKind::kKairos) row(k, k.doc);
+  }
+  out += "\n### Removed keys (warned about once per config text, then ignored)\n\n"
+         "| Key | Why |\n|---|---|\n";
+  for (const ConfigKey& k : ConfigKeys()) {
+    if (k.kind == KeyKind::kRemoved) absl::StrAppend(&out, "| `", internal::AV(k.name), "` | ", internal::AV(k.target), " |\n");
+  }
+  return out;
+}
+
+}  // namespace internal
+}  // namespace kairos

@@ -1,0 +1,270 @@
+// File: env.cc
+// Layer: kairos_config. Decodes the environment once (the only getenv calls in kairos) and
+// loads the config it names.
+// Threading: Env() initialises under static-init locking; everything else is pure or reads
+// files on the caller's thread.
+#include "config/env.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace kairos {
+namespace {
+
+constexpr off_t kMaxConfigFileBytes = 1 << 20;
+
+std::string Get(const EnvLookup& lookup, const char* name) {
+  const char* v = lookup(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+// A non-negative decimal integer, all characters consumed; false otherwise.
+bool ParseNonNegative(const std::string& s, int64_t* out) {
+  if (s.empty() || s.size() > 18) return false;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+// First of `names` that is set and holds a valid value; malformed values are reported.
+int64_t FirstInt(const EnvLookup& lookup, std::initializer_list<const char*> names,
+                 std::string* from, std::vector<std::string>* warnings) {
+  for (const char* name : names) {
+    const char* raw = lookup(name);
+    if (raw == nullptr || raw[0] == '\0') continue;
+    int64_t v = 0;
+    if (ParseNonNegative(raw, &v)) {
+      if (from != nullptr) *from = name;
+      return v;
+    }
+    warnings->push_back(absl::StrCat(name, "=\"", std::string(raw).substr(0, 64),
+                                     "\" is not a non-negative integer; ignored"));
+  }
+  return -1;
+}
+
+// Kineto levels: 0 VERBOSE, 1 INFO, 2 WARNING, 3 STAGE, 4 ERROR. kairos has no STAGE: a
+// minimum of STAGE hides warnings and keeps errors, which is kError.
+LogLevel FromKinetoLevel(long level) {
+  if (level <= 0) return LogLevel::kVerbose;
+  if (level == 1) return LogLevel::kInfo;
+  if (level == 2) return LogLevel::kWarning;
+  if (level <= 4) return LogLevel::kError;
+  return LogLevel::kOff;
+}
+
+std::optional<LogLevel> DecodeLogLevel(const EnvLookup& lookup,
+                                       std::vector<std::string>* warnings) {
+  const char* kairos_level = lookup("KAIROS_LOG_LEVEL");
+  if (kairos_level != nullptr && kairos_level[0] != '\0') {
+    const std::string v = absl::AsciiStrToLower(kairos_level);
+    if (v == "verbose") return LogLevel::kVerbose;
+    if (v == "info") return LogLevel::kInfo;
+    if (v == "warning") return LogLevel::kWarning;
+    if (v == "error") return LogLevel::kError;
+    if (v == "off") return LogLevel::kOff;
+    int64_t n = 0;
+    if (ParseNonNegative(v, &n)) return FromKinetoLevel(static_cast<long>(std::min<int64_t>(n, 5)));
+    warnings->push_back(absl::StrCat("KAIROS_LOG_LEVEL=\"", v.substr(0, 64),
+                                     "\" is not verbose|info|warning|error|off or 0-4; ignored"));
+  }
+  const char* kineto_level = lookup("KINETO_LOG_LEVEL");
+  // libkineto parses with atoi: anything non-numeric is 0 (VERBOSE).
+  if (kineto_level != nullptr) return FromKinetoLevel(std::atol(kineto_level));
+  return std::nullopt;
+}
+
+const char* RealGetenv(const char* name) { return std::getenv(name); }
+
+std::atomic<const EnvSettings*> g_env{nullptr};
+
+const EnvSettings* ReadEnvOnce() {
+  const EnvSettings* e = new EnvSettings(DecodeEnv(RealGetenv));
+  g_env.store(e, std::memory_order_release);
+  return e;
+}
+
+absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return absl::NotFoundError("config file does not exist");
+    return absl::PermissionDeniedError(
+        absl::StrCat("config file cannot be opened: ", std::strerror(err)));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError("config file is not a regular file");
+  }
+  if (st.st_size > kMaxConfigFileBytes) {
+    ::close(fd);
+    return absl::InvalidArgumentError(
+        absl::StrCat("config file is ", st.st_size, " bytes; the limit is ", kMaxConfigFileBytes));
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return absl::PermissionDeniedError(
+          absl::StrCat("config file cannot be read: ", std::strerror(err)));
+    }
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > static_cast<size_t>(kMaxConfigFileBytes)) {
+      ::close(fd);
+      return absl::InvalidArgumentError("config file grew past the 1 MiB limit while reading");
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+// Prefixes each ParseConfig warning with its source; logs them if the caller keeps none.
+void Report(const std::string& origin, const std::vector<std::string>& remarks,
+            std::vector<std::string>* warnings) {
+  for (const std::string& r : remarks) {
+    std::string line = absl::StrCat(origin, ": ", r);
+    if (warnings != nullptr) {
+      warnings->push_back(std::move(line));
+    } else {
+      KAIROS_LOG_WARNING("%s", line.c_str());
+    }
+  }
+}
+
+}  // namespace
+
+EnvSettings DecodeEnv(const EnvLookup& lookup) {
+  EnvSettings e;
+  for (const char* name : {"KAIROS_CONFIG", "KINETO_CONFIG"}) {
+    std::string v = Get(lookup, name);
+    if (!v.empty()) {
+      e.config_file = std::move(v);
+      e.config_file_var = name;
+      break;
+    }
+  }
+  if (const char* text = lookup("KAIROS_CONFIG_TEXT"); text != nullptr) {
+    e.has_config_text = true;
+    e.config_text = text;
+  }
+  e.log_level = DecodeLogLevel(lookup, &e.warnings);
+  e.use_daemon = lookup("KINETO_USE_DAEMON") != nullptr || Get(lookup, "KAIROS_USE_DAEMON") == "1";
+  e.ipc_socket_dir = Get(lookup, "KINETO_IPC_SOCKET_DIR");
+  e.daemon_endpoint = Get(lookup, "KAIROS_DAEMON_ENDPOINT");
+  e.ondemand_trace_dir = Get(lookup, "KINETO_ONDEMAND_TRACE_DIR");
+  e.trace_dir = Get(lookup, "KAIROS_TRACE_DIR");
+  e.tmp_dir = Get(lookup, "TMPDIR");
+  if (e.tmp_dir.empty()) e.tmp_dir = "/tmp";
+
+  // strtoll, as libkineto reads SLURM_JOB_ID: "123abc" is 123, "abc" is 0; int64 keeps ids
+  // above 2^31 exact.
+  for (const char* name : {"KAIROS_JOB_ID", "SLURM_JOB_ID"}) {
+    const char* v = lookup(name);
+    if (v != nullptr && v[0] != '\0') {
+      e.job_id = std::strtoll(v, nullptr, 10);
+      break;
+    }
+  }
+
+  e.rank = FirstInt(lookup, {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"},
+                    &e.rank_var, &e.warnings);
+  e.world_size = FirstInt(lookup, {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"},
+                          nullptr, &e.warnings);
+  e.local_rank = FirstInt(lookup, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"},
+                          nullptr, &e.warnings);
+
+  e.job_name = Get(lookup, "PT_PROFILER_JOB_NAME");
+  e.job_version = Get(lookup, "PT_PROFILER_JOB_VERSION");
+  e.job_attempt_index = Get(lookup, "PT_PROFILER_JOB_ATTEMPT_INDEX");
+  e.cupti_library = Get(lookup, "KAIROS_CUPTI_LIBRARY");
+  e.cuda_injection_path = Get(lookup, "CUDA_INJECTION64_PATH");
+  e.cuda_injected = !e.cuda_injection_path.empty() && e.cuda_injection_path != "none";
+  e.teardown_cupti = Get(lookup, "TEARDOWN_CUPTI") == "1";
+  return e;
+}
+
+const EnvSettings& Env() {
+  static const EnvSettings* const first = ReadEnvOnce();
+  (void)first;
+  return *g_env.load(std::memory_order_acquire);
+}
+
+void ReloadEnvForTest() {
+  Env();  // make sure the first read has happened so it cannot overwrite the reload
+  // Old values stay allocated (and reachable) so references handed out earlier stay valid.
+  static auto* graveyard = new std::vector<const EnvSettings*>;
+  graveyard->push_back(g_env.load(std::memory_order_acquire));
+  g_env.store(new EnvSettings(DecodeEnv(RealGetenv)), std::memory_order_release);
+}
+
+absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
+                                                     std::vector<std::string>* warnings,
+                                                     int64_t now_unix_ms) {
+  ConfigFromEnv result;
+  if (env.config_file.empty() && !env.has_config_text) return result;
+
+  Config config;
+  config.enable_ipc_fabric = env.use_daemon;
+  if (!env.config_file.empty()) {
+    const std::string origin = absl::StrCat(env.config_file_var, "=", env.config_file);
+    absl::StatusOr<std::string> text = ReadConfigFile(env.config_file);
+    if (!text.ok()) {
+      return absl::Status(text.status().code(), absl::StrCat(origin, ": ", text.status().message()));
+    }
+    ParseOptions options{ConfigSource::kFile, now_unix_ms};
+    std::vector<std::string> remarks;
+    absl::StatusOr<Config> parsed = ParseConfig(*text, config, options, &remarks);
+    Report(origin, remarks, warnings);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(origin, ": ", parsed.status().message()));
+    }
+    config = *std::move(parsed);
+    result.origin = origin;
+  }
+  if (env.has_config_text) {
+    std::string text = env.config_text;
+    for (char& c : text) {
+      if (c == ';') c = '\n';
+    }
+    ParseOptions options{ConfigSource::kEnv, now_unix_ms};
+    std::vector<std::string> remarks;
+    absl::StatusOr<Config> parsed = ParseConfig(text, config, options, &remarks);
+    Report("KAIROS_CONFIG_TEXT", remarks, warnings);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("KAIROS_CONFIG_TEXT: ", parsed.status().message()));
+    }
+    config = *std::move(parsed);
+    absl::StrAppend(&result.origin, result.origin.empty() ? "" : " + ", "KAIROS_CONFIG_TEXT");
+  }
+  result.config = std::move(config);
+  return result;
+}
+
+absl::StatusOr<ConfigFromEnv> LoadConfigFromEnv(std::vector<std::string>* warnings,
+                                                int64_t now_unix_ms) {
+  return LoadConfigFromSettings(Env(), warnings, now_unix_ms);
+}
+
+}  // namespace kairos

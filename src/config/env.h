@@ -1,0 +1,128 @@
+// File: env.h
+// Layer: kairos_config. The one place the library reads environment variables
+// (config-and-env.md §7, docs/CONFIG.md "Environment variables"). A test
+// (test/config/no_getenv_test) fails if getenv appears anywhere else in src/, bindings/, tools/.
+// Threading: Env() is read once, on first use, under C++ static-init locking, and is an
+// immutable value afterwards; ReloadEnvForTest() is for single-threaded tests only.
+#ifndef KAIROS_SRC_CONFIG_ENV_H_
+#define KAIROS_SRC_CONFIG_ENV_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "config/config.h"
+#include "log.h"
+
+namespace kairos {
+
+// EnvSettings
+//
+// Everything kairos takes from the environment, decoded once. Strings are "" when the
+// variable is unset. Integers are -1 when unknown unless said otherwise.
+struct EnvSettings {
+  // Base config file: KAIROS_CONFIG, else KINETO_CONFIG (non-empty values only). "" = none.
+  // Unlike libkineto, kairos does not fall back to /etc/libkineto.conf: a process that names
+  // no config must not start tracing because a machine-wide file exists.
+  std::string config_file;
+  std::string config_file_var;  // "KAIROS_CONFIG" or "KINETO_CONFIG" (for messages)
+
+  // KAIROS_CONFIG_TEXT: a whole config as one string; ';' and '\n' both end a line, so a
+  // value cannot contain ';' here. has_config_text is true when the variable is set.
+  std::string config_text;
+  bool has_config_text = false;
+
+  // KAIROS_LOG_LEVEL (verbose|info|warning|error|off, or a Kineto number) wins over
+  // KINETO_LOG_LEVEL (Kineto's atoi semantics: 0 verbose, 1 info, 2 warning, 3 stage,
+  // 4 error; non-numeric reads as 0; stage maps to error, >= 5 to off). nullopt = neither set.
+  std::optional<LogLevel> log_level;
+
+  // Daemon: KINETO_USE_DAEMON is presence-only (even "0" enables, as in libkineto);
+  // KAIROS_USE_DAEMON enables only when exactly "1".
+  bool use_daemon = false;
+  std::string ipc_socket_dir;    // KINETO_IPC_SOCKET_DIR
+  std::string daemon_endpoint;   // KAIROS_DAEMON_ENDPOINT (override of the daemon's name, tests)
+
+  // Directories.
+  std::string ondemand_trace_dir;  // KINETO_ONDEMAND_TRACE_DIR
+  std::string trace_dir;           // KAIROS_TRACE_DIR
+  std::string tmp_dir;             // TMPDIR if set and non-empty, else "/tmp"
+
+  // Job id sent to the daemon: KAIROS_JOB_ID, else SLURM_JOB_ID, read with strtoll semantics
+  // (leading digits count, non-numeric gives 0, values above 2^31 are kept exact). 0 = unset.
+  int64_t job_id = 0;
+
+  // Distributed identity. Precedence (first set and valid wins):
+  //   rank:       RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK
+  //   world_size: WORLD_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE
+  //   local_rank: LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID
+  // The framework's own variables come first because they are what the training script sees.
+  int64_t rank = -1;
+  int64_t world_size = -1;
+  int64_t local_rank = -1;
+  std::string rank_var;  // the variable rank came from, "" if unknown
+
+  // PT_PROFILER_JOB_NAME / _VERSION / _ATTEMPT_INDEX, copied verbatim into trace metadata.
+  std::string job_name;
+  std::string job_version;
+  std::string job_attempt_index;
+
+  std::string cupti_library;          // KAIROS_CUPTI_LIBRARY (explicit libcupti path)
+  std::string cuda_injection_path;    // CUDA_INJECTION64_PATH, read only to learn we were injected
+  bool cuda_injected = false;         // CUDA_INJECTION64_PATH set, non-empty and not "none"
+  bool teardown_cupti = false;        // TEARDOWN_CUPTI exactly "1"
+
+  // One line per ignored, malformed value (e.g. "RANK=\"x\" is not a non-negative integer;
+  // ignored"). The caller logs them once at init.
+  std::vector<std::string> warnings;
+};
+
+// Env
+//
+// The process environment, decoded on first call (thread-safe) and never re-read, so every
+// component sees one consistent view. The reference stays valid for the life of the process.
+const EnvSettings& Env();
+
+// Re-reads the environment so a test can setenv() and observe the result. Not thread-safe
+// with concurrent Env() readers that hold field references across the call; earlier
+// EnvSettings objects stay allocated so old references do not dangle.
+void ReloadEnvForTest();
+
+// Decodes settings from any lookup function (returns nullptr for unset). Pure; Env() uses it
+// with getenv. Exposed so the decoding rules are testable without touching the environment.
+using EnvLookup = std::function<const char*(const char* name)>;
+EnvSettings DecodeEnv(const EnvLookup& lookup);
+
+// ConfigFromEnv
+//
+// The result of LoadConfigFromEnv: `config` is nullopt when the environment configures no
+// trace at all (no config file variable, no KAIROS_CONFIG_TEXT), which is the normal case for
+// a process that merely has the library preloaded: it must then do nothing.
+struct ConfigFromEnv {
+  std::optional<Config> config;
+  std::string origin;  // e.g. "KINETO_CONFIG=/path" or "KAIROS_CONFIG_TEXT", for the log
+};
+
+// LoadConfigFromEnv
+//
+// Reads Env().config_file (if any) and parses it, then parses Env().config_text on top of it
+// (so the env text wins for keys in both). ENABLE_IPC_FABRIC defaults to Env().use_daemon.
+// Errors (the whole result is rejected): the file is missing, unreadable, larger than 1 MiB, or
+// either text fails ParseConfig. Messages name the source, e.g.
+//   "KINETO_CONFIG=/x/k.conf: config line 3: ACTIVITIES_ITERATIONS: ..."
+// Warnings (unknown/removed keys) are appended to `warnings` if non-null, else logged.
+// `now_unix_ms` is passed to ParseConfig (0 = read the clock).
+absl::StatusOr<ConfigFromEnv> LoadConfigFromEnv(std::vector<std::string>* warnings = nullptr,
+                                                int64_t now_unix_ms = 0);
+
+// Same, from explicit settings (tests).
+absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
+                                                     std::vector<std::string>* warnings,
+                                                     int64_t now_unix_ms = 0);
+
+}  // namespace kairos
+
+#endif  // KAIROS_SRC_CONFIG_ENV_H_

@@ -1,0 +1,400 @@
+// File: json_writer.cc
+// Layer: kairos_output. Kineto-compatible JSON trace layout; see json_writer.h and
+// docs/OUTPUT.md. Per-kind names and args live in json_event_args.cc.
+// Threading: Write() runs on one kairos thread; no state survives the call.
+#include "output/json_writer.h"
+
+#include <set>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "log.h"
+#include "output/json_escape.h"
+#include "output/json_event_args.h"
+#include "output/json_out.h"
+
+namespace kairos {
+namespace internal {
+
+size_t FormatMicros(int64_t ns, char* out) {
+  if (ns < 0) ns = 0;
+  const auto r = std::to_chars(out, out + 21, static_cast<uint64_t>(ns) / 1000);
+  char* p = r.ptr;
+  const unsigned frac = static_cast<unsigned>(static_cast<uint64_t>(ns) % 1000);
+  p[0] = '.';
+  p[1] = static_cast<char>('0' + frac / 100);
+  p[2] = static_cast<char>('0' + frac / 10 % 10);
+  p[3] = static_cast<char>('0' + frac % 10);
+  return static_cast<size_t>(p + 4 - out);
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::JsonOut;
+
+// Top-level keys the writer owns; client metadata may not reuse them (a duplicate key makes
+// the result parser-dependent, trace-format-kineto-json.md §11 #4).
+const char* const kReservedTopLevelKeys[] = {
+    "schemaVersion", "deviceProperties", "trace_id",      "host_name",
+    "kairos_stats",  "kairos_warnings",  "kairos_config", "distributedInfo",
+    "displayTimeUnit", "baseTimeNanoseconds", "traceEvents", "traceName"};
+
+constexpr int64_t kGpuSortIndexBase = 5000000;
+constexpr int64_t kOverheadSortIndex = 1048576;
+
+class TraceJsonWriter {
+ public:
+  TraceJsonWriter(const TraceData& data, ByteSink& sink)
+      : data_(data), out_(sink), formatter_(data) {}
+
+  absl::Status Run() {
+    PlanMetadata();
+    WriteHeader();
+    if (absl::Status s = out_.Flush(); !s.ok()) return s;
+    if (absl::Status s = WriteMetadataEvents(); !s.ok()) return s;
+    if (absl::Status s = WriteEvents(); !s.ok()) return s;
+    out_.Raw(",\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\","
+             "\"ts\":");
+    out_.Micros(Rel(data_.window_end_ns));
+    out_.Raw("}\n],\n\"traceName\": ");
+    out_.Str(data_.trace_name);
+    out_.Raw("\n}\n");
+    return out_.Flush();
+  }
+
+ private:
+  int64_t Rel(int64_t ns) const { return ns - data_.base_time_ns; }
+
+  // Decides which client metadata keys are written before anything is emitted, so that the
+  // warnings about dropped ones can still go into "kairos_warnings".
+  void PlanMetadata() {
+    std::set<std::string> used(std::begin(kReservedTopLevelKeys), std::end(kReservedTopLevelKeys));
+    for (const auto& [key, value] : data_.metadata) {
+      if (!used.insert(key).second) {
+        Warn(absl::StrCat("metadata key '", key, "' duplicates another top-level key; dropped"));
+        continue;
+      }
+      metadata_.push_back({&key, &value, false});
+    }
+    for (const auto& [key, value] : data_.metadata_json) {
+      if (!used.insert(key).second) {
+        Warn(absl::StrCat("metadata key '", key, "' duplicates another top-level key; dropped"));
+        continue;
+      }
+      const bool valid = IsValidJson(value);
+      if (!valid) {
+        Warn(absl::StrCat("metadata '", key, "' is not valid JSON; written as a string"));
+      }
+      metadata_.push_back({&key, &value, valid});
+    }
+  }
+  void Warn(std::string msg) {
+    KAIROS_LOG_WARNING("json writer: %s", msg.c_str());
+    writer_warnings_.push_back(std::move(msg));
+  }
+
+  void WriteHeader() {
+    out_.Raw("{\n\"schemaVersion\": 1");
+    if (!data_.devices.empty()) {
+      out_.Raw(",\n\"deviceProperties\": [");
+      bool first = true;
+      for (const DeviceInfo& d : data_.devices) {
+        out_.Raw(first ? "\n{\"id\":" : ",\n{\"id\":");
+        first = false;
+        out_.Uint(d.id);
+        out_.Raw(",\"name\":");
+        out_.Str(d.name);
+        out_.Raw(",\"totalGlobalMem\":");
+        out_.Uint(d.total_global_mem);
+        out_.Raw(",\"computeMajor\":");
+        out_.Int(d.compute_major);
+        out_.Raw(",\"computeMinor\":");
+        out_.Int(d.compute_minor);
+        out_.Raw(",\"maxThreadsPerBlock\":");
+        out_.Int(d.max_threads_per_block);
+        out_.Raw(",\"maxThreadsPerMultiprocessor\":");
+        out_.Int(d.max_threads_per_multiprocessor);
+        out_.Raw(",\"regsPerBlock\":");
+        out_.Int(d.regs_per_block);
+        out_.Raw(",\"warpSize\":");
+        out_.Int(d.warp_size);
+        out_.Raw(",\"sharedMemPerBlock\":");
+        out_.Uint(d.shared_mem_per_block);
+        out_.Raw(",\"numSms\":");
+        out_.Int(d.num_sms);
+        out_.Raw(",\"regsPerMultiprocessor\":");
+        out_.Int(d.regs_per_multiprocessor);
+        out_.Raw(",\"sharedMemPerBlockOptin\":");
+        out_.Uint(d.shared_mem_per_block_optin);
+        out_.Raw(",\"sharedMemPerMultiprocessor\":");
+        out_.Uint(d.shared_mem_per_multiprocessor);
+        out_.Char('}');
+      }
+      out_.Raw("\n]");
+    }
+    if (!data_.trace_id.empty()) {
+      out_.Raw(",\n\"trace_id\": ");
+      out_.Str(data_.trace_id);
+    }
+    out_.Raw(",\n\"host_name\": ");
+    out_.Str(data_.host_name);
+    for (const PlannedMetadata& m : metadata_) {
+      out_.Raw(",\n");
+      out_.Str(*m.key);
+      out_.Raw(": ");
+      if (m.raw_json) {
+        out_.Raw(*m.value);
+      } else {
+        out_.Str(*m.value);
+      }
+    }
+    out_.Raw(",\n\"kairos_stats\": {");
+    bool first = true;
+    for (const auto& [key, value] : data_.stats) {
+      if (!first) out_.Raw(", ");
+      first = false;
+      out_.Str(key);
+      out_.Raw(": ");
+      out_.Uint(value);
+    }
+    out_.Raw("},\n\"kairos_warnings\": [");
+    first = true;
+    for (const std::vector<std::string>* list :
+         {&data_.warnings, static_cast<const std::vector<std::string>*>(&writer_warnings_)}) {
+      for (const std::string& w : *list) {
+        if (!first) out_.Raw(", ");
+        first = false;
+        out_.Str(w);
+      }
+    }
+    out_.Raw("],\n\"kairos_config\": ");
+    out_.Str(data_.config_text);
+    // The space after "rank": is load-bearing: HTA finds the rank with the regex
+    // "rank":\s+(\d+) over the raw text (trace-consumers.md).
+    out_.Raw(",\n\"distributedInfo\": {\"backend\": ");
+    out_.Str(data_.distributed.backend);
+    out_.Raw(", \"rank\": ");
+    out_.Int(data_.distributed.rank);
+    out_.Raw(", \"world_size\": ");
+    out_.Int(data_.distributed.world_size);
+    out_.Raw("},\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
+    out_.Int(data_.base_time_ns);
+    out_.Raw(",\n\"traceEvents\": [");
+  }
+
+  // Starts one element of traceEvents (the first without a comma).
+  void BeginEvent() {
+    out_.Raw(first_event_ ? "\n{" : ",\n{");
+    first_event_ = false;
+  }
+
+  template <typename Tid, typename Value>
+  void Meta(int64_t pid, Tid tid, const char* name, const char* arg_key, const Value& value) {
+    if (!meta_seen_.insert({pid, static_cast<int64_t>(tid), name}).second) return;
+    BeginEvent();
+    out_.Raw("\"ph\":\"M\",\"name\":\"");
+    out_.Raw(name);
+    out_.Raw("\",\"ts\":");
+    out_.Micros(Rel(data_.window_start_ns));
+    out_.Raw(",\"pid\":");
+    out_.Int(pid);
+    out_.Raw(",\"tid\":");
+    out_.Int(static_cast<int64_t>(tid));
+    out_.Raw(",\"args\":{\"");
+    out_.Raw(arg_key);
+    out_.Raw("\":");
+    if constexpr (std::is_integral_v<Value>) {
+      out_.Int(static_cast<int64_t>(value));
+    } else {
+      out_.Str(value);
+    }
+    out_.Raw("}}");
+  }
+
+  void CpuProcessMeta(int64_t pid) {
+    Meta(pid, 0, "process_name", "name", std::string_view(data_.process_name));
+    Meta(pid, 0, "process_labels", "labels", std::string_view("CPU"));
+    Meta(pid, 0, "process_sort_index", "sort_index", pid);
+  }
+  void DeviceProcessMeta(const Track& t) {
+    Meta(t.pid, 0, "process_name", "name", std::string_view(data_.process_name));
+    Meta(t.pid, 0, "process_labels", "labels", absl::StrCat("GPU ", t.device));
+    Meta(t.pid, 0, "process_sort_index", "sort_index", kGpuSortIndexBase + t.device);
+  }
+
+  absl::Status WriteMetadataEvents() {
+    CpuProcessMeta(data_.pid);
+    for (size_t i = 0; i < data_.tracks.size(); ++i) {
+      if (i >= data_.events_by_track.size() || data_.events_by_track[i].empty()) continue;
+      const Track& t = data_.tracks[i];
+      switch (t.type) {
+        case TrackType::kThread:
+          CpuProcessMeta(t.pid);
+          Meta(t.pid, t.tid, "thread_name", "name",
+               t.name.empty() ? absl::StrCat("thread ", t.tid)
+                              : absl::StrCat("thread ", t.tid, " (", t.name, ")"));
+          Meta(t.pid, t.tid, "thread_sort_index", "sort_index", t.tid);
+          break;
+        case TrackType::kGpuStream:
+          DeviceProcessMeta(t);
+          Meta(t.pid, t.tid, "thread_name", "name", absl::StrCat("stream ", t.stream));
+          Meta(t.pid, t.tid, "thread_sort_index", "sort_index", static_cast<int64_t>(t.stream));
+          break;
+        case TrackType::kGpuStreamSync:
+          DeviceProcessMeta(t);
+          Meta(t.pid, t.tid, "thread_name", "name", absl::StrCat("stream ", t.stream, " (sync)"));
+          Meta(t.pid, t.tid, "thread_sort_index", "sort_index", static_cast<int64_t>(t.stream));
+          break;
+        case TrackType::kGpuDevice:
+          DeviceProcessMeta(t);
+          Meta(t.pid, t.tid, "thread_name", "name", absl::StrCat("Device ", t.device));
+          Meta(t.pid, t.tid, "thread_sort_index", "sort_index", int64_t{-1});
+          break;
+        case TrackType::kOverhead:
+          Meta(t.pid, 0, "process_name", "name", std::string_view("CUPTI Overhead"));
+          Meta(t.pid, 0, "process_sort_index", "sort_index", kOverheadSortIndex);
+          break;
+      }
+      if (absl::Status s = out_.MaybeFlush(); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  // ac2g flows are written only in pairs (§11 #1): an "s" needs at least one "f" with its
+  // correlation id and vice versa.
+  void PlanFlows() {
+    std::unordered_set<uint32_t> out_ids, in_ids;
+    for (const auto& events : data_.events_by_track) {
+      for (const Event& e : events) {
+        if (e.correlation == 0) continue;
+        if (e.flags & kFlagFlowOut) out_ids.insert(e.correlation);
+        if (e.flags & kFlagFlowIn) in_ids.insert(e.correlation);
+      }
+    }
+    for (uint32_t id : out_ids) {
+      if (in_ids.count(id)) paired_flows_.insert(id);
+    }
+  }
+
+  void PidTid(const Track& t) {
+    out_.Raw(",\"pid\":");
+    out_.Int(t.pid);
+    out_.Raw(",\"tid\":");
+    out_.Int(t.tid);
+  }
+
+  void WriteFlow(const Event& e, const Track& t, bool start) {
+    BeginEvent();
+    out_.Raw(start ? "\"ph\":\"s\",\"id\":" : "\"ph\":\"f\",\"id\":");
+    out_.Uint(e.correlation);
+    PidTid(t);
+    out_.Raw(",\"ts\":");
+    out_.Micros(Rel(e.start_ns));
+    out_.Raw(start ? ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}"
+                   : ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+  }
+
+  void WriteEvent(const Event& e, const Track& t) {
+    const size_t kind = static_cast<size_t>(e.kind);
+    const char* cat = kind < kEventKindCount ? kEventCategory[kind] : "unknown";
+    const bool flow_in = (e.flags & kFlagFlowIn) && e.correlation != 0 &&
+                         paired_flows_.count(e.correlation);
+    if (flow_in) WriteFlow(e, t, false);
+    BeginEvent();
+    if (e.kind == EventKind::kInstant) {
+      out_.Raw("\"ph\":\"i\",\"cat\":\"");
+      out_.Raw(cat);
+      out_.Raw("\",\"s\":\"t\",\"name\":");
+    } else {
+      out_.Raw("\"ph\":\"X\",\"cat\":\"");
+      out_.Raw(cat);
+      out_.Raw("\",\"name\":");
+    }
+    formatter_.WriteName(e, out_);
+    PidTid(t);
+    out_.Raw(",\"ts\":");
+    out_.Micros(Rel(e.start_ns));
+    if (e.kind != EventKind::kInstant) {
+      out_.Raw(",\"dur\":");
+      out_.Micros(e.end_ns - e.start_ns);
+    }
+    formatter_.WriteArgs(e, out_);
+    out_.Char('}');
+    if ((e.flags & kFlagFlowOut) && e.correlation != 0 && paired_flows_.count(e.correlation)) {
+      WriteFlow(e, t, true);
+    }
+  }
+
+  void WriteCounter(const CounterSample& c) {
+    if (c.track >= data_.counter_tracks.size()) return;
+    const CounterTrack& track = data_.counter_tracks[c.track];
+    BeginEvent();
+    out_.Raw("\"ph\":\"C\",\"name\":");
+    out_.Str(track.name);
+    out_.Raw(",\"pid\":");
+    if (track.group.empty()) {
+      out_.Int(data_.pid);
+    } else {
+      out_.Str(track.group);
+    }
+    out_.Raw(",\"ts\":");
+    out_.Micros(Rel(c.ts_ns));
+    out_.Raw(",\"args\":{");
+    out_.Str(track.unit.empty() ? std::string_view("value") : std::string_view(track.unit));
+    out_.Char(':');
+    out_.Double(c.value);
+    out_.Raw("}}");
+  }
+
+  absl::Status WriteEvents() {
+    PlanFlows();
+    EventMerger merger(data_);
+    const Event* e = nullptr;
+    uint32_t track = 0;
+    size_t next_counter = 0;
+    const auto& counters = data_.counter_samples;
+    while (merger.Next(&e, &track)) {
+      // Counters interleave by time; on a tie the counter goes first (it describes the
+      // state the event starts in).
+      while (next_counter < counters.size() && counters[next_counter].ts_ns <= e->start_ns) {
+        WriteCounter(counters[next_counter++]);
+      }
+      if (track < data_.tracks.size()) WriteEvent(*e, data_.tracks[track]);
+      if (absl::Status s = out_.MaybeFlush(); !s.ok()) return s;
+    }
+    while (next_counter < counters.size()) {
+      WriteCounter(counters[next_counter++]);
+      if (absl::Status s = out_.MaybeFlush(); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  struct PlannedMetadata {
+    const std::string* key;
+    const std::string* value;
+    bool raw_json;
+  };
+
+  const TraceData& data_;
+  JsonOut out_;
+  internal::JsonEventFormatter formatter_;
+  std::vector<PlannedMetadata> metadata_;
+  std::vector<std::string> writer_warnings_;
+  std::set<std::tuple<int64_t, int64_t, std::string>> meta_seen_;
+  std::unordered_set<uint32_t> paired_flows_;
+  bool first_event_ = true;
+};
+
+}  // namespace
+
+absl::Status JsonTraceWriter::Write(const TraceData& data, ByteSink& sink) {
+  return TraceJsonWriter(data, sink).Run();
+}
+
+}  // namespace kairos

@@ -1,0 +1,626 @@
+// File: perfetto_writer.cc
+// Layer: kairos_output. See perfetto_writer.h for the packet layout; docs/PERFETTO.md for
+// what a user sees in ui.perfetto.dev.
+// Threading: one Write() call at a time per writer object.
+#include "output/perfetto_writer.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "log.h"
+#include "output/perfetto_detail_args.h"
+#include "output/proto_encoder.h"
+
+namespace kairos {
+namespace {
+
+using internal::ProtoEncoder;
+
+// Perfetto field numbers (perfetto_trace.proto).
+enum PacketField : uint32_t {
+  kTracePacket = 1,
+  kPktClockSnapshot = 6,
+  kPktTimestamp = 8,
+  kPktSequenceId = 10,
+  kPktTrackEvent = 11,
+  kPktInternedData = 12,
+  kPktSequenceFlags = 13,
+  kPktClockId = 58,
+  kPktDefaults = 59,
+  kPktTrackDescriptor = 60,
+  kPktFirstOnSequence = 87,
+};
+enum TrackEventField : uint32_t {
+  kTeCategoryIids = 3,
+  kTeDebugAnnotations = 4,
+  kTeType = 9,
+  kTeNameIid = 10,
+  kTeTrackUuid = 11,
+  kTeName = 23,
+  kTeDoubleCounterValue = 44,
+  kTeFlowIds = 47,
+};
+enum TrackEventType : uint32_t { kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4 };
+enum DebugAnnotationField : uint32_t {
+  kDaNameIid = 1,
+  kDaBool = 2,
+  kDaUint = 3,
+  kDaInt = 4,
+  kDaDouble = 5,
+  kDaString = 6,
+  kDaName = 10,
+  kDaStringIid = 17,
+};
+constexpr uint32_t kClockRealtime = 1;
+constexpr uint32_t kClockBoottime = 6;
+constexpr uint32_t kSeqIncrementalStateCleared = 1;
+constexpr uint32_t kSeqNeedsIncrementalState = 2;
+
+// Debug annotation names interned per sequence; iid = index + 1.
+enum class Arg : uint8_t { kExternalId = 0, kCorrelation, kCbid, kBandwidth, kFinished, kDetail, kCount };
+constexpr const char* kArgNames[] = {"External id", "correlation", "cbid",
+                                     "memory bandwidth (GB/s)", "finished", kPerfettoDetailArg};
+static_assert(sizeof(kArgNames) / sizeof(kArgNames[0]) == static_cast<size_t>(Arg::kCount));
+
+// Events of a track's most common kind omit their category (the reader restores it), which
+// saves 2 bytes per range; every other kind names its category.
+EventKind DefaultKind(TrackType type) {
+  switch (type) {
+    case TrackType::kThread: return EventKind::kUserAnnotation;
+    case TrackType::kGpuStream: return EventKind::kKernel;
+    case TrackType::kGpuStreamSync:
+    case TrackType::kGpuDevice: return EventKind::kSync;
+    case TrackType::kOverhead: return EventKind::kOverhead;
+  }
+  return EventKind::kCpuOp;
+}
+
+struct Sequence {
+  uint32_t id = 0;
+  bool started = false;
+  EventKind default_kind = EventKind::kCpuOp;
+  int64_t last_ts = 0;
+  uint32_t categories_defined = 0;  // bit per EventKind
+  uint32_t args_defined = 0;        // bit per Arg
+  uint64_t cached_name = ~0ull;
+  uint32_t cached_name_iid = 0;
+  uint32_t next_name_iid = 1;
+  uint32_t next_string_iid = 1;
+  absl::flat_hash_map<uint64_t, uint32_t> name_iids;  // DisplayNameKey -> iid
+  absl::flat_hash_map<uint64_t, uint32_t> detail_iids;
+  std::vector<int64_t> open_ends;  // non-increasing: enclosing ranges end last
+};
+
+// Interned entries a packet defines; filled before the packet's TrackEvent is encoded and
+// written after it (the reader applies a packet's interned_data before its TrackEvent).
+struct NewInterned {
+  bool name = false;
+  uint32_t name_iid = 0;
+  const Event* name_event = nullptr;
+  int category = -1;
+  uint32_t args = 0;  // bit per Arg
+  uint32_t string_iid = 0;
+  std::string* string_text = nullptr;
+};
+
+class Encoder {
+ public:
+  Encoder(const TraceData& data, ByteSink& sink, const PerfettoWriterOptions& options,
+          PerfettoWriteStats* stats)
+      : data_(data), sink_(sink), options_(options), stats_(stats),
+        enc_(options.chunk_bytes + 4096) {}
+
+  absl::Status Run();
+
+ private:
+  int64_t FirstTimestamp() const;
+  void WriteClockSnapshot(int64_t t0);
+  void WriteDescriptors(int64_t t0);
+  void WriteMetadata(int64_t t0);
+  void StartSequence(Sequence& s, int64_t t0, uint64_t default_track);
+  absl::Status WriteCounters();
+  void WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts);
+  void WriteEnd(Sequence& s, int64_t ts);
+  void Annotation(Arg arg, uint32_t field, uint64_t v, NewInterned& ni, Sequence& s);
+  void DoubleAnnotation(Arg arg, double v, NewInterned& ni, Sequence& s);
+  void WriteInterned(const NewInterned& ni);
+  uint64_t DeviceUuid(uint32_t device) const { return kPerfettoDeviceUuidBase + device; }
+  absl::Status EndPacket(size_t mark) {
+    enc_.EndNested(mark);
+    ++stats_->packets;
+    if (enc_.size() >= options_.chunk_bytes) return Flush();
+    return absl::OkStatus();
+  }
+  absl::Status Flush() {
+    if (enc_.size() == 0) return absl::OkStatus();
+    stats_->bytes += enc_.size();
+    absl::Status st = sink_.Write(enc_.data(), enc_.size());
+    enc_.Clear();
+    return st;
+  }
+
+  const TraceData& data_;
+  ByteSink& sink_;
+  const PerfettoWriterOptions& options_;
+  PerfettoWriteStats* stats_;
+  ProtoEncoder enc_;
+  std::string scratch_;
+};
+
+int64_t Encoder::FirstTimestamp() const {
+  int64_t t = data_.window_start_ns > 0 ? data_.window_start_ns : INT64_MAX;
+  for (const auto& v : data_.events_by_track)
+    if (!v.empty()) t = std::min(t, v.front().start_ns);
+  if (!data_.counter_samples.empty()) t = std::min(t, data_.counter_samples.front().ts_ns);
+  return t == INT64_MAX ? 0 : std::max<int64_t>(t, 0);
+}
+
+void Encoder::WriteClockSnapshot(int64_t t0) {
+  // REALTIME is the trace clock, so trace-processor timestamps are Unix ns exactly as
+  // recorded; BOOTTIME (the default for packets without a clock id) is pinned to it.
+  size_t pk = enc_.BeginNested(kTracePacket);
+  enc_.Varint(kPktTimestamp, t0);
+  enc_.Varint(kPktSequenceId, kPerfettoMetadataSequence);
+  size_t cs = enc_.BeginNested(kPktClockSnapshot);
+  for (uint32_t clock : {kClockRealtime, kClockBoottime}) {
+    size_t c = enc_.BeginNested(1);
+    enc_.Varint(1, clock);
+    enc_.Varint(2, t0);
+    enc_.EndNested(c);
+  }
+  enc_.Varint(2, kClockRealtime);  // primary_trace_clock
+  enc_.EndNested(cs);
+  enc_.EndNested(pk);
+  ++stats_->packets;
+}
+
+void Encoder::WriteDescriptors(int64_t t0) {
+  auto begin = [&](uint64_t uuid, uint64_t parent) {
+    size_t pk = enc_.BeginNested(kTracePacket);
+    enc_.Varint(kPktTimestamp, t0);
+    enc_.Varint(kPktSequenceId, kPerfettoMetadataSequence);
+    size_t td = enc_.BeginNested(kPktTrackDescriptor);
+    enc_.Varint(1, uuid);
+    if (parent) enc_.Varint(5, parent);
+    return std::make_pair(pk, td);
+  };
+  auto end = [&](std::pair<size_t, size_t> m) {
+    enc_.EndNested(m.second);
+    enc_.EndNested(m.first);
+    ++stats_->packets;
+  };
+  {
+    auto m = begin(kPerfettoProcessUuid, 0);
+    size_t p = enc_.BeginNested(3);
+    enc_.SignedVarint(1, static_cast<int32_t>(data_.pid));
+    if (!data_.process_name.empty()) enc_.String(6, data_.process_name);
+    enc_.EndNested(p);
+    end(m);
+  }
+  {
+    auto m = begin(kPerfettoMetadataUuid, 0);
+    enc_.String(2, "kairos metadata");
+    end(m);
+  }
+  std::set<uint32_t> devices;
+  for (const DeviceInfo& d : data_.devices) devices.insert(d.id);
+  for (const Track& t : data_.tracks)
+    if (t.type != TrackType::kThread && t.type != TrackType::kOverhead) devices.insert(t.device);
+  for (uint32_t d : devices) {
+    auto m = begin(DeviceUuid(d), 0);
+    enc_.String(2, "GPU " + std::to_string(d));
+    end(m);
+  }
+  for (size_t i = 0; i < data_.tracks.size(); ++i) {
+    const Track& t = data_.tracks[i];
+    uint64_t uuid = kPerfettoTrackUuidBase + i;
+    switch (t.type) {
+      case TrackType::kThread: {
+        auto m = begin(uuid, kPerfettoProcessUuid);
+        size_t th = enc_.BeginNested(4);
+        enc_.SignedVarint(1, static_cast<int32_t>(t.pid));
+        enc_.SignedVarint(2, t.tid);
+        if (!t.name.empty()) enc_.String(5, t.name);
+        enc_.EndNested(th);
+        end(m);
+        break;
+      }
+      case TrackType::kGpuStream:
+      case TrackType::kGpuStreamSync:
+      case TrackType::kGpuDevice: {
+        auto m = begin(uuid, DeviceUuid(t.device));
+        std::string name = t.type == TrackType::kGpuDevice
+                               ? "Device " + std::to_string(t.device)
+                               : "stream " + std::to_string(t.stream) +
+                                     (t.type == TrackType::kGpuStreamSync ? " (sync)" : "");
+        enc_.String(2, name);
+        end(m);
+        break;
+      }
+      case TrackType::kOverhead: {
+        auto m = begin(uuid, 0);
+        enc_.String(2, "CUPTI Overhead");
+        end(m);
+        break;
+      }
+    }
+  }
+  std::vector<std::string> groups;
+  for (const CounterTrack& c : data_.counter_tracks)
+    if (!c.group.empty() && std::find(groups.begin(), groups.end(), c.group) == groups.end())
+      groups.push_back(c.group);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    auto m = begin(kPerfettoCounterGroupUuidBase + g, 0);
+    enc_.String(2, groups[g]);
+    end(m);
+  }
+  for (size_t j = 0; j < data_.counter_tracks.size(); ++j) {
+    const CounterTrack& c = data_.counter_tracks[j];
+    uint64_t parent = 0;
+    if (!c.group.empty())
+      parent = kPerfettoCounterGroupUuidBase +
+               (std::find(groups.begin(), groups.end(), c.group) - groups.begin());
+    auto m = begin(kPerfettoCounterUuidBase + j, parent);
+    enc_.String(2, c.name);
+    size_t cd = enc_.BeginNested(8);
+    if (!c.unit.empty()) enc_.String(6, c.unit);
+    enc_.EndNested(cd);
+    end(m);
+  }
+}
+
+// Trace-level metadata as one instant with plain (non-interned) annotation names; the
+// reader turns it back into TraceData fields.
+void Encoder::WriteMetadata(int64_t t0) {
+  size_t pk = enc_.BeginNested(kTracePacket);
+  enc_.Varint(kPktTimestamp, t0);
+  enc_.Varint(kPktSequenceId, kPerfettoMetadataSequence);
+  size_t te = enc_.BeginNested(kPktTrackEvent);
+  enc_.Varint(kTeType, kInstant);
+  enc_.Varint(kTeTrackUuid, kPerfettoMetadataUuid);
+  enc_.String(kTeName, "kairos metadata");
+  auto str = [&](const std::string& name, std::string_view v) {
+    size_t a = enc_.BeginNested(kTeDebugAnnotations);
+    enc_.String(kDaName, name);
+    enc_.String(kDaString, v);
+    enc_.EndNested(a);
+  };
+  auto num = [&](const std::string& name, int64_t v) {
+    size_t a = enc_.BeginNested(kTeDebugAnnotations);
+    enc_.String(kDaName, name);
+    enc_.SignedVarint(kDaInt, v);
+    enc_.EndNested(a);
+  };
+  num("pid", data_.pid);
+  str("process_name", data_.process_name);
+  str("host_name", data_.host_name);
+  num("base_time_ns", data_.base_time_ns);
+  num("window_start_ns", data_.window_start_ns);
+  num("window_end_ns", data_.window_end_ns);
+  str("trace_name", data_.trace_name);
+  if (!data_.trace_id.empty()) str("trace_id", data_.trace_id);
+  num("distributed.rank", data_.distributed.rank);
+  num("distributed.world_size", data_.distributed.world_size);
+  num("distributed.local_rank", data_.distributed.local_rank);
+  if (!data_.distributed.backend.empty()) str("distributed.backend", data_.distributed.backend);
+  for (const auto& [k, v] : data_.metadata) str("meta." + k, v);
+  for (const auto& [k, v] : data_.metadata_json) str("json." + k, v);
+  if (!data_.config_text.empty()) str("config", data_.config_text);
+  for (const auto& [k, v] : data_.stats) num("stats." + k, static_cast<int64_t>(v));
+  for (size_t i = 0; i < data_.warnings.size(); ++i) str("warning." + std::to_string(i), data_.warnings[i]);
+  for (const DeviceInfo& d : data_.devices) {
+    std::string p = "device." + std::to_string(d.id) + ".";
+    str(p + "name", d.name);
+    num(p + "totalGlobalMem", static_cast<int64_t>(d.total_global_mem));
+    num(p + "computeMajor", d.compute_major);
+    num(p + "computeMinor", d.compute_minor);
+    num(p + "maxThreadsPerBlock", d.max_threads_per_block);
+    num(p + "maxThreadsPerMultiprocessor", d.max_threads_per_multiprocessor);
+    num(p + "regsPerBlock", d.regs_per_block);
+    num(p + "warpSize", d.warp_size);
+    num(p + "sharedMemPerBlock", static_cast<int64_t>(d.shared_mem_per_block));
+    num(p + "numSms", d.num_sms);
+    num(p + "regsPerMultiprocessor", d.regs_per_multiprocessor);
+    num(p + "sharedMemPerBlockOptin", static_cast<int64_t>(d.shared_mem_per_block_optin));
+    num(p + "sharedMemPerMultiprocessor", static_cast<int64_t>(d.shared_mem_per_multiprocessor));
+    num(p + "maxBlocksPerMultiprocessor", d.max_blocks_per_multiprocessor);
+  }
+  enc_.EndNested(te);
+  enc_.EndNested(pk);
+  ++stats_->packets;
+}
+
+void Encoder::StartSequence(Sequence& s, int64_t t0, uint64_t default_track) {
+  size_t pk = enc_.BeginNested(kTracePacket);
+  enc_.Varint(kPktTimestamp, t0);
+  enc_.Varint(kPktClockId, kClockBoottime);  // explicit: the defaults below switch to clock 64
+  enc_.Varint(kPktSequenceId, s.id);
+  enc_.Varint(kPktSequenceFlags, kSeqIncrementalStateCleared | kSeqNeedsIncrementalState);
+  enc_.Bool(kPktFirstOnSequence, true);
+  size_t cs = enc_.BeginNested(kPktClockSnapshot);
+  size_t c = enc_.BeginNested(1);
+  enc_.Varint(1, kPerfettoIncrementalClockId);
+  enc_.Varint(2, t0);
+  enc_.Bool(3, true);  // is_incremental: each timestamp is a delta from the previous one
+  enc_.EndNested(c);
+  c = enc_.BeginNested(1);
+  enc_.Varint(1, kClockRealtime);
+  enc_.Varint(2, t0);
+  enc_.EndNested(c);
+  enc_.EndNested(cs);
+  size_t d = enc_.BeginNested(kPktDefaults);
+  enc_.Varint(58, kPerfettoIncrementalClockId);
+  if (default_track) {
+    size_t ted = enc_.BeginNested(11);
+    enc_.Varint(11, default_track);
+    enc_.EndNested(ted);
+  }
+  enc_.EndNested(d);
+  enc_.EndNested(pk);
+  ++stats_->packets;
+  s.started = true;
+  s.last_ts = t0;
+}
+
+void Encoder::Annotation(Arg arg, uint32_t field, uint64_t v, NewInterned& ni, Sequence& s) {
+  uint32_t bit = 1u << static_cast<uint32_t>(arg);
+  if (!(s.args_defined & bit)) {
+    s.args_defined |= bit;
+    ni.args |= bit;
+  }
+  size_t a = enc_.BeginNested(kTeDebugAnnotations);
+  enc_.Varint(kDaNameIid, static_cast<uint32_t>(arg) + 1);
+  enc_.Varint(field, v);
+  enc_.EndNested(a);
+}
+
+void Encoder::DoubleAnnotation(Arg arg, double v, NewInterned& ni, Sequence& s) {
+  uint32_t bit = 1u << static_cast<uint32_t>(arg);
+  if (!(s.args_defined & bit)) {
+    s.args_defined |= bit;
+    ni.args |= bit;
+  }
+  size_t a = enc_.BeginNested(kTeDebugAnnotations);
+  enc_.Varint(kDaNameIid, static_cast<uint32_t>(arg) + 1);
+  enc_.Double(kDaDouble, v);
+  enc_.EndNested(a);
+}
+
+void Encoder::WriteInterned(const NewInterned& ni) {
+  enc_.Varint(kPktSequenceFlags, kSeqNeedsIncrementalState);
+  size_t id = enc_.BeginNested(kPktInternedData);
+  if (ni.category >= 0) {
+    size_t m = enc_.BeginNested(1);
+    enc_.Varint(1, static_cast<uint32_t>(ni.category) + 1);
+    enc_.String(2, kEventCategory[ni.category]);
+    enc_.EndNested(m);
+  }
+  if (ni.name) {
+    size_t m = enc_.BeginNested(2);
+    enc_.Varint(1, ni.name_iid);
+    std::string name_scratch;
+    enc_.String(2, internal::DisplayName(data_, *ni.name_event, &name_scratch));
+    enc_.EndNested(m);
+  }
+  for (uint32_t i = 0; i < static_cast<uint32_t>(Arg::kCount); ++i) {
+    if (!(ni.args & (1u << i))) continue;
+    size_t m = enc_.BeginNested(3);
+    enc_.Varint(1, i + 1);
+    enc_.String(2, kArgNames[i]);
+    enc_.EndNested(m);
+  }
+  if (ni.string_iid) {
+    size_t m = enc_.BeginNested(29);
+    enc_.Varint(1, ni.string_iid);
+    enc_.String(2, *ni.string_text);
+    enc_.EndNested(m);
+  }
+  enc_.EndNested(id);
+}
+
+void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts) {
+  NewInterned ni;
+  uint32_t name_iid;
+  uint64_t name_key = e.kind == EventKind::kUserAnnotation || e.kind == EventKind::kCpuOp
+                          ? e.name
+                          : internal::DisplayNameKey(data_, e);
+  if (name_key == s.cached_name) {
+    name_iid = s.cached_name_iid;
+  } else {
+    auto [it, inserted] = s.name_iids.try_emplace(name_key, s.next_name_iid);
+    if (inserted) {
+      ++s.next_name_iid;
+      ni.name = true;
+      ni.name_iid = it->second;
+      ni.name_event = &e;
+    }
+    name_iid = it->second;
+    s.cached_name = name_key;
+    s.cached_name_iid = name_iid;
+  }
+  size_t pk = enc_.BeginNested(kTracePacket);
+  enc_.Varint(kPktTimestamp, static_cast<uint64_t>(ts - s.last_ts));
+  s.last_ts = ts;
+  enc_.Varint(kPktSequenceId, s.id);
+  size_t te = enc_.BeginNested(kPktTrackEvent);
+  if (e.kind != s.default_kind && e.kind < EventKind::kCount) {
+    uint32_t k = static_cast<uint32_t>(e.kind);
+    if (!(s.categories_defined & (1u << k))) {
+      s.categories_defined |= 1u << k;
+      ni.category = static_cast<int>(k);
+    }
+    enc_.Varint(kTeCategoryIids, k + 1);
+  }
+  enc_.Varint(kTeType, type);
+  enc_.Varint(kTeNameIid, name_iid);
+  if ((e.flags & (kFlagFlowOut | kFlagFlowIn)) && e.correlation)
+    enc_.Fixed64(kTeFlowIds, e.correlation);
+  if (e.external_id) Annotation(Arg::kExternalId, kDaUint, e.external_id, ni, s);
+  switch (e.kind) {
+    case EventKind::kRuntime:
+    case EventKind::kDriver:
+      Annotation(Arg::kCbid, kDaUint, e.aux, ni, s);
+      [[fallthrough]];
+    case EventKind::kKernel:
+    case EventKind::kSync:
+    case EventKind::kCudaEvent:
+      Annotation(Arg::kCorrelation, kDaUint, e.correlation, ni, s);
+      break;
+    case EventKind::kMemcpy:
+    case EventKind::kMemset: {
+      Annotation(Arg::kCorrelation, kDaUint, e.correlation, ni, s);
+      bool has_row = false;
+      uint64_t bytes = 0;
+      if (e.kind == EventKind::kMemcpy && e.detail < data_.memcpys.size()) {
+        bytes = data_.memcpys[e.detail].bytes;
+        has_row = true;
+      }
+      if (e.kind == EventKind::kMemset && e.detail < data_.memsets.size()) {
+        bytes = data_.memsets[e.detail].bytes;
+        has_row = true;
+      }
+      int64_t dur = e.end_ns - e.start_ns;
+      // bytes per ns == GB/s; omitted for a zero duration, as in the JSON writer.
+      if (dur > 0 && has_row) DoubleAnnotation(Arg::kBandwidth, double(bytes) / double(dur), ni, s);
+      break;
+    }
+    default: break;
+  }
+  if (e.flags & kFlagUnfinished) Annotation(Arg::kFinished, kDaBool, 0, ni, s);
+  if (e.detail != kNoDetail) {
+    uint64_t key = (uint64_t{internal::DetailTableOf(e.kind)} << 32) | e.detail;
+    auto it = s.detail_iids.find(key);
+    uint32_t iid = 0;
+    if (it != s.detail_iids.end()) {
+      iid = it->second;
+    } else {
+      scratch_.clear();
+      if (internal::AppendDetailArgsJson(data_, e, &scratch_)) {
+        iid = s.next_string_iid++;
+        s.detail_iids.emplace(key, iid);
+        ni.string_iid = iid;
+        ni.string_text = &scratch_;
+      } else {
+        s.detail_iids.emplace(key, 0);  // bad row: remembered so it is formatted once
+      }
+    }
+    if (iid) Annotation(Arg::kDetail, kDaStringIid, iid, ni, s);
+  }
+  enc_.EndNested(te);
+  if (ni.name || ni.category >= 0 || ni.args || ni.string_iid) WriteInterned(ni);
+  enc_.EndNested(pk);
+}
+
+void Encoder::WriteEnd(Sequence& s, int64_t ts) {
+  size_t pk = enc_.BeginNested(kTracePacket);
+  enc_.Varint(kPktTimestamp, static_cast<uint64_t>(ts - s.last_ts));
+  s.last_ts = ts;
+  enc_.Varint(kPktSequenceId, s.id);
+  size_t te = enc_.BeginNested(kPktTrackEvent);
+  enc_.Varint(kTeType, kSliceEnd);
+  enc_.EndNested(te);
+  enc_.EndNested(pk);
+}
+
+absl::Status Encoder::WriteCounters() {
+  if (data_.counter_samples.empty()) return absl::OkStatus();
+  Sequence s;
+  s.id = kPerfettoCounterSequence;
+  int64_t prev = data_.counter_samples.front().ts_ns;
+  StartSequence(s, prev, 0);
+  for (const CounterSample& c : data_.counter_samples) {
+    if (c.track >= data_.counter_tracks.size()) continue;
+    // Samples are sorted by ts; an out-of-order one is clamped rather than wrapping the
+    // unsigned delta.
+    int64_t ts = std::max(c.ts_ns, s.last_ts);
+    size_t pk = enc_.BeginNested(kTracePacket);
+    enc_.Varint(kPktTimestamp, static_cast<uint64_t>(ts - s.last_ts));
+    s.last_ts = ts;
+    enc_.Varint(kPktSequenceId, s.id);
+    size_t te = enc_.BeginNested(kPktTrackEvent);
+    enc_.Varint(kTeType, kCounter);
+    enc_.Varint(kTeTrackUuid, kPerfettoCounterUuidBase + c.track);
+    enc_.Double(kTeDoubleCounterValue, c.value);
+    enc_.EndNested(te);
+    absl::Status st = EndPacket(pk);
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Encoder::Run() {
+  int64_t t0 = FirstTimestamp();
+  WriteClockSnapshot(t0);
+  WriteDescriptors(t0);
+  WriteMetadata(t0);
+  absl::Status st = Flush();
+  if (!st.ok()) return st;
+  st = WriteCounters();
+  if (!st.ok()) return st;
+
+  std::vector<Sequence> seqs(data_.tracks.size());
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    seqs[i].id = kPerfettoFirstTrackSequence + static_cast<uint32_t>(i);
+    seqs[i].default_kind = DefaultKind(data_.tracks[i].type);
+  }
+  EventMerger merger(data_);
+  const Event* e;
+  uint32_t ti;
+  while (merger.Next(&e, &ti)) {
+    if (ti >= seqs.size()) continue;
+    Sequence& s = seqs[ti];
+    if (!s.started) StartSequence(s, e->start_ns, kPerfettoTrackUuidBase + ti);
+    while (!s.open_ends.empty() && s.open_ends.back() <= e->start_ns) {
+      WriteEnd(s, s.open_ends.back());
+      s.open_ends.pop_back();
+      ++stats_->packets;
+    }
+    if (e->kind == EventKind::kInstant) {
+      WriteEvent(s, *e, kInstant, e->start_ns);
+    } else {
+      int64_t end = std::max(e->end_ns, e->start_ns);
+      // Perfetto slices on one track must nest; a partial overlap is clamped to the
+      // enclosing slice's end and counted.
+      if (!s.open_ends.empty() && end > s.open_ends.back()) {
+        end = s.open_ends.back();
+        ++stats_->clamped_overlaps;
+      }
+      WriteEvent(s, *e, kSliceBegin, e->start_ns);
+      s.open_ends.push_back(end);
+    }
+    ++stats_->packets;
+    if (enc_.size() >= options_.chunk_bytes) {
+      st = Flush();
+      if (!st.ok()) return st;
+    }
+  }
+  for (Sequence& s : seqs) {
+    while (!s.open_ends.empty()) {
+      WriteEnd(s, s.open_ends.back());
+      s.open_ends.pop_back();
+      ++stats_->packets;
+      if (enc_.size() >= options_.chunk_bytes) {
+        st = Flush();
+        if (!st.ok()) return st;
+      }
+    }
+  }
+  if (stats_->clamped_overlaps)
+    KAIROS_LOG_WARNING("perfetto writer: %llu events partially overlapped an enclosing event on "
+                       "their track; their ends were clamped",
+                       static_cast<unsigned long long>(stats_->clamped_overlaps));
+  return Flush();
+}
+
+}  // namespace
+
+absl::Status PerfettoTraceWriter::Write(const TraceData& data, ByteSink& sink) {
+  stats_ = PerfettoWriteStats{};
+  Encoder encoder(data, sink, options_, &stats_);
+  return encoder.Run();
+}
+
+}  // namespace kairos

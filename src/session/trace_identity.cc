@@ -1,0 +1,68 @@
+// File: trace_identity.cc — see trace_identity.h.
+// Layer: kairos_session. Threading: see header.
+#include "session/trace_identity.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "clock.h"
+#include "config/env.h"
+
+namespace kairos {
+
+int64_t FloorBaseTime(int64_t unix_ns) {
+  if (unix_ns <= 0) return 0;
+  return unix_ns - unix_ns % kBaseTimePeriodNs;
+}
+
+int64_t ProcessBaseTimeNs() {
+  static const int64_t base = FloorBaseTime(UnixNowNs());
+  return base;
+}
+
+int64_t TraceBaseTimeNs(int64_t process_base_ns, int64_t earliest_event_ns) {
+  if (earliest_event_ns > 0 && earliest_event_ns < process_base_ns) return earliest_event_ns;
+  return process_base_ns;
+}
+
+int64_t EarliestTimestampNs(const TraceData& data) {
+  int64_t earliest = 0;
+  auto take = [&](int64_t ts) {
+    if (ts > 0 && (earliest == 0 || ts < earliest)) earliest = ts;
+  };
+  for (const auto& v : data.events_by_track)
+    if (!v.empty()) take(v.front().start_ns);  // each track is sorted by start
+  for (const auto& s : data.counter_samples) take(s.ts_ns);
+  return earliest;
+}
+
+std::string ReadProcessName() {
+  const int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::string();
+  char buf[64];
+  const ssize_t n = read(fd, buf, sizeof(buf));
+  close(fd);
+  if (n <= 0) return std::string();
+  std::string name(buf, static_cast<size_t>(n));
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\0')) name.pop_back();
+  return name;
+}
+
+std::string ReadHostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return std::string();
+  return std::string(buf);
+}
+
+DistributedInfo DistributedFromEnv() {
+  const EnvSettings& env = Env();
+  DistributedInfo d;
+  d.rank = env.rank >= 0 ? env.rank : 0;
+  d.world_size = env.world_size > 0 ? env.world_size : 1;
+  d.local_rank = env.local_rank >= 0 ? env.local_rank : 0;
+  return d;
+}
+
+}  // namespace kairos

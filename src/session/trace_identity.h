@@ -1,0 +1,39 @@
+// File: trace_identity.h
+// Layer: kairos_session. Who and when a trace is: process name, host name, distributed
+// rank info and the Kineto base time rule.
+// Threading: pure functions except ProcessBaseTimeNs (computed once per process, thread-safe).
+#ifndef KAIROS_SRC_SESSION_TRACE_IDENTITY_H_
+#define KAIROS_SRC_SESSION_TRACE_IDENTITY_H_
+
+#include <cstdint>
+#include <string>
+
+#include "trace_data.h"
+
+namespace kairos {
+
+// Kineto's base period: a quarter of 365.2425 days.
+inline constexpr int64_t kBaseTimePeriodNs = 7889238LL * 1000000000LL;
+
+// Floors `unix_ns` to a multiple of kBaseTimePeriodNs.
+int64_t FloorBaseTime(int64_t unix_ns);
+
+// The base time of every trace this process writes: the wall clock at first call, floored.
+int64_t ProcessBaseTimeNs();
+
+// The base for one trace: the process base, but never after `earliest_event_ns` (traces must
+// not need negative timestamps). earliest_event_ns <= 0 means "no events".
+int64_t TraceBaseTimeNs(int64_t process_base_ns, int64_t earliest_event_ns);
+
+// Earliest event start (or counter sample) in `data`; 0 if there is none.
+int64_t EarliestTimestampNs(const TraceData& data);
+
+std::string ReadProcessName();  // /proc/self/comm without the newline; "" on error
+std::string ReadHostName();     // gethostname(); "" on error
+
+// Rank info decoded by src/config/env.h (the only place that reads the environment).
+DistributedInfo DistributedFromEnv();
+
+}  // namespace kairos
+
+#endif  // KAIROS_SRC_SESSION_TRACE_IDENTITY_H_

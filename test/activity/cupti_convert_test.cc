@@ -1,0 +1,297 @@
+// File: cupti_convert_test.cc
+// Layer: test (kairos_activity). CUPTI record -> Event conversion on hand-built CUDA 13 buffers.
+// Threading: single-threaded.
+#include "activity/cupti_convert.h"
+
+#include <catch2/catch.hpp>
+
+#include "cupti_records.h"
+
+namespace kairos::internal {
+namespace {
+
+using testing::RecordBuffer;
+using testing::FakeCallbackName;
+
+constexpr const char* kMatmul = "_Z6matmulPfS_S_i";
+
+TEST_CASE("record strides are the CUDA 13.0 struct sizes", "[cupti_convert]") {
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 216);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_KERNEL) == 216);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_MEMCPY) == 96);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_MEMCPY2) == 96);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_MEMSET) == 88);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_RUNTIME) == 40);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_DRIVER) == 40);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) == 56);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == 24);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_OVERHEAD) == 56);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == 56);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_DEVICE) == 184);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_GRAPH_TRACE) == 56);
+  CHECK(CuptiRecordSize(0) == 0);
+  CHECK(CuptiRecordSize(CUPTI_ACTIVITY_KIND_COUNT) == 0);
+}
+
+TEST_CASE("kernel record becomes an event and a detail row", "[cupti_convert]") {
+  RecordBuffer buf;
+  auto k = testing::Kernel(77, 1000, 3000, kMatmul, /*device=*/1, /*stream=*/13);
+  k.gridY = 2;
+  k.graphId = 5;
+  k.graphNodeId = 0x100000002ull;
+  k.queued = 900;
+  buf.Add(k);
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(buf.data(), buf.size());
+  REQUIRE(c.events().size() == 1);
+  const Event& e = c.events()[0];
+  CHECK(e.kind == EventKind::kKernel);
+  CHECK(e.start_ns == 1000);
+  CHECK(e.end_ns == 3000);
+  CHECK(c.strings().Get(e.name) == "matmul(float*, float*, float*, int)");
+  CHECK(e.correlation == 77);
+  CHECK(e.external_id == 0);
+  CHECK(e.flags == kFlagNone);
+  REQUIRE(c.tracks().size() == 1);
+  CHECK(c.tracks()[e.track].type == TrackType::kGpuStream);
+  CHECK(c.tracks()[e.track].device == 1);
+  CHECK(c.tracks()[e.track].id == 13);
+  REQUIRE(c.kernels().size() == 1);
+  const KernelDetail& d = c.kernels()[e.detail];
+  CHECK(d.grid[0] == 4096);
+  CHECK(d.grid[1] == 2);
+  CHECK(d.grid[2] == 1);
+  CHECK(d.block[0] == 128);
+  CHECK(d.device == 1);
+  CHECK(d.context == 1);
+  CHECK(d.stream == 13);
+  CHECK(d.registers_per_thread == 31);
+  CHECK(d.static_shared_memory == 1024);
+  CHECK(d.dynamic_shared_memory == 2048);
+  CHECK(d.queued == 900);
+  CHECK(d.graph_id == 5);
+  CHECK(d.graph_node_id == 0x100000002ull);
+  CHECK(d.channel_id == 3);
+  CHECK(d.channel_type == CUPTI_CHANNEL_TYPE_COMPUTE);
+  CHECK(c.stats().records == 1);
+  CHECK(c.stats().events == 1);
+}
+
+TEST_CASE("identical launch configurations share one detail row", "[cupti_convert]") {
+  RecordBuffer buf;
+  buf.Add(testing::Kernel(1, 100, 200, kMatmul));
+  buf.Add(testing::Kernel(2, 300, 400, kMatmul));
+  buf.Add(testing::Kernel(3, 500, 600, kMatmul, 0, 7, /*grid_x=*/64));
+  buf.Add(testing::Kernel(4, 700, 800, kMatmul));
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(buf.data(), buf.size());
+  REQUIRE(c.events().size() == 4);
+  CHECK(c.kernels().size() == 2);
+  CHECK(c.events()[0].detail == 0);
+  CHECK(c.events()[1].detail == 0);
+  CHECK(c.events()[2].detail == 1);
+  CHECK(c.events()[3].detail == 0);
+  CHECK(c.events()[0].name == c.events()[3].name);
+  CHECK(c.strings().size() == 2);  // "" and the demangled name
+}
+
+TEST_CASE("memcpy, memset, runtime and driver names follow Kineto", "[cupti_convert]") {
+  RecordBuffer buf;
+  buf.Add(testing::Memcpy(10, 100, 300, 4096));
+  buf.Add(testing::Memset(11, 400, 500, 8));
+  buf.Add(testing::Runtime(211, 12, 600, 700));
+  buf.Add(testing::Runtime(505, 13, 800, 900));
+  buf.Add(testing::Api(CUPTI_ACTIVITY_KIND_DRIVER, 307, 14, 1000, 1100));
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(buf.data(), buf.size());
+  REQUIRE(c.events().size() == 5);
+  const auto& ev = c.events();
+  CHECK(c.strings().Get(ev[0].name) == "Memcpy HtoD (Pageable -> Device)");
+  CHECK(ev[0].correlation == 10);  // the runtime call's id, not the driver's
+  CHECK(c.memcpys()[ev[0].detail].bytes == 4096);
+  CHECK(c.memcpys()[ev[0].detail].copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+  CHECK(c.strings().Get(ev[1].name) == "Memset (Device)");
+  CHECK(c.memsets()[ev[1].detail].bytes == 8);
+  CHECK(c.strings().Get(ev[2].name) == "cudaLaunchKernel");
+  CHECK(ev[2].aux == 211);
+  CHECK(ev[2].kind == EventKind::kRuntime);
+  CHECK(c.strings().Get(ev[3].name) == "cudaLaunchKernel");
+  CHECK(ev[3].aux == 505);
+  CHECK(c.strings().Get(ev[4].name) == "cuLaunchKernel");
+  CHECK(ev[4].kind == EventKind::kDriver);
+  CHECK(c.tracks()[ev[2].track].type == TrackType::kThread);
+  CHECK(c.tracks()[ev[2].track].id == 1234);
+}
+
+TEST_CASE("noisy runtime and driver calls are dropped and counted", "[cupti_convert]") {
+  RecordBuffer buf;
+  buf.Add(testing::Runtime(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 1, 10, 20));
+  buf.Add(testing::Runtime(CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000, 2, 30,
+                           40));
+  buf.Add(testing::Api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, 3,
+                       50, 60));
+  buf.Add(testing::Runtime(20, 4, 70, 80));
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(buf.data(), buf.size());
+  CHECK(c.events().size() == 1);
+  CHECK(c.stats().filtered_api == 3);
+  CHECK(c.strings().Get(c.events()[0].name) == "cudaMalloc");
+}
+
+TEST_CASE("window bounds, bad timestamps and the event-store bound are counted",
+          "[cupti_convert]") {
+  RecordBuffer buf;
+  buf.Add(testing::Kernel(1, 900, 1100, kMatmul));   // starts before the window
+  buf.Add(testing::Kernel(2, 1000, 1500, kMatmul));  // inside
+  buf.Add(testing::Kernel(3, 1900, 2100, kMatmul));  // ends after the window
+  buf.Add(testing::Kernel(4, 0, 1500, kMatmul));     // unknown start
+  buf.Add(testing::Kernel(5, 1600, 1500, kMatmul));  // end before start
+  buf.Add(testing::Kernel(6, 1200, 1300, kMatmul));  // inside
+  buf.Add(testing::Kernel(7, 1300, 1400, kMatmul));  // inside, store full
+  CuptiConverter c(FakeCallbackName, 2);
+  c.SetWindow(1000, 2000);
+  c.ConvertBuffer(buf.data(), buf.size());
+  REQUIRE(c.events().size() == 2);
+  CHECK(c.events()[0].correlation == 2);
+  CHECK(c.events()[1].correlation == 6);
+  CHECK(c.stats().out_of_range == 2);
+  CHECK(c.stats().bad_timestamp == 2);
+  CHECK(c.stats().store_full == 1);
+  CHECK(c.stats().records == 7);
+  c.DropAfter(1400);
+  REQUIRE(c.events().size() == 1);
+  CHECK(c.stats().out_of_range == 3);
+}
+
+TEST_CASE("a truncated tail or an unknown kind stops the walk and is counted",
+          "[cupti_convert]") {
+  RecordBuffer buf;
+  buf.Add(testing::Runtime(211, 1, 10, 20));
+  buf.Add(testing::Runtime(211, 2, 30, 40));
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(buf.data(), buf.size() - 8);  // second record incomplete
+  CHECK(c.events().size() == 1);
+  CHECK(c.stats().truncated_buffers == 1);
+  CHECK(CountCuptiRecords(buf.data(), buf.size()) == 2);
+  CHECK(CountCuptiRecords(buf.data(), buf.size() - 8) == 1);
+
+  RecordBuffer odd;
+  odd.Add(testing::Runtime(211, 3, 10, 20));
+  auto bogus = testing::Runtime(211, 4, 30, 40);
+  bogus.kind = static_cast<CUpti_ActivityKind>(999);
+  odd.Add(bogus);
+  odd.Add(testing::Runtime(211, 5, 50, 60));
+  CuptiConverter c2(FakeCallbackName, 100);
+  c2.ConvertBuffer(odd.data(), odd.size());
+  CHECK(c2.events().size() == 1);
+  CHECK(c2.stats().truncated_buffers == 1);
+
+  RecordBuffer known;
+  auto device = testing::Zero<CUpti_ActivityDevice5>();
+  device.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  known.Add(device);
+  known.Add(testing::Runtime(211, 6, 50, 60));
+  CuptiConverter c3(FakeCallbackName, 100);
+  c3.ConvertBuffer(known.data(), known.size());
+  CHECK(c3.events().size() == 1);
+  CHECK(c3.stats().unknown_kind == 1);  // skipped by its stride, walk continues
+  CHECK(c3.stats().truncated_buffers == 0);
+}
+
+TEST_CASE("sync rows resolve device from context and wait targets from CUDA events",
+          "[cupti_convert]") {
+  RecordBuffer first;
+  auto sync = testing::Zero<CUpti_ActivitySynchronization2>();
+  sync.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  sync.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
+  sync.start = 500;
+  sync.end = 600;
+  sync.correlationId = 40;
+  sync.contextId = 9;
+  sync.streamId = 21;
+  sync.cudaEventId = 3;
+  sync.cudaEventSyncId = 777;
+  first.Add(sync);
+  auto ssync = sync;
+  ssync.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+  ssync.cudaEventSyncId = 0;
+  ssync.correlationId = 41;
+  first.Add(ssync);
+  auto csync = ssync;
+  csync.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+  csync.streamId = 0xFFFFFFFFu;
+  csync.correlationId = 42;
+  first.Add(csync);
+
+  RecordBuffer second;  // the context's device is learned from a later buffer
+  auto k = testing::Kernel(1, 100, 200, kMatmul, /*device=*/2, /*stream=*/21);
+  k.contextId = 9;
+  second.Add(k);
+  auto ev = testing::Zero<CUpti_ActivityCudaEvent2>();
+  ev.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+  ev.correlationId = 39;
+  ev.contextId = 9;
+  ev.streamId = 17;
+  ev.eventId = 3;
+  ev.deviceId = 2;
+  ev.deviceTimestamp = 450;
+  ev.cudaEventSyncId = 777;
+  second.Add(ev);
+  auto ovh = testing::Zero<CUpti_ActivityOverhead3>();
+  ovh.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  ovh.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+  ovh.start = 700;
+  ovh.end = 800;
+  second.Add(ovh);
+
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(first.data(), first.size());
+  c.ConvertBuffer(second.data(), second.size());
+  c.Finalize();
+  const auto& e = c.events();
+  REQUIRE(e.size() == 6);
+  CHECK(c.strings().Get(e[0].name) == "Stream Wait Event");
+  CHECK(c.strings().Get(e[1].name) == "Stream Sync");
+  CHECK(c.strings().Get(e[2].name) == "Context Sync");
+  CHECK(c.strings().Get(e[4].name) == "cudaEvent");
+  CHECK(e[4].start_ns == 450);
+  CHECK(e[4].end_ns == 451);
+  CHECK(c.strings().Get(e[5].name) == "Buffer Flush");
+  CHECK(c.tracks()[e[5].track].type == TrackType::kOverhead);
+
+  const LocalTrack& wait_track = c.tracks()[e[0].track];
+  CHECK(wait_track.type == TrackType::kGpuStream);
+  CHECK(wait_track.device == 2);
+  CHECK(wait_track.id == 21);
+  CHECK(c.tracks()[e[1].track].type == TrackType::kGpuStreamSync);
+  CHECK(c.tracks()[e[1].track].device == 2);
+  CHECK(c.tracks()[e[2].track].type == TrackType::kGpuDevice);
+
+  const SyncDetail& wait = c.syncs()[e[0].detail];
+  CHECK(wait.device == 2);
+  CHECK(wait.context == 9);
+  CHECK(wait.stream == 21);
+  CHECK(wait.cuda_event_id == 3);
+  CHECK(wait.wait_on_stream == 17);
+  CHECK(wait.wait_on_event_record_correlation == 39);
+  const SyncDetail& stream_sync = c.syncs()[e[1].detail];
+  CHECK(stream_sync.sync_type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE);
+  CHECK(stream_sync.wait_on_stream == -1);
+  CHECK(c.syncs()[e[2].detail].stream == 0xFFFFFFFFu);
+}
+
+TEST_CASE("external correlation records map correlation ids to CPU ranges",
+          "[cupti_convert]") {
+  RecordBuffer buf;
+  buf.Add(testing::External(5, 42));
+  buf.Add(testing::Runtime(211, 5, 10, 20));
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(buf.data(), buf.size());
+  CHECK(c.events().size() == 1);
+  REQUIRE(c.external_ids().size() == 1);
+  CHECK(c.external_ids().at(5) == 42);
+  CHECK(c.stats().external_correlations == 1);
+}
+
+}  // namespace
+}  // namespace kairos::internal

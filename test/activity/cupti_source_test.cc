@@ -1,0 +1,388 @@
+// File: cupti_source_test.cc
+// Layer: test (kairos_activity). The "cuda" TraceSource end to end on a fake CUPTI table:
+// kinds enabled, warm-up discarded, window, drops, fault paths and their messages, and the
+// real toolkit libcupti on a machine without a driver.
+// Threading: the fake delivers buffers from the test thread (as CUPTI does inside a flush).
+#include "activity/cupti_source.h"
+
+#include <cstring>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "cupti_records.h"
+
+namespace kairos::internal {
+namespace {
+
+using testing::RecordBuffer;
+
+// ---- Fake CUPTI: process-global state, reset per test ----
+struct FakeState {
+  CUpti_BuffersCallbackRequestFunc request = nullptr;
+  CUpti_BuffersCallbackCompleteFunc complete = nullptr;
+  CUpti_CallbackFunc callback = nullptr;
+  void* userdata = nullptr;
+  bool subscribed = false;
+  std::vector<CUpti_ActivityKind> enabled;
+  std::vector<CUpti_ActivityKind> disabled;
+  std::vector<std::pair<uint32_t, uint64_t>> pushed;  // (kind, id)
+  int pops = 0;
+  int runtime_filters = 0, driver_filters = 0;
+  size_t dropped = 0;
+  CUptiResult enable_result = CUPTI_SUCCESS;
+  CUptiResult subscribe_result = CUPTI_SUCCESS;
+  CUptiResult flush_result = CUPTI_SUCCESS;
+  const char* other_subscriber = "";
+  std::vector<RecordBuffer> pending;  // records CUPTI "has", delivered at the next flush
+  int flushes = 0;
+};
+FakeState* g_fake = nullptr;
+
+CUptiResult FakeGetVersion(uint32_t* v) { *v = 130001; return CUPTI_SUCCESS; }
+CUptiResult FakeResultString(CUptiResult r, const char** s) {
+  switch (r) {
+    case CUPTI_ERROR_UNKNOWN: *s = "CUPTI_ERROR_UNKNOWN"; return CUPTI_SUCCESS;
+    case CUPTI_ERROR_NOT_INITIALIZED: *s = "CUPTI_ERROR_NOT_INITIALIZED"; return CUPTI_SUCCESS;
+    default: *s = "CUPTI_ERROR_OTHER"; return CUPTI_SUCCESS;
+  }
+}
+CUptiResult FakeRegister(CUpti_BuffersCallbackRequestFunc rq, CUpti_BuffersCallbackCompleteFunc c) {
+  g_fake->request = rq;
+  g_fake->complete = c;
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeEnable(CUpti_ActivityKind k) {
+  if (g_fake->enable_result != CUPTI_SUCCESS && k == CUPTI_ACTIVITY_KIND_MEMSET) {
+    return g_fake->enable_result;  // fail part-way, after kernels and memcpy were enabled
+  }
+  g_fake->enabled.push_back(k);
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeDisable(CUpti_ActivityKind k) { g_fake->disabled.push_back(k); return CUPTI_SUCCESS; }
+// Delivers every pending record buffer through the client's callbacks. All buffers are
+// requested before any is completed, as when CUPTI fills several (per-thread) buffers at once;
+// records that find no buffer are dropped and counted, as CUPTI does.
+CUptiResult FakeFlushAll(uint32_t) {
+  ++g_fake->flushes;
+  if (g_fake->flush_result != CUPTI_SUCCESS) return g_fake->flush_result;
+  std::vector<std::pair<uint8_t*, size_t>> got;
+  for (RecordBuffer& r : g_fake->pending) {
+    uint8_t* buf = nullptr;
+    size_t size = 0, max = 0;
+    g_fake->request(&buf, &size, &max);
+    if (buf == nullptr || size < r.size()) {
+      g_fake->dropped += CountCuptiRecords(r.data(), r.size());
+      continue;
+    }
+    std::memcpy(buf, r.data(), r.size());
+    got.emplace_back(buf, r.size());
+  }
+  for (const auto& [buf, n] : got) g_fake->complete(nullptr, 0, buf, 4096, n);
+  g_fake->pending.clear();
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeDropped(CUcontext, uint32_t, size_t* n) {
+  *n = g_fake->dropped;
+  g_fake->dropped = 0;
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakePush(CUpti_ExternalCorrelationKind k, uint64_t id) {
+  g_fake->pushed.emplace_back(k, id);
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakePop(CUpti_ExternalCorrelationKind, uint64_t*) { ++g_fake->pops; return CUPTI_SUCCESS; }
+CUptiResult FakeSubscribeV2(CUpti_SubscriberHandle* h, CUpti_CallbackFunc cb, void* ud,
+                            CUpti_SubscriberParams* params) {
+  if (g_fake->subscribe_result != CUPTI_SUCCESS) {
+    if (params != nullptr && params->oldSubscriberName != nullptr) {
+      std::strncpy(params->oldSubscriberName, g_fake->other_subscriber,
+                   params->oldSubscriberSize);
+    }
+    *h = nullptr;
+    return g_fake->subscribe_result;
+  }
+  g_fake->callback = cb;
+  g_fake->userdata = ud;
+  g_fake->subscribed = true;
+  *h = reinterpret_cast<CUpti_SubscriberHandle>(g_fake);
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeSubscribe(CUpti_SubscriberHandle* h, CUpti_CallbackFunc cb, void* ud) {
+  return FakeSubscribeV2(h, cb, ud, nullptr);
+}
+CUptiResult FakeUnsubscribe(CUpti_SubscriberHandle) { g_fake->subscribed = false; return CUPTI_SUCCESS; }
+CUptiResult FakeEnableDomain(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain) { return CUPTI_SUCCESS; }
+CUptiResult FakeRuntimeFilter(CUpti_CallbackId, uint8_t) { ++g_fake->runtime_filters; return CUPTI_SUCCESS; }
+CUptiResult FakeDriverFilter(CUpti_CallbackId, uint8_t) { ++g_fake->driver_filters; return CUPTI_SUCCESS; }
+
+CuptiApi FakeApi() {
+  CuptiApi api;
+  api.version = 130001;
+  api.GetVersion = FakeGetVersion;
+  api.GetResultString = FakeResultString;
+  api.GetCallbackName = testing::FakeCallbackName;
+  api.ActivityRegisterCallbacks = FakeRegister;
+  api.ActivityEnable = FakeEnable;
+  api.ActivityDisable = FakeDisable;
+  api.ActivityFlushAll = FakeFlushAll;
+  api.ActivityGetNumDroppedRecords = FakeDropped;
+  api.ActivityPushExternalCorrelationId = FakePush;
+  api.ActivityPopExternalCorrelationId = FakePop;
+  api.Subscribe = FakeSubscribe;
+  api.Subscribe_v2 = FakeSubscribeV2;
+  api.Unsubscribe = FakeUnsubscribe;
+  api.EnableDomain = FakeEnableDomain;
+  api.ActivityEnableRuntimeApi = FakeRuntimeFilter;
+  api.ActivityEnableDriverApi = FakeDriverFilter;
+  return api;
+}
+
+uint32_t g_range = 0;
+uint32_t CurrentRange() { return g_range; }
+bool FakeDevice(uint32_t device, DeviceInfo* out) {
+  out->id = device;
+  out->name = "Fake GPU";
+  out->num_sms = 132;
+  return true;
+}
+
+struct Fixture {
+  Fixture() { g_fake = &state; g_range = 0; }
+  ~Fixture() { g_fake = nullptr; }
+  CuptiSourceOptions Options() {
+    CuptiSourceOptions o;
+    o.api = &api;
+    o.buffer_size = 4096;
+    o.buffer_count = 4;
+    o.max_events = 1000;
+    o.current_range_id = CurrentRange;
+    o.device_info = FakeDevice;
+    return o;
+  }
+  FakeState state;
+  CuptiApi api = FakeApi();
+};
+
+uint64_t Stat(const TraceData& d, const char* key) {
+  auto it = d.stats.find(key);
+  return it == d.stats.end() ? ~0ull : it->second;
+}
+
+std::string Meta(const TraceData& d, const std::string& key) {
+  for (const auto& [k, v] : d.metadata) {
+    if (k == key) return v;
+  }
+  return "<absent>";
+}
+
+// Simulates one runtime call through CUPTI's API callback (ENTER then EXIT).
+void CallApi(uint32_t correlation) {
+  uint64_t correlation_data = 0;
+  CUpti_CallbackData cb;
+  std::memset(&cb, 0, sizeof(cb));
+  cb.correlationData = &correlation_data;
+  cb.correlationId = correlation;
+  cb.callbackSite = CUPTI_API_ENTER;
+  g_fake->callback(g_fake->userdata, CUPTI_CB_DOMAIN_RUNTIME_API, 211, &cb);
+  cb.callbackSite = CUPTI_API_EXIT;
+  g_fake->callback(g_fake->userdata, CUPTI_CB_DOMAIN_RUNTIME_API, 211, &cb);
+}
+
+TEST_CASE_METHOD(Fixture, "a session records, correlates and counts", "[cupti_source]") {
+  CuptiSource source(Options());
+  Config config;
+  REQUIRE(source.StartWarmup(config).ok());
+  CHECK(source.active());
+  CHECK(source.missing_reason().empty());
+  CHECK(state.enabled ==
+        std::vector<CUpti_ActivityKind>{
+            CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+            CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+            CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_OVERHEAD});
+  CHECK(state.runtime_filters == 20);
+  CHECK(state.driver_filters == 806 - 10);
+  CHECK(state.subscribed);
+
+  // Warm-up work: delivered at StartRecording's flush and discarded.
+  RecordBuffer warm;
+  warm.Add(testing::Runtime(211, 1, 100, 200));
+  warm.Add(testing::Kernel(1, 300, 400, "_Z4stepv"));
+  state.pending.push_back(warm);
+  source.StartRecording(1000);
+  CHECK(state.flushes == 1);
+
+  // Inside a CPU range (id 42): the callback pushes and pops the range id.
+  g_range = 42;
+  CallApi(2);
+  g_range = 0;
+  CallApi(3);
+  CHECK(state.pushed == std::vector<std::pair<uint32_t, uint64_t>>{{kKairosCorrelationKind, 42}});
+  CHECK(state.pops == 1);
+
+  RecordBuffer b1, b2;
+  b1.Add(testing::Kernel(2, 1500, 1600, "_Z4stepv"));  // before its launch's buffer
+  b1.Add(testing::Kernel(3, 1700, 1800, "_Z4stepv"));
+  b2.Add(testing::External(2, 42));
+  b2.Add(testing::Runtime(211, 2, 1100, 1200));
+  b2.Add(testing::Runtime(211, 3, 1300, 1400));
+  b2.Add(testing::Kernel(4, 2500, 2600, "_Z4stepv"));  // ends after the window
+  state.pending.push_back(b1);
+  state.pending.push_back(b2);
+  state.dropped = 0;
+  source.StopRecording(2000);
+  CHECK(state.disabled.size() == 9);
+
+  TraceData data;
+  data.pid = 7;
+  source.Collect(data);
+  size_t kernels = 0, runtime = 0, linked = 0, flows_in = 0, flows_out = 0;
+  for (const auto& track : data.events_by_track) {
+    for (const Event& e : track) {
+      kernels += e.kind == EventKind::kKernel;
+      runtime += e.kind == EventKind::kRuntime;
+      linked += e.external_id == 42;
+      flows_in += (e.flags & kFlagFlowIn) != 0;
+      flows_out += (e.flags & kFlagFlowOut) != 0;
+    }
+  }
+  CHECK(kernels == 2);
+  CHECK(runtime == 2);
+  CHECK(linked == 2);  // the call and its kernel
+  CHECK(flows_in == 2);
+  CHECK(flows_out == 2);
+  CHECK(Stat(data, "cupti_warmup_discarded") == 2);
+  CHECK(Stat(data, "cupti_out_of_range") == 1);
+  CHECK(Stat(data, "cupti_uncorrelated") == 0);
+  CHECK(Stat(data, "cupti_dropped") == 0);
+  CHECK(Stat(data, "cupti_buffers_refused") == 0);
+  CHECK(Stat(data, "cupti_flush_failed") == 0);
+  REQUIRE(data.devices.size() == 1);
+  CHECK(data.devices[0].name == "Fake GPU");
+  CHECK(Meta(data, "gpu_data_missing_reason") == "<absent>");
+  REQUIRE(data.metadata_json.size() == 1);
+  CHECK(data.metadata_json[0] == std::make_pair(std::string("cupti_version"), std::string("130001")));
+  source.Reset();
+  CHECK_FALSE(state.subscribed);
+  CHECK(ProcessCuptiPool().buffer_count() == 0);  // released between sessions
+}
+
+TEST_CASE_METHOD(Fixture, "ACTIVITY_TYPES selects the kinds", "[cupti_source]") {
+  CuptiSource source(Options());
+  Config config;
+  config.activity_types = ActivityBit(ActivityType::kKernel) | ActivityBit(ActivityType::kCpuOp);
+  REQUIRE(source.StartWarmup(config).ok());
+  CHECK(state.enabled == std::vector<CUpti_ActivityKind>{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  CHECK(state.runtime_filters == 0);
+  source.Reset();
+
+  config.activity_types = ActivityBit(ActivityType::kCpuOp);
+  state.enabled.clear();
+  REQUIRE(source.StartWarmup(config).ok());
+  CHECK_FALSE(source.active());
+  CHECK(source.missing_reason().empty());
+  CHECK(state.enabled.empty());
+}
+
+TEST_CASE_METHOD(Fixture, "another subscriber: named, CPU-only, reason in metadata",
+                 "[cupti_source]") {
+  state.subscribe_result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  state.other_subscriber = "CUPTI for Nsight Systems";
+  CuptiSource source(Options());
+  REQUIRE(source.StartWarmup(Config()).ok());
+  CHECK_FALSE(source.active());
+  const std::string reason =
+      "another CUPTI subscriber is active (CUPTI for Nsight Systems); GPU activity disabled, "
+      "CPU trace continues";
+  CHECK(source.missing_reason() == reason);
+  CHECK(state.enabled.empty());
+  source.StartRecording(0);
+  source.StopRecording(10);
+  TraceData data;
+  source.Collect(data);
+  CHECK(Meta(data, "gpu_data_missing_reason") == reason);
+  CHECK(data.warnings == std::vector<std::string>{reason});
+  CHECK(data.EventCount() == 0);
+}
+
+TEST_CASE_METHOD(Fixture, "a failing CUPTI call undoes what was enabled", "[cupti_source]") {
+  state.enable_result = CUPTI_ERROR_UNKNOWN;
+  CuptiSource source(Options());
+  REQUIRE(source.StartWarmup(Config()).ok());
+  CHECK_FALSE(source.active());
+  CHECK(source.missing_reason() ==
+        "CUPTI cuptiActivityEnable(MEMSET) failed: CUPTI_ERROR_UNKNOWN (999) (no NVIDIA driver "
+        "or GPU?); GPU activity disabled, CPU trace continues");
+  CHECK(state.disabled == std::vector<CUpti_ActivityKind>{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                                          CUPTI_ACTIVITY_KIND_MEMCPY,
+                                                          CUPTI_ACTIVITY_KIND_MEMCPY2});
+  CHECK_FALSE(state.subscribed);
+}
+
+TEST_CASE_METHOD(Fixture, "withheld buffers and CUPTI drops are counted exactly",
+                 "[cupti_source]") {
+  CuptiSourceOptions o = Options();
+  o.buffer_count = 2;
+  CuptiSource source(o);
+  REQUIRE(source.StartWarmup(Config()).ok());
+  source.StartRecording(1000);
+  // Five CUPTI buffers' worth of records but only two pool buffers: three requests are
+  // refused and CUPTI drops (and counts) their records.
+  for (int i = 0; i < 5; ++i) {
+    RecordBuffer b;
+    b.Add(testing::Runtime(211, 10 + i, 1100, 1200));
+    state.pending.push_back(b);
+  }
+  source.StopRecording(2000);
+  TraceData data;
+  source.Collect(data);
+  CHECK(Stat(data, "cupti_buffers_refused") == 3);
+  CHECK(Stat(data, "cupti_dropped") == 3);
+  CHECK(data.EventCount() == 2);
+}
+
+TEST_CASE_METHOD(Fixture, "a failed final flush is reported", "[cupti_source]") {
+  CuptiSource source(Options());
+  REQUIRE(source.StartWarmup(Config()).ok());
+  source.StartRecording(1000);
+  state.flush_result = CUPTI_ERROR_NOT_INITIALIZED;  // e.g. the device stopped
+  source.StopRecording(2000);
+  TraceData data;
+  source.Collect(data);
+  CHECK(Stat(data, "cupti_flush_failed") == 1);
+  CHECK(data.warnings == std::vector<std::string>{
+                             "CUPTI flush failed at the end of the window; GPU records still "
+                             "held by CUPTI are missing"});
+}
+
+TEST_CASE_METHOD(Fixture, "an unknown CUPTI version is refused", "[cupti_source]") {
+  api.version = 28;
+  CuptiSource source(Options());
+  REQUIRE(source.StartWarmup(Config()).ok());
+  CHECK_FALSE(source.active());
+  CHECK(source.missing_reason() ==
+        "CUPTI API version 28 has record layouts kairos does not know (supported: "
+        "130000..130001); GPU activity disabled");
+  CHECK(state.enabled.empty());
+}
+
+TEST_CASE("real libcupti without a driver: one reason, CPU-only", "[cupti_source]") {
+  CuptiSourceOptions o;
+  o.library_path = KAIROS_REAL_CUPTI;
+  o.buffer_size = 4096;
+  o.buffer_count = 2;
+  CuptiSource source(o);
+  REQUIRE(source.StartWarmup(Config()).ok());
+  CHECK_FALSE(source.active());
+  CHECK(source.missing_reason() ==
+        "CUPTI cuptiSubscribe failed: CUPTI_ERROR_UNKNOWN (999) (no NVIDIA driver or GPU?); "
+        "GPU activity disabled, CPU trace continues");
+  TraceData data;
+  source.Collect(data);
+  CHECK(Meta(data, "gpu_data_missing_reason") == source.missing_reason());
+  CHECK(data.EventCount() == 0);
+}
+
+}  // namespace
+}  // namespace kairos::internal

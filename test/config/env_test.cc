@@ -1,0 +1,267 @@
+// File: env_test.cc
+// Layer: test for kairos_config. Environment decoding (through setenv + ReloadEnvForTest and
+// through DecodeEnv with a fake lookup) and LoadConfigFromEnv's sources and errors.
+// Threading: single-threaded (setenv is not thread-safe).
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "config/env.h"
+
+namespace kairos {
+namespace {
+
+constexpr int64_t kNow = 1763772000000;
+
+// Every variable env.cc reads, so each test starts from a clean environment.
+const char* const kAllVars[] = {
+    "KAIROS_CONFIG", "KINETO_CONFIG", "KAIROS_CONFIG_TEXT", "KAIROS_LOG_LEVEL",
+    "KINETO_LOG_LEVEL", "KINETO_USE_DAEMON", "KAIROS_USE_DAEMON", "KINETO_IPC_SOCKET_DIR",
+    "KAIROS_DAEMON_ENDPOINT", "KINETO_ONDEMAND_TRACE_DIR", "KAIROS_TRACE_DIR", "TMPDIR",
+    "KAIROS_JOB_ID", "SLURM_JOB_ID", "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+    "WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "LOCAL_RANK",
+    "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "PT_PROFILER_JOB_NAME",
+    "PT_PROFILER_JOB_VERSION", "PT_PROFILER_JOB_ATTEMPT_INDEX", "KAIROS_CUPTI_LIBRARY",
+    "CUDA_INJECTION64_PATH", "TEARDOWN_CUPTI"};
+
+struct CleanEnv {
+  CleanEnv() {
+    for (const char* v : kAllVars) unsetenv(v);
+    ReloadEnvForTest();
+  }
+  ~CleanEnv() {
+    for (const char* v : kAllVars) unsetenv(v);
+    ReloadEnvForTest();
+  }
+};
+
+EnvSettings FromMap(const std::map<std::string, std::string>& vars) {
+  return DecodeEnv([&vars](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  });
+}
+
+std::string TempDir() {
+  char tmpl[] = "/tmp/kairos_env_test_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  return tmpl;
+}
+
+TEST_CASE("an empty environment configures nothing", "[env]") {
+  CleanEnv clean;
+  const EnvSettings& e = Env();
+  CHECK(e.config_file.empty());
+  CHECK_FALSE(e.has_config_text);
+  CHECK_FALSE(e.log_level.has_value());
+  CHECK_FALSE(e.use_daemon);
+  CHECK(e.tmp_dir == "/tmp");
+  CHECK(e.job_id == 0);
+  CHECK(e.rank == -1);
+  CHECK(e.world_size == -1);
+  CHECK(e.local_rank == -1);
+  CHECK_FALSE(e.cuda_injected);
+  CHECK_FALSE(e.teardown_cupti);
+  CHECK(e.warnings.empty());
+  absl::StatusOr<ConfigFromEnv> c = LoadConfigFromEnv(nullptr, kNow);
+  REQUIRE(c.ok());
+  CHECK_FALSE(c->config.has_value());
+}
+
+TEST_CASE("setenv + ReloadEnvForTest is observed; old references stay valid", "[env]") {
+  CleanEnv clean;
+  const EnvSettings& before = Env();
+  setenv("KINETO_USE_DAEMON", "0", 1);  // presence-only: "0" still enables
+  setenv("SLURM_JOB_ID", "4294967297", 1);
+  setenv("RANK", "3", 1);
+  ReloadEnvForTest();
+  CHECK(Env().use_daemon);
+  CHECK(Env().job_id == 4294967297);
+  CHECK(Env().rank == 3);
+  CHECK(Env().rank_var == "RANK");
+  CHECK_FALSE(before.use_daemon);  // the earlier object is still alive and unchanged
+}
+
+TEST_CASE("config file variables: KAIROS_CONFIG wins over KINETO_CONFIG", "[env]") {
+  CHECK(FromMap({{"KINETO_CONFIG", "/k.conf"}}).config_file == "/k.conf");
+  const EnvSettings e = FromMap({{"KINETO_CONFIG", "/k.conf"}, {"KAIROS_CONFIG", "/a.conf"}});
+  CHECK(e.config_file == "/a.conf");
+  CHECK(e.config_file_var == "KAIROS_CONFIG");
+  CHECK(FromMap({{"KAIROS_CONFIG", ""}, {"KINETO_CONFIG", "/k.conf"}}).config_file_var ==
+        "KINETO_CONFIG");
+}
+
+TEST_CASE("log levels", "[env]") {
+  CHECK(FromMap({{"KINETO_LOG_LEVEL", "0"}}).log_level == LogLevel::kVerbose);
+  CHECK(FromMap({{"KINETO_LOG_LEVEL", "1"}}).log_level == LogLevel::kInfo);
+  CHECK(FromMap({{"KINETO_LOG_LEVEL", "2"}}).log_level == LogLevel::kWarning);
+  CHECK(FromMap({{"KINETO_LOG_LEVEL", "3"}}).log_level == LogLevel::kError);  // STAGE
+  CHECK(FromMap({{"KINETO_LOG_LEVEL", "4"}}).log_level == LogLevel::kError);
+  CHECK(FromMap({{"KINETO_LOG_LEVEL", "5"}}).log_level == LogLevel::kOff);
+  CHECK(FromMap({{"KINETO_LOG_LEVEL", "warn"}}).log_level == LogLevel::kVerbose);  // atoi -> 0
+  CHECK(FromMap({{"KINETO_LOG_LEVEL", "2junk"}}).log_level == LogLevel::kWarning);
+  CHECK(FromMap({{"KAIROS_LOG_LEVEL", "Error"}, {"KINETO_LOG_LEVEL", "0"}}).log_level ==
+        LogLevel::kError);
+  CHECK(FromMap({{"KAIROS_LOG_LEVEL", "off"}}).log_level == LogLevel::kOff);
+  CHECK(FromMap({{"KAIROS_LOG_LEVEL", "1"}}).log_level == LogLevel::kInfo);
+  const EnvSettings bad = FromMap({{"KAIROS_LOG_LEVEL", "loud"}, {"KINETO_LOG_LEVEL", "4"}});
+  CHECK(bad.log_level == LogLevel::kError);
+  REQUIRE(bad.warnings.size() == 1);
+  CHECK(bad.warnings[0] ==
+        "KAIROS_LOG_LEVEL=\"loud\" is not verbose|info|warning|error|off or 0-4; ignored");
+}
+
+TEST_CASE("daemon enablement", "[env]") {
+  CHECK(FromMap({{"KINETO_USE_DAEMON", ""}}).use_daemon);
+  CHECK(FromMap({{"KAIROS_USE_DAEMON", "1"}}).use_daemon);
+  CHECK_FALSE(FromMap({{"KAIROS_USE_DAEMON", "0"}}).use_daemon);
+  CHECK_FALSE(FromMap({{"KAIROS_USE_DAEMON", "yes"}}).use_daemon);
+  const EnvSettings e = FromMap({{"KINETO_IPC_SOCKET_DIR", "/run/dyno"},
+                                 {"KAIROS_DAEMON_ENDPOINT", "dyno_test_1"}});
+  CHECK(e.ipc_socket_dir == "/run/dyno");
+  CHECK(e.daemon_endpoint == "dyno_test_1");
+}
+
+TEST_CASE("job id uses strtoll semantics", "[env]") {
+  CHECK(FromMap({{"SLURM_JOB_ID", "123abc"}}).job_id == 123);
+  CHECK(FromMap({{"SLURM_JOB_ID", "abc"}}).job_id == 0);
+  CHECK(FromMap({{"SLURM_JOB_ID", "9007199254740993"}}).job_id == 9007199254740993);
+  CHECK(FromMap({{"SLURM_JOB_ID", "7"}, {"KAIROS_JOB_ID", "8"}}).job_id == 8);
+  CHECK(FromMap({{"SLURM_JOB_ID", "7"}, {"KAIROS_JOB_ID", ""}}).job_id == 7);
+}
+
+TEST_CASE("rank precedence and malformed values", "[env]") {
+  const EnvSettings slurm = FromMap({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"},
+                                     {"OMPI_COMM_WORLD_RANK", "6"}, {"PMI_RANK", "7"}});
+  CHECK(slurm.rank == 5);
+  CHECK(slurm.rank_var == "SLURM_PROCID");
+  CHECK(slurm.world_size == 16);
+  const EnvSettings torch = FromMap({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "1"},
+                                     {"SLURM_PROCID", "9"}, {"SLURM_LOCALID", "3"}});
+  CHECK(torch.rank == 1);
+  CHECK(torch.world_size == 2);
+  CHECK(torch.local_rank == 1);
+  const EnvSettings mpi = FromMap({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+                                   {"OMPI_COMM_WORLD_LOCAL_RANK", "0"}});
+  CHECK(mpi.rank == 2);
+  CHECK(mpi.world_size == 4);
+  CHECK(mpi.local_rank == 0);
+  CHECK(FromMap({{"PMI_RANK", "3"}, {"PMI_SIZE", "8"}}).world_size == 8);
+  const EnvSettings bad = FromMap({{"RANK", "x1"}, {"PMI_RANK", "4"}});
+  CHECK(bad.rank == 4);
+  REQUIRE(bad.warnings.size() == 1);
+  CHECK(bad.warnings[0] == "RANK=\"x1\" is not a non-negative integer; ignored");
+}
+
+TEST_CASE("job identity, CUPTI and injection variables", "[env]") {
+  const EnvSettings e =
+      FromMap({{"PT_PROFILER_JOB_NAME", "llm\"x"}, {"PT_PROFILER_JOB_VERSION", "3"},
+               {"PT_PROFILER_JOB_ATTEMPT_INDEX", "0"}, {"KAIROS_CUPTI_LIBRARY", "/opt/cupti.so"},
+               {"CUDA_INJECTION64_PATH", "/opt/libkairos.so"}, {"TEARDOWN_CUPTI", "1"},
+               {"TMPDIR", "/scratch"}, {"KAIROS_TRACE_DIR", "/traces"},
+               {"KINETO_ONDEMAND_TRACE_DIR", "/od"}});
+  CHECK(e.job_name == "llm\"x");
+  CHECK(e.job_version == "3");
+  CHECK(e.job_attempt_index == "0");
+  CHECK(e.cupti_library == "/opt/cupti.so");
+  CHECK(e.cuda_injected);
+  CHECK(e.teardown_cupti);
+  CHECK(e.tmp_dir == "/scratch");
+  CHECK(e.trace_dir == "/traces");
+  CHECK(e.ondemand_trace_dir == "/od");
+  CHECK_FALSE(FromMap({{"CUDA_INJECTION64_PATH", "none"}}).cuda_injected);
+  CHECK_FALSE(FromMap({{"TEARDOWN_CUPTI", "true"}}).teardown_cupti);
+  CHECK(FromMap({{"TMPDIR", ""}}).tmp_dir == "/tmp");
+}
+
+TEST_CASE("LoadConfigFromSettings: file, then env text on top", "[env]") {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/k.conf";
+  std::ofstream(path) << "ACTIVITIES_ITERATIONS=4\r\nACTIVITIES_LOG_FILE=/tmp/f.json\r\nOLD=1\n";
+  EnvSettings env;
+  env.config_file = path;
+  env.config_file_var = "KINETO_CONFIG";
+  env.has_config_text = true;
+  env.config_text = "ACTIVITIES_LOG_FILE=/tmp/e.json; PROFILE_START_ITERATION=2\nNEW=1";
+  env.use_daemon = true;
+  std::vector<std::string> warnings;
+  absl::StatusOr<ConfigFromEnv> c = LoadConfigFromSettings(env, &warnings, kNow);
+  REQUIRE(c.ok());
+  REQUIRE(c->config.has_value());
+  CHECK(c->config->iterations == 4);
+  CHECK(c->config->log_file == "/tmp/e.json");
+  CHECK(c->config->profile_start_iteration == 2);
+  CHECK(c->config->enable_ipc_fabric);
+  CHECK(c->origin == "KINETO_CONFIG=" + path + " + KAIROS_CONFIG_TEXT");
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings[0] == "KINETO_CONFIG=" + path + ": config line 3: \"OLD\": unrecognized key; ignored");
+  CHECK(warnings[1] == "KAIROS_CONFIG_TEXT: config line 3: \"NEW\": unrecognized key; ignored");
+  unlink(path.c_str());
+  rmdir(dir.c_str());
+}
+
+TEST_CASE("LoadConfigFromSettings errors name the source", "[env]") {
+  const std::string dir = TempDir();
+  EnvSettings env;
+  env.config_file = dir + "/missing.conf";
+  env.config_file_var = "KAIROS_CONFIG";
+  absl::StatusOr<ConfigFromEnv> missing = LoadConfigFromSettings(env, nullptr, kNow);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().message() ==
+        "KAIROS_CONFIG=" + dir + "/missing.conf: config file does not exist");
+
+  env.config_file = dir;  // a directory
+  absl::StatusOr<ConfigFromEnv> not_file = LoadConfigFromSettings(env, nullptr, kNow);
+  REQUIRE_FALSE(not_file.ok());
+  CHECK(not_file.status().message() == "KAIROS_CONFIG=" + dir + ": config file is not a regular file");
+
+  const std::string path = dir + "/bad.conf";
+  std::ofstream(path) << "ACTIVITIES_ITERATIONS=1\nACTIVITIES_WARMUP_PERIOD_SECS=-1\n";
+  env.config_file = path;
+  absl::StatusOr<ConfigFromEnv> bad = LoadConfigFromSettings(env, nullptr, kNow);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message() ==
+        "KAIROS_CONFIG=" + path +
+            ": config line 2: ACTIVITIES_WARMUP_PERIOD_SECS: \"-1\" is negative; expected an "
+            "integer in [0, 2147483647]");
+
+  if (geteuid() != 0) {  // root reads anything, so the permission case needs a normal user
+    std::ofstream(path) << "ACTIVITIES_ITERATIONS=1\n";
+    chmod(path.c_str(), 0);
+    absl::StatusOr<ConfigFromEnv> unreadable = LoadConfigFromSettings(env, nullptr, kNow);
+    REQUIRE_FALSE(unreadable.ok());
+    CHECK(unreadable.status().message() ==
+          "KAIROS_CONFIG=" + path + ": config file cannot be opened: Permission denied");
+  }
+
+  EnvSettings text_only;
+  text_only.has_config_text = true;
+  text_only.config_text = "ACTIVITIES_ITERATIONS=1;ACTIVITIES_ENABLED=sure";
+  absl::StatusOr<ConfigFromEnv> bad_text = LoadConfigFromSettings(text_only, nullptr, kNow);
+  REQUIRE_FALSE(bad_text.ok());
+  CHECK(bad_text.status().message() ==
+        "KAIROS_CONFIG_TEXT: config line 2: ACTIVITIES_ENABLED: \"sure\" is not a boolean; "
+        "expected one of n y no yes f t false true 0 1");
+  unlink(path.c_str());
+  rmdir(dir.c_str());
+}
+
+TEST_CASE("LoadConfigFromEnv reads KAIROS_CONFIG_TEXT from the process environment", "[env]") {
+  CleanEnv clean;
+  setenv("KAIROS_CONFIG_TEXT", "ACTIVITIES_DURATION_MSECS=250", 1);
+  ReloadEnvForTest();
+  absl::StatusOr<ConfigFromEnv> c = LoadConfigFromEnv(nullptr, kNow);
+  REQUIRE(c.ok());
+  REQUIRE(c->config.has_value());
+  CHECK(c->config->duration_ms == 250);
+  CHECK(c->origin == "KAIROS_CONFIG_TEXT");
+}
+
+}  // namespace
+}  // namespace kairos

@@ -1,0 +1,180 @@
+// File: file_sink_test.cc
+// Layer: tests (output). AtomicFileSink: atomic replace, no partial or temp files on any
+// error (EFBIG via RLIMIT_FSIZE, ENOSPC via /dev/full), clear errors naming the path.
+// Threading: single-threaded; RLIMIT_FSIZE is changed and restored within one test.
+#include "output/file_sink.h"
+
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "json_test_util.h"
+
+namespace kairos {
+namespace {
+
+using testing::TempDir;
+
+TEST_CASE("AtomicFileSink writes a temp file and renames it on Finish") {
+  TempDir dir;
+  const std::string path = dir.File("trace.json");
+  auto sink = AtomicFileSink::Create(path);
+  REQUIRE(sink.ok());
+  const std::string temp = (*sink)->temp_path();
+  CHECK(temp == path + ".tmp." + std::to_string(getpid()));
+  REQUIRE((*sink)->Write("hello ", 6).ok());
+  REQUIRE((*sink)->Write("world", 5).ok());
+  CHECK(dir.List() == std::vector<std::string>{"trace.json.tmp." + std::to_string(getpid())});
+  struct stat st;
+  REQUIRE(stat(temp.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0640);
+  REQUIRE((*sink)->Finish().ok());
+  CHECK(dir.List() == std::vector<std::string>{"trace.json"});
+  CHECK(testing::ReadFile(path) == "hello world");
+  CHECK((*sink)->bytes_written() == 11);
+  // A second Finish or Write is an error, not a crash.
+  CHECK((*sink)->Finish().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_FALSE((*sink)->Write("x", 1).ok());
+}
+
+TEST_CASE("AtomicFileSink replaces an existing file and never leaves a partial one") {
+  TempDir dir;
+  const std::string path = dir.File("t.json");
+  {
+    auto first = AtomicFileSink::Create(path);
+    REQUIRE(first.ok());
+    REQUIRE((*first)->Write("old", 3).ok());
+    REQUIRE((*first)->Finish().ok());
+  }
+  {
+    auto second = AtomicFileSink::Create(path);
+    REQUIRE(second.ok());
+    REQUIRE((*second)->Write("new-but-abandoned", 17).ok());
+    // Destroyed without Finish: the old file stays, the temp goes.
+  }
+  CHECK(dir.List() == std::vector<std::string>{"t.json"});
+  CHECK(testing::ReadFile(path) == "old");
+  auto third = AtomicFileSink::Create(path);
+  REQUIRE(third.ok());
+  REQUIRE((*third)->Write("newer", 5).ok());
+  REQUIRE((*third)->Finish().ok());
+  CHECK(testing::ReadFile(path) == "newer");
+}
+
+TEST_CASE("Two sinks for one path in one process get distinct temp files") {
+  TempDir dir;
+  const std::string path = dir.File("x.json");
+  auto a = AtomicFileSink::Create(path);
+  auto b = AtomicFileSink::Create(path);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK((*b)->temp_path() == (*a)->temp_path() + ".1");
+  REQUIRE((*a)->Write("a", 1).ok());
+  REQUIRE((*b)->Write("b", 1).ok());
+  REQUIRE((*a)->Finish().ok());
+  REQUIRE((*b)->Finish().ok());
+  CHECK(testing::ReadFile(path) == "b");
+  CHECK(dir.List() == std::vector<std::string>{"x.json"});
+}
+
+TEST_CASE("Missing directory: clear error naming the path") {
+  TempDir dir;
+  const std::string path = dir.File("no/such/dir/t.json");
+  auto sink = AtomicFileSink::Create(path);
+  REQUIRE_FALSE(sink.ok());
+  CHECK(sink.status().code() == absl::StatusCode::kNotFound);
+  const std::string msg(sink.status().message());
+  CHECK(msg.find(path) != std::string::npos);
+  CHECK(msg.find("No such file or directory") != std::string::npos);
+  CHECK(dir.List().empty());
+}
+
+TEST_CASE("Unwritable directory: clear error naming the path") {
+  // Root ignores directory permissions, so use a file system nobody may create files in.
+  TempDir dir;
+  std::string path;
+  if (geteuid() == 0) {
+    path = "/proc/kairos_output_test.json";
+  } else {
+    REQUIRE(chmod(dir.path().c_str(), 0500) == 0);
+    path = dir.File("t.json");
+  }
+  auto sink = AtomicFileSink::Create(path);
+  chmod(dir.path().c_str(), 0700);
+  REQUIRE_FALSE(sink.ok());
+  const std::string msg(sink.status().message());
+  INFO(msg);
+  CHECK(msg.find("cannot create trace file '" + path + ".tmp.") == 0);
+  CHECK(msg.find("for '" + path + "'") != std::string::npos);
+  CHECK(dir.List().empty());
+}
+
+TEST_CASE("A symlink at the final path is refused, at Create and at Finish") {
+  TempDir dir;
+  const std::string target = dir.File("target");
+  const std::string link = dir.File("link.json");
+  REQUIRE(symlink(target.c_str(), link.c_str()) == 0);
+  auto sink = AtomicFileSink::Create(link);
+  REQUIRE_FALSE(sink.ok());
+  CHECK(sink.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(std::string(sink.status().message()).find(link) != std::string::npos);
+
+  const std::string later = dir.File("later.json");
+  auto s2 = AtomicFileSink::Create(later);
+  REQUIRE(s2.ok());
+  REQUIRE((*s2)->Write("data", 4).ok());
+  REQUIRE(symlink(target.c_str(), later.c_str()) == 0);  // appears while we write
+  const absl::Status st = (*s2)->Finish();
+  CHECK(st.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(dir.List() == std::vector<std::string>{"later.json", "link.json"});
+  CHECK(access(target.c_str(), F_OK) != 0);  // nothing written through the link
+}
+
+TEST_CASE("File too large (EFBIG via RLIMIT_FSIZE): no temp, no final file, error names path") {
+  TempDir dir;
+  const std::string path = dir.File("big.json");
+  struct rlimit old_limit;
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  struct sigaction ignore {}, old_action {};
+  ignore.sa_handler = SIG_IGN;
+  REQUIRE(sigaction(SIGXFSZ, &ignore, &old_action) == 0);
+  auto sink = AtomicFileSink::Create(path);
+  REQUIRE(sink.ok());
+  struct rlimit small = old_limit;
+  small.rlim_cur = 4096;
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  const std::string chunk(3000, 'x');
+  const absl::Status first = (*sink)->Write(chunk.data(), chunk.size());
+  const absl::Status second = (*sink)->Write(chunk.data(), chunk.size());  // crosses 4096
+  const absl::Status third = (*sink)->Write(chunk.data(), chunk.size());
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  sigaction(SIGXFSZ, &old_action, nullptr);
+  CHECK(first.ok());
+  CHECK(second.code() == absl::StatusCode::kResourceExhausted);
+  const std::string msg(second.message());
+  CHECK(msg.find(path) != std::string::npos);
+  CHECK(msg.find("File too large") != std::string::npos);
+  CHECK(third == second);  // sticky
+  CHECK((*sink)->Finish() == second);
+  CHECK(dir.List().empty());
+}
+
+TEST_CASE("WriteFully reports ENOSPC from a full device") {
+  const int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const char buf[100] = {};
+  CHECK(internal::WriteFully(fd, buf, sizeof(buf)) == ENOSPC);
+  close(fd);
+  const int ok_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  CHECK(internal::WriteFully(ok_fd, buf, sizeof(buf)) == 0);
+  close(ok_fd);
+}
+
+}  // namespace
+}  // namespace kairos

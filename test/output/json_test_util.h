@@ -1,0 +1,155 @@
+// File: json_test_util.h
+// Layer: tests (output). Strict JSON parsing for writer tests: a real parser (nlohmann) plus a
+// duplicate-key check nlohmann itself does not do, and small helpers to build TraceData.
+// Threading: single-threaded tests.
+#ifndef KAIROS_TEST_OUTPUT_JSON_TEST_UTIL_H_
+#define KAIROS_TEST_OUTPUT_JSON_TEST_UTIL_H_
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <stdlib.h>
+
+#include "absl/status/status.h"
+#include "output/sink.h"
+#include "trace_data.h"
+
+namespace kairos {
+namespace testing {
+
+using OrderedJson = nlohmann::ordered_json;
+
+// Parses `text`; returns false (and a reason) if it is not valid JSON or any object repeats
+// a key. Object key order is preserved in `*out`.
+inline bool ParseStrict(const std::string& text, OrderedJson* out, std::string* why) {
+  std::vector<std::set<std::string>> keys;
+  bool duplicate = false;
+  std::string dup_key;
+  auto cb = [&](int, OrderedJson::parse_event_t ev, OrderedJson& parsed) {
+    switch (ev) {
+      case OrderedJson::parse_event_t::object_start: keys.emplace_back(); break;
+      case OrderedJson::parse_event_t::key:
+        if (!keys.back().insert(parsed.get<std::string>()).second) {
+          duplicate = true;
+          dup_key = parsed.get<std::string>();
+        }
+        break;
+      case OrderedJson::parse_event_t::object_end: keys.pop_back(); break;
+      default: break;
+    }
+    return true;
+  };
+  try {
+    *out = OrderedJson::parse(text, cb);
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return false;
+  }
+  if (duplicate) {
+    *why = "duplicate key: " + dup_key;
+    return false;
+  }
+  return true;
+}
+
+// A ByteSink that keeps everything in memory and records the size of every Write.
+class StringSink : public ByteSink {
+ public:
+  absl::Status Write(const void* data, size_t size) override {
+    if (fail_after_ >= 0 && static_cast<int64_t>(text.size() + size) > fail_after_) {
+      ++failed_writes;
+      return absl::ResourceExhaustedError("test sink full");
+    }
+    text.append(static_cast<const char*>(data), size);
+    write_sizes.push_back(size);
+    return absl::OkStatus();
+  }
+  absl::Status Finish() override {
+    ++finish_calls;
+    return absl::OkStatus();
+  }
+  void FailAfter(int64_t bytes) { fail_after_ = bytes; }
+
+  std::string text;
+  std::vector<size_t> write_sizes;
+  int finish_calls = 0;
+  int failed_writes = 0;
+
+ private:
+  int64_t fail_after_ = -1;
+};
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return lines;
+}
+
+inline Event MakeEvent(EventKind kind, int64_t start, int64_t end, StringId name,
+                       uint32_t track) {
+  Event e{};
+  e.start_ns = start;
+  e.end_ns = end;
+  e.name = name;
+  e.track = track;
+  e.detail = kNoDetail;
+  e.kind = kind;
+  return e;
+}
+
+// A fresh per-test temp directory, removed (with its contents) on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/kairos_output_test_XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+  // Names of the entries in the directory, sorted.
+  std::vector<std::string> List() const;
+
+ private:
+  std::string path_;
+};
+
+}  // namespace testing
+}  // namespace kairos
+
+#include <dirent.h>
+
+inline std::vector<std::string> kairos::testing::TempDir::List() const {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(path_.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+#endif  // KAIROS_TEST_OUTPUT_JSON_TEST_UTIL_H_

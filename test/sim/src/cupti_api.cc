@@ -1,0 +1,564 @@
+// File: test/sim/src/cupti_api.cc
+// Layer: CUDA/CUPTI simulator, substitute libcupti.so.13: public entry points.
+// Threading: every function is safe to call from any thread, as in CUPTI.
+//
+// Semantics follow cupti_activity.h / cupti_callbacks.h for a host where a
+// driver is present; KAIROS_SIM_CUPTI_FAIL can force any call to fail.
+#include <cupti.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "cupti_core.h"
+#include "cupti_records.h"
+#include "sim_common.h"
+#include "sim_private.h"
+
+using kairos::sim::Core;
+using kairos::sim::CuptiCore;
+
+#define KSIM_CUPTI_ENTRY(name)                                             \
+  do {                                                                     \
+    CUptiResult forced_ = Core().ForcedResult(name);                       \
+    if (forced_ != CUPTI_SUCCESS) {                                        \
+      KSIM_DIAG("%s: failing with %d (KAIROS_SIM_CUPTI_FAIL)", name, forced_); \
+      Core().last_error.store(forced_);                                    \
+      return forced_;                                                      \
+    }                                                                      \
+  } while (0)
+
+namespace {
+
+CUptiResult Fail(CUptiResult r) {
+  Core().last_error.store(r);
+  return r;
+}
+
+bool LegacyKind(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_EVENT:
+    case CUPTI_ACTIVITY_KIND_METRIC:
+    case CUPTI_ACTIVITY_KIND_EVENT_INSTANCE:
+    case CUPTI_ACTIVITY_KIND_METRIC_INSTANCE:
+    case CUPTI_ACTIVITY_KIND_SOURCE_LOCATOR:
+    case CUPTI_ACTIVITY_KIND_GLOBAL_ACCESS:
+    case CUPTI_ACTIVITY_KIND_BRANCH:
+    case CUPTI_ACTIVITY_KIND_INSTRUCTION_EXECUTION:
+    case CUPTI_ACTIVITY_KIND_SHARED_ACCESS:
+    case CUPTI_ACTIVITY_KIND_PC_SAMPLING:
+    case CUPTI_ACTIVITY_KIND_PC_SAMPLING_RECORD_INFO:
+    case CUPTI_ACTIVITY_KIND_INSTRUCTION_CORRELATION:
+    case CUPTI_ACTIVITY_KIND_INSTANTANEOUS_EVENT:
+    case CUPTI_ACTIVITY_KIND_INSTANTANEOUS_EVENT_INSTANCE:
+    case CUPTI_ACTIVITY_KIND_INSTANTANEOUS_METRIC:
+    case CUPTI_ACTIVITY_KIND_INSTANTANEOUS_METRIC_INSTANCE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+CUptiResult SetKind(CUpti_ActivityKind kind, uint8_t on) {
+  if (kind <= CUPTI_ACTIVITY_KIND_INVALID || kind >= CUPTI_ACTIVITY_KIND_COUNT) {
+    return Fail(CUPTI_ERROR_INVALID_KIND);
+  }
+  if (LegacyKind(kind)) return Fail(CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED);
+  uint8_t was = Core().kinds[kind].exchange(on);
+  if (on != 0 && was == 0 &&
+      (kind == CUPTI_ACTIVITY_KIND_DEVICE || kind == CUPTI_ACTIVITY_KIND_CONTEXT)) {
+    // Device and context records describe objects that may already exist.
+    if (auto replay = Core().context_replay.load()) replay();
+  }
+  return CUPTI_SUCCESS;
+}
+
+#include "cbid_names.inc"
+
+void IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+}  // namespace
+
+#define KSIM_PUBLIC extern "C" __attribute__((visibility("default")))
+
+KSIM_PUBLIC CUptiResult cuptiGetVersion(uint32_t* version) {
+  KSIM_CUPTI_ENTRY("cuptiGetVersion");
+  if (version == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  *version = CUPTI_API_VERSION;
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetResultString(CUptiResult result, const char** str) {
+  if (str == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  switch (result) {
+    case CUPTI_SUCCESS: *str = "CUPTI_SUCCESS"; break;
+    case CUPTI_ERROR_INVALID_PARAMETER: *str = "CUPTI_ERROR_INVALID_PARAMETER"; break;
+    case CUPTI_ERROR_INVALID_DEVICE: *str = "CUPTI_ERROR_INVALID_DEVICE"; break;
+    case CUPTI_ERROR_INVALID_CONTEXT: *str = "CUPTI_ERROR_INVALID_CONTEXT"; break;
+    case CUPTI_ERROR_INVALID_OPERATION: *str = "CUPTI_ERROR_INVALID_OPERATION"; break;
+    case CUPTI_ERROR_OUT_OF_MEMORY: *str = "CUPTI_ERROR_OUT_OF_MEMORY"; break;
+    case CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT: *str = "CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT"; break;
+    case CUPTI_ERROR_API_NOT_IMPLEMENTED: *str = "CUPTI_ERROR_API_NOT_IMPLEMENTED"; break;
+    case CUPTI_ERROR_MAX_LIMIT_REACHED: *str = "CUPTI_ERROR_MAX_LIMIT_REACHED"; break;
+    case CUPTI_ERROR_NOT_READY: *str = "CUPTI_ERROR_NOT_READY"; break;
+    case CUPTI_ERROR_NOT_INITIALIZED: *str = "CUPTI_ERROR_NOT_INITIALIZED"; break;
+    case CUPTI_ERROR_QUEUE_EMPTY: *str = "CUPTI_ERROR_QUEUE_EMPTY"; break;
+    case CUPTI_ERROR_INVALID_KIND: *str = "CUPTI_ERROR_INVALID_KIND"; break;
+    case CUPTI_ERROR_NOT_SUPPORTED: *str = "CUPTI_ERROR_NOT_SUPPORTED"; break;
+    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED: *str = "CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED"; break;
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: *str = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"; break;
+    case CUPTI_ERROR_UNKNOWN: *str = "CUPTI_ERROR_UNKNOWN"; break;
+    default: *str = "CUPTI_ERROR_UNKNOWN"; return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetErrorMessage(CUptiResult result, const char** str) {
+  return cuptiGetResultString(result, str);
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetLastError(void) { return Core().last_error.exchange(CUPTI_SUCCESS); }
+
+KSIM_PUBLIC CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                                       CUpti_BuffersCallbackCompleteFunc complete) {
+  KSIM_CUPTI_ENTRY("cuptiActivityRegisterCallbacks");
+  if (request == nullptr || complete == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  Core().store.Register(request, complete);
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+  KSIM_CUPTI_ENTRY("cuptiActivityEnable");
+  return SetKind(kind, 1);
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind) {
+  KSIM_CUPTI_ENTRY("cuptiActivityEnableAndDump");
+  return SetKind(kind, 1);
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
+  KSIM_CUPTI_ENTRY("cuptiActivityDisable");
+  return SetKind(kind, 0);
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityEnableContext(CUcontext, CUpti_ActivityKind kind) {
+  KSIM_CUPTI_ENTRY("cuptiActivityEnableContext");
+  return SetKind(kind, 1);
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityDisableContext(CUcontext, CUpti_ActivityKind kind) {
+  KSIM_CUPTI_ENTRY("cuptiActivityDisableContext");
+  return SetKind(kind, 0);
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityFlushAll(uint32_t flag) {
+  KSIM_CUPTI_ENTRY("cuptiActivityFlushAll");
+  CUptiResult r = Core().store.FlushAll(flag);
+  return r == CUPTI_SUCCESS ? r : Fail(r);
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityFlush(CUcontext, uint32_t, uint32_t flag) {
+  KSIM_CUPTI_ENTRY("cuptiActivityFlush");
+  CUptiResult r = Core().store.FlushAll(flag);
+  return r == CUPTI_SUCCESS ? r : Fail(r);
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityFlushPeriod(uint32_t time) {
+  KSIM_CUPTI_ENTRY("cuptiActivityFlushPeriod");
+  Core().store.SetFlushPeriodMs(time);
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
+  KSIM_CUPTI_ENTRY("cuptiActivityGetNextRecord");
+  if (buffer == nullptr || record == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  size_t off = 0;
+  if (*record != nullptr) {
+    uint8_t* cur = reinterpret_cast<uint8_t*>(*record);
+    if (cur < buffer || cur >= buffer + valid) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+    uint32_t kind;
+    std::memcpy(&kind, cur, sizeof(kind));
+    size_t size = kairos::sim::RecordSize(kind);
+    if (size == 0) return Fail(CUPTI_ERROR_INVALID_KIND);
+    off = static_cast<size_t>(cur - buffer) + size;
+  }
+  if (off + sizeof(uint32_t) > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  uint32_t kind;
+  std::memcpy(&kind, buffer + off, sizeof(kind));
+  size_t size = kairos::sim::RecordSize(kind);
+  if (size == 0) return Fail(CUPTI_ERROR_INVALID_KIND);
+  if (off + size > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  *record = reinterpret_cast<CUpti_Activity*>(buffer + off);
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
+  KSIM_CUPTI_ENTRY("cuptiActivityGetNumDroppedRecords");
+  if (dropped == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  *dropped = Core().store.TakeDropped();
+  return CUPTI_SUCCESS;
+}
+
+namespace {
+
+CUptiResult Attribute(bool set, CUpti_ActivityAttribute attr, size_t* value_size, void* value) {
+  if (value_size == nullptr || value == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  CuptiCore& core = Core();
+  std::lock_guard<std::mutex> lock(core.attr_mu);
+  auto s = core.size_attrs.find(attr);
+  if (s != core.size_attrs.end()) {
+    if (*value_size < sizeof(size_t)) return Fail(CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT);
+    if (set) {
+      std::memcpy(&s->second, value, sizeof(size_t));
+    } else {
+      std::memcpy(value, &s->second, sizeof(size_t));
+    }
+    *value_size = sizeof(size_t);
+    return CUPTI_SUCCESS;
+  }
+  auto b = core.byte_attrs.find(attr);
+  if (b != core.byte_attrs.end()) {
+    if (*value_size < sizeof(uint8_t)) return Fail(CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT);
+    if (set) {
+      std::memcpy(&b->second, value, 1);
+    } else {
+      std::memcpy(value, &b->second, 1);
+    }
+    *value_size = sizeof(uint8_t);
+    return CUPTI_SUCCESS;
+  }
+  // The semaphore pool attributes are unsupported since CUDA 12.3.
+  return Fail(CUPTI_ERROR_NOT_SUPPORTED);
+}
+
+}  // namespace
+
+KSIM_PUBLIC CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t* value_size,
+                                                  void* value) {
+  KSIM_CUPTI_ENTRY("cuptiActivitySetAttribute");
+  return Attribute(true, attr, value_size, value);
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t* value_size,
+                                                  void* value) {
+  KSIM_CUPTI_ENTRY("cuptiActivityGetAttribute");
+  return Attribute(false, attr, value_size, value);
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetTimestamp(uint64_t* timestamp) {
+  KSIM_CUPTI_ENTRY("cuptiGetTimestamp");
+  if (timestamp == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  CUpti_TimestampCallbackFunc cb = Core().timestamp_callback.load();
+  *timestamp = cb != nullptr ? cb() : kairos::sim::RealtimeNowNs();
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc func) {
+  KSIM_CUPTI_ENTRY("cuptiActivityRegisterTimestampCallback");
+  Core().timestamp_callback.store(func);
+  Core().Recalibrate();
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id) {
+  KSIM_CUPTI_ENTRY("cuptiActivityPushExternalCorrelationId");
+  if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE) {
+    return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  }
+  kairos::sim::ExternalStack(kind)->push_back(id);
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                              uint64_t* last_id) {
+  KSIM_CUPTI_ENTRY("cuptiActivityPopExternalCorrelationId");
+  if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE) {
+    return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  }
+  auto* stack = kairos::sim::ExternalStack(kind);
+  if (stack->empty()) return Fail(CUPTI_ERROR_QUEUE_EMPTY);
+  if (last_id != nullptr) *last_id = stack->back();
+  stack->pop_back();
+  return CUPTI_SUCCESS;
+}
+
+#define KSIM_BOOL_SETTER(fn, member)                 \
+  KSIM_PUBLIC CUptiResult fn(uint8_t enable) {       \
+    KSIM_CUPTI_ENTRY(#fn);                           \
+    Core().member.store(enable != 0);                \
+    return CUPTI_SUCCESS;                            \
+  }
+KSIM_BOOL_SETTER(cuptiActivityEnableLatencyTimestamps, latency_timestamps)
+KSIM_BOOL_SETTER(cuptiActivityEnableCudaEventDeviceTimestamps, event_device_timestamps)
+
+// Accepted and ignored: they change record contents the simulator does not
+// model (launch attributes, HW trace, allocation source, device graphs).
+#define KSIM_ACCEPT_FLAG(fn)                   \
+  KSIM_PUBLIC CUptiResult fn(uint8_t) {        \
+    KSIM_CUPTI_ENTRY(#fn);                     \
+    return CUPTI_SUCCESS;                      \
+  }
+KSIM_ACCEPT_FLAG(cuptiActivityEnableLaunchAttributes)
+KSIM_ACCEPT_FLAG(cuptiActivityEnableDeviceGraph)
+KSIM_ACCEPT_FLAG(cuptiActivityEnableHWTrace)
+KSIM_ACCEPT_FLAG(cuptiActivityEnableAllocationSource)
+KSIM_ACCEPT_FLAG(cuptiActivityEnableAllSyncRecords)
+
+KSIM_PUBLIC CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+  KSIM_CUPTI_ENTRY("cuptiActivityEnableRuntimeApi");
+  if (cbid >= kairos::sim::kMaxCbid) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  Core().runtime_filter[cbid].store(enable != 0);
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
+  KSIM_CUPTI_ENTRY("cuptiActivityEnableDriverApi");
+  if (cbid >= kairos::sim::kMaxCbid) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  Core().driver_filter[cbid].store(enable != 0);
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+  KSIM_CUPTI_ENTRY("cuptiSetThreadIdType");
+  if (type != CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT && type != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) {
+    return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  }
+  Core().thread_id_type.store(type);
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetThreadIdType(CUpti_ActivityThreadIdType* type) {
+  KSIM_CUPTI_ENTRY("cuptiGetThreadIdType");
+  if (type == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  *type = static_cast<CUpti_ActivityThreadIdType>(Core().thread_id_type.load());
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiFinalize(void) {
+  KSIM_CUPTI_ENTRY("cuptiFinalize");
+  CuptiCore& core = Core();
+  for (auto& k : core.kinds) k.store(0);
+  {
+    std::lock_guard<std::mutex> lock(core.subscriber_mu);
+    core.subscriber_callback.store(nullptr);
+    core.subscriber_userdata.store(nullptr);
+    core.subscriber_name.clear();
+  }
+  core.store.Reset();
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetContextId(CUcontext context, uint32_t* context_id) {
+  KSIM_CUPTI_ENTRY("cuptiGetContextId");
+  auto* h = reinterpret_cast<const KSimContextHeader*>(context);
+  if (context_id == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  if (h == nullptr || h->magic != kKSimContextMagic) return Fail(CUPTI_ERROR_INVALID_CONTEXT);
+  *context_id = h->context_id;
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t* device_id) {
+  KSIM_CUPTI_ENTRY("cuptiGetDeviceId");
+  auto* h = reinterpret_cast<const KSimContextHeader*>(context);
+  if (device_id == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  if (h == nullptr || h->magic != kKSimContextMagic) return Fail(CUPTI_ERROR_INVALID_CONTEXT);
+  *device_id = h->device_id;
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetStreamIdEx(CUcontext context, CUstream stream, uint8_t, uint32_t* stream_id) {
+  KSIM_CUPTI_ENTRY("cuptiGetStreamIdEx");
+  if (stream_id == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  auto* s = reinterpret_cast<const KSimStreamHeader*>(stream);
+  if (s != nullptr && s->magic == kKSimStreamMagic) {
+    *stream_id = s->stream_id;
+    return CUPTI_SUCCESS;
+  }
+  auto* c = reinterpret_cast<const KSimContextHeader*>(context);
+  if (s == nullptr && c != nullptr && c->magic == kKSimContextMagic) {
+    *stream_id = c->null_stream_id;
+    return CUPTI_SUCCESS;
+  }
+  return Fail(CUPTI_ERROR_INVALID_STREAM);
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetStreamId(CUcontext context, CUstream stream, uint32_t* stream_id) {
+  return cuptiGetStreamIdEx(context, stream, 0, stream_id);
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t* id) {
+  KSIM_CUPTI_ENTRY("cuptiGetGraphId");
+  auto* g = reinterpret_cast<const KSimGraphHeader*>(graph);
+  if (id == nullptr || g == nullptr || g->magic != kKSimGraphMagic) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  *id = g->graph_id;
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetGraphExecId(CUgraphExec exec, uint32_t* id) {
+  KSIM_CUPTI_ENTRY("cuptiGetGraphExecId");
+  auto* g = reinterpret_cast<const KSimGraphHeader*>(exec);
+  if (id == nullptr || g == nullptr || g->magic != kKSimGraphMagic) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  *id = g->graph_id;
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiDeviceSupported(CUdevice, int* support) {
+  KSIM_CUPTI_ENTRY("cuptiDeviceSupported");
+  if (support == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  *support = 1;
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiComputeCapabilitySupported(int major, int, int* support) {
+  KSIM_CUPTI_ENTRY("cuptiComputeCapabilitySupported");
+  if (support == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  *support = major >= 7 ? 1 : 0;
+  return CUPTI_SUCCESS;
+}
+
+// ---- Callback API ----
+
+KSIM_PUBLIC CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                                          void* userdata, CUpti_SubscriberParams* params) {
+  KSIM_CUPTI_ENTRY("cuptiSubscribe");
+  if (subscriber == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  CuptiCore& core = Core();
+  std::lock_guard<std::mutex> lock(core.subscriber_mu);
+  const std::string& holder =
+      !core.other_subscriber.empty() ? core.other_subscriber
+                                     : (core.subscriber_callback.load() != nullptr || !core.subscriber_name.empty()
+                                            ? core.subscriber_name
+                                            : std::string());
+  bool taken = !core.other_subscriber.empty() || core.subscriber_callback.load() != nullptr;
+  if (taken) {
+    *subscriber = nullptr;
+    if (params != nullptr && params->oldSubscriberName != nullptr && params->oldSubscriberSize > 0) {
+      std::string name = "CUPTI for " + (holder.empty() ? std::string("unknown") : holder);
+      std::strncpy(params->oldSubscriberName, name.c_str(), params->oldSubscriberSize - 1);
+      params->oldSubscriberName[params->oldSubscriberSize - 1] = '\0';
+    }
+    KSIM_DIAG("cuptiSubscribe: another subscriber is registered (%s)", holder.c_str());
+    return Fail(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+  }
+  core.subscriber_name = (params != nullptr && params->subscriberName != nullptr)
+                             ? std::string(params->subscriberName).substr(0, CUPTI_SUBSCRIBER_NAME_MAX_LEN)
+                             : std::string("unnamed");
+  for (int d = 0; d < kairos::sim::kNumDomains; ++d) {
+    for (size_t i = 0; i < kairos::sim::kMaxCbid; ++i) core.callback_enabled[d][i].store(0);
+  }
+  core.subscriber_userdata.store(userdata);
+  // A NULL callback still owns the subscription (real CUPTI allows it).
+  core.subscriber_callback.store(callback != nullptr ? callback : &IgnoreCallback);
+  *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&core.subscriber_callback);
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                                       void* userdata) {
+  return cuptiSubscribe_v2(subscriber, callback, userdata, nullptr);
+}
+
+namespace {
+
+bool ValidSubscriber(CUpti_SubscriberHandle subscriber) {
+  return subscriber != nullptr &&
+         subscriber == reinterpret_cast<CUpti_SubscriberHandle>(&Core().subscriber_callback) &&
+         Core().subscriber_callback.load() != nullptr;
+}
+
+size_t DomainSize(CUpti_CallbackDomain domain) {
+  switch (domain) {
+    case CUPTI_CB_DOMAIN_DRIVER_API: return CUPTI_DRIVER_TRACE_CBID_SIZE;
+    case CUPTI_CB_DOMAIN_RUNTIME_API: return CUPTI_RUNTIME_TRACE_CBID_SIZE;
+    case CUPTI_CB_DOMAIN_RESOURCE: return CUPTI_CBID_RESOURCE_SIZE;
+    case CUPTI_CB_DOMAIN_SYNCHRONIZE: return CUPTI_CBID_SYNCHRONIZE_SIZE;
+    case CUPTI_CB_DOMAIN_NVTX: return CUPTI_CBID_NVTX_SIZE;
+    case CUPTI_CB_DOMAIN_STATE: return CUPTI_CBID_STATE_SIZE;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+KSIM_PUBLIC CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
+  KSIM_CUPTI_ENTRY("cuptiUnsubscribe");
+  CuptiCore& core = Core();
+  std::lock_guard<std::mutex> lock(core.subscriber_mu);
+  if (!ValidSubscriber(subscriber)) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  core.subscriber_callback.store(nullptr);
+  core.subscriber_userdata.store(nullptr);
+  core.subscriber_name.clear();
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                            CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  KSIM_CUPTI_ENTRY("cuptiEnableCallback");
+  if (!ValidSubscriber(subscriber) || cbid >= DomainSize(domain) || cbid >= kairos::sim::kMaxCbid) {
+    return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  }
+  Core().callback_enabled[domain][cbid].store(enable != 0);
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                          CUpti_CallbackDomain domain) {
+  KSIM_CUPTI_ENTRY("cuptiEnableDomain");
+  size_t n = DomainSize(domain);
+  if (!ValidSubscriber(subscriber) || n == 0) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  for (size_t i = 0; i < n && i < kairos::sim::kMaxCbid; ++i) {
+    Core().callback_enabled[domain][i].store(enable != 0);
+  }
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHandle subscriber) {
+  KSIM_CUPTI_ENTRY("cuptiEnableAllDomains");
+  if (!ValidSubscriber(subscriber)) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  for (int d = CUPTI_CB_DOMAIN_DRIVER_API; d < CUPTI_CB_DOMAIN_SIZE; ++d) {
+    size_t n = DomainSize(static_cast<CUpti_CallbackDomain>(d));
+    for (size_t i = 0; i < n && i < kairos::sim::kMaxCbid; ++i) Core().callback_enabled[d][i].store(enable != 0);
+  }
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetCallbackState(uint32_t* enable, CUpti_SubscriberHandle subscriber,
+                                              CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  KSIM_CUPTI_ENTRY("cuptiGetCallbackState");
+  if (enable == nullptr || !ValidSubscriber(subscriber) || cbid >= DomainSize(domain) ||
+      cbid >= kairos::sim::kMaxCbid) {
+    return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  }
+  *enable = Core().callback_enabled[domain][cbid].load();
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiSupportedDomains(size_t* count, CUpti_DomainTable* table) {
+  KSIM_CUPTI_ENTRY("cuptiSupportedDomains");
+  static const CUpti_CallbackDomain kDomains[] = {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                  CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CB_DOMAIN_SYNCHRONIZE,
+                                                  CUPTI_CB_DOMAIN_NVTX, CUPTI_CB_DOMAIN_STATE};
+  if (count == nullptr || table == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  *count = sizeof(kDomains) / sizeof(kDomains[0]);
+  *table = const_cast<CUpti_CallbackDomain*>(kDomains);
+  return CUPTI_SUCCESS;
+}
+
+KSIM_PUBLIC CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
+  KSIM_CUPTI_ENTRY("cuptiGetCallbackName");
+  if (name == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  const char* const* table = nullptr;
+  size_t n = 0;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    table = kRuntimeCbidNames;
+    n = sizeof(kRuntimeCbidNames) / sizeof(kRuntimeCbidNames[0]);
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    table = kDriverCbidNames;
+    n = sizeof(kDriverCbidNames) / sizeof(kDriverCbidNames[0]);
+  } else {
+    return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  }
+  if (cbid >= n || table[cbid] == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  *name = table[cbid];
+  return CUPTI_SUCCESS;
+}

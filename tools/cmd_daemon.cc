@@ -1,0 +1,131 @@
+// File: cmd_daemon.cc
+// Layer: tools. `kairos daemon`: runs the local relay (daemon_relay.h) in the foreground
+// until SIGINT/SIGTERM. Stands in for Dynolog on machines without it: processes with
+// KINETO_USE_DAEMON register over IPC, `kairos trace` or `dyno gputrace` trigger them over TCP.
+// Threading: single-threaded (the relay's event loop); the signal handler only writes a byte.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "config/env.h"
+#include "daemon_args.h"
+#include "daemon_relay.h"
+#include "subcommand.h"
+
+namespace kairos::tools {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: kairos daemon [options]\n"
+    "\n"
+    "Local stand-in for the Dynolog daemon: processes started with KINETO_USE_DAEMON=1\n"
+    "(or KAIROS_USE_DAEMON=1) register over the IPC fabric; `kairos trace` or\n"
+    "`dyno gputrace` request on-demand traces over TCP. Runs until Ctrl-C.\n"
+    "\n"
+    "options:\n"
+    "  --port N           RPC port (default 1778, dyno's default; 0 = pick a free one)\n"
+    "  --bind ADDR        RPC bind address (default 127.0.0.1; the RPC is unauthenticated)\n"
+    "  --port-file PATH   write the RPC port number to PATH once listening\n"
+    "  --endpoint NAME    IPC endpoint name (default $KAIROS_DAEMON_ENDPOINT, else dynolog)\n"
+    "  --socket-dir DIR   filesystem sockets in DIR (default $KINETO_IPC_SOCKET_DIR, else\n"
+    "                     abstract names)\n"
+    "  --rpc-timeout-ms N close an RPC connection that has not sent its request in N ms\n"
+    "                     (default 5000)\n"
+    "  --stale-ms N       forget a process that has not polled for N ms (default 20000)\n"
+    "  --no-pid-check     do not forget processes whose pid has exited (use when traced\n"
+    "                     processes live in another pid namespace)\n"
+    "  --verbose          log every poll\n";
+
+int g_stop_pipe[2] = {-1, -1};
+
+void OnSignal(int) {
+  const char byte = 1;
+  // Async-signal-safe; a full pipe already means "stop".
+  (void)!write(g_stop_pipe[1], &byte, 1);
+}
+
+int DaemonMain(int argc, char** argv) {
+  ArgParser args({"--help", "-h", "--no-pid-check", "--verbose"},
+                 {"--port", "--bind", "--port-file", "--endpoint", "--socket-dir",
+                  "--rpc-timeout-ms", "--stale-ms"});
+  if (absl::Status s = args.Parse(argc, argv); !s.ok()) {
+    fprintf(stderr, "kairos daemon: %s\n\n%s", std::string(s.message()).c_str(), kUsage);
+    return 2;
+  }
+  if (args.Has("--help") || args.Has("-h")) {
+    fputs(kUsage, stdout);
+    return 0;
+  }
+  RelayOptions options;
+  const EnvSettings& env = Env();
+  options.endpoint = args.Get("--endpoint", env.daemon_endpoint.empty() ? "dynolog"
+                                                                         : env.daemon_endpoint);
+  options.socket_dir = args.Get("--socket-dir", env.ipc_socket_dir);
+  options.bind_address = args.Get("--bind", "127.0.0.1");
+  options.check_pids = !args.Has("--no-pid-check");
+  options.verbose = args.Has("--verbose");
+  absl::StatusOr<int64_t> port = args.GetInt("--port", 1778, 0, 65535);
+  absl::StatusOr<int64_t> timeout = args.GetInt("--rpc-timeout-ms", 5000, 1, 3600000);
+  absl::StatusOr<int64_t> stale = args.GetInt("--stale-ms", 20000, 1, 86400000);
+  for (const absl::Status& s : {port.status(), timeout.status(), stale.status()}) {
+    if (!s.ok()) {
+      fprintf(stderr, "kairos daemon: %s\n", std::string(s.message()).c_str());
+      return 2;
+    }
+  }
+  options.port = static_cast<int>(*port);
+  options.rpc_timeout_ms = static_cast<int>(*timeout);
+  options.stale_ms = *stale;
+
+  absl::StatusOr<std::unique_ptr<Relay>> relay = Relay::Create(options);
+  if (!relay.ok()) {
+    fprintf(stderr, "kairos daemon: %s\n", std::string(relay.status().message()).c_str());
+    return 1;
+  }
+  if (pipe2(g_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    perror("kairos daemon: pipe");
+    return 1;
+  }
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const std::string port_file = args.Get("--port-file", "");
+  if (!port_file.empty()) {
+    // Written via a temporary + rename so a reader never sees a partial number.
+    const std::string tmp = port_file + ".tmp";
+    FILE* f = fopen(tmp.c_str(), "w");
+    if (f == nullptr || fprintf(f, "%d\n", (*relay)->rpc_port()) < 0 || fclose(f) != 0 ||
+        rename(tmp.c_str(), port_file.c_str()) != 0) {
+      fprintf(stderr, "kairos daemon: cannot write --port-file %s\n", port_file.c_str());
+      return 1;
+    }
+  }
+  fprintf(stderr, "kairos daemon: listening: ipc %s, rpc %s:%d (Ctrl-C to stop)\n",
+          (*relay)->ipc_address().c_str(), options.bind_address.c_str(), (*relay)->rpc_port());
+  const absl::Status status = (*relay)->Run(g_stop_pipe[0]);
+  const RelayStats& st = (*relay)->stats();
+  fprintf(stderr,
+          "kairos daemon: stopped: %llu polls, %llu configs sent, %llu reply failures, "
+          "%llu invalid datagrams, %llu rpc served, %llu rpc dropped, %llu rpc timeouts\n",
+          (unsigned long long)st.polls, (unsigned long long)st.configs_sent,
+          (unsigned long long)st.reply_failures, (unsigned long long)st.invalid_datagrams,
+          (unsigned long long)st.rpc_served, (unsigned long long)st.rpc_dropped,
+          (unsigned long long)st.rpc_timeouts);
+  if (!status.ok()) {
+    fprintf(stderr, "kairos daemon: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}
+
+const Subcommand kDaemon("daemon", "run a local on-demand relay (Dynolog-compatible)",
+                         DaemonMain);
+
+}  // namespace
+}  // namespace kairos::tools

@@ -1,0 +1,166 @@
+// File: cmd_trace.cc
+// Layer: tools. `kairos trace`: the on-demand trigger, a drop-in for `dyno gputrace`. Sends
+// the same setKinetOnDemandRequest JSON (dynolog-wire-protocol.md §6.3-§6.5) to `kairos daemon`
+// or to a real Dynolog, then prints which processes were triggered and where their traces go.
+// Threading: single-threaded CLI.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "daemon_args.h"
+#include "daemon_rpc.h"
+#include "daemon_trace_path.h"
+#include "subcommand.h"
+
+namespace kairos::tools {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: kairos trace --log-file PATH [options]\n"
+    "\n"
+    "Requests an on-demand trace from processes registered with `kairos daemon` or Dynolog\n"
+    "(same request as `dyno gputrace`). Each triggered process writes its own file: the pid\n"
+    "is inserted before .json / .pt.trace.json in the file name.\n"
+    "\n"
+    "options:\n"
+    "  --log-file PATH                 trace file (required; must lie in the process's allowed\n"
+    "                                  directory, KINETO_ONDEMAND_TRACE_DIR or the temp dir)\n"
+    "  --duration-ms N                 time window length (default 500)\n"
+    "  --iterations N                  > 0: trace N iterations instead of a time window\n"
+    "  --profile-start-time MS         Unix ms to start at (default 0 = as soon as possible)\n"
+    "  --profile-start-iteration-roundup N  start at the next multiple of N (default 1)\n"
+    "  --job-id N                      job id (SLURM_JOB_ID/KAIROS_JOB_ID of the job; default 0)\n"
+    "  --pids LIST, --pid LIST         comma-separated pids (or ancestor pids); 0 = whole job\n"
+    "  --process-limit N               trigger at most N processes (default 3)\n"
+    "  --record-shapes --profile-memory --with-stacks --with-flops --with-modules\n"
+    "  --fail-on-no-process            exit 1 when no process matched\n"
+    "  --hostname HOST                 daemon host (default localhost)\n"
+    "  --port N                        daemon RPC port (default 1778)\n"
+    "  --timeout-ms N                  RPC timeout (default 5000)\n";
+
+void PrintList(const char* label, const std::vector<int64_t>& pids) {
+  printf("%s", label);
+  for (size_t i = 0; i < pids.size(); ++i) printf("%s%lld", i ? ", " : " ", (long long)pids[i]);
+  printf("\n");
+}
+
+std::vector<int64_t> IntArray(const JsonValue& reply, const char* key) {
+  std::vector<int64_t> out;
+  auto it = reply.object.find(key);
+  if (it == reply.object.end() || it->second.type != JsonValue::Type::kArray) return out;
+  for (const JsonValue& v : it->second.array) {
+    if (v.type == JsonValue::Type::kNumber && v.is_integer) out.push_back(v.integer);
+  }
+  return out;
+}
+
+int TraceMain(int argc, char** argv) {
+  ArgParser args({"--help", "-h", "--record-shapes", "--profile-memory", "--with-stacks",
+                  "--with-flops", "--with-modules", "--fail-on-no-process"},
+                 {"--log-file", "--duration-ms", "--iterations", "--profile-start-time",
+                  "--profile-start-iteration-roundup", "--job-id", "--pids", "--pid",
+                  "--process-limit", "--hostname", "--port", "--timeout-ms"});
+  if (absl::Status s = args.Parse(argc, argv); !s.ok()) {
+    fprintf(stderr, "kairos trace: %s\n\n%s", std::string(s.message()).c_str(), kUsage);
+    return 2;
+  }
+  if (args.Has("--help") || args.Has("-h")) {
+    fputs(kUsage, stdout);
+    return 0;
+  }
+  GputraceOptions o;
+  o.log_file = args.Get("--log-file", "");
+  if (o.log_file.empty()) {
+    fprintf(stderr, "kairos trace: --log-file is required\n\n%s", kUsage);
+    return 2;
+  }
+  auto duration = args.GetInt("--duration-ms", 500, 0, INT64_MAX);
+  auto iterations = args.GetInt("--iterations", -1, INT64_MIN, INT64_MAX);
+  auto start_time = args.GetInt("--profile-start-time", 0, 0, INT64_MAX);
+  auto roundup = args.GetInt("--profile-start-iteration-roundup", 1, 0, INT64_MAX);
+  auto job_id = args.GetInt("--job-id", 0, 0, INT64_MAX);
+  auto limit = args.GetInt("--process-limit", 3, 0, UINT32_MAX);
+  auto port = args.GetInt("--port", kDefaultRpcPort, 1, 65535);
+  auto timeout = args.GetInt("--timeout-ms", 5000, 1, 3600000);
+  for (const absl::Status& s : {duration.status(), iterations.status(), start_time.status(),
+                                roundup.status(), job_id.status(), limit.status(),
+                                port.status(), timeout.status()}) {
+    if (!s.ok()) {
+      fprintf(stderr, "kairos trace: %s\n", std::string(s.message()).c_str());
+      return 2;
+    }
+  }
+  o.duration_ms = static_cast<uint64_t>(*duration);
+  o.iterations = *iterations;
+  o.profile_start_time = static_cast<uint64_t>(*start_time);
+  o.start_iteration_roundup = static_cast<uint64_t>(*roundup);
+  o.job_id = *job_id;
+  o.process_limit = static_cast<uint32_t>(*limit);
+  o.pids = args.Get("--pids", args.Get("--pid", "0"));
+  // The pid list is pasted into the JSON as dyno does; refuse anything but digits and commas
+  // so the request stays valid JSON.
+  if (o.pids.empty() || o.pids.find_first_not_of("0123456789, ") != std::string::npos) {
+    fprintf(stderr, "kairos trace: --pids must be a comma-separated list of pids\n");
+    return 2;
+  }
+  o.record_shapes = args.Has("--record-shapes");
+  o.profile_memory = args.Has("--profile-memory");
+  o.with_stacks = args.Has("--with-stacks");
+  o.with_flops = args.Has("--with-flops");
+  o.with_modules = args.Has("--with-modules");
+  if (o.profile_memory && o.iterations > 0) {
+    fprintf(stderr, "kairos trace: --profile-memory cannot be combined with --iterations\n");
+    return 2;
+  }
+
+  const std::string config = BuildGputraceConfig(o);
+  const std::string request = BuildGputraceRequest(o, config);
+  printf("Kineto config = \n%s\n", config.c_str());
+  const std::string host = args.Get("--hostname", "localhost");
+  absl::StatusOr<std::string> reply =
+      CallRpc(host, static_cast<int>(*port), request, static_cast<int>(*timeout));
+  if (!reply.ok()) {
+    fprintf(stderr, "kairos trace: %s (is `kairos daemon` or dynolog running?)\n",
+            std::string(reply.status().message()).c_str());
+    return 1;
+  }
+  printf("response length = %zu\nresponse = %s\n", reply->size(), reply->c_str());
+  absl::StatusOr<JsonValue> json = ParseJson(*reply);
+  if (!json.ok() || json->type != JsonValue::Type::kObject ||
+      json->object.count("processesMatched") == 0) {
+    fprintf(stderr, "kairos trace: the daemon did not accept the request\n");
+    return 1;
+  }
+  const std::vector<int64_t> matched = IntArray(*json, "processesMatched");
+  const std::vector<int64_t> triggered = IntArray(*json, "activityProfilersTriggered");
+  if (matched.empty()) {
+    printf("No processes were matched, please check --job-id or --pids flags\n");
+    return args.Has("--fail-on-no-process") ? 1 : 0;
+  }
+  printf("Matched %zu processes\n", matched.size());
+  PrintList("Triggered:", triggered);
+  std::vector<int64_t> not_triggered;
+  for (int64_t pid : matched) {
+    bool t = false;
+    for (int64_t p : triggered) t = t || p == pid;
+    if (!t) not_triggered.push_back(pid);
+  }
+  if (!not_triggered.empty()) {
+    PrintList("Not triggered (process limit reached or a request already pending):",
+              not_triggered);
+  }
+  if (!triggered.empty()) {
+    printf("Trace output files will be written to:\n");
+    for (int64_t pid : triggered) {
+      printf("    %s\n", PredictOnDemandTracePath(o.log_file, pid).c_str());
+    }
+    printf("(a process writes to its default path instead if the requested one is outside its\n"
+           " allowed directory or already exists; it logs the file it actually wrote)\n");
+  }
+  return 0;
+}
+
+const Subcommand kTrace("trace", "request an on-demand trace (like dyno gputrace)", TraceMain);
+
+}  // namespace
+}  // namespace kairos::tools

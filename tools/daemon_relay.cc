@@ -1,0 +1,334 @@
+// File: daemon_relay.cc
+// Layer: tools (`kairos daemon`). The single-threaded event loop of the relay.
+// Threading: Run()'s thread only.
+#include "daemon_relay.h"
+
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include "absl/strings/str_cat.h"
+#include "config/daemon_protocol.h"
+#include "daemon_rpc.h"
+
+namespace kairos::tools {
+namespace {
+
+namespace proto = kairos::internal;
+constexpr size_t kMaxContexts = 4096;  // bound the vestigial "ctxt" table against floods
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool PidAlive(int32_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+std::string Hostname() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+void Log(const std::string& line) { fprintf(stderr, "kairos daemon: %s\n", line.c_str()); }
+
+}  // namespace
+
+Relay::Relay(const RelayOptions& options)
+    : options_(options),
+      registry_(options.stale_ms, options.check_pids ? DaemonRegistry::PidAlive(PidAlive) : nullptr,
+                Hostname()) {}
+
+Relay::~Relay() {
+  for (Connection& c : connections_) close(c.fd);
+  if (listen_fd_ >= 0) close(listen_fd_);
+  if (ipc_fd_ >= 0) {
+    close(ipc_fd_);
+    if (!options_.socket_dir.empty()) unlink(ipc_addr_.sun_path);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Relay>> Relay::Create(const RelayOptions& options) {
+  std::unique_ptr<Relay> relay(new Relay(options));
+  if (absl::Status s = relay->Open(); !s.ok()) return s;
+  return relay;
+}
+
+std::string Relay::ipc_address() const {
+  return proto::DescribeDaemonAddress(ipc_addr_, ipc_addr_len_);
+}
+
+absl::Status Relay::Open() {
+  absl::StatusOr<proto::DaemonAddress> addr =
+      proto::MakeDaemonAddress(options_.endpoint, options_.socket_dir);
+  if (!addr.ok()) return addr.status();
+  ipc_addr_ = addr->addr;
+  ipc_addr_len_ = addr->length;
+  ipc_fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (ipc_fd_ < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  if (!options_.socket_dir.empty()) unlink(ipc_addr_.sun_path);
+  if (bind(ipc_fd_, reinterpret_cast<const sockaddr*>(&ipc_addr_), ipc_addr_len_) != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot bind IPC endpoint ", ipc_address(), ": ",
+                                               strerror(errno),
+                                               errno == EADDRINUSE
+                                                   ? " (is dynolog or another kairos daemon running?)"
+                                                   : ""));
+  }
+  if (!options_.socket_dir.empty()) chmod(ipc_addr_.sun_path, 0666);
+  buffer_.resize(proto::kDaemonHeaderSize + proto::kDaemonMaxPayload + 1);
+
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+  addrinfo* res = nullptr;
+  const std::string port = std::to_string(options_.port);
+  if (int rc = getaddrinfo(options_.bind_address.c_str(), port.c_str(), &hints, &res); rc != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad bind address ", options_.bind_address, ": ", gai_strerror(rc)));
+  }
+  listen_fd_ = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const int one = 1;
+  if (listen_fd_ >= 0) setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  const bool ok = listen_fd_ >= 0 && bind(listen_fd_, res->ai_addr, res->ai_addrlen) == 0 &&
+                  listen(listen_fd_, 50) == 0;
+  const int err = errno;
+  freeaddrinfo(res);
+  if (!ok) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.bind_address, ":",
+                                               options_.port, ": ", strerror(err)));
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+  char host[NI_MAXHOST], serv[NI_MAXSERV];
+  if (getnameinfo(reinterpret_cast<sockaddr*>(&bound), len, host, sizeof(host), serv,
+                  sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+    rpc_port_ = atoi(serv);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Relay::Run(int stop_fd) {
+  int64_t next_sweep = NowMs() + 1000;
+  std::vector<pollfd> fds;
+  while (true) {
+    fds.clear();
+    fds.push_back({ipc_fd_, POLLIN, 0});
+    fds.push_back({listen_fd_, POLLIN, 0});
+    fds.push_back({stop_fd, POLLIN, 0});
+    int64_t wake = next_sweep;
+    for (const Connection& c : connections_) {
+      fds.push_back({c.fd, static_cast<short>(c.out.empty() ? POLLIN : POLLOUT), 0});
+      wake = std::min(wake, c.deadline_ms);
+    }
+    const int timeout = static_cast<int>(std::max<int64_t>(0, wake - NowMs()));
+    if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
+      return absl::InternalError(absl::StrCat("poll: ", strerror(errno)));
+    }
+    if (fds[2].revents & POLLIN) return absl::OkStatus();
+    if (fds[0].revents & POLLIN) OnDatagram();
+    // Connections first (their pollfd indexes are only valid before accept adds more).
+    const int64_t now = NowMs();
+    std::vector<Connection> alive;
+    for (size_t i = 0; i < connections_.size(); ++i) {
+      Connection& c = connections_[i];
+      const short ev = fds[3 + i].revents;
+      bool keep = true;
+      if (ev & (POLLERR | POLLHUP | POLLNVAL) && !(ev & POLLIN)) {
+        Close(c, nullptr);
+        keep = false;
+      } else if (ev & POLLIN) {
+        keep = OnReadable(c);
+      } else if (ev & POLLOUT) {
+        keep = OnWritable(c);
+      }
+      if (keep && now >= c.deadline_ms) {
+        ++stats_.rpc_timeouts;
+        Close(c, "rpc peer did not complete its request in time; closed");
+        keep = false;
+      }
+      if (keep) alive.push_back(std::move(c));
+    }
+    connections_ = std::move(alive);
+    if (fds[1].revents & POLLIN) OnAccept();
+    if (now >= next_sweep) {
+      const size_t removed = registry_.Sweep(now);
+      if (removed > 0 && options_.verbose) Log(absl::StrCat("forgot ", removed, " process(es)"));
+      next_sweep = now + 1000;
+    }
+  }
+}
+
+void Relay::OnDatagram() {
+  // Bounded per wake-up so a datagram flood cannot starve the RPC side.
+  for (int budget = 256; budget > 0; --budget) {
+    sockaddr_un from{};
+    socklen_t from_len = sizeof(from);
+    const ssize_t n = recvfrom(ipc_fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT | MSG_TRUNC,
+                               reinterpret_cast<sockaddr*>(&from), &from_len);
+    if (n < 0) return;
+    const std::string peer = proto::DescribeDaemonAddress(from, from_len);
+    if (static_cast<size_t>(n) > buffer_.size()) {
+      ++stats_.invalid_datagrams;
+      Log(absl::StrCat("dropped an oversized datagram (", n, " bytes) from ", peer));
+      continue;
+    }
+    const std::string_view bytes(buffer_.data(), static_cast<size_t>(n));
+    absl::StatusOr<proto::DaemonDatagram> datagram = proto::DecodeDaemonDatagram(bytes);
+    if (!datagram.ok()) {
+      ++stats_.invalid_datagrams;
+      Log(absl::StrCat("dropped a datagram from ", peer, ": ", datagram.status().message()));
+      continue;
+    }
+    if (from_len <= static_cast<socklen_t>(sizeof(sa_family_t))) {
+      ++stats_.invalid_datagrams;
+      Log("dropped a datagram from an unbound socket (no address to reply to)");
+      continue;
+    }
+    std::string reply;
+    std::optional<std::string> config;
+    int64_t job_id = 0;
+    std::vector<int32_t> pids;
+    if (datagram->kind == proto::DaemonMessageKind::kRequest) {
+      absl::StatusOr<proto::DaemonRequest> request = proto::DecodeDaemonRequest(datagram->payload);
+      if (!request.ok()) {
+        ++stats_.invalid_datagrams;
+        Log(absl::StrCat("dropped a \"req\" from ", peer, ": ", request.status().message()));
+        continue;
+      }
+      ++stats_.polls;
+      job_id = request->job_id;
+      pids = request->pids;
+      config = registry_.OnPoll(job_id, pids, request->type, NowMs());
+      reply = proto::EncodeDaemonConfigReply(config.value_or(""));
+      if (options_.verbose) {
+        Log(absl::StrCat("poll from ", peer, " job ", job_id, " pid ", pids[0], " type ",
+                         request->type, config ? " -> config" : ""));
+      }
+    } else {
+      absl::StatusOr<proto::DaemonContext> ctxt = proto::DecodeDaemonContext(datagram->payload);
+      if (!ctxt.ok()) {
+        ++stats_.invalid_datagrams;
+        Log(absl::StrCat("dropped a \"ctxt\" from ", peer, ": ", ctxt.status().message()));
+        continue;
+      }
+      const auto key = std::make_pair(ctxt->job_id, ctxt->gpu);
+      int32_t count = -1;
+      if (contexts_.count(key) != 0 || contexts_.size() < kMaxContexts) {
+        auto& set = contexts_[key];
+        set.insert(ctxt->pid);
+        count = static_cast<int32_t>(set.size());
+      }
+      reply = proto::EncodeDaemonContextReply(count);
+    }
+    // Reply to the exact address the peer sent from (so a peer bound without the trailing
+    // NUL is still answered), once, without blocking: a peer that cannot receive costs one
+    // failed send, never a stall, and its config stays pending for its next poll.
+    const ssize_t sent = sendto(ipc_fd_, reply.data(), reply.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
+                                reinterpret_cast<const sockaddr*>(&from), from_len);
+    if (sent != static_cast<ssize_t>(reply.size())) {
+      ++stats_.reply_failures;
+      Log(absl::StrCat("could not reply to ", peer, ": ", strerror(errno),
+                       config ? " (its config stays pending)" : ""));
+      continue;
+    }
+    if (config) {
+      registry_.ConfigDelivered(job_id, pids);
+      ++stats_.configs_sent;
+      Log(absl::StrCat("sent the on-demand config to pid ", pids[0], " (job ", job_id, ")"));
+    }
+  }
+}
+
+void Relay::OnAccept() {
+  while (true) {
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (static_cast<int>(connections_.size()) >= options_.max_connections) {
+      ++stats_.rpc_dropped;
+      Log("too many rpc connections; refused one");
+      close(fd);
+      continue;
+    }
+    Connection c;
+    c.fd = fd;
+    c.deadline_ms = NowMs() + options_.rpc_timeout_ms;
+    connections_.push_back(std::move(c));
+  }
+}
+
+bool Relay::OnReadable(Connection& c) {
+  char chunk[4096];
+  while (true) {
+    const ssize_t n = recv(c.fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (n == 0) {
+      Close(c, c.in.empty() ? nullptr : "rpc peer closed before sending a whole request");
+      return false;
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) return true;
+      Close(c, nullptr);
+      return false;
+    }
+    c.in.append(chunk, static_cast<size_t>(n));
+    if (c.in.size() < 4) continue;
+    int32_t length = 0;
+    memcpy(&length, c.in.data(), 4);
+    if (length <= 0 || length > kMaxRpcMessage) {
+      ++stats_.rpc_dropped;
+      Close(c, "rpc request with an invalid length prefix; closed");
+      return false;
+    }
+    if (c.in.size() < 4 + static_cast<size_t>(length)) continue;
+    std::string log_line;
+    std::optional<std::string> reply =
+        HandleRpcRequest(std::string_view(c.in).substr(4, length), registry_, NowMs(),
+                         static_cast<int64_t>(time(nullptr)), &log_line);
+    Log(log_line);
+    if (!reply) {
+      ++stats_.rpc_dropped;
+      Close(c, nullptr);  // Dynolog closes without a reply; so do we
+      return false;
+    }
+    ++stats_.rpc_served;
+    const int32_t out_len = static_cast<int32_t>(reply->size());
+    c.out.assign(reinterpret_cast<const char*>(&out_len), 4);
+    c.out += *reply;
+    return OnWritable(c);
+  }
+}
+
+bool Relay::OnWritable(Connection& c) {
+  while (c.written < c.out.size()) {
+    const ssize_t n = send(c.fd, c.out.data() + c.written, c.out.size() - c.written,
+                           MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) return true;
+      Close(c, "rpc peer went away before reading its reply");
+      return false;
+    }
+    c.written += static_cast<size_t>(n);
+  }
+  Close(c, nullptr);  // one request per connection
+  return false;
+}
+
+void Relay::Close(Connection& c, const char* why) {
+  if (why != nullptr) Log(why);
+  close(c.fd);
+  c.fd = -1;
+}
+
+}  // namespace kairos::tools

@@ -1,0 +1,89 @@
+// File: daemon_relay.h
+// Layer: tools (`kairos daemon`). A local stand-in for the Dynolog daemon: the daemon side of
+// the IPC fabric (Unix datagrams, "req"/"ctxt") plus the TCP JSON RPC that `dyno gputrace`
+// and `kairos trace` use. One thread, one poll(2) loop: every socket is non-blocking, every
+// TCP peer has a deadline and every reply is sent once without retry, so no peer (silent TCP
+// client, datagram peer that cannot receive) can stall anyone else.
+// Threading: Create() and Run() on one thread; Run() owns everything until the stop fd fires.
+#ifndef KAIROS_TOOLS_DAEMON_RELAY_H_
+#define KAIROS_TOOLS_DAEMON_RELAY_H_
+
+#include <sys/un.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "daemon_registry.h"
+
+namespace kairos::tools {
+
+struct RelayOptions {
+  std::string endpoint = "dynolog";   // IPC name (KAIROS_DAEMON_ENDPOINT / --endpoint)
+  std::string socket_dir;             // KINETO_IPC_SOCKET_DIR / --socket-dir ("" = abstract)
+  std::string bind_address = "127.0.0.1";
+  int port = 1778;                    // 0 = ephemeral (see rpc_port())
+  int rpc_timeout_ms = 5000;          // a TCP peer must finish its request within this
+  int64_t stale_ms = 20000;           // forget processes that stopped polling (4 anchor polls)
+  bool check_pids = true;             // forget processes whose leaf pid is gone
+  int max_connections = 64;
+  bool verbose = false;               // log every poll
+};
+
+struct RelayStats {
+  uint64_t polls = 0, configs_sent = 0, reply_failures = 0, invalid_datagrams = 0;
+  uint64_t rpc_served = 0, rpc_dropped = 0, rpc_timeouts = 0;
+};
+
+class Relay {
+ public:
+  static absl::StatusOr<std::unique_ptr<Relay>> Create(const RelayOptions& options);
+  ~Relay();
+  Relay(const Relay&) = delete;
+  Relay& operator=(const Relay&) = delete;
+
+  int rpc_port() const { return rpc_port_; }
+  std::string ipc_address() const;
+  // Serves until `stop_fd` is readable (-1 = forever) or a fatal poll error.
+  absl::Status Run(int stop_fd);
+  const RelayStats& stats() const { return stats_; }
+
+ private:
+  struct Connection {
+    int fd = -1;
+    int64_t deadline_ms = 0;
+    std::string in;    // bytes read so far (length prefix + body)
+    std::string out;   // framed reply still to write
+    size_t written = 0;
+  };
+  explicit Relay(const RelayOptions& options);
+  absl::Status Open();
+  void OnDatagram();
+  void OnAccept();
+  // Returns false when the connection is finished (closed by either side or by us).
+  bool OnReadable(Connection& c);
+  bool OnWritable(Connection& c);
+  void Close(Connection& c, const char* why);
+
+  RelayOptions options_;
+  DaemonRegistry registry_;
+  int ipc_fd_ = -1;
+  int listen_fd_ = -1;
+  int rpc_port_ = 0;
+  sockaddr_un ipc_addr_{};
+  socklen_t ipc_addr_len_ = 0;
+  std::vector<char> buffer_;
+  std::vector<Connection> connections_;
+  std::map<std::pair<int64_t, int32_t>, std::set<int32_t>> contexts_;  // "ctxt" (vestigial)
+  RelayStats stats_;
+};
+
+}  // namespace kairos::tools
+
+#endif  // KAIROS_TOOLS_DAEMON_RELAY_H_
