@@ -137,8 +137,9 @@ absl::Status Relay::Run(int stop_fd) {
     if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
       return absl::InternalError(absl::StrCat("poll: ", strerror(errno)));
     }
-    if (fds[2].revents & POLLIN) return absl::OkStatus();
+    // Datagrams already queued are served even when stop is requested in the same wake-up.
     if (fds[0].revents & POLLIN) OnDatagram();
+    if (fds[2].revents & POLLIN) return absl::OkStatus();
     // Connections first (their pollfd indexes are only valid before accept adds more).
     const int64_t now = NowMs();
     std::vector<Connection> alive;

@@ -154,7 +154,7 @@ void CuptiConverter::Clear() {
 }
 
 uint32_t CuptiConverter::Track(TrackType type, uint32_t device, uint32_t id, bool by_context) {
-  const int map = by_context ? 5 : static_cast<int>(type);
+  const int map = static_cast<int>(type) + (by_context ? 5 : 0);
   const uint64_t key = (static_cast<uint64_t>(device) << 32) | id;
   if (key == last_track_key_ && map == last_track_map_) return last_track_;
   auto [it, inserted] =

@@ -156,7 +156,7 @@ class CuptiConverter {
 
   std::vector<Event> events_;
   std::vector<LocalTrack> tracks_;
-  absl::flat_hash_map<uint64_t, uint32_t> track_index_[6];
+  absl::flat_hash_map<uint64_t, uint32_t> track_index_[10];  // [type], [5 + type] by context
   uint64_t last_track_key_ = ~0ull;
   uint32_t last_track_ = 0;
   int last_track_map_ = -1;

@@ -4,6 +4,7 @@
 #include "activity/gpu_annotation.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -15,6 +16,16 @@ struct Range {
   uint32_t parent = 0;  // external id of the enclosing range on the same thread, 0 = none
   StringId name = 0;
   bool annotation = false;  // kUserAnnotation: projected; kCpuOp: only links its children
+};
+
+struct Key {
+  uint32_t range;
+  uint32_t track;
+  bool operator==(const Key& o) const { return range == o.range && track == o.track; }
+  template <typename H>
+  friend H AbslHashValue(H h, const Key& k) {
+    return H::combine(std::move(h), k.range, k.track);
+  }
 };
 
 struct Span {
@@ -55,15 +66,6 @@ size_t ProjectGpuAnnotations(TraceData& data) {
   if (ranges.empty()) return 0;
 
   // (range id, GPU track) -> span of the GPU work it launched.
-  struct Key {
-    uint32_t range;
-    uint32_t track;
-    bool operator==(const Key& o) const { return range == o.range && track == o.track; }
-    template <typename H>
-    friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.range, k.track);
-    }
-  };
   absl::flat_hash_map<Key, Span> spans;
   std::vector<Key> order;  // first-seen order keeps the output deterministic
   for (uint32_t t = 0; t < data.tracks.size(); ++t) {

@@ -2,6 +2,8 @@
 // Layer: kairos_config. ParseConfig (the Kineto key=value syntax, config-and-env.md §2 with
 // kairos's fixes) and ConfigToText, both driven by the key table in config_keys.cc.
 // Threading: pure functions; safe from any thread.
+#include "config/config.h"
+
 #include <cstring>
 #include <set>
 #include <string>
@@ -10,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clock.h"
-#include "config/config.h"
 #include "config/config_keys.h"
 #include "log.h"
 
@@ -158,9 +159,9 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
     const size_t eq = line.find('=');
     if (eq == std::string_view::npos || line.find('=', eq + 1) != std::string_view::npos ||
         Trim(line.substr(0, eq)).empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("config line ", line_no, ": invalid config line ", Quote(line),
-                       "; expected KEY=VALUE with exactly one '='"));
+      return absl::InvalidArgumentError(absl::StrCat("config line ", line_no,
+                                                     ": invalid config line ", Quote(line),
+                                                     "; expected KEY=VALUE with exactly one '='"));
     }
     const std::string_view key = Trim(line.substr(0, eq));
     const std::string_view value = Trim(line.substr(eq + 1));
@@ -183,8 +184,8 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
       return absl::InvalidArgumentError(
           absl::StrCat("config line ", line_no, ": ", AV(key), ": ", reason));
     }
-    if (!remark.empty()) remarks.push_back(
-        absl::StrCat("config line ", line_no, ": ", AV(key), ": ", remark));
+    if (!remark.empty())
+      remarks.push_back(absl::StrCat("config line ", line_no, ": ", AV(key), ": ", remark));
   }
 
   // Derived defaults (config-and-env.md §5), only after the whole text parsed.

@@ -17,22 +17,42 @@ namespace kairos {
 namespace {
 
 constexpr std::string_view kActivityNames[] = {
-    "cpu_op",          "user_annotation",     "gpu_user_annotation", "gpu_memcpy",
-    "gpu_memset",      "kernel",              "external_correlation", "cuda_runtime",
-    "cuda_driver",     "cpu_instant_event",   "python_function",     "overhead",
-    "mtia_runtime",    "mtia_ccp_events",     "mtia_insight",        "cuda_sync",
-    "cuda_event",      "mtia_counters",       "glow_runtime",        "cuda_profiler_range",
-    "hpu_op",          "xpu_runtime",         "xpu_driver",          "collective_comm",
-    "privateuse1_runtime", "privateuse1_driver", "xpu_scope_profiler", "xpu_sync",
+    "cpu_op",
+    "user_annotation",
+    "gpu_user_annotation",
+    "gpu_memcpy",
+    "gpu_memset",
+    "kernel",
+    "external_correlation",
+    "cuda_runtime",
+    "cuda_driver",
+    "cpu_instant_event",
+    "python_function",
+    "overhead",
+    "mtia_runtime",
+    "mtia_ccp_events",
+    "mtia_insight",
+    "cuda_sync",
+    "cuda_event",
+    "mtia_counters",
+    "glow_runtime",
+    "cuda_profiler_range",
+    "hpu_op",
+    "xpu_runtime",
+    "xpu_driver",
+    "collective_comm",
+    "privateuse1_runtime",
+    "privateuse1_driver",
+    "xpu_scope_profiler",
+    "xpu_sync",
     "hardware_counters",
 };
 static_assert(std::size(kActivityNames) == static_cast<size_t>(ActivityType::kCount),
               "one name per ActivityType");
 
-constexpr std::string_view kOutputFormatNames[] = {"auto",     "json",        "json.gz",
-                                                   "json.zst", "perfetto",    "perfetto.zst"};
-static_assert(std::size(kOutputFormatNames) ==
-                  static_cast<size_t>(OutputFormat::kPerfettoZstd) + 1,
+constexpr std::string_view kOutputFormatNames[] = {"auto",     "json",     "json.gz",
+                                                   "json.zst", "perfetto", "perfetto.zst"};
+static_assert(std::size(kOutputFormatNames) == static_cast<size_t>(OutputFormat::kPerfettoZstd) + 1,
               "one name per OutputFormat");
 constexpr std::string_view kSummaryNames[] = {"file", "stdout", "off"};
 
@@ -75,7 +95,8 @@ std::string ParseChoice(std::string_view value, const std::string_view (&names)[
     }
   }
   std::string choices;
-  for (std::string_view n : names) absl::StrAppend(&choices, choices.empty() ? "" : " ", internal::AV(n));
+  for (std::string_view n : names)
+    absl::StrAppend(&choices, choices.empty() ? "" : " ", internal::AV(n));
   return absl::StrCat("\"", internal::AV(value), "\" is not ", internal::AV(what),
                       "; expected one of ", choices);
 }
@@ -99,8 +120,10 @@ std::string ParseNvtxDomains(Config& config, std::string_view value) {
 
 std::string NvtxDomainsText(const Config& config) {
   std::string out;
-  for (const auto& d : config.nvtx_domains_include) absl::StrAppend(&out, out.empty() ? "" : ",", "+", d);
-  for (const auto& d : config.nvtx_domains_exclude) absl::StrAppend(&out, out.empty() ? "" : ",", "-", d);
+  for (const auto& d : config.nvtx_domains_include)
+    absl::StrAppend(&out, out.empty() ? "" : ",", "+", d);
+  for (const auto& d : config.nvtx_domains_exclude)
+    absl::StrAppend(&out, out.empty() ? "" : ",", "-", d);
   return out;
 }
 
@@ -144,8 +167,8 @@ ConfigKey String(std::string_view name, std::string Config::*field, std::string_
   return k;
 }
 
-ConfigKey List(std::string_view name, std::vector<std::string> Config::*field,
-               std::string_view def, std::string_view doc) {
+ConfigKey List(std::string_view name, std::vector<std::string> Config::*field, std::string_view def,
+               std::string_view doc) {
   ConfigKey k;
   k.name = name;
   k.type = KeyType::kList;
@@ -155,10 +178,11 @@ ConfigKey List(std::string_view name, std::vector<std::string> Config::*field,
   return k;
 }
 
-ConfigKey Custom(std::string_view name, std::string (*apply)(Config&, std::string_view),
-                 std::string (*text)(const Config&), std::string_view def,
-                 std::string_view doc) {
+ConfigKey Custom(std::string_view name, std::string_view type_name,
+                 std::string (*apply)(Config&, std::string_view),
+                 std::string (*text)(const Config&), std::string_view def, std::string_view doc) {
   ConfigKey k;
+  k.custom_type = type_name;
   k.name = name;
   k.type = KeyType::kCustom;
   k.apply_custom = apply;
@@ -211,7 +235,7 @@ std::vector<ConfigKey>* BuildTable() {
   // ---- Kineto keys (config-and-env.md §3.1) ----
   t->push_back(Bool("ACTIVITIES_ENABLED", &Config::activities_enabled, "true",
                     "Activity profiler on. When false an on-demand request is ignored"));
-  t->push_back(Custom("ACTIVITY_TYPES", ParseActivityTypes, ActivityTypesText,
+  t->push_back(Custom("ACTIVITY_TYPES", "list", ParseActivityTypes, ActivityTypesText,
                       "the 18 types 0-17",
                       "Comma list of activity type names, lower-cased before matching; an "
                       "unknown name is an error"));
@@ -236,7 +260,7 @@ std::vector<ConfigKey>* BuildTable() {
   {
     ConfigKey k = Bool("PROFILE_MEMORY", &Config::memory_snapshot, "false",
                        "Memory-snapshot mode. When true also sets the output path to "
-                       "/tmp/memory_snapshot_{pid}.pickle at that line, so a later "
+                       "`/tmp/memory_snapshot_{pid}.pickle` at that line, so a later "
                        "ACTIVITIES_LOG_FILE line overrides it");
     k.apply_bool = [](Config& c, bool v) {
       c.memory_snapshot = v;
@@ -246,9 +270,9 @@ std::vector<ConfigKey>* BuildTable() {
   }
   t->push_back(String("ACTIVITIES_LOG_FILE", &Config::log_file,
                       "<tmpdir>/libkineto_activities_<pid>.json",
-                      "Output path. _<pid> is inserted into the file name unless the path "
-                      "uses {pid}; {pid} {rank} {time} {host} are expanded; daemon paths are "
-                      "restricted to the allowed directory"));
+                      "Output path. `_<pid>` is inserted into the file name unless the path "
+                      "uses `{pid}`; `{pid}` `{rank}` `{time}` `{host}` are expanded; daemon "
+                      "paths are restricted to the allowed directory"));
   t->push_back(Bool("ACTIVITIES_DISPLAY_CUDA_SYNC_WAIT_EVENTS",
                     &Config::display_cuda_sync_wait_events, "true",
                     "Write Stream Wait Event sync records"));
@@ -283,10 +307,10 @@ std::vector<ConfigKey>* BuildTable() {
   t->push_back(BaseOnly(Bool("ENABLE_IPC_FABRIC", &Config::enable_ipc_fabric,
                              "true if KINETO_USE_DAEMON/KAIROS_USE_DAEMON=1, else false",
                              "Poll the Dynolog daemon. Base config only")));
-  t->push_back(BaseOnly(Int("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS", &Config::on_demand_poll_secs,
-                            "5",
-                            "libkineto's daemon poll period; kairos polls every "
-                            "KAIROS_DAEMON_POLL_MS. Base config only")));
+  t->push_back(
+      BaseOnly(Int("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS", &Config::on_demand_poll_secs, "5",
+                   "libkineto's daemon poll period; kairos polls every "
+                   "KAIROS_DAEMON_POLL_MS. Base config only")));
   t->push_back(Int("VERBOSE_LOG_LEVEL", &Config::verbose_log_level, "-1 (off)",
                    "Verbose log level; >= 0 turns on kairos verbose logging"));
   t->push_back(List("VERBOSE_LOG_MODULES", &Config::verbose_log_modules, "all",
@@ -295,10 +319,10 @@ std::vector<ConfigKey>* BuildTable() {
                     "Forwarded to the framework: record input shapes"));
   t->push_back(Bool("PROFILE_PROFILE_MEMORY", &Config::profile_memory, "false",
                     "Forwarded: record memory events"));
-  t->push_back(Bool("PROFILE_WITH_STACK", &Config::with_stack, "false",
-                    "Forwarded: record Python stacks"));
-  t->push_back(Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false",
-                    "Forwarded: estimate FLOPs"));
+  t->push_back(
+      Bool("PROFILE_WITH_STACK", &Config::with_stack, "false", "Forwarded: record Python stacks"));
+  t->push_back(
+      Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false", "Forwarded: estimate FLOPs"));
   t->push_back(Bool("PROFILE_WITH_MODULES", &Config::with_modules, "false",
                     "Forwarded: record module hierarchy"));
   t->push_back(Alias(Bool("CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION",
@@ -312,28 +336,28 @@ std::vector<ConfigKey>* BuildTable() {
                       "Opaque string for plug-ins, copied to trace metadata"));
   t->push_back(Inert("ROCTRACER_MAX_EVENTS", KeyType::kInt, "ROCm only: validated, no effect"));
   t->push_back(Inert("XPUPTI_PROFILER_METRICS", KeyType::kList, "XPU only: no effect"));
-  t->push_back(Inert("XPUPTI_PROFILER_ENABLE_PER_KERNEL", KeyType::kBool,
-                     "XPU only: validated, no effect"));
-  t->push_back(Inert("XPUPTI_PROFILER_MAX_SCOPES", KeyType::kInt,
-                     "XPU only: validated, no effect", internal::kInt64Max));
-  t->push_back(Inert("ACTIVITIES_MANIFOLD_PATH", KeyType::kString,
-                     "Meta-internal upload: no effect"));
+  t->push_back(
+      Inert("XPUPTI_PROFILER_ENABLE_PER_KERNEL", KeyType::kBool, "XPU only: validated, no effect"));
+  t->push_back(Inert("XPUPTI_PROFILER_MAX_SCOPES", KeyType::kInt, "XPU only: validated, no effect",
+                     internal::kInt64Max));
+  t->push_back(
+      Inert("ACTIVITIES_MANIFOLD_PATH", KeyType::kString, "Meta-internal upload: no effect"));
   t->push_back(Inert("ACTIVITIES_COMPRESSION_ALGORITHM", KeyType::kString,
                      "Meta-internal: no effect (use KAIROS_OUTPUT_FORMAT)"));
 
   // ---- kairos keys ----
-  t->push_back(Kairos(Int("KAIROS_CPU_BUFFER_KB_PER_THREAD", &Config::cpu_buffer_kb_per_thread,
-                          "1024",
-                          "Per-thread CPU record ring, pre-allocated when a thread first "
-                          "records; 1 MiB holds about 26,000 40-byte records. Full rings drop "
-                          "and count",
-                          4, 1048576)));
+  t->push_back(
+      Kairos(Int("KAIROS_CPU_BUFFER_KB_PER_THREAD", &Config::cpu_buffer_kb_per_thread, "1024",
+                 "Per-thread CPU record ring, pre-allocated when a thread first "
+                 "records; 1 MiB holds about 26,000 40-byte records. Full rings drop "
+                 "and count",
+                 4, 1048576)));
   t->push_back(Kairos(Int("KAIROS_MAX_THREADS", &Config::max_threads, "256",
                           "Threads that get a ring; later threads' records are dropped and "
                           "counted. Bounds memory at max_threads x ring size",
                           1, 65536)));
   t->push_back(Kairos(Custom(
-      "KAIROS_OUTPUT_FORMAT",
+      "KAIROS_OUTPUT_FORMAT", "choice",
       [](Config& c, std::string_view v) {
         return ParseChoice(v, kOutputFormatNames, "an output format", &c.output_format);
       },
@@ -344,15 +368,14 @@ std::vector<ConfigKey>* BuildTable() {
       "auto",
       "auto json json.gz json.zst perfetto perfetto.zst; auto picks the format from the "
       "file name")));
-  t->push_back(Kairos(BaseOnly(List(
-      "KAIROS_EXTRA_OUTPUTS", &Config::extra_outputs, "empty",
-      "More output paths for the same trace (format from each name). Base config only, "
-      "because daemon paths must stay in the allowed directory"))));
+  t->push_back(Kairos(BaseOnly(
+      List("KAIROS_EXTRA_OUTPUTS", &Config::extra_outputs, "empty",
+           "More output paths for the same trace (format from each name). Base config only, "
+           "because daemon paths must stay in the allowed directory"))));
   t->push_back(Kairos(Int("KAIROS_ZSTD_LEVEL", &Config::zstd_level, "1",
-                          "zstd level for .zst outputs; 1 is fast enough to run on exit", 1,
-                          22)));
+                          "zstd level for .zst outputs; 1 is fast enough to run on exit", 1, 22)));
   t->push_back(Kairos(Custom(
-      "KAIROS_SUMMARY",
+      "KAIROS_SUMMARY", "choice",
       [](Config& c, std::string_view v) {
         return ParseChoice(v, kSummaryNames, "a summary mode", &c.summary);
       },
@@ -363,31 +386,30 @@ std::vector<ConfigKey>* BuildTable() {
       "file", "file (next to the trace), stdout or off")));
   t->push_back(Kairos(Int("KAIROS_HOST_METRICS_INTERVAL_MS", &Config::host_metrics_interval_ms,
                           "100", "Host counter sampling period; 0 = off", 0, 3600000)));
-  t->push_back(Kairos(Custom("KAIROS_NVTX_DOMAINS", ParseNvtxDomains, NvtxDomainsText, "all",
-                             "Comma list of +name (record only these) and -name (drop these)")));
-  t->push_back(Kairos(BaseOnly(Int("KAIROS_DAEMON_POLL_MS", &Config::daemon_poll_ms, "1000",
-                                   "Daemon poll period (libkineto: 5 s). Base config only", 10,
-                                   3600000))));
+  t->push_back(
+      Kairos(Custom("KAIROS_NVTX_DOMAINS", "list", ParseNvtxDomains, NvtxDomainsText, "all",
+                    "Comma list of +name (record only these) and -name (drop these)")));
+  t->push_back(
+      Kairos(BaseOnly(Int("KAIROS_DAEMON_POLL_MS", &Config::daemon_poll_ms, "1000",
+                          "Daemon poll period (libkineto: 5 s). Base config only", 10, 3600000))));
   t->push_back(Kairos(Int("KAIROS_ITERATION_FALLBACK_TIMEOUT_MS",
                           &Config::iteration_fallback_timeout_ms, "10000",
                           "An iteration request in a process that never steps falls back to a "
                           "duration window after this long")));
   t->push_back(Kairos(Int("KAIROS_EXIT_FLUSH_TIMEOUT_MS", &Config::exit_flush_timeout_ms, "5000",
-                          "Longest wait at process exit for a trace to be written", 0,
-                          600000)));
+                          "Longest wait at process exit for a trace to be written", 0, 600000)));
 
   // ---- removed keys (config-and-env.md §3.2) ----
   t->push_back(Removed("ENABLE_SIGUSR2", "SIGUSR2 trigger removed (kineto #1408)"));
   t->push_back(Removed("REQUEST_TIMESTAMP", "removed (kineto #1409)"));
   for (std::string_view name :
-       {"EVENTS", "METRICS", "SAMPLE_PERIOD_MSECS", "MULTIPLEX_PERIOD_MSECS",
-        "REPORT_PERIOD_SECS", "SAMPLES_PER_REPORT", "EVENTS_LOG_FILE", "EVENTS_ENABLED_DEVICES",
-        "EVENTS_DURATION_SECS", "MAX_EVENT_PROFILERS_PER_GPU",
-        "EVENTS_HEARTBEAT_MONITOR_PERIOD_SECS"}) {
+       {"EVENTS", "METRICS", "SAMPLE_PERIOD_MSECS", "MULTIPLEX_PERIOD_MSECS", "REPORT_PERIOD_SECS",
+        "SAMPLES_PER_REPORT", "EVENTS_LOG_FILE", "EVENTS_ENABLED_DEVICES", "EVENTS_DURATION_SECS",
+        "MAX_EVENT_PROFILERS_PER_GPU", "EVENTS_HEARTBEAT_MONITOR_PERIOD_SECS"}) {
     t->push_back(Removed(name, "CUPTI event/metric profiler removed (kineto #1495)"));
   }
-  for (std::string_view name :
-       {"CUPTI_PROFILER_METRICS", "CUPTI_PROFILER_ENABLE_PER_KERNEL", "CUPTI_PROFILER_MAX_RANGES"}) {
+  for (std::string_view name : {"CUPTI_PROFILER_METRICS", "CUPTI_PROFILER_ENABLE_PER_KERNEL",
+                                "CUPTI_PROFILER_MAX_RANGES"}) {
     t->push_back(Removed(name, "CUPTI range profiler removed (kineto #1437)"));
   }
   return t;
@@ -395,21 +417,25 @@ std::vector<ConfigKey>* BuildTable() {
 
 std::string TypeName(const ConfigKey& k) {
   switch (k.type) {
-    case KeyType::kBool: return "bool";
-    case KeyType::kInt: return k.max_value == internal::kInt64Max ? "int64" : "int";
-    case KeyType::kString: return "string";
-    case KeyType::kList: return "list";
-    case KeyType::kCustom: return "choice/list";
+    case KeyType::kBool:
+      return "bool";
+    case KeyType::kInt:
+      return k.max_value == internal::kInt64Max ? "int64" : "int";
+    case KeyType::kString:
+      return "string";
+    case KeyType::kList:
+      return "list";
+    case KeyType::kCustom:
+      return std::string(k.custom_type);
   }
   return "";
 }
 
 std::string RangeText(const ConfigKey& k) {
   if (k.type != KeyType::kInt) return "";
-  return absl::StrCat("[", k.min_value, ", ",
-                      k.max_value == internal::kInt64Max ? std::string("2^63-1")
-                                                         : absl::StrCat(k.max_value),
-                      "]");
+  return absl::StrCat(
+      "[", k.min_value, ", ",
+      k.max_value == internal::kInt64Max ? std::string("2^63-1") : absl::StrCat(k.max_value), "]");
 }
 
 }  // namespace
@@ -479,25 +505,31 @@ std::string QuoteForLog(std::string_view s, size_t max_chars) {
 std::string ConfigKeysMarkdown() {
   std::string out;
   auto row = [&out](const ConfigKey& k, std::string_view note) {
-    absl::StrAppend(&out, "| `", internal::AV(k.name), "` | ", TypeName(k), " | ", RangeText(k),
-                    " | ", internal::AV(k.default_text), " | ", internal::AV(note), " |\n");
+    absl::StrAppend(
+        &out, "| `", internal::AV(k.name), "` | ", TypeName(k), " | ", RangeText(k), " | ",
+        k.default_text == "-" ? "-" : absl::StrCat("`", internal::AV(k.default_text), "`"), " | ",
+        internal::AV(note), " |\n");
   };
-  out += "### Kineto keys\n\n| Key | Type | Range | Default | kairos behaviour |\n"
-         "|---|---|---|---|---|\n";
+  out +=
+      "### Kineto keys\n\n| Key | Type | Range | Default | kairos behaviour |\n"
+      "|---|---|---|---|---|\n";
   for (const ConfigKey& k : ConfigKeys()) {
     if (k.kind == KeyKind::kKineto) row(k, k.doc);
     if (k.kind == KeyKind::kAlias) row(k, absl::StrCat("Alias of `", internal::AV(k.target), "`"));
     if (k.kind == KeyKind::kInert) row(k, k.doc);
   }
-  out += "\n### kairos keys\n\n| Key | Type | Range | Default | Meaning and reasoning |\n"
-         "|---|---|---|---|---|\n";
+  out +=
+      "\n### kairos keys\n\n| Key | Type | Range | Default | Meaning and reasoning |\n"
+      "|---|---|---|---|---|\n";
   for (const ConfigKey& k : ConfigKeys()) {
     if (k.kind == KeyKind::kKairos) row(k, k.doc);
   }
-  out += "\n### Removed keys (warned about once per config text, then ignored)\n\n"
-         "| Key | Why |\n|---|---|\n";
+  out +=
+      "\n### Removed keys (warned about once per config text, then ignored)\n\n"
+      "| Key | Why |\n|---|---|\n";
   for (const ConfigKey& k : ConfigKeys()) {
-    if (k.kind == KeyKind::kRemoved) absl::StrAppend(&out, "| `", internal::AV(k.name), "` | ", internal::AV(k.target), " |\n");
+    if (k.kind == KeyKind::kRemoved)
+      absl::StrAppend(&out, "| `", internal::AV(k.name), "` | ", internal::AV(k.target), " |\n");
   }
   return out;
 }

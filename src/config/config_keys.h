@@ -49,6 +49,7 @@ struct ConfigKey {
   std::string_view default_text;  // for docs
   std::string_view doc;           // for docs: meaning and kairos behaviour
   std::string_view target;        // alias: the key it stands for; removed: why
+  std::string_view custom_type;   // kCustom: "list" or "choice" (for docs)
 
   // Where a parsed value goes. For kBool/kInt/kString/kList one field pointer or an apply
   // function is set (apply functions have side effects beyond one field). None are set for

@@ -189,8 +189,9 @@ EnvSettings DecodeEnv(const EnvLookup& lookup) {
 
   e.rank = FirstInt(lookup, {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"},
                     &e.rank_var, &e.warnings);
-  e.world_size = FirstInt(lookup, {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"},
-                          nullptr, &e.warnings);
+  e.world_size =
+      FirstInt(lookup, {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}, nullptr,
+               &e.warnings);
   e.local_rank = FirstInt(lookup, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"},
                           nullptr, &e.warnings);
 
@@ -230,7 +231,8 @@ absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
     const std::string origin = absl::StrCat(env.config_file_var, "=", env.config_file);
     absl::StatusOr<std::string> text = ReadConfigFile(env.config_file);
     if (!text.ok()) {
-      return absl::Status(text.status().code(), absl::StrCat(origin, ": ", text.status().message()));
+      return absl::Status(text.status().code(),
+                          absl::StrCat(origin, ": ", text.status().message()));
     }
     ParseOptions options{ConfigSource::kFile, now_unix_ms};
     std::vector<std::string> remarks;

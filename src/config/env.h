@@ -43,13 +43,13 @@ struct EnvSettings {
   // Daemon: KINETO_USE_DAEMON is presence-only (even "0" enables, as in libkineto);
   // KAIROS_USE_DAEMON enables only when exactly "1".
   bool use_daemon = false;
-  std::string ipc_socket_dir;    // KINETO_IPC_SOCKET_DIR
-  std::string daemon_endpoint;   // KAIROS_DAEMON_ENDPOINT (override of the daemon's name, tests)
+  std::string ipc_socket_dir;   // KINETO_IPC_SOCKET_DIR
+  std::string daemon_endpoint;  // KAIROS_DAEMON_ENDPOINT (override of the daemon's name, tests)
 
   // Directories.
   std::string ondemand_trace_dir;  // KINETO_ONDEMAND_TRACE_DIR
   std::string trace_dir;           // KAIROS_TRACE_DIR
-  std::string tmp_dir;             // TMPDIR if set and non-empty, else "/tmp"
+  std::string tmp_dir = "/tmp";    // TMPDIR if set and non-empty, else "/tmp"
 
   // Job id sent to the daemon: KAIROS_JOB_ID, else SLURM_JOB_ID, read with strtoll semantics
   // (leading digits count, non-numeric gives 0, values above 2^31 are kept exact). 0 = unset.
@@ -70,10 +70,10 @@ struct EnvSettings {
   std::string job_version;
   std::string job_attempt_index;
 
-  std::string cupti_library;          // KAIROS_CUPTI_LIBRARY (explicit libcupti path)
-  std::string cuda_injection_path;    // CUDA_INJECTION64_PATH, read only to learn we were injected
-  bool cuda_injected = false;         // CUDA_INJECTION64_PATH set, non-empty and not "none"
-  bool teardown_cupti = false;        // TEARDOWN_CUPTI exactly "1"
+  std::string cupti_library;        // KAIROS_CUPTI_LIBRARY (explicit libcupti path)
+  std::string cuda_injection_path;  // CUDA_INJECTION64_PATH, read only to learn we were injected
+  bool cuda_injected = false;       // CUDA_INJECTION64_PATH set, non-empty and not "none"
+  bool teardown_cupti = false;      // TEARDOWN_CUPTI exactly "1"
 
   // One line per ignored, malformed value (e.g. "RANK=\"x\" is not a non-negative integer;
   // ignored"). The caller logs them once at init.

@@ -82,7 +82,8 @@ std::string RefusalReason(std::string_view requested, const std::string& path,
   int err = 0;
   const std::string parent = RealPath(path.substr(0, slash + 1), &err);
   if (parent.empty()) {
-    return absl::StrCat("has a parent directory that cannot be resolved (", std::strerror(err), ")");
+    return absl::StrCat("has a parent directory that cannot be resolved (", std::strerror(err),
+                        ")");
   }
   const std::string canonical_allowed = RealPath(allowed, &err);
   if (canonical_allowed.empty()) {
@@ -204,7 +205,8 @@ OnDemandPath ResolveOnDemandPath(std::string_view requested, std::string_view al
   // The requested text is untrusted: bound it so a hostile request cannot flood the log.
   result.message = absl::StrCat(
       "on-demand ACTIVITIES_LOG_FILE ", internal::QuoteForLog(requested, 200), " refused: ",
-      path == requested ? "it " : absl::StrCat("resolved path ", internal::QuoteForLog(path, 200), " "),
+      path == requested ? "it "
+                        : absl::StrCat("resolved path ", internal::QuoteForLog(path, 200), " "),
       reason, "; writing to ", result.path, " instead");
   return result;
 }

@@ -215,7 +215,7 @@ class Parser {
   bool ParseString(std::string* out);
   bool Fail(std::string_view what) {
     if (error_.ok())
-      error_ = absl::InvalidArgumentError(absl::StrCat("JSON: ", what, " at byte ", offset()));
+      error_ = absl::InvalidArgumentError(absl::StrCat("JSON: ", std::string(what), " at byte ", offset()));
     return false;
   }
 
@@ -309,10 +309,10 @@ bool Parser::ParseString(std::string* out) {
       case 'r': out->push_back('\r'); break;
       case 't': out->push_back('\t'); break;
       case 'u': {
-        uint32_t cp;
+        uint32_t cp = 0;
         if (!Hex4(&cp)) return false;
         if (cp >= 0xD800 && cp < 0xDC00) {  // high surrogate: expect the low half
-          uint32_t lo;
+          uint32_t lo = 0;
           if (Raw() != '\\' || Raw() != 'u' || !Hex4(&lo) || lo < 0xDC00 || lo > 0xDFFF) {
             cp = 0xFFFD;
           } else {

@@ -249,8 +249,8 @@ uint32_t DetailTableOf(EventKind kind) {
     case EventKind::kKernel: return 1;
     case EventKind::kMemcpy: return 2;
     case EventKind::kMemset: return 3;
-    case EventKind::kSync:
-    case EventKind::kCudaEvent: return 4;
+    case EventKind::kSync: return 4;
+    case EventKind::kCudaEvent: return 6;  // same rows as kSync, different args
     case EventKind::kCpuOp:
     case EventKind::kUserAnnotation:
     case EventKind::kInstant: return 5;
@@ -279,6 +279,7 @@ bool AppendDetailArgsJson(const TraceData& data, const Event& e, std::string* ou
       o.Close();
       return true;
     case 4:
+    case 6:
       if (row >= data.syncs.size()) break;
       SyncArgs(e, data.syncs[row], o);
       o.Close();

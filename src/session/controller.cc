@@ -124,21 +124,11 @@ bool Profiler::WaitForWindowStart(std::unique_lock<std::mutex>& lock, Window& w)
     return true;
   }
   if (c.IterationMode()) {
-    const int64_t warm = std::max<int64_t>(c.warmup_iterations, 0);
-    int64_t start = c.profile_start_iteration;
-    const int64_t cur = g_iteration.load();
-    if (start - warm <= cur) {
-      const int64_t roundup = c.profile_start_iteration_roundup;
-      int64_t next = cur + 1 + warm;
-      if (roundup > 0) next = (next + roundup - 1) / roundup * roundup;
-      KAIROS_LOG_INFO("iteration %lld has already passed (now %lld); the window starts at %lld",
-                      static_cast<long long>(start - warm), static_cast<long long>(cur),
-                      static_cast<long long>(next));
-      start = next;
-    }
+    const int64_t start = active_.start_iteration;
+    const int64_t warm = start - active_.warmup_iteration;
     w.iteration_mode = true;
     w.end_iteration = start + c.iterations;
-    const int64_t deadline = (cur == 0 && c.iteration_fallback_timeout_ms > 0)
+    const int64_t deadline = (active_.never_stepped && c.iteration_fallback_timeout_ms > 0)
                                  ? UnixNowNs() + c.iteration_fallback_timeout_ms * 1000000
                                  : kNever;
     uint64_t raw = 0;
@@ -230,7 +220,6 @@ void Profiler::RunSession(std::unique_lock<std::mutex>& lock) {
   const uint64_t seq = session_seq_;
   stop_requested_ = false;
   cancel_requested_ = false;
-  boundaries_.clear();
   sm_.Transition(SessionState::kIdle, SessionState::kWarmup);
   Window w;
   if (!WaitForWindowStart(lock, w)) {

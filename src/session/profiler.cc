@@ -5,13 +5,12 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "clock.h"
 #include "config/env.h"
 #include "log.h"
@@ -37,16 +36,29 @@ void AtExitHandler() {
 
 }  // namespace
 
+namespace {
+std::string_view Trim(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.front() == '\r')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.remove_suffix(1);
+  return v;
+}
+}  // namespace
+
 bool TextNamesWindow(std::string_view text) {
   static constexpr std::string_view kKeys[] = {
       "PROFILE_START_TIME",       "PROFILE_START_ITERATION", "PROFILE_START_ITERATION_ROUNDUP",
       "ACTIVITIES_ITERATIONS",    "ACTIVITIES_DURATION_MSECS", "ACTIVITIES_DURATION_SECS",
       "ACTIVITIES_WARMUP_PERIOD_SECS", "ACTIVITIES_WARMUP_ITERATIONS"};
-  for (std::string_view line : absl::StrSplit(text, absl::ByAnyChar("\n;"))) {
-    line = absl::StripAsciiWhitespace(line.substr(0, line.find('#')));
-    const std::string_view key = absl::StripAsciiWhitespace(line.substr(0, line.find('=')));
+  while (!text.empty()) {
+    const size_t eol = text.find_first_of("\n;");
+    std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+    line = line.substr(0, line.find('#'));
+    const size_t eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = Trim(line.substr(0, eq));
     for (std::string_view k : kKeys)
-      if (key == k && line.find('=') != std::string_view::npos) return true;
+      if (key == k) return true;
   }
   return false;
 }
@@ -144,6 +156,28 @@ absl::Status Profiler::ScheduleLocked(Request request, std::unique_lock<std::mut
   }
   if (absl::Status s = EnsureControllerLocked(); !s.ok()) return s;
   request.accepted_unix_ns = UnixNowNs();
+  boundaries_.clear();
+  if (!request.sync && c.IterationMode()) {
+    const int64_t warm = std::max<int64_t>(c.warmup_iterations, 0);
+    int64_t start = c.profile_start_iteration;
+    const int64_t cur = g_iteration.load();
+    if (start - warm <= cur) {
+      // Already passed (or running now: its beginning cannot be observed any more).
+      const int64_t roundup = c.profile_start_iteration_roundup;
+      int64_t next = cur + 1 + warm;
+      if (roundup > 0) next = (next + roundup - 1) / roundup * roundup;
+      KAIROS_LOG_INFO("iteration %lld has already begun (now %lld); the window starts at %lld",
+                      static_cast<long long>(start - warm), static_cast<long long>(cur),
+                      static_cast<long long>(next));
+      start = next;
+    }
+    request.start_iteration = start;
+    request.warmup_iteration = start - warm;
+    request.never_stepped = cur == 0;
+    // Armed now, on the requesting thread, so no boundary is missed while the controller
+    // thread wakes up. seq_cst: pairs with StepHook (see there).
+    g_step_wake_at.store(request.warmup_iteration);
+  }
   pending_ = std::make_unique<Request>(std::move(request));
   ++session_seq_;
   cv_.notify_all();
@@ -288,6 +322,12 @@ Config Profiler::base_config() {
 uint64_t Profiler::completed_sessions() {
   std::lock_guard<std::mutex> lock(mu_);
   return completed_seq_;
+}
+
+bool Profiler::WaitForCompletedSessions(uint64_t n, int64_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return done_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                           [&] { return completed_seq_ >= n; });
 }
 
 void StepHook() {

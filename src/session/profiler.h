@@ -88,6 +88,9 @@ class Profiler {
   Config base_config();
   // Number of sessions finished (written, failed or cancelled); for tests.
   uint64_t completed_sessions();
+  // Blocks until at least `n` sessions have finished or `timeout_ms` passed; returns whether
+  // they had. For tests and tools that need to know a window closed by itself.
+  bool WaitForCompletedSessions(uint64_t n, int64_t timeout_ms);
 
   // Replaces the root after fork (child side). Internal.
   static void ResetAfterFork();
@@ -98,6 +101,11 @@ class Profiler {
     ConfigSource source = ConfigSource::kApi;
     bool sync = false;
     int64_t accepted_unix_ns = 0;
+    // Iteration mode, fixed when the request is accepted (an already-passed start is moved
+    // to the next reachable iteration, rounded up).
+    int64_t warmup_iteration = 0;
+    int64_t start_iteration = 0;
+    bool never_stepped = false;
   };
   struct Result {
     absl::Status status;

@@ -24,7 +24,7 @@ extern "C" int KairosFuzzConfig(const uint8_t* data, size_t size) {
     if (!config.ok()) continue;
     // Whatever parses must read back to the same text.
     const std::string canonical = ConfigToText(*config);
-    absl::StatusOr<Config> again = ParseConfig(canonical, Config{}, options);
+    absl::StatusOr<Config> again = ParseConfig(canonical, Config{}, options, &warnings);
     if (!again.ok() || ConfigToText(*again) != canonical) __builtin_trap();
     if (source == ConfigSource::kDaemon) {
       PathContext context;

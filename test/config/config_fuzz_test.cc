@@ -4,7 +4,6 @@
 // generated edge inputs. Passing means no crash, trap or sanitizer report.
 // Threading: single-threaded.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <string>

@@ -2,12 +2,11 @@
 // Layer: test for kairos_config. ParseConfig syntax rules, keys, aliases, errors (exact
 // messages), warnings, derived defaults and the ConfigToText round trip.
 // Threading: single-threaded.
-#include <catch2/catch.hpp>
+#include "config/config.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include "config/config.h"
 
 namespace kairos {
 namespace {
@@ -112,8 +111,9 @@ TEST_CASE("comments start anywhere and cut the value", "[config]") {
 }
 
 TEST_CASE("CRLF lines parse (kairos trims \\r, libkineto does not)", "[config]") {
-  const Config c = Parse("ACTIVITIES_ENABLED=false\r\nACTIVITIES_ITERATIONS=7\r\n"
-                         "ACTIVITIES_LOG_FILE=/tmp/t.json\r\n");
+  const Config c = Parse(
+      "ACTIVITIES_ENABLED=false\r\nACTIVITIES_ITERATIONS=7\r\n"
+      "ACTIVITIES_LOG_FILE=/tmp/t.json\r\n");
   CHECK_FALSE(c.activities_enabled);
   CHECK(c.iterations == 7);
   CHECK(c.log_file == "/tmp/t.json");
@@ -187,10 +187,9 @@ TEST_CASE("PROFILE_START_TIME more than 10 s in the past is rejected", "[config]
 
 TEST_CASE("ACTIVITY_TYPES: lower-cased, trimmed, unknown names rejected", "[config]") {
   const Config c = Parse("ACTIVITY_TYPES= Kernel , GPU_MEMCPY,cuda_runtime,hardware_counters,");
-  CHECK(c.activity_types == (ActivityBit(ActivityType::kKernel) |
-                             ActivityBit(ActivityType::kGpuMemcpy) |
-                             ActivityBit(ActivityType::kCudaRuntime) |
-                             ActivityBit(ActivityType::kHardwareCounters)));
+  CHECK(c.activity_types ==
+        (ActivityBit(ActivityType::kKernel) | ActivityBit(ActivityType::kGpuMemcpy) |
+         ActivityBit(ActivityType::kCudaRuntime) | ActivityBit(ActivityType::kHardwareCounters)));
   CHECK(Parse("ACTIVITY_TYPES=").activity_types == 0);
   CHECK(Error("ACTIVITY_TYPES=kernel,cuda_kernel") ==
         "config line 1: ACTIVITY_TYPES: unknown activity type \"cuda_kernel\"; expected names "
@@ -200,9 +199,10 @@ TEST_CASE("ACTIVITY_TYPES: lower-cased, trimmed, unknown names rejected", "[conf
 }
 
 TEST_CASE("lists are comma-separated and trimmed", "[config]") {
-  const Config c = Parse("VERBOSE_LOG_MODULES= a.cpp ,b.cpp\t,, c.cpp\n"
-                         "CUPTI_PM_SAMPLING_METRICS=sm__cycles_active.avg\n"
-                         "KAIROS_EXTRA_OUTPUTS=/tmp/a.json.zst, /tmp/b.pftrace\n");
+  const Config c = Parse(
+      "VERBOSE_LOG_MODULES= a.cpp ,b.cpp\t,, c.cpp\n"
+      "CUPTI_PM_SAMPLING_METRICS=sm__cycles_active.avg\n"
+      "KAIROS_EXTRA_OUTPUTS=/tmp/a.json.zst, /tmp/b.pftrace\n");
   CHECK(c.verbose_log_modules == std::vector<std::string>{"a.cpp", "b.cpp", "c.cpp"});
   CHECK(c.pm_sampling_metrics == std::vector<std::string>{"sm__cycles_active.avg"});
   CHECK(c.extra_outputs == std::vector<std::string>{"/tmp/a.json.zst", "/tmp/b.pftrace"});
@@ -267,9 +267,10 @@ TEST_CASE("unknown and removed keys warn once each and are ignored", "[config]")
 
 TEST_CASE("inert keys of other backends are validated but change nothing", "[config]") {
   std::vector<std::string> warnings;
-  const Config c = Parse("ROCTRACER_MAX_EVENTS=100\nXPUPTI_PROFILER_ENABLE_PER_KERNEL=true\n"
-                         "XPUPTI_PROFILER_MAX_SCOPES=5000000000\nACTIVITIES_COMPRESSION_ALGORITHM=GZIP\n",
-                         &warnings);
+  const Config c = Parse(
+      "ROCTRACER_MAX_EVENTS=100\nXPUPTI_PROFILER_ENABLE_PER_KERNEL=true\n"
+      "XPUPTI_PROFILER_MAX_SCOPES=5000000000\nACTIVITIES_COMPRESSION_ALGORITHM=GZIP\n",
+      &warnings);
   RequireSame(c, Config{});
   CHECK(warnings.empty());
   CHECK(Error("ROCTRACER_MAX_EVENTS=lots") ==
@@ -286,8 +287,8 @@ TEST_CASE("ROUNDUP derives the start iteration; ROUNDUP=0 is ignored", "[config]
             .profile_start_iteration == 7);
 
   std::vector<std::string> warnings;
-  const Config z = Parse("PROFILE_START_ITERATION_ROUNDUP=4\nPROFILE_START_ITERATION_ROUNDUP=0",
-                         &warnings);
+  const Config z =
+      Parse("PROFILE_START_ITERATION_ROUNDUP=4\nPROFILE_START_ITERATION_ROUNDUP=0", &warnings);
   CHECK(z.profile_start_iteration_roundup == 4);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0] ==
@@ -349,9 +350,8 @@ TEST_CASE("daemon configs ignore base-only keys", "[config]") {
 
 TEST_CASE("untrusted text in messages is bounded and escaped", "[config]") {
   const std::string msg = Error("ACTIVITIES_ITERATIONS=\x1b[31m" + std::string(100, '9'));
-  CHECK(msg ==
-        "config line 1: ACTIVITIES_ITERATIONS: \"\\x1b[31m" + std::string(59, '9') +
-            "...\" is not an integer; expected an integer in [0, 2147483647]");
+  CHECK(msg == "config line 1: ACTIVITIES_ITERATIONS: \"\\x1b[31m" + std::string(59, '9') +
+                   "...\" is not an integer; expected an integer in [0, 2147483647]");
 }
 
 TEST_CASE("ConfigToText round-trips through ParseConfig", "[config]") {

@@ -2,17 +2,16 @@
 // Layer: test for kairos_config. Environment decoding (through setenv + ReloadEnvForTest and
 // through DecodeEnv with a fake lookup) and LoadConfigFromEnv's sources and errors.
 // Threading: single-threaded (setenv is not thread-safe).
-#include <catch2/catch.hpp>
+#include "config/env.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
 #include <string>
-
-#include "config/env.h"
 
 namespace kairos {
 namespace {
@@ -20,15 +19,37 @@ namespace {
 constexpr int64_t kNow = 1763772000000;
 
 // Every variable env.cc reads, so each test starts from a clean environment.
-const char* const kAllVars[] = {
-    "KAIROS_CONFIG", "KINETO_CONFIG", "KAIROS_CONFIG_TEXT", "KAIROS_LOG_LEVEL",
-    "KINETO_LOG_LEVEL", "KINETO_USE_DAEMON", "KAIROS_USE_DAEMON", "KINETO_IPC_SOCKET_DIR",
-    "KAIROS_DAEMON_ENDPOINT", "KINETO_ONDEMAND_TRACE_DIR", "KAIROS_TRACE_DIR", "TMPDIR",
-    "KAIROS_JOB_ID", "SLURM_JOB_ID", "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-    "WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "LOCAL_RANK",
-    "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "PT_PROFILER_JOB_NAME",
-    "PT_PROFILER_JOB_VERSION", "PT_PROFILER_JOB_ATTEMPT_INDEX", "KAIROS_CUPTI_LIBRARY",
-    "CUDA_INJECTION64_PATH", "TEARDOWN_CUPTI"};
+const char* const kAllVars[] = {"KAIROS_CONFIG",
+                                "KINETO_CONFIG",
+                                "KAIROS_CONFIG_TEXT",
+                                "KAIROS_LOG_LEVEL",
+                                "KINETO_LOG_LEVEL",
+                                "KINETO_USE_DAEMON",
+                                "KAIROS_USE_DAEMON",
+                                "KINETO_IPC_SOCKET_DIR",
+                                "KAIROS_DAEMON_ENDPOINT",
+                                "KINETO_ONDEMAND_TRACE_DIR",
+                                "KAIROS_TRACE_DIR",
+                                "TMPDIR",
+                                "KAIROS_JOB_ID",
+                                "SLURM_JOB_ID",
+                                "RANK",
+                                "SLURM_PROCID",
+                                "OMPI_COMM_WORLD_RANK",
+                                "PMI_RANK",
+                                "WORLD_SIZE",
+                                "SLURM_NTASKS",
+                                "OMPI_COMM_WORLD_SIZE",
+                                "PMI_SIZE",
+                                "LOCAL_RANK",
+                                "OMPI_COMM_WORLD_LOCAL_RANK",
+                                "SLURM_LOCALID",
+                                "PT_PROFILER_JOB_NAME",
+                                "PT_PROFILER_JOB_VERSION",
+                                "PT_PROFILER_JOB_ATTEMPT_INDEX",
+                                "KAIROS_CUPTI_LIBRARY",
+                                "CUDA_INJECTION64_PATH",
+                                "TEARDOWN_CUPTI"};
 
 struct CleanEnv {
   CleanEnv() {
@@ -122,8 +143,8 @@ TEST_CASE("daemon enablement", "[env]") {
   CHECK(FromMap({{"KAIROS_USE_DAEMON", "1"}}).use_daemon);
   CHECK_FALSE(FromMap({{"KAIROS_USE_DAEMON", "0"}}).use_daemon);
   CHECK_FALSE(FromMap({{"KAIROS_USE_DAEMON", "yes"}}).use_daemon);
-  const EnvSettings e = FromMap({{"KINETO_IPC_SOCKET_DIR", "/run/dyno"},
-                                 {"KAIROS_DAEMON_ENDPOINT", "dyno_test_1"}});
+  const EnvSettings e =
+      FromMap({{"KINETO_IPC_SOCKET_DIR", "/run/dyno"}, {"KAIROS_DAEMON_ENDPOINT", "dyno_test_1"}});
   CHECK(e.ipc_socket_dir == "/run/dyno");
   CHECK(e.daemon_endpoint == "dyno_test_1");
 }
@@ -137,17 +158,23 @@ TEST_CASE("job id uses strtoll semantics", "[env]") {
 }
 
 TEST_CASE("rank precedence and malformed values", "[env]") {
-  const EnvSettings slurm = FromMap({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"},
-                                     {"OMPI_COMM_WORLD_RANK", "6"}, {"PMI_RANK", "7"}});
+  const EnvSettings slurm = FromMap({{"SLURM_PROCID", "5"},
+                                     {"SLURM_NTASKS", "16"},
+                                     {"OMPI_COMM_WORLD_RANK", "6"},
+                                     {"PMI_RANK", "7"}});
   CHECK(slurm.rank == 5);
   CHECK(slurm.rank_var == "SLURM_PROCID");
   CHECK(slurm.world_size == 16);
-  const EnvSettings torch = FromMap({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "1"},
-                                     {"SLURM_PROCID", "9"}, {"SLURM_LOCALID", "3"}});
+  const EnvSettings torch = FromMap({{"RANK", "1"},
+                                     {"WORLD_SIZE", "2"},
+                                     {"LOCAL_RANK", "1"},
+                                     {"SLURM_PROCID", "9"},
+                                     {"SLURM_LOCALID", "3"}});
   CHECK(torch.rank == 1);
   CHECK(torch.world_size == 2);
   CHECK(torch.local_rank == 1);
-  const EnvSettings mpi = FromMap({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+  const EnvSettings mpi = FromMap({{"OMPI_COMM_WORLD_RANK", "2"},
+                                   {"OMPI_COMM_WORLD_SIZE", "4"},
                                    {"OMPI_COMM_WORLD_LOCAL_RANK", "0"}});
   CHECK(mpi.rank == 2);
   CHECK(mpi.world_size == 4);
@@ -160,12 +187,15 @@ TEST_CASE("rank precedence and malformed values", "[env]") {
 }
 
 TEST_CASE("job identity, CUPTI and injection variables", "[env]") {
-  const EnvSettings e =
-      FromMap({{"PT_PROFILER_JOB_NAME", "llm\"x"}, {"PT_PROFILER_JOB_VERSION", "3"},
-               {"PT_PROFILER_JOB_ATTEMPT_INDEX", "0"}, {"KAIROS_CUPTI_LIBRARY", "/opt/cupti.so"},
-               {"CUDA_INJECTION64_PATH", "/opt/libkairos.so"}, {"TEARDOWN_CUPTI", "1"},
-               {"TMPDIR", "/scratch"}, {"KAIROS_TRACE_DIR", "/traces"},
-               {"KINETO_ONDEMAND_TRACE_DIR", "/od"}});
+  const EnvSettings e = FromMap({{"PT_PROFILER_JOB_NAME", "llm\"x"},
+                                 {"PT_PROFILER_JOB_VERSION", "3"},
+                                 {"PT_PROFILER_JOB_ATTEMPT_INDEX", "0"},
+                                 {"KAIROS_CUPTI_LIBRARY", "/opt/cupti.so"},
+                                 {"CUDA_INJECTION64_PATH", "/opt/libkairos.so"},
+                                 {"TEARDOWN_CUPTI", "1"},
+                                 {"TMPDIR", "/scratch"},
+                                 {"KAIROS_TRACE_DIR", "/traces"},
+                                 {"KINETO_ONDEMAND_TRACE_DIR", "/od"}});
   CHECK(e.job_name == "llm\"x");
   CHECK(e.job_version == "3");
   CHECK(e.job_attempt_index == "0");
@@ -200,7 +230,8 @@ TEST_CASE("LoadConfigFromSettings: file, then env text on top", "[env]") {
   CHECK(c->config->enable_ipc_fabric);
   CHECK(c->origin == "KINETO_CONFIG=" + path + " + KAIROS_CONFIG_TEXT");
   REQUIRE(warnings.size() == 2);
-  CHECK(warnings[0] == "KINETO_CONFIG=" + path + ": config line 3: \"OLD\": unrecognized key; ignored");
+  CHECK(warnings[0] ==
+        "KINETO_CONFIG=" + path + ": config line 3: \"OLD\": unrecognized key; ignored");
   CHECK(warnings[1] == "KAIROS_CONFIG_TEXT: config line 3: \"NEW\": unrecognized key; ignored");
   unlink(path.c_str());
   rmdir(dir.c_str());
@@ -219,7 +250,8 @@ TEST_CASE("LoadConfigFromSettings errors name the source", "[env]") {
   env.config_file = dir;  // a directory
   absl::StatusOr<ConfigFromEnv> not_file = LoadConfigFromSettings(env, nullptr, kNow);
   REQUIRE_FALSE(not_file.ok());
-  CHECK(not_file.status().message() == "KAIROS_CONFIG=" + dir + ": config file is not a regular file");
+  CHECK(not_file.status().message() ==
+        "KAIROS_CONFIG=" + dir + ": config file is not a regular file");
 
   const std::string path = dir + "/bad.conf";
   std::ofstream(path) << "ACTIVITIES_ITERATIONS=1\nACTIVITIES_WARMUP_PERIOD_SECS=-1\n";

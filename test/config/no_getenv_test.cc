@@ -4,7 +4,6 @@
 // secure_getenv and environ, and fails naming every file and line that uses them elsewhere.
 // Threading: single-threaded.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -24,7 +23,8 @@ bool IsSource(const fs::path& p) {
 // Lines of files under `dir` (skipping src/config/) that mention a forbidden name.
 std::vector<std::string> Offenders(const fs::path& root, const std::string& dir) {
   // Word-bounded, so "environment" or "Env()" do not match but "::getenv(" and "__environ" do.
-  static const std::regex kForbidden(R"((^|[^A-Za-z0-9_])(secure_getenv|getenv|_*environ)($|[^A-Za-z0-9_]))");
+  static const std::regex kForbidden(
+      R"((^|[^A-Za-z0-9_])(secure_getenv|getenv|_*environ)($|[^A-Za-z0-9_]))");
   std::vector<std::string> found;
   const fs::path base = root / dir;
   if (!fs::exists(base)) return found;
@@ -35,7 +35,8 @@ std::vector<std::string> Offenders(const fs::path& root, const std::string& dir)
     std::ifstream in(entry.path());
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
-      if (std::regex_search(line, kForbidden)) found.push_back(rel + ":" + std::to_string(n) + ": " + line);
+      if (std::regex_search(line, kForbidden))
+        found.push_back(rel + ":" + std::to_string(n) + ": " + line);
     }
   }
   return found;

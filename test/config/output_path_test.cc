@@ -2,16 +2,15 @@
 // Layer: test for kairos_config. Default path, `_<pid>` rewrite, templating and the on-demand
 // path rule against a real temporary directory tree (symlinks, existing files, "..").
 // Threading: single-threaded.
-#include <catch2/catch.hpp>
+#include "config/output_path.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <string>
-
-#include "config/output_path.h"
 
 namespace kairos {
 namespace {
@@ -126,9 +125,10 @@ TEST_CASE("on-demand: refused paths fall back to the default in the allowed dir"
 
   p = ResolveOnDemandPath("rel/x.json", t.allowed, c);
   CHECK(p.replaced);
-  CHECK(p.message == "on-demand ACTIVITIES_LOG_FILE \"rel/x.json\" refused: resolved path "
-                     "\"rel/x_4242.json\" is not an absolute path; writing to " +
-                         fallback + " instead");
+  CHECK(p.message ==
+        "on-demand ACTIVITIES_LOG_FILE \"rel/x.json\" refused: resolved path "
+        "\"rel/x_4242.json\" is not an absolute path; writing to " +
+            fallback + " instead");
 
   p = ResolveOnDemandPath(t.root + "/outside/x.trace", t.allowed, c);
   CHECK(p.replaced);

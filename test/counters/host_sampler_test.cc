@@ -139,7 +139,8 @@ TEST_CASE("HostSampler counts missed ticks and drops values past its bound") {
   Config config;
   config.host_metrics_interval_ms = 100;
   REQUIRE(h.sampler->StartWarmup(config).ok());
-  h.sampler->StartRecording(h.now);
+  h.now += 100 * kMs;
+  h.sampler->StartRecording(h.now);  // 15 values stored
   h.now += 350 * kMs;  // a stalled thread: ticks at +100 and +200 missed, +300 taken late
   CHECK(h.sampler->Tick(h.now));
   CHECK(!h.sampler->Tick(h.now + 10 * kMs));

@@ -85,7 +85,7 @@ TEST_CASE("CPU-only trace: layout, key order, rank with a space, no deviceProper
   CHECK(j["displayTimeUnit"] == "ms");
   CHECK(j["baseTimeNanoseconds"].get<int64_t>() == testing::kBase);
   CHECK(j["traceName"] == "/tmp/out.json");
-  CHECK(j["distributedInfo"].dump() == R"({"backend":"","rank":0,"world_size":1})");
+  CHECK(j["distributedInfo"].dump() == R"j({"backend":"","rank":0,"world_size":1})j");
   // HTA's regex "rank":\s+(\d+) needs the space, and must find it before traceEvents.
   const size_t rank = text.find("\"rank\": 0");
   REQUIRE(rank != std::string::npos);
@@ -95,17 +95,18 @@ TEST_CASE("CPU-only trace: layout, key order, rank with a space, no deviceProper
 
   const std::vector<std::string> lines = EventLines(text);
   REQUIRE(lines.size() == 7);
-  CHECK(lines[0] == R"({"ph":"M","name":"process_name","ts":0.500,"pid":4242,"tid":0,"args":{"name":"train.py"}})");
-  CHECK(lines[1] == R"({"ph":"M","name":"process_labels","ts":0.500,"pid":4242,"tid":0,"args":{"labels":"CPU"}})");
-  CHECK(lines[2] == R"({"ph":"M","name":"process_sort_index","ts":0.500,"pid":4242,"tid":0,"args":{"sort_index":4242}})");
-  CHECK(lines[3] == R"({"ph":"M","name":"thread_name","ts":0.500,"pid":4242,"tid":4242,"args":{"name":"thread 4242 (main)"}})");
-  CHECK(lines[4] == R"({"ph":"M","name":"thread_sort_index","ts":0.500,"pid":4242,"tid":4242,"args":{"sort_index":4242}})");
-  CHECK(lines[5] == R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":4242,"tid":4242,"ts":1.000,"dur":1234.567,"args":{"External id":1}})");
-  CHECK(lines[6] == R"({"ph":"i","s":"g","name":"Record Window End","pid":"","tid":"","ts":5000.000})");
+  CHECK(lines[0] == R"j({"ph":"M","name":"process_name","ts":0.500,"pid":4242,"tid":0,"args":{"name":"train.py"}})j");
+  CHECK(lines[1] == R"j({"ph":"M","name":"process_labels","ts":0.500,"pid":4242,"tid":0,"args":{"labels":"CPU"}})j");
+  CHECK(lines[2] == R"j({"ph":"M","name":"process_sort_index","ts":0.500,"pid":4242,"tid":0,"args":{"sort_index":4242}})j");
+  CHECK(lines[3] == R"j({"ph":"M","name":"thread_name","ts":0.500,"pid":4242,"tid":4242,"args":{"name":"thread 4242 (main)"}})j");
+  CHECK(lines[4] == R"j({"ph":"M","name":"thread_sort_index","ts":0.500,"pid":4242,"tid":4242,"args":{"sort_index":4242}})j");
+  CHECK(lines[5] == R"j({"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":4242,"tid":4242,"ts":1.000,"dur":1234.567,"args":{"External id":1}})j");
+  CHECK(lines[6] == R"j({"ph":"i","s":"g","name":"Record Window End","pid":"","tid":"","ts":5000.000})j");
   CHECK(j["traceEvents"].size() == 7);
   // Whole-file shape: header lines, then the array, then traceName last.
   CHECK(text.substr(0, 23) == "{\n\"schemaVersion\": 1,\n\"");
-  CHECK(text.substr(text.size() - 32) == "],\n\"traceName\": \"/tmp/out.json\"\n}\n");
+  const std::string tail = "}\n],\n\"traceName\": \"/tmp/out.json\"\n}\n";
+  CHECK(text.substr(text.size() - tail.size()) == tail);
 }
 
 TEST_CASE("Full trace: every kind formatted exactly") {
@@ -120,11 +121,11 @@ TEST_CASE("Full trace: every kind formatted exactly") {
                                "traceEvents", "traceName"});
   REQUIRE(j["deviceProperties"].size() == 2);
   CHECK(j["deviceProperties"][0].dump() ==
-        R"({"id":0,"name":"NVIDIA H100 80GB HBM3","totalGlobalMem":85045460992,"computeMajor":9,"computeMinor":0,"maxThreadsPerBlock":1024,"maxThreadsPerMultiprocessor":2048,"regsPerBlock":65536,"warpSize":32,"sharedMemPerBlock":49152,"numSms":132,"regsPerMultiprocessor":65536,"sharedMemPerBlockOptin":232448,"sharedMemPerMultiprocessor":233472})");
+        R"j({"id":0,"name":"NVIDIA H100 80GB HBM3","totalGlobalMem":85045460992,"computeMajor":9,"computeMinor":0,"maxThreadsPerBlock":1024,"maxThreadsPerMultiprocessor":2048,"regsPerBlock":65536,"warpSize":32,"sharedMemPerBlock":49152,"numSms":132,"regsPerMultiprocessor":65536,"sharedMemPerBlockOptin":232448,"sharedMemPerMultiprocessor":233472})j");
   CHECK(j["deviceProperties"][1]["id"] == 1);
   CHECK(j["trace_id"] == "req-7");
-  CHECK(j["kairos_stats"].dump() == R"({"buffer_overflow":0,"cupti_dropped":4})");
-  CHECK(j["kairos_warnings"].dump() == R"(["GPU 1 \"missing\""])");
+  CHECK(j["kairos_stats"].dump() == R"j({"buffer_overflow":0,"cupti_dropped":4})j");
+  CHECK(j["kairos_warnings"].dump() == R"j(["GPU 1 \"missing\""])j");
   CHECK(j["kairos_config"] == "ACTIVITIES_DURATION_MSECS=500\nKAIROS_OUTPUT_FORMAT=json");
   CHECK(text.find("\n\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 8},\n") !=
         std::string::npos);
@@ -134,60 +135,60 @@ TEST_CASE("Full trace: every kind formatted exactly") {
   REQUIRE(j["traceEvents"].size() == 49);
   const std::vector<std::string> meta(lines.begin(), lines.begin() + 23);
   const std::vector<std::string> expected_meta = {
-      R"({"ph":"M","name":"process_name","ts":1.000,"pid":4242,"tid":0,"args":{"name":"train.py"}})",
-      R"({"ph":"M","name":"process_labels","ts":1.000,"pid":4242,"tid":0,"args":{"labels":"CPU"}})",
-      R"({"ph":"M","name":"process_sort_index","ts":1.000,"pid":4242,"tid":0,"args":{"sort_index":4242}})",
-      R"({"ph":"M","name":"thread_name","ts":1.000,"pid":4242,"tid":4242,"args":{"name":"thread 4242 (main)"}})",
-      R"({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":4242,"tid":4242,"args":{"sort_index":4242}})",
-      R"({"ph":"M","name":"thread_name","ts":1.000,"pid":4242,"tid":4243,"args":{"name":"thread 4243"}})",
-      R"({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":4242,"tid":4243,"args":{"sort_index":4243}})",
-      R"({"ph":"M","name":"process_name","ts":1.000,"pid":0,"tid":0,"args":{"name":"train.py"}})",
-      R"({"ph":"M","name":"process_labels","ts":1.000,"pid":0,"tid":0,"args":{"labels":"GPU 0"}})",
-      R"({"ph":"M","name":"process_sort_index","ts":1.000,"pid":0,"tid":0,"args":{"sort_index":5000000}})",
-      R"({"ph":"M","name":"thread_name","ts":1.000,"pid":0,"tid":7,"args":{"name":"stream 7"}})",
-      R"({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":0,"tid":7,"args":{"sort_index":7}})",
-      R"({"ph":"M","name":"thread_name","ts":1.000,"pid":0,"tid":1000007,"args":{"name":"stream 7 (sync)"}})",
-      R"({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":0,"tid":1000007,"args":{"sort_index":7}})",
-      R"({"ph":"M","name":"thread_name","ts":1.000,"pid":0,"tid":4000000000,"args":{"name":"Device 0"}})",
-      R"({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":0,"tid":4000000000,"args":{"sort_index":-1}})",
-      R"({"ph":"M","name":"process_name","ts":1.000,"pid":-1,"tid":0,"args":{"name":"CUPTI Overhead"}})",
-      R"({"ph":"M","name":"process_sort_index","ts":1.000,"pid":-1,"tid":0,"args":{"sort_index":1048576}})",
-      R"({"ph":"M","name":"process_name","ts":1.000,"pid":1,"tid":0,"args":{"name":"train.py"}})",
-      R"({"ph":"M","name":"process_labels","ts":1.000,"pid":1,"tid":0,"args":{"labels":"GPU 1"}})",
-      R"({"ph":"M","name":"process_sort_index","ts":1.000,"pid":1,"tid":0,"args":{"sort_index":5000001}})",
-      R"({"ph":"M","name":"thread_name","ts":1.000,"pid":1,"tid":13,"args":{"name":"stream 13"}})",
-      R"({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":1,"tid":13,"args":{"sort_index":13}})",
+      R"j({"ph":"M","name":"process_name","ts":1.000,"pid":4242,"tid":0,"args":{"name":"train.py"}})j",
+      R"j({"ph":"M","name":"process_labels","ts":1.000,"pid":4242,"tid":0,"args":{"labels":"CPU"}})j",
+      R"j({"ph":"M","name":"process_sort_index","ts":1.000,"pid":4242,"tid":0,"args":{"sort_index":4242}})j",
+      R"j({"ph":"M","name":"thread_name","ts":1.000,"pid":4242,"tid":4242,"args":{"name":"thread 4242 (main)"}})j",
+      R"j({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":4242,"tid":4242,"args":{"sort_index":4242}})j",
+      R"j({"ph":"M","name":"thread_name","ts":1.000,"pid":4242,"tid":4243,"args":{"name":"thread 4243"}})j",
+      R"j({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":4242,"tid":4243,"args":{"sort_index":4243}})j",
+      R"j({"ph":"M","name":"process_name","ts":1.000,"pid":0,"tid":0,"args":{"name":"train.py"}})j",
+      R"j({"ph":"M","name":"process_labels","ts":1.000,"pid":0,"tid":0,"args":{"labels":"GPU 0"}})j",
+      R"j({"ph":"M","name":"process_sort_index","ts":1.000,"pid":0,"tid":0,"args":{"sort_index":5000000}})j",
+      R"j({"ph":"M","name":"thread_name","ts":1.000,"pid":0,"tid":7,"args":{"name":"stream 7"}})j",
+      R"j({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":0,"tid":7,"args":{"sort_index":7}})j",
+      R"j({"ph":"M","name":"thread_name","ts":1.000,"pid":0,"tid":1000007,"args":{"name":"stream 7 (sync)"}})j",
+      R"j({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":0,"tid":1000007,"args":{"sort_index":7}})j",
+      R"j({"ph":"M","name":"thread_name","ts":1.000,"pid":0,"tid":4000000000,"args":{"name":"Device 0"}})j",
+      R"j({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":0,"tid":4000000000,"args":{"sort_index":-1}})j",
+      R"j({"ph":"M","name":"process_name","ts":1.000,"pid":-1,"tid":0,"args":{"name":"CUPTI Overhead"}})j",
+      R"j({"ph":"M","name":"process_sort_index","ts":1.000,"pid":-1,"tid":0,"args":{"sort_index":1048576}})j",
+      R"j({"ph":"M","name":"process_name","ts":1.000,"pid":1,"tid":0,"args":{"name":"train.py"}})j",
+      R"j({"ph":"M","name":"process_labels","ts":1.000,"pid":1,"tid":0,"args":{"labels":"GPU 1"}})j",
+      R"j({"ph":"M","name":"process_sort_index","ts":1.000,"pid":1,"tid":0,"args":{"sort_index":5000001}})j",
+      R"j({"ph":"M","name":"thread_name","ts":1.000,"pid":1,"tid":13,"args":{"name":"stream 13"}})j",
+      R"j({"ph":"M","name":"thread_sort_index","ts":1.000,"pid":1,"tid":13,"args":{"sort_index":13}})j",
   };
   CHECK(meta == expected_meta);
 
   const std::vector<std::string> events(lines.begin() + 23, lines.end());
   const std::vector<std::string> expected_events = {
-      R"({"ph":"C","name":"cpu.util","pid":4242,"ts":1.500,"args":{"%":12.5}})",
-      R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":4242,"tid":4242,"ts":2.000,"dur":898.000,"args":{"External id":1}})",
-      R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":4242,"tid":4242,"ts":3.000,"dur":47.000,"args":{"External id":2}})",
-      R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":4242,"tid":4242,"ts":4.000,"dur":5.000,"args":{"External id":2,"cbid":211,"correlation":100}})",
-      R"({"ph":"s","id":100,"pid":4242,"tid":4242,"ts":4.000,"cat":"ac2g","name":"ac2g"})",
-      R"({"ph":"X","cat":"cpu_op","name":"worker op","pid":4242,"tid":4243,"ts":5.000,"dur":1.000})",
-      R"({"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":4242,"tid":4242,"ts":10.000,"dur":2.000,"args":{"External id":2,"cbid":41,"correlation":101}})",
-      R"({"ph":"s","id":101,"pid":4242,"tid":4242,"ts":10.000,"cat":"ac2g","name":"ac2g"})",
-      R"({"ph":"X","cat":"cuda_driver","name":"cuLaunchKernel","pid":4242,"tid":4242,"ts":13.000,"dur":0.500,"args":{"cbid":307,"correlation":102}})",
-      R"({"ph":"f","id":100,"pid":0,"tid":7,"ts":20.000,"cat":"ac2g","name":"ac2g","bp":"e"})",
-      R"({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":20.000,"dur":10.500,"args":{"External id":2,"queued":0,"device":0,"context":1,"stream":7,"correlation":100,"registers per thread":32,"shared memory":3072,"blocks per SM":2,"warps per SM":8,"grid":[264,1,1],"block":[128,1,1],"est. achieved occupancy %":12}})",
-      R"({"ph":"C","name":"mem.used","pid":"Host Memory","ts":30.500,"args":{"bytes":1e+09}})",
-      R"({"ph":"f","id":101,"pid":0,"tid":7,"ts":40.000,"cat":"ac2g","name":"ac2g","bp":"e"})",
-      R"({"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":40.000,"dur":1.000,"args":{"External id":2,"device":0,"context":1,"stream":7,"correlation":101,"bytes":1000000,"memory bandwidth (GB/s)":1000}})",
-      R"({"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":42.000,"dur":0.000,"args":{"device":0,"context":1,"stream":7,"correlation":103,"bytes":8}})",
-      R"({"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":1000007,"ts":45.000,"dur":1.000,"args":{"cuda_sync_kind":"Stream Sync","stream":7,"correlation":105,"device":0,"context":1}})",
-      R"({"ph":"X","cat":"cuda_sync","name":"Context Sync","pid":0,"tid":4000000000,"ts":47.000,"dur":1.000,"args":{"cuda_sync_kind":"Context Sync","stream":-1,"correlation":106,"device":0,"context":1}})",
-      R"({"ph":"X","cat":"cuda_sync","name":"Event Sync","pid":0,"tid":4000000000,"ts":48.200,"dur":0.200,"args":{"cuda_sync_kind":"Event Sync","wait_on_stream":7,"wait_on_cuda_event_record_corr_id":99,"wait_on_cuda_event_id":9,"stream":-1,"correlation":107,"device":0,"context":1}})",
-      R"({"ph":"X","cat":"cuda_event","name":"cudaEvent","pid":0,"tid":7,"ts":48.500,"dur":0.001,"args":{"event_id":9,"stream":7,"correlation":108,"device":0,"context":1}})",
-      R"({"ph":"X","cat":"kernel","name":"Kernel","pid":0,"tid":7,"ts":50.000,"dur":1.000,"args":{"queued":0,"device":5,"context":1,"stream":7,"correlation":104,"registers per thread":32,"shared memory":3072,"blocks per SM":"inf","warps per SM":null,"grid":[264,1,1],"block":[128,1,1],"graph id":3,"graph node id":77}})",
-      R"({"ph":"i","cat":"cpu_instant_event","s":"t","name":"mark","pid":4242,"tid":4242,"ts":60.000,"args":{"domain":"dom","category":"cat\"x","color":"#12ab34","payload":-5}})",
-      R"({"ph":"X","cat":"overhead","name":"Buffer Flush","pid":-1,"tid":0,"ts":70.000,"dur":1.000})",
-      R"({"ph":"X","cat":"gpu_memcpy","name":"Memcpy PtoP (Device -> Device)","pid":1,"tid":13,"ts":80.000,"dur":0.500,"args":{"fromDevice":0,"inDevice":1,"toDevice":1,"fromContext":1,"inContext":2,"toContext":2,"stream":13,"correlation":109,"bytes":4096,"memory bandwidth (GB/s)":8.192,"graph id":3,"graph node id":77,"channel":5,"channel_type":2}})",
-      R"({"ph":"X","cat":"user_annotation","name":"open range","pid":4242,"tid":4242,"ts":800.000,"dur":9200.000,"args":{"External id":3,"finished":false}})",
-      R"({"ph":"C","name":"cpu.util","pid":4242,"ts":9000.000,"args":{"%":null}})",
-      R"({"ph":"i","s":"g","name":"Record Window End","pid":"","tid":"","ts":10000.000})",
+      R"j({"ph":"C","name":"cpu.util","pid":4242,"ts":1.500,"args":{"%":12.5}})j",
+      R"j({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":4242,"tid":4242,"ts":2.000,"dur":898.000,"args":{"External id":1}})j",
+      R"j({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":4242,"tid":4242,"ts":3.000,"dur":47.000,"args":{"External id":2}})j",
+      R"j({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":4242,"tid":4242,"ts":4.000,"dur":5.000,"args":{"External id":2,"cbid":211,"correlation":100}})j",
+      R"j({"ph":"s","id":100,"pid":4242,"tid":4242,"ts":4.000,"cat":"ac2g","name":"ac2g"})j",
+      R"j({"ph":"X","cat":"cpu_op","name":"worker op","pid":4242,"tid":4243,"ts":5.000,"dur":1.000})j",
+      R"j({"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":4242,"tid":4242,"ts":10.000,"dur":2.000,"args":{"External id":2,"cbid":41,"correlation":101}})j",
+      R"j({"ph":"s","id":101,"pid":4242,"tid":4242,"ts":10.000,"cat":"ac2g","name":"ac2g"})j",
+      R"j({"ph":"X","cat":"cuda_driver","name":"cuLaunchKernel","pid":4242,"tid":4242,"ts":13.000,"dur":0.500,"args":{"cbid":307,"correlation":102}})j",
+      R"j({"ph":"f","id":100,"pid":0,"tid":7,"ts":20.000,"cat":"ac2g","name":"ac2g","bp":"e"})j",
+      R"j({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":20.000,"dur":10.500,"args":{"External id":2,"queued":0,"device":0,"context":1,"stream":7,"correlation":100,"registers per thread":32,"shared memory":3072,"blocks per SM":2,"warps per SM":8,"grid":[264,1,1],"block":[128,1,1],"est. achieved occupancy %":12}})j",
+      R"j({"ph":"C","name":"mem.used","pid":"Host Memory","ts":30.500,"args":{"bytes":1e+09}})j",
+      R"j({"ph":"f","id":101,"pid":0,"tid":7,"ts":40.000,"cat":"ac2g","name":"ac2g","bp":"e"})j",
+      R"j({"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":40.000,"dur":1.000,"args":{"External id":2,"device":0,"context":1,"stream":7,"correlation":101,"bytes":1000000,"memory bandwidth (GB/s)":1000}})j",
+      R"j({"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":42.000,"dur":0.000,"args":{"device":0,"context":1,"stream":7,"correlation":103,"bytes":8}})j",
+      R"j({"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":1000007,"ts":45.000,"dur":1.000,"args":{"cuda_sync_kind":"Stream Sync","stream":7,"correlation":105,"device":0,"context":1}})j",
+      R"j({"ph":"X","cat":"cuda_sync","name":"Context Sync","pid":0,"tid":4000000000,"ts":47.000,"dur":1.000,"args":{"cuda_sync_kind":"Context Sync","stream":-1,"correlation":106,"device":0,"context":1}})j",
+      R"j({"ph":"X","cat":"cuda_sync","name":"Event Sync","pid":0,"tid":4000000000,"ts":48.200,"dur":0.200,"args":{"cuda_sync_kind":"Event Sync","wait_on_stream":7,"wait_on_cuda_event_record_corr_id":99,"wait_on_cuda_event_id":9,"stream":-1,"correlation":107,"device":0,"context":1}})j",
+      R"j({"ph":"X","cat":"cuda_event","name":"cudaEvent","pid":0,"tid":7,"ts":48.500,"dur":0.001,"args":{"event_id":9,"stream":7,"correlation":108,"device":0,"context":1}})j",
+      R"j({"ph":"X","cat":"kernel","name":"Kernel","pid":0,"tid":7,"ts":50.000,"dur":1.000,"args":{"queued":0,"device":5,"context":1,"stream":7,"correlation":104,"registers per thread":32,"shared memory":3072,"blocks per SM":"inf","warps per SM":null,"grid":[264,1,1],"block":[128,1,1],"graph id":3,"graph node id":77}})j",
+      R"j({"ph":"i","cat":"cpu_instant_event","s":"t","name":"mark","pid":4242,"tid":4242,"ts":60.000,"args":{"domain":"dom","category":"cat\"x","color":"#12ab34","payload":-5}})j",
+      R"j({"ph":"X","cat":"overhead","name":"Buffer Flush","pid":-1,"tid":0,"ts":70.000,"dur":1.000})j",
+      R"j({"ph":"X","cat":"gpu_memcpy","name":"Memcpy PtoP (Device -> Device)","pid":1,"tid":13,"ts":80.000,"dur":0.500,"args":{"fromDevice":0,"inDevice":1,"toDevice":1,"fromContext":1,"inContext":2,"toContext":2,"stream":13,"correlation":109,"bytes":4096,"memory bandwidth (GB/s)":8.192,"graph id":3,"graph node id":77,"channel":5,"channel_type":2}})j",
+      R"j({"ph":"X","cat":"user_annotation","name":"open range","pid":4242,"tid":4242,"ts":800.000,"dur":9200.000,"args":{"External id":3,"finished":false}})j",
+      R"j({"ph":"C","name":"cpu.util","pid":4242,"ts":9000.000,"args":{"%":null}})j",
+      R"j({"ph":"i","s":"g","name":"Record Window End","pid":"","tid":"","ts":10000.000})j",
   };
   REQUIRE(events.size() == expected_events.size());
   for (size_t i = 0; i < events.size(); ++i) {
@@ -268,7 +269,7 @@ TEST_CASE("Metadata strings are escaped; raw JSON validated; duplicate keys drop
   CHECK(text.find("\n\"record_shapes\": {\"a\": [1, 2.5e3, null]},\n") != std::string::npos);
   CHECK(j["broken"] == "{\"a\": 1,}");
   CHECK(j["kairos_warnings"].dump() ==
-        R"(["metadata key 'host_name' duplicates another top-level key; dropped","metadata 'broken' is not valid JSON; written as a string","metadata key 'PT_PROFILER_JOB_NAME' duplicates another top-level key; dropped"])");
+        R"j(["metadata key 'host_name' duplicates another top-level key; dropped","metadata 'broken' is not valid JSON; written as a string","metadata key 'PT_PROFILER_JOB_NAME' duplicates another top-level key; dropped"])j");
 }
 
 TEST_CASE("Event names keep UTF-8, escape control characters, replace invalid bytes") {
@@ -278,7 +279,7 @@ TEST_CASE("Event names keep UTF-8, escape control characters, replace invalid by
   e.name = data.strings.Intern("caf\xC3\xA9 \"q\"\n\x1F \xFF");
   const std::string text = WriteToString(data);
   const OrderedJson j = ParseOrFail(text);
-  CHECK(text.find(R"("name":"caf)" "\xC3\xA9" R"( \"q\"\n\u001f )" "\xEF\xBF\xBD" R"(")") !=
+  CHECK(text.find(R"j("name":"caf)j" "\xC3\xA9" R"j( \"q\"\n\u001f )j" "\xEF\xBF\xBD" R"j(")j") !=
         std::string::npos);
   CHECK(j["traceEvents"][5]["name"] == "caf\xC3\xA9 \"q\"\n\x1F \xEF\xBF\xBD");
 }
@@ -289,7 +290,7 @@ TEST_CASE("Negative durations clamp to 0.000") {
   auto& e = data.events_by_track[0][0];
   e.end_ns = e.start_ns - 10;
   const std::string text = WriteToString(data);
-  CHECK(text.find(R"("ts":1.000,"dur":0.000,)") != std::string::npos);
+  CHECK(text.find(R"j("ts":1.000,"dur":0.000,)j") != std::string::npos);
 }
 
 TEST_CASE("Output streams in bounded chunks and stops at the first sink error") {

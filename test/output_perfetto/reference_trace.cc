@@ -69,7 +69,7 @@ TraceData BuildReferenceTrace(int bulk_ranges) {
   auto add = [&](const Event& e) { d.events_by_track[e.track].push_back(e); };
   const int64_t t = kRefT0;
 
-  Event step = Ev(EventKind::kUserAnnotation, s.Intern("ProfilerStep#1"), t, t + 20000, main_t);
+  Event step = Ev(EventKind::kUserAnnotation, s.Intern("ProfilerStep#1"), t, t + 18000, main_t);
   step.external_id = 1;
   add(step);
   Event mm = Ev(EventKind::kCpuOp, s.Intern("aten::mm"), t + 100, t + 5000, main_t);

@@ -1,0 +1,82 @@
+// File: daemon_glue.cc
+// Layer: kairos_session. The adapter between DaemonClient and Profiler (see daemon_glue.h).
+// Threading: handler methods run on the daemon client thread; Profiler is thread-safe.
+#include "session/daemon_glue.h"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "config/daemon_config.h"
+#include "config/env.h"
+#include "config/output_path.h"
+#include "log.h"
+#include "session/profiler.h"
+
+namespace kairos {
+namespace {
+
+class ProfilerHandler final : public TraceRequestHandler {
+ public:
+  bool Busy() const override { return Profiler::Get().state() != SessionState::kIdle; }
+  absl::Status OnTraceRequest(const Config& config, std::string* message) override {
+    absl::Status status = Profiler::Get().RequestTrace(config, ConfigSource::kDaemon);
+    if (status.ok()) {
+      // The session re-checks the path when it creates the file; this is the prediction.
+      const OnDemandPath path = ResolveOnDemandPath(
+          config.log_file, OnDemandAllowedDir(Env()), CurrentPathContext());
+      *message = (config.IterationMode() ? "iteration window" : "time window") +
+                 std::string(", trace file ") + path.path;
+    }
+    return status;
+  }
+};
+
+// Never destroyed, like the Profiler: the poller may still run while the process exits.
+std::atomic<DaemonClient*> g_client{nullptr};
+std::once_flag g_once;
+
+void ChildAfterFork() {
+  // The poller thread does not exist in the child; drop the inherited socket (bound to the
+  // parent's name) so the child never reads the parent's replies.
+  if (DaemonClient* c = g_client.load(std::memory_order_acquire)) c->Stop();
+}
+
+}  // namespace
+
+void StartDaemonClientIfEnabled(int64_t poll_ms) {
+  const EnvSettings& env = Env();
+  if (!env.use_daemon) return;
+  std::call_once(g_once, [&] {
+    Config base;
+    base.daemon_poll_ms = poll_ms;
+    static ProfilerHandler handler;
+    auto client = DaemonClient::Create(DaemonClientOptionsFrom(env, base), &handler,
+                                       MakeDaemonConfigPreparer());
+    if (!client.ok()) {
+      KAIROS_LOG_WARNING("daemon client disabled: %s",
+                         std::string(client.status().message()).c_str());
+      return;
+    }
+    if (absl::Status s = (*client)->Start(); !s.ok()) {
+      KAIROS_LOG_WARNING("daemon client disabled: %s", std::string(s.message()).c_str());
+      return;
+    }
+    KAIROS_LOG_INFO("daemon client polling %s every %lld ms as %s",
+                    (env.ipc_socket_dir.empty() ? "@" + DaemonClientOptionsFrom(env, base).endpoint
+                                                : env.ipc_socket_dir)
+                        .c_str(),
+                    static_cast<long long>(std::max<int64_t>(10, poll_ms)),
+                    (*client)->client_name().c_str());
+    g_client.store(client->release(), std::memory_order_release);
+    pthread_atfork(nullptr, nullptr, ChildAfterFork);
+  });
+}
+
+uint64_t DaemonClientPolls() {
+  DaemonClient* c = g_client.load(std::memory_order_acquire);
+  return c == nullptr ? 0 : c->stats().polls;
+}
+
+}  // namespace kairos

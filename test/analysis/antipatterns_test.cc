@@ -1,0 +1,299 @@
+// File: antipatterns_test.cc
+// Layer: tests for kairos_analysis. One constructed workload per antipattern, each firing
+// exactly its detector with hand-computed evidence, and a clean, well-fed workload that
+// fires none.
+// Threading: single-threaded.
+#include <set>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "analysis/summary.h"
+#include "analysis/trace_builder.h"
+
+namespace kairos {
+namespace {
+
+using kairos::testing::TraceBuilder;
+constexpr int64_t kUs = 1000, kMs = 1000000;
+
+std::set<std::string> Ids(const Summary& s) {
+  std::set<std::string> ids;
+  for (const Finding& f : s.findings) ids.insert(f.id);
+  return ids;
+}
+
+const Finding& Get(const Summary& s, const std::string& id) {
+  for (const Finding& f : s.findings) {
+    if (f.id == id) return f;
+  }
+  FAIL("no finding " << id);
+  static Finding none;
+  return none;
+}
+
+double Ev(const Finding& f, const std::string& key) {
+  for (const auto& [k, v] : f.evidence) {
+    if (k == key) return v;
+  }
+  FAIL("no evidence " << key << " in " << f.id);
+  return -1;
+}
+
+// Back-to-back 500 us kernels over [0, n * 500 us) on one stream: a GPU that is always fed.
+void BusyKernels(TraceBuilder& b, uint32_t stream, int n, uint32_t grid = 1024,
+                 uint32_t block = 256, uint32_t regs = 32) {
+  for (int i = 0; i < n; ++i) {
+    b.Kernel(stream, "gemm", i * 500 * kUs, (i + 1) * 500 * kUs, 0, grid, block, regs);
+  }
+}
+
+TEST_CASE("A clean, well-fed workload fires no detector") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  uint32_t corr = 1;
+  for (int step = 0; step < 10; ++step) {
+    const int64_t t0 = step * kMs;
+    b.Step(th, step, t0, t0 + kMs);
+    b.Launch(th, t0, t0 + 3 * kUs, corr, "cudaMemcpyAsync");
+    b.Memcpy(s, t0 + 5 * kUs, t0 + 45 * kUs, corr++, 1 << 20);  // 1 MiB pinned batch
+    for (int k = 0; k < 9; ++k) {
+      b.Launch(th, t0 + (5 + 5 * k) * kUs, t0 + (8 + 5 * k) * kUs, corr);
+      b.Kernel(s, "gemm", t0 + (50 + 100 * k) * kUs, t0 + (150 + 100 * k) * kUs, corr++);
+    }
+  }
+  const Summary sum = Analyze(b.Done());
+  CHECK(sum.findings.empty());
+  CHECK(sum.devices[0].busy_ns == 9400 * kUs);
+  CHECK(sum.steps.outliers.empty());
+  CHECK(sum.devices[0].verdict ==
+        "GPU 0 busy 94% of the window: compute 90%, communication 0%, memory copies and sets 4%");
+}
+
+TEST_CASE("launch_bound: 200 kernels of 2 us each") {
+  TraceBuilder b(0, 520 * kUs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  for (int i = 0; i < 200; ++i) {
+    b.Launch(th, i * kUs, i * kUs + 500, i + 1);
+    b.Kernel(s, "tiny_add", kUs + i * 2500, kUs + i * 2500 + 2 * kUs, i + 1);
+  }
+  const Summary sum = Analyze(b.Done());
+  CHECK(Ids(sum) == std::set<std::string>{"launch_bound"});
+  const Finding& f = Get(sum, "launch_bound");
+  CHECK(f.device == 0);
+  CHECK(Ev(f, "gpu_ops") == 200);
+  CHECK(Ev(f, "small_ops") == 200);
+  CHECK(Ev(f, "small_fraction") == 1.0);
+  CHECK(Ev(f, "small_ops_time_ns") == 400 * kUs);
+  CHECK(Ev(f, "small_op_median_ns") == 2 * kUs);
+  CHECK(Ev(f, "threshold_ns") == 10 * kUs);
+  REQUIRE(f.examples.size() == 3);
+  CHECK(f.examples[0].id == 1);
+  CHECK(f.examples[1].id == 2);
+  CHECK(f.examples[1].ts_ns == 3500);
+  CHECK(f.examples[2].name == "tiny_add");
+}
+
+TEST_CASE("small_copies: 60 pinned 4 KiB copies between long kernels") {
+  TraceBuilder b(0, 9 * kMs);
+  b.Device(0);
+  const uint32_t s = b.Stream(0, 7);
+  for (int i = 0; i < 60; ++i) {
+    const int64_t t = i * 150 * kUs;
+    b.Memcpy(s, t, t + 20 * kUs, 1000 + i, 4096);
+    b.Kernel(s, "gemm", t + 20 * kUs, t + 150 * kUs, 2000 + i);
+  }
+  const Summary sum = Analyze(b.Done());
+  CHECK(Ids(sum) == std::set<std::string>{"small_copies"});
+  const Finding& f = Get(sum, "small_copies");
+  CHECK(Ev(f, "small_copies") == 60);
+  CHECK(Ev(f, "htod") == 60);
+  CHECK(Ev(f, "dtoh") == 0);
+  CHECK(Ev(f, "bytes") == 60 * 4096);
+  CHECK(Ev(f, "time_ns") == 1200 * kUs);
+  CHECK(Ev(f, "threshold_bytes") == 65536);
+  REQUIRE(f.examples.size() == 3);
+  CHECK(f.examples[0].id == 1000);
+  CHECK(f.examples[2].ts_ns == 300 * kUs);
+}
+
+TEST_CASE("pageable_copies: 12 copies from pageable memory") {
+  TraceBuilder b(0, 6 * kMs);
+  b.Device(0);
+  const uint32_t s = b.Stream(0, 7);
+  for (int i = 0; i < 12; ++i) {
+    const int64_t t = i * 500 * kUs;
+    b.Memcpy(s, t, t + 100 * kUs, 10 + i, 1 << 20, /*copy_kind=*/1, /*src_kind=*/1);
+    b.Kernel(s, "gemm", t + 100 * kUs, t + 500 * kUs, 100 + i);
+  }
+  const Summary sum = Analyze(b.Done());
+  CHECK(Ids(sum) == std::set<std::string>{"pageable_copies"});
+  const Finding& f = Get(sum, "pageable_copies");
+  CHECK(Ev(f, "pageable_copies") == 12);
+  CHECK(Ev(f, "bytes") == 12.0 * (1 << 20));
+  CHECK(Ev(f, "time_ns") == 1200 * kUs);
+  CHECK(Ev(f, "window_fraction") == Approx(0.2));
+  CHECK(f.examples[0].id == 10);
+}
+
+// Each 1 ms step: the host loads data for 800 us, then launches one 190 us kernel.
+TraceBuilder DataLoaderBound(double iowait_pct) {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  for (int i = 0; i < 10; ++i) {
+    const int64_t t0 = i * kMs;
+    b.Step(th, i, t0, t0 + kMs);
+    b.Range(th, "dataloader", t0, t0 + 800 * kUs);
+    b.Launch(th, t0 + 800 * kUs, t0 + 805 * kUs, i + 1);
+    b.Kernel(s, "forward", t0 + 810 * kUs, t0 + kMs, i + 1);
+    b.Counter("cpu.util", t0 + 400 * kUs, 90.0);
+    b.Counter("cpu.iowait", t0 + 400 * kUs, iowait_pct);
+    b.Counter("cpu.util", t0 + 900 * kUs, 10.0);
+    b.Counter("cpu.iowait", t0 + 900 * kUs, 0.0);
+  }
+  return b;
+}
+
+TEST_CASE("gpu_idle_host_bound: data loading starves the GPU") {
+  TraceBuilder b = DataLoaderBound(2.0);
+  const Summary sum = Analyze(b.Done());
+  CHECK(Ids(sum) == std::set<std::string>{"gpu_idle_host_bound"});
+  const Finding& f = Get(sum, "gpu_idle_host_bound");
+  CHECK(Ev(f, "idle_ns") == 8100 * kUs);
+  CHECK(Ev(f, "idle_fraction") == Approx(0.81));
+  CHECK(Ev(f, "host_wait_ns") == 8050 * kUs);
+  CHECK(Ev(f, "host_wait_share_of_idle") == Approx(8050.0 / 8100.0));
+  CHECK(Ev(f, "host_wait_intervals") == 10);
+  CHECK(Ev(f, "host_cpu_util_pct_during_waits") == Approx(90.0));
+  CHECK(Ev(f, "host_iowait_pct_during_waits") == Approx(2.0));
+  REQUIRE(f.examples.size() == 3);
+  CHECK(f.examples[0].id == 1);
+  CHECK(f.examples[0].name == "forward");
+  CHECK(f.recommendation.find("more DataLoader workers") != std::string::npos);
+  CHECK(f.recommendation.find("\"dataloader\"") != std::string::npos);
+  CHECK(sum.devices[0].verdict == "GPU 0 idle 81% of the window, mostly waiting for the host in \"dataloader\"");
+  CHECK(sum.host.present);
+  CHECK(sum.host.cpu_util_mean_pct == Approx(50.0));
+}
+
+TEST_CASE("gpu_idle_host_bound: high iowait points at storage") {
+  TraceBuilder b = DataLoaderBound(40.0);
+  const Summary sum = Analyze(b.Done());
+  const Finding& f = Get(sum, "gpu_idle_host_bound");
+  CHECK(Ev(f, "host_iowait_pct_during_waits") == Approx(40.0));
+  CHECK(f.recommendation.find("waits on storage (iowait 40%)") != std::string::npos);
+}
+
+TEST_CASE("excessive_sync: two 50 us device syncs per step") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  BusyKernels(b, s, 20);
+  for (int i = 0; i < 10; ++i) {
+    b.Step(th, i, i * kMs, (i + 1) * kMs);
+    b.Sync(th, i * kMs + 100 * kUs, i * kMs + 150 * kUs);
+    b.Sync(th, i * kMs + 600 * kUs, i * kMs + 650 * kUs);
+  }
+  const Summary sum = Analyze(b.Done());
+  CHECK(Ids(sum) == std::set<std::string>{"excessive_sync"});
+  const Finding& f = Get(sum, "excessive_sync");
+  CHECK(f.device == -1);
+  CHECK(Ev(f, "syncs") == 20);
+  CHECK(Ev(f, "sync_time_ns") == 1000 * kUs);
+  CHECK(Ev(f, "window_fraction") == Approx(0.1));
+  CHECK(Ev(f, "syncs_per_step") == 2);
+  CHECK(f.examples[1].ts_ns == 600 * kUs);
+}
+
+TEST_CASE("insufficient_concurrency: 16-block grids on a 108-SM GPU") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  BusyKernels(b, b.Stream(0, 7), 20, /*grid=*/16);
+  const Summary sum = Analyze(b.Done());
+  CHECK(Ids(sum) == std::set<std::string>{"insufficient_concurrency"});
+  const Finding& f = Get(sum, "insufficient_concurrency");
+  CHECK(Ev(f, "kernels") == 20);
+  CHECK(Ev(f, "time_ns") == 10 * kMs);
+  CHECK(Ev(f, "kernel_time_fraction") == 1.0);
+  CHECK(Ev(f, "sm_count") == 108);
+  CHECK(Ev(f, "median_blocks") == 16);
+  CHECK(sum.devices[0].blocks_per_sm == Approx(16.0 / 108.0));
+}
+
+TEST_CASE("low_occupancy: 255 registers per thread in 64-thread blocks") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  // 2 warps per block, 8192 registers per warp -> 4 blocks = 8 of 64 warps = 12.5%.
+  BusyKernels(b, b.Stream(0, 7), 20, /*grid=*/1024, /*block=*/64, /*regs=*/255);
+  const Summary sum = Analyze(b.Done());
+  CHECK(Ids(sum) == std::set<std::string>{"low_occupancy"});
+  const Finding& f = Get(sum, "low_occupancy");
+  CHECK(Ev(f, "kernels") == 20);
+  CHECK(Ev(f, "kernel_time_fraction") == 1.0);
+  CHECK(Ev(f, "median_theoretical_occupancy_pct") == 13);
+  CHECK(Ev(f, "limited_by_registers") == 20);
+  CHECK(Ev(f, "limited_by_shared_memory") == 0);
+  CHECK(f.recommendation.find("registers per thread") != std::string::npos);
+  CHECK(sum.devices[0].est_occupancy_pct == Approx(12.0).margin(0.51));
+}
+
+TEST_CASE("per_step_copy_back: a 4-byte loss copied back every step") {
+  TraceBuilder b(0, 5 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  for (int i = 0; i < 5; ++i) {
+    const int64_t t0 = i * kMs;
+    b.Step(th, i, t0, t0 + kMs);
+    b.Kernel(s, "gemm", t0, t0 + 950 * kUs, 0);
+    b.Launch(th, t0 + 900 * kUs, t0 + 902 * kUs, 500 + i, "cudaMemcpyAsync");
+    b.Memcpy(s, t0 + 950 * kUs, t0 + 955 * kUs, 500 + i, 4, /*copy_kind=*/2, 3, 2);
+    b.Kernel(s, "gemm", t0 + 955 * kUs, t0 + kMs, 0);
+  }
+  const Summary sum = Analyze(b.Done());
+  CHECK(Ids(sum) == std::set<std::string>{"per_step_copy_back"});
+  const Finding& f = Get(sum, "per_step_copy_back");
+  CHECK(Ev(f, "steps") == 5);
+  CHECK(Ev(f, "steps_with_copy_back") == 5);
+  CHECK(Ev(f, "copies") == 5);
+  CHECK(Ev(f, "bytes") == 20);
+  CHECK(f.examples[0].id == 500);
+  CHECK(f.examples[0].name == "Memcpy DtoH");
+}
+
+TEST_CASE("long_initialization: the first step starts 50 ms into the window") {
+  TraceBuilder b(0, 100 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  for (int i = 0; i < 10; ++i) {
+    const int64_t t0 = 50 * kMs + i * 5 * kMs;
+    b.Step(th, i, t0, t0 + 5 * kMs);
+    b.Kernel(s, "gemm", t0, t0 + 5 * kMs, 0);
+  }
+  const Summary sum = Analyze(b.Done());
+  CHECK(Ids(sum) == std::set<std::string>{"long_initialization"});
+  const Finding& f = Get(sum, "long_initialization");
+  CHECK(Ev(f, "init_ns") == 50 * kMs);
+  CHECK(Ev(f, "median_step_ns") == 5 * kMs);
+  CHECK(Ev(f, "init_to_step_ratio") == 10);
+}
+
+TEST_CASE("Thresholds are configurable") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  BusyKernels(b, b.Stream(0, 7), 20, /*grid=*/16);
+  AnalysisOptions o;
+  o.kernel_min_count = 21;
+  CHECK(Analyze(b.Done(), o).findings.empty());
+}
+
+}  // namespace
+}  // namespace kairos

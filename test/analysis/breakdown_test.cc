@@ -1,0 +1,131 @@
+// File: breakdown_test.cc
+// Layer: tests for kairos_analysis. Temporal and idle breakdowns, SM proxies and the
+// verdict on a small trace whose every number was worked out by hand.
+// Threading: single-threaded.
+#include <catch2/catch.hpp>
+
+#include "analysis/summary.h"
+#include "analysis/trace_builder.h"
+
+namespace kairos {
+namespace {
+
+using kairos::testing::TraceBuilder;
+
+// Window [1000, 2000). Device 0 (10 SMs), streams 7 and 8.
+//   gemm   [1100,1300) s7  corr 1, launch [1050,1060), 20 blocks
+//   nccl   [1250,1400) s8  corr 2, launch [1200,1210),  5 blocks
+//   memcpy [1500,1550) s7  corr 3, launch [1450,1530) (returns after the copy started)
+//   memset [1700,1720) s7  corr 4, launch [1600,1610)
+// Host: "forward" [1040,1300), "dataloader" [1380,1520).
+TraceData HandTrace(TraceBuilder& b) {
+  b.Device(0, /*num_sms=*/10);
+  const uint32_t th = b.Thread();
+  const uint32_t s7 = b.Stream(0, 7), s8 = b.Stream(0, 8);
+  b.Range(th, "forward", 1040, 1300);
+  b.Launch(th, 1050, 1060, 1);
+  b.Launch(th, 1200, 1210, 2);
+  b.Range(th, "dataloader", 1380, 1520);
+  b.Launch(th, 1450, 1530, 3, "cudaMemcpyAsync");
+  b.Launch(th, 1600, 1610, 4, "cudaMemsetAsync");
+  b.Kernel(s7, "gemm", 1100, 1300, 1, /*grid=*/20);
+  b.Kernel(s8, "ncclKernel_AllReduce_RING", 1250, 1400, 2, /*grid=*/5);
+  b.Memcpy(s7, 1500, 1550, 3, 4096);
+  b.Memset(s7, 1700, 1720, 4, 128);
+  return std::move(b.Done());
+}
+
+TEST_CASE("Temporal breakdown matches the hand computation and sums to the window") {
+  TraceBuilder b(1000, 2000);
+  const TraceData data = HandTrace(b);
+  const Summary s = Analyze(data);
+  REQUIRE(s.devices.size() == 1);
+  const DeviceSummary& d = s.devices[0];
+  CHECK(d.window_ns == 1000);
+  CHECK(d.busy_ns == 370);  // [1100,1400) + [1500,1550) + [1700,1720)
+  CHECK(d.busy_fraction == Approx(0.37));
+  CHECK(d.compute_ns == 200);
+  CHECK(d.communication_ns == 100);  // 150 of nccl minus its 50 under gemm
+  CHECK(d.memcpy_ns == 50);
+  CHECK(d.memset_ns == 20);
+  CHECK(d.idle_ns == 630);
+  CHECK(d.compute_ns + d.communication_ns + d.memcpy_ns + d.memset_ns + d.idle_ns == d.window_ns);
+  CHECK(d.kernel_count == 2);
+  CHECK(d.memcpy_count == 1);
+  CHECK(d.memset_count == 1);
+}
+
+TEST_CASE("Idle breakdown splits each gap at the end of the next op's launch call") {
+  TraceBuilder b(1000, 2000);
+  const TraceData data = HandTrace(b);
+  const DeviceSummary d = Analyze(data).devices[0];
+  // [1000,1100): launch ends 1060 -> 60 host, 40 kernel.  [1400,1500): launch ends 1530 ->
+  // 100 host.  [1550,1700): ends 1610 -> 60 host, 90 kernel.  [1720,2000): trailing, 280 other.
+  CHECK(d.idle_host_wait_ns == 220);
+  CHECK(d.idle_kernel_wait_ns == 130);
+  CHECK(d.idle_other_ns == 280);
+  CHECK(d.idle_host_wait_ns + d.idle_kernel_wait_ns + d.idle_other_ns == d.idle_ns);
+  // Self time during host waits: dataloader 100 ([1400,1500)), forward 20 ([1040,1060)).
+  CHECK(d.host_wait_top_range == "dataloader");
+  CHECK(d.verdict == "GPU 0 idle 63% of the window, mostly with no work queued (cause unknown)");
+}
+
+TEST_CASE("SM proxies are weighted by kernel time") {
+  TraceBuilder b(1000, 2000);
+  const TraceData data = HandTrace(b);
+  const DeviceSummary d = Analyze(data).devices[0];
+  // (20/10 * 200 + 5/10 * 150) / 350
+  CHECK(d.blocks_per_sm == Approx(475.0 / 350.0));
+  CHECK(d.est_occupancy_pct >= 0.0);
+  CHECK(d.est_occupancy_pct <= 100.0);
+}
+
+TEST_CASE("Without launch links idle is 'other'; without device limits SM proxies are unknown") {
+  TraceBuilder b(0, 100);
+  const uint32_t s = b.Stream(1, 3);
+  b.Kernel(s, "k", 10, 30, 0);
+  b.Kernel(s, "k", 60, 70, 0);
+  const Summary sum = Analyze(b.Done());
+  REQUIRE(sum.devices.size() == 1);
+  const DeviceSummary& d = sum.devices[0];
+  CHECK(d.device == 1);
+  CHECK(d.compute_ns == 30);
+  CHECK(d.idle_ns == 70);
+  CHECK(d.idle_other_ns == 70);
+  CHECK(d.idle_host_wait_ns == 0);
+  CHECK(d.blocks_per_sm == -1.0);
+  CHECK(d.est_occupancy_pct == -1.0);
+  CHECK(d.verdict == "GPU 1 idle 70% of the window, mostly with no work queued (cause unknown)");
+}
+
+TEST_CASE("Ops are clipped to the window; a busy device gets a busy verdict") {
+  TraceBuilder b(100, 200);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  b.Launch(th, 40, 45, 1);
+  b.Launch(th, 120, 125, 2);
+  b.Kernel(s, "k", 50, 150, 1);          // 50 inside
+  b.Kernel(s, "nccl:all_reduce", 160, 260, 2);  // 40 inside
+  b.Kernel(s, "late", 300, 400, 0);      // outside
+  const DeviceSummary d = Analyze(b.Done()).devices[0];
+  CHECK(d.compute_ns == 50);
+  CHECK(d.communication_ns == 40);
+  CHECK(d.idle_ns == 10);
+  CHECK(d.idle_kernel_wait_ns == 10);  // launch of corr 2 returned at 125, before the gap
+  CHECK(d.kernel_count == 2);
+  CHECK(d.verdict == "GPU 0 busy 90% of the window: compute 50%, communication 40%, memory copies and sets 0%");
+}
+
+TEST_CASE("A device with no work in the window still gets a row and a verdict") {
+  TraceBuilder b(0, 1000);
+  b.Device(3);
+  const Summary s = Analyze(b.Done());
+  REQUIRE(s.devices.size() == 1);
+  CHECK(s.devices[0].idle_ns == 1000);
+  CHECK(s.devices[0].idle_other_ns == 1000);
+  CHECK(s.devices[0].verdict == "GPU 3: no GPU work in the window");
+  CHECK(s.findings.empty());
+}
+
+}  // namespace
+}  // namespace kairos

@@ -1,0 +1,128 @@
+// File: summary_output_test.cc
+// Layer: tests for kairos_analysis. SummaryToJson parsed back with a real JSON parser,
+// SummaryToText's headline, EmitSummary's file and path rules.
+// Threading: single-threaded.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "analysis/emit_summary.h"
+#include "analysis/summary.h"
+#include "analysis/trace_builder.h"
+
+namespace kairos {
+namespace {
+
+using kairos::testing::TraceBuilder;
+constexpr int64_t kUs = 1000, kMs = 1000000;
+
+TraceData Starved() {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  for (int i = 0; i < 10; ++i) {
+    const int64_t t0 = i * kMs;
+    b.Step(th, i, t0, t0 + kMs);
+    b.Range(th, "load \"batch\"\n", t0, t0 + 800 * kUs);
+    b.Launch(th, t0 + 800 * kUs, t0 + 805 * kUs, i + 1);
+    b.Kernel(s, "forward", t0 + 810 * kUs, t0 + kMs, i + 1);
+  }
+  return std::move(b.Done());
+}
+
+TEST_CASE("SummaryToJson is valid JSON carrying every section") {
+  const TraceData data = Starved();
+  const Summary s = Analyze(data);
+  const std::string text = SummaryToJson(s);
+  const auto j = nlohmann::json::parse(text);
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["window"]["duration_ns"] == 10 * kMs);
+  CHECK(j["event_count"] == 50);
+  REQUIRE(j["devices"].size() == 1);
+  const auto& d = j["devices"][0];
+  CHECK(d["device"] == 0);
+  CHECK(d["temporal_breakdown_ns"]["compute"] == 1900 * kUs);
+  CHECK(d["temporal_breakdown_ns"]["idle"] == 8100 * kUs);
+  CHECK(d["idle_breakdown_ns"]["host_wait"] == 8050 * kUs);
+  CHECK(d["idle_breakdown_ns"]["kernel_wait"] == 50 * kUs);
+  CHECK(d["busy_fraction"].get<double>() == Approx(0.19));
+  CHECK(d["host_wait_top_range"] == "load \"batch\"\n");  // escaped and restored
+  CHECK(d["est_occupancy_pct"] == 100);
+  CHECK(d["verdict"] == j["verdicts"][0]);
+  CHECK(j["hotspots"]["kernels"][0]["name"] == "forward");
+  CHECK(j["hotspots"]["kernels"][0]["count"] == 10);
+  CHECK(j["hotspots"]["kernels"][0]["median_ns"] == 190 * kUs);
+  CHECK(j["hotspots"]["memcpys"].empty());
+  CHECK(j["steps"]["count"] == 10);
+  CHECK(j["steps"]["outliers"].empty());
+  CHECK(j["host"].is_null());
+  REQUIRE(j["findings"].size() == 1);
+  const auto& f = j["findings"][0];
+  CHECK(f["id"] == "gpu_idle_host_bound");
+  CHECK(f["device"] == 0);
+  CHECK(f["evidence"]["host_wait_intervals"] == 10);
+  CHECK(f["evidence"]["idle_fraction"].get<double>() == Approx(0.81));
+  CHECK(f["examples"][0]["id"] == 1);
+  CHECK(f["examples"][0]["ts_ns"] == 810 * kUs);
+  CHECK(!f["recommendation"].get<std::string>().empty());
+  CHECK(SummaryToJson(Analyze(data)) == text);  // deterministic
+}
+
+TEST_CASE("SummaryToText opens with the verdicts and lists findings") {
+  const std::string text = SummaryToText(Analyze(Starved()));
+  CHECK(text.rfind("=== kairos summary: window 10.00 ms, 50 events ===\n"
+                   "GPU 0 idle 81% of the window, mostly waiting for the host in \"load \"batch\"\n\"\n",
+                   0) == 0);
+  CHECK(text.find("* [gpu_idle_host_bound] GPU 0: GPU idle while waiting for the host\n") != std::string::npos);
+  CHECK(text.find("Steps: 10, mean 1.00 ms") != std::string::npos);
+}
+
+TEST_CASE("Empty trace gives an empty but valid summary") {
+  TraceData empty;
+  const auto j = nlohmann::json::parse(SummaryToJson(Analyze(empty)));
+  CHECK(j["devices"].empty());
+  CHECK(j["findings"].empty());
+  CHECK(j["window"]["duration_ns"] == 0);
+}
+
+TEST_CASE("SummaryPathFor replaces the trace extension") {
+  CHECK(SummaryPathFor("/tmp/run.json") == "/tmp/run.summary.json");
+  CHECK(SummaryPathFor("/tmp/run.json.zst") == "/tmp/run.summary.json");
+  CHECK(SummaryPathFor("run.pftrace.zst") == "run.summary.json");
+  CHECK(SummaryPathFor("trace") == "trace.summary.json");
+}
+
+TEST_CASE("EmitSummary writes the JSON file and prints the text") {
+  const TraceData data = Starved();
+  char dir[] = "/tmp/kairos_emit_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string trace = std::string(dir) + "/t.json.gz";
+  FILE* text = std::tmpfile();
+  REQUIRE(text != nullptr);
+  EmitOptions o;
+  o.print_text = true;
+  o.text_out = text;
+  std::string json;
+  REQUIRE(EmitSummary(data, trace, o, &json).ok());
+  std::ifstream in(std::string(dir) + "/t.summary.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CHECK(ss.str() == json + "\n");
+  CHECK(json == SummaryToJson(Analyze(data)));
+  CHECK(std::ftell(text) == static_cast<long>(SummaryToText(Analyze(data)).size()));
+  std::fclose(text);
+  std::remove((std::string(dir) + "/t.summary.json").c_str());
+
+  const auto st = EmitSummary(data, "/nonexistent-dir/x.json", EmitOptions{}, &json);
+  CHECK(st.code() == absl::StatusCode::kUnavailable);
+  CHECK(std::string(st.message()).rfind("summary: cannot create /nonexistent-dir/x.summary.json.tmp: ", 0) == 0);
+  CHECK(!json.empty());
+  rmdir(dir);
+}
+
+}  // namespace
+}  // namespace kairos

@@ -1,0 +1,281 @@
+// File: daemon_relay_test.cc
+// Layer: test (daemon). The relay's event loop over real sockets on loopback: IPC replies,
+// the RPC, a silent TCP peer, a peer bound without the trailing NUL, unbound peers, bad
+// datagrams, 64-bit job ids, dead processes, and the trigger client against a dead relay.
+// Threading: the relay runs on a std::thread stopped through a pipe; the test thread talks to
+// it through sockets with timeouts (no sleeps).
+#include "daemon_relay.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <thread>
+
+#include "daemon_rpc.h"
+#include "daemon_test_util.h"
+
+namespace kairos::tools {
+namespace {
+
+namespace proto = kairos::internal;
+using kairos::testing::FakeEndpoint;
+using kairos::testing::UniqueEndpoint;
+
+class RunningRelay {
+ public:
+  explicit RunningRelay(RelayOptions options) {
+    options.port = 0;
+    options.bind_address = "127.0.0.1";
+    endpoint_ = options.endpoint;
+    auto relay = Relay::Create(options);
+    REQUIRE(relay.ok());
+    relay_ = std::move(*relay);
+    REQUIRE(pipe2(stop_, O_CLOEXEC) == 0);
+    thread_ = std::thread([this] { status_ = relay_->Run(stop_[0]); });
+  }
+  ~RunningRelay() { Stop(); }
+  void Stop() {
+    if (!thread_.joinable()) return;
+    const char b = 1;
+    REQUIRE(write(stop_[1], &b, 1) == 1);
+    thread_.join();
+    close(stop_[0]);
+    close(stop_[1]);
+  }
+  int port() const { return relay_->rpc_port(); }
+  const RelayStats& stats() const { return relay_->stats(); }  // read after Stop()
+  absl::StatusOr<std::string> Rpc(const std::string& text, int timeout_ms = 3000) {
+    return CallRpc("127.0.0.1", port(), text, timeout_ms);
+  }
+
+ private:
+  std::string endpoint_;
+  std::unique_ptr<Relay> relay_;
+  int stop_[2] = {-1, -1};
+  std::thread thread_;
+  absl::Status status_;
+};
+
+RelayOptions Options(const std::string& endpoint) {
+  RelayOptions o;
+  o.endpoint = endpoint;
+  o.check_pids = false;  // the fake processes below use made-up pids
+  return o;
+}
+
+// A fake traced process: its own bound socket, sending "req" to the relay.
+std::string Poll(FakeEndpoint& proc, const std::string& relay, int64_t job,
+                 std::vector<int32_t> pids, int32_t type = 2) {
+  auto addr = proto::MakeDaemonAddress(relay, "");
+  proto::DaemonRequest r;
+  r.type = type;
+  r.job_id = job;
+  r.pids = std::move(pids);
+  REQUIRE(proc.SendTo(proto::EncodeDaemonRequest(r), addr->addr, addr->length));
+  return proc.Receive(3000);
+}
+
+std::string Gputrace(int64_t job, const std::string& pids, uint32_t limit) {
+  GputraceOptions o;
+  o.log_file = "/tmp/x.json";
+  o.job_id = job;
+  o.pids = pids;
+  o.process_limit = limit;
+  return BuildGputraceRequest(o, BuildGputraceConfig(o));
+}
+
+TEST_CASE("relay: empty poll reply is 40 bytes; three processes, limit 2") {
+  const std::string name = UniqueEndpoint("relay");
+  RunningRelay relay(Options(name));
+  FakeEndpoint a(UniqueEndpoint("a")), b(UniqueEndpoint("b")), c(UniqueEndpoint("c"));
+  CHECK(Poll(a, name, 3, {1001, 900}) == proto::EncodeDaemonConfigReply(""));
+  CHECK(Poll(b, name, 3, {1002, 900}) == proto::EncodeDaemonConfigReply(""));
+  CHECK(Poll(c, name, 3, {1003, 900}) == proto::EncodeDaemonConfigReply(""));
+  auto reply = relay.Rpc(Gputrace(3, "0", 2));
+  REQUIRE(reply.ok());
+  CHECK(*reply ==
+        "{\"activityProfilersBusy\":0,\"activityProfilersTriggered\":[1001,1002],"
+        "\"eventProfilersBusy\":0,\"eventProfilersTriggered\":[],"
+        "\"processesMatched\":[1001,1002,1003]}");
+  for (FakeEndpoint* p : {&a, &b}) {
+    const int32_t pid = p == &a ? 1001 : 1002;
+    auto text = proto::DecodeDaemonConfigReply(Poll(*p, name, 3, {pid, 900}));
+    REQUIRE(text.ok());
+    CHECK(text->rfind("\n    ACTIVITIES_LOG_FILE=/tmp/x.json\nPROFILE_START_TIME=0\n", 0) == 0);
+    CHECK(text->find("\n    REQUEST_TRACE_ID=") != std::string::npos);
+    CHECK(text->back() == '\n');
+    // Delivered once: the next poll is empty again.
+    CHECK(Poll(*p, name, 3, {pid, 900}) == proto::EncodeDaemonConfigReply(""));
+  }
+  CHECK(Poll(c, name, 3, {1003, 900}) == proto::EncodeDaemonConfigReply(""));
+  CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}") == "{\"status\":1}");
+  relay.Stop();
+  CHECK(relay.stats().configs_sent == 2);
+  CHECK(relay.stats().rpc_served == 2);
+}
+
+TEST_CASE("relay: a job id above 2^31 matches end to end") {
+  const std::string name = UniqueEndpoint("bigjob");
+  RunningRelay relay(Options(name));
+  FakeEndpoint p(UniqueEndpoint("p"));
+  Poll(p, name, 5000000000LL, {1234});
+  auto reply = relay.Rpc(Gputrace(5000000000LL, "0", 3));
+  REQUIRE(reply.ok());
+  CHECK(reply->find("\"activityProfilersTriggered\":[1234]") != std::string::npos);
+}
+
+TEST_CASE("relay: a TCP client that sends nothing does not block others") {
+  const std::string name = UniqueEndpoint("silent");
+  RelayOptions o = Options(name);
+  o.rpc_timeout_ms = 60000;  // the silent peer stays connected for the whole test
+  RunningRelay relay(o);
+  const int silent = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(relay.port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(silent, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  const int half = socket(AF_INET, SOCK_STREAM, 0);  // sends half a length prefix
+  REQUIRE(connect(half, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(send(half, "\x10\x00", 2, 0) == 2);
+  FakeEndpoint p(UniqueEndpoint("p"));
+  CHECK(Poll(p, name, 0, {77}) == proto::EncodeDaemonConfigReply(""));  // IPC still served
+  auto reply = relay.Rpc("{\"fn\":\"getStatus\"}", 2000);
+  REQUIRE(reply.ok());
+  CHECK(*reply == "{\"status\":1}");
+  close(silent);
+  close(half);
+}
+
+TEST_CASE("relay: an idle TCP peer is closed at the RPC timeout") {
+  const std::string name = UniqueEndpoint("timeout");
+  RelayOptions o = Options(name);
+  o.rpc_timeout_ms = 50;
+  RunningRelay relay(o);
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(relay.port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  pollfd p{fd, POLLIN, 0};
+  REQUIRE(poll(&p, 1, 5000) == 1);
+  char byte;
+  CHECK(recv(fd, &byte, 1, 0) == 0);  // closed by the relay, no reply
+  close(fd);
+  relay.Stop();
+  CHECK(relay.stats().rpc_timeouts == 1);
+}
+
+TEST_CASE("relay: a peer bound without the trailing NUL still gets its reply") {
+  const std::string name = UniqueEndpoint("nonul");
+  RunningRelay relay(Options(name));
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  const std::string peer = UniqueEndpoint("nonul-peer");
+  sockaddr_un self{};
+  self.sun_family = AF_UNIX;
+  memcpy(self.sun_path + 1, peer.data(), peer.size());
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&self),
+               static_cast<socklen_t>(sizeof(sa_family_t) + 1 + peer.size())) == 0);
+  auto relay_addr = proto::MakeDaemonAddress(name, "");
+  const std::string req = proto::EncodeDaemonRequest({2, 0, {555}});
+  REQUIRE(sendto(fd, req.data(), req.size(), 0, reinterpret_cast<sockaddr*>(&relay_addr->addr),
+                 relay_addr->length) == static_cast<ssize_t>(req.size()));
+  pollfd p{fd, POLLIN, 0};
+  REQUIRE(poll(&p, 1, 3000) == 1);
+  char buf[64];
+  CHECK(recv(fd, buf, sizeof(buf), 0) == 40);
+  close(fd);
+}
+
+TEST_CASE("relay: bad datagrams and unbound senders get no reply and do not stall it") {
+  const std::string name = UniqueEndpoint("bad");
+  RunningRelay relay(Options(name));
+  FakeEndpoint p(UniqueEndpoint("p"));
+  auto addr = proto::MakeDaemonAddress(name, "");
+  std::string lying = proto::EncodeDaemonRequest({2, 0, {9}});
+  lying[0] = 99;
+  std::string unknown = proto::EncodeDaemonRequest({2, 0, {9}});
+  memcpy(&unknown[8], "zzz", 3);
+  std::string no_pids = proto::EncodeDaemonRequest({2, 0, {}});
+  for (const std::string& bad : {std::string(10, 'x'), lying, unknown, no_pids,
+                                 proto::EncodeDaemonConfigReply(std::string(70000, 'y'))}) {
+    REQUIRE(p.SendTo(bad, addr->addr, addr->length));
+  }
+  const int unbound = socket(AF_UNIX, SOCK_DGRAM, 0);
+  const std::string req = proto::EncodeDaemonRequest({2, 0, {9}});
+  REQUIRE(sendto(unbound, req.data(), req.size(), 0, reinterpret_cast<sockaddr*>(&addr->addr),
+                 addr->length) == static_cast<ssize_t>(req.size()));
+  close(unbound);
+  // The next valid poll is answered, and it is the only datagram this peer ever received.
+  CHECK(Poll(p, name, 0, {9}) == proto::EncodeDaemonConfigReply(""));
+  CHECK(p.Receive(0).empty());
+  relay.Stop();
+  CHECK(relay.stats().invalid_datagrams == 6);
+  CHECK(relay.stats().polls == 1);
+}
+
+TEST_CASE("relay: ctxt is answered with the pid count") {
+  const std::string name = UniqueEndpoint("ctxt");
+  RunningRelay relay(Options(name));
+  FakeEndpoint p(UniqueEndpoint("p"));
+  auto addr = proto::MakeDaemonAddress(name, "");
+  REQUIRE(p.SendTo(proto::EncodeDaemonContext({0, 10, 1}), addr->addr, addr->length));
+  CHECK(p.Receive(3000) == proto::EncodeDaemonContextReply(1));
+  REQUIRE(p.SendTo(proto::EncodeDaemonContext({0, 11, 1}), addr->addr, addr->length));
+  CHECK(p.Receive(3000) == proto::EncodeDaemonContextReply(2));
+}
+
+TEST_CASE("relay: a process whose pid exited is forgotten at the next request") {
+  const std::string name = UniqueEndpoint("dead");
+  RelayOptions o = Options(name);
+  o.check_pids = true;
+  RunningRelay relay(o);
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  REQUIRE(waitpid(child, nullptr, 0) == child);  // reaped: the pid no longer exists
+  FakeEndpoint dead(UniqueEndpoint("d")), live(UniqueEndpoint("l"));
+  Poll(dead, name, 0, {static_cast<int32_t>(child)});
+  Poll(live, name, 0, {static_cast<int32_t>(getpid())});
+  auto reply = relay.Rpc(Gputrace(0, "0", 1));
+  REQUIRE(reply.ok());
+  CHECK(*reply == "{\"activityProfilersBusy\":0,\"activityProfilersTriggered\":[" +
+                      std::to_string(getpid()) +
+                      "],\"eventProfilersBusy\":0,\"eventProfilersTriggered\":[],"
+                      "\"processesMatched\":[" + std::to_string(getpid()) + "]}");
+}
+
+TEST_CASE("trigger client: clear errors for no relay and for a relay that dies mid-request") {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  socklen_t len = sizeof(addr);
+  REQUIRE(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const int port = ntohs(addr.sin_port);
+  {  // Nobody listens yet (bound, not listening): connection refused.
+    auto r = CallRpc("127.0.0.1", port, "{\"fn\":\"getStatus\"}", 2000);
+    REQUIRE_FALSE(r.ok());
+    CHECK(std::string(r.status().message()) ==
+          "cannot connect to 127.0.0.1:" + std::to_string(port) + ": Connection refused");
+  }
+  REQUIRE(listen(listener, 4) == 0);
+  std::thread relay([&] {  // reads the request, then "dies" without replying
+    const int c = accept(listener, nullptr, nullptr);
+    char buf[256];
+    (void)!recv(c, buf, sizeof(buf), 0);
+    close(c);
+  });
+  auto r = CallRpc("127.0.0.1", port, "{\"fn\":\"getStatus\"}", 2000);
+  relay.join();
+  close(listener);
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.status().message()) == "connection closed without a (complete) reply");
+}
+
+}  // namespace
+}  // namespace kairos::tools
