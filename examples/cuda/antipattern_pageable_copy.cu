@@ -5,7 +5,7 @@
 // Copies batches from ordinary (pageable) host memory with cudaMemcpyAsync:
 // the copy is staged by the driver, runs at a fraction of pinned bandwidth
 // and blocks the host, so it cannot overlap with compute.
-// Usage: antipattern_pageable_copy [steps=20]
+// Usage: antipattern_pageable_copy [steps=10]
 #include <vector>
 
 #include "common.h"
@@ -16,7 +16,7 @@ __global__ void touch(float* x, int n) {
 }
 
 int main(int argc, char** argv) {
-  const int steps = StepsArg(argc, argv, 20);
+  const int steps = StepsArg(argc, argv, 10);
   const int n = 4 << 20;  // 16 MiB per batch
   std::vector<float> host(n, 1.0f);
   float* d_x;

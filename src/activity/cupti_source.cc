@@ -181,22 +181,6 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
     return absl::OkStatus();
   }
 
-  // Buffers and the event store first: nothing is allocated once records flow.
-  const int64_t mb = std::max<int64_t>(config.max_gpu_buffer_mb, 1);
-  const size_t size = options_.buffer_size != 0 ? options_.buffer_size : kDefaultBufferSize;
-  const size_t count =
-      options_.buffer_count != 0 ? options_.buffer_count : 1 + static_cast<size_t>(mb / 4);
-  CuptiBufferPool& pool = ProcessCuptiPool();
-  if (absl::Status s = pool.Allocate(size, count); !s.ok()) {
-    Fail(absl::StrCat("CUPTI buffer pool: ", s.message(), "; GPU activity disabled"));
-    return absl::OkStatus();
-  }
-  const size_t max_events = options_.max_events != 0
-                                ? options_.max_events
-                                : static_cast<size_t>(mb) * (1u << 20) / sizeof(Event);
-  converter_ = std::make_unique<CuptiConverter>(api_->GetCallbackName, max_events);
-  converter_->Reserve();
-
   // One subscriber per process: a second tool (Nsight, DCGM profiling, another profiler)
   // owns CUPTI, and kairos steps aside rather than fight it.
   char old_name[128] = {};
@@ -225,6 +209,24 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
     Fail(std::string(s.message()));
     return absl::OkStatus();
   }
+
+  // Buffers and the event store before any kind is enabled: nothing is allocated once
+  // records flow.
+  const int64_t mb = std::max<int64_t>(config.max_gpu_buffer_mb, 1);
+  const size_t size = options_.buffer_size != 0 ? options_.buffer_size : kDefaultBufferSize;
+  const size_t count =
+      options_.buffer_count != 0 ? options_.buffer_count : 1 + static_cast<size_t>(mb / 4);
+  CuptiBufferPool& pool = ProcessCuptiPool();
+  if (absl::Status s = pool.Allocate(size, count); !s.ok()) {
+    Fail(absl::StrCat("CUPTI buffer pool: ", s.message(), "; GPU activity disabled, CPU trace "
+                      "continues"));
+    return absl::OkStatus();
+  }
+  const size_t max_events = options_.max_events != 0
+                                ? options_.max_events
+                                : static_cast<size_t>(mb) * (1u << 20) / sizeof(Event);
+  converter_ = std::make_unique<CuptiConverter>(api_->GetCallbackName, max_events);
+  converter_->Reserve();
 
   // System thread ids so runtime rows land on the same rows as the CPU ranges.
   if (api_->SetThreadIdType != nullptr &&

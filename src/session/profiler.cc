@@ -2,6 +2,7 @@
 // flush, fork and exit handling, the step hook. The controller loop is in controller.cc.
 // Layer: kairos_session. Threading: every method locks mu_; waits are bounded.
 #include "session/profiler.h"
+#include "session/daemon_glue.h"
 
 #include <pthread.h>
 
@@ -78,6 +79,7 @@ Profiler& Profiler::Get() {
     pthread_atfork(nullptr, nullptr, ChildAfterFork);
     std::atexit(AtExitHandler);
     fresh->InitFromEnvironment();
+    StartDaemonClientIfEnabled(fresh->base_config().daemon_poll_ms);  // no-op unless enabled
   });
   return *g_profiler.load(std::memory_order_acquire);
 }

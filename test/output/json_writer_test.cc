@@ -242,6 +242,47 @@ TEST_CASE("Full trace: structural invariants through the parser") {
   CHECK(finishes == std::map<uint64_t, int>{{100, 1}, {101, 1}});
 }
 
+TEST_CASE("A graph launch fans out: one s, one f per replayed kernel") {
+  TraceData data;
+  testing::BuildCpuOnly(&data);
+  Track stream;
+  stream.type = TrackType::kGpuStream;
+  stream.pid = 0;
+  stream.tid = 3;
+  stream.stream = 3;
+  const uint32_t gpu = data.AddTrack(stream);
+  Event launch = testing::MakeEvent(EventKind::kRuntime, testing::kBase + 2000,
+                                    testing::kBase + 3000, data.strings.Intern("cudaGraphLaunch"),
+                                    0);
+  launch.correlation = 55;
+  launch.aux = 311;
+  launch.flags = kFlagFlowOut;
+  data.events_by_track[0].push_back(launch);
+  for (int i = 0; i < 3; ++i) {
+    Event k = testing::MakeEvent(EventKind::kKernel, testing::kBase + 5000 + i * 1000,
+                                 testing::kBase + 5500 + i * 1000, data.strings.Intern("node"),
+                                 gpu);
+    k.correlation = 55;
+    k.flags = kFlagFlowIn;
+    data.events_by_track[gpu].push_back(k);
+  }
+  data.SortTracks();
+  const std::string text = WriteToString(data);
+  const OrderedJson j = ParseOrFail(text);
+  int s = 0, f = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "s") ++s;
+    if (e["ph"] == "f") ++f;
+  }
+  CHECK(s == 1);
+  CHECK(f == 3);
+  CHECK(text.find(R"j({"ph":"f","id":55,"pid":0,"tid":3,"ts":7.000,"cat":"ac2g","name":"ac2g","bp":"e"})j") !=
+        std::string::npos);
+  // A kernel without a detail row still carries its correlation.
+  CHECK(text.find(R"j("name":"node","pid":0,"tid":3,"ts":5.000,"dur":0.500,"args":{"correlation":55}})j") !=
+        std::string::npos);
+}
+
 TEST_CASE("Metadata strings are escaped; raw JSON validated; duplicate keys dropped") {
   TraceData data;
   testing::BuildCpuOnly(&data);

@@ -240,7 +240,13 @@ KSIM_RT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   if (it == rt.streams.end()) return api.Finish(cudaErrorInvalidResourceHandle);
   Stream* s = it->second.get();
   Context* ctx = s->ctx;
+  lock.unlock();
+  // The callback runs unlocked (the client may call the runtime from it);
+  // then the stream is looked up again in case another thread destroyed it.
   KSimResourceCallback(CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING, reinterpret_cast<CUcontext>(ctx), s, nullptr);
+  lock.lock();
+  it = rt.streams.find(reinterpret_cast<Stream*>(stream));
+  if (it == rt.streams.end()) return api.Finish(cudaErrorInvalidResourceHandle);
   // Work already queued still completes; the null stream inherits its end so
   // a later device sync still waits for it.
   ctx->null_stream.tail = std::max(ctx->null_stream.tail, s->tail);
@@ -260,14 +266,15 @@ KSIM_RT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   if (s == nullptr) return api.Finish(rt.devices.empty() ? cudaErrorNoDevice : cudaErrorInvalidResourceHandle);
   if (s->capture != nullptr) return api.Finish(cudaErrorStreamCaptureUnsupported);
   uint64_t tail = s->tail;
+  Stream snapshot = *s;  // the stream may be destroyed by another thread while we wait
   lock.unlock();
   uint64_t t0 = MonoNowNs();
   SleepUntilMono(tail);
   api.Driver(DRV_CBID(cuStreamSynchronize), "cuStreamSynchronize", cudaSuccess);
-  KSimSynchronizeCallback(CUPTI_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED, reinterpret_cast<CUcontext>(s->ctx),
+  KSimSynchronizeCallback(CUPTI_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED, reinterpret_cast<CUcontext>(snapshot.ctx),
                           reinterpret_cast<CUstream>(stream));
-  EmitSync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, s->ctx, s, nullptr, t0, MonoNowNs(),
-           api.correlation(), cudaSuccess);
+  EmitSync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, snapshot.ctx, &snapshot, nullptr, t0,
+           MonoNowNs(), api.correlation(), cudaSuccess);
   return api.Finish(cudaSuccess);
 }
 

@@ -91,10 +91,7 @@ Context* Runtime::ContextLocked(int device) {
   ctx->null_stream.is_null = true;
   Context* raw = ctx.get();
   contexts[device] = std::move(ctx);
-  // Callbacks and records run under mu: the client must not call back into
-  // the runtime from a CONTEXT_CREATED callback (real CUDA forbids it too).
-  KSimResourceCallback(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, reinterpret_cast<CUcontext>(raw), nullptr, nullptr);
-  EmitContextRecords(raw);
+  created_contexts.push_back(raw);
   return raw;
 }
 
@@ -233,6 +230,17 @@ cudaError_t ApiScope::Finish(cudaError_t err) {
 
 ApiScope::~ApiScope() {
   if (!finished_) Finish(cudaSuccess);
+  // Every entry point declares its ApiScope before taking Rt().mu, so the
+  // lock is free here and the client may call the runtime from the callback.
+  std::vector<Context*> created;
+  {
+    std::lock_guard<std::mutex> lock(Rt().mu);
+    created.swap(Rt().created_contexts);
+  }
+  for (Context* ctx : created) {
+    KSimResourceCallback(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, reinterpret_cast<CUcontext>(ctx), nullptr, nullptr);
+    EmitContextRecords(ctx);
+  }
 }
 
 void ApiScope::Driver(CUpti_CallbackId cbid, const char* name, cudaError_t result) {

@@ -106,6 +106,10 @@ struct Runtime {
   long long stop_after = -1;  // KAIROS_SIM_STOP_DEVICE_AFTER
   int stop_error = cudaErrorDevicesUnavailable;
   std::atomic<long long> api_calls{0};
+  // Contexts created under `mu` whose CONTEXT_CREATED callback and records
+  // are still due; ApiScope::Finish delivers them with `mu` released so the
+  // client may call back into the runtime.
+  std::vector<Context*> created_contexts;
 
   // Lazily creates the primary context of `device` (mu held).
   Context* ContextLocked(int device);

@@ -1,0 +1,387 @@
+// File: perfetto_reader.cc
+// Layer: kairos_perfetto_proto. See perfetto_reader.h. Replays each sequence as trace
+// processor does (incremental state, interning, the delta clock, the default track) and
+// maps the writer's track uuids and annotations back to TraceData fields. Event args go
+// through the same Kineto args mapping as the JSON reader, so both readers agree.
+// Threading: no shared state.
+#include "output/proto/perfetto_reader.h"
+
+#include <zstd.h>
+
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "output/json_reader.h"
+#include "output/perfetto_writer.h"
+#include "output/proto/perfetto_trace.pb.h"
+
+namespace kairos {
+namespace {
+
+namespace pp = perfetto::protos;
+
+JsonValue Num(std::string text) {
+  JsonValue v;
+  v.type = JsonValue::Type::kNumber;
+  v.text = std::move(text);
+  return v;
+}
+
+JsonValue Str(std::string text) {
+  JsonValue v;
+  v.type = JsonValue::Type::kString;
+  v.text = std::move(text);
+  return v;
+}
+
+JsonValue DoubleValue(double d) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof(buf), d);
+  return Num(std::string(buf, r.ptr));
+}
+
+EventKind DefaultKind(TrackType type) {  // mirrors the writer's choice
+  switch (type) {
+    case TrackType::kThread: return EventKind::kUserAnnotation;
+    case TrackType::kGpuStream: return EventKind::kKernel;
+    case TrackType::kGpuStreamSync:
+    case TrackType::kGpuDevice: return EventKind::kSync;
+    case TrackType::kOverhead: return EventKind::kOverhead;
+  }
+  return EventKind::kCpuOp;
+}
+
+struct Seq {
+  bool incremental = false;
+  uint64_t last = 0;
+  uint64_t default_track = 0;
+  std::map<uint64_t, std::string> names, cats, arg_names, strs;
+};
+
+class Reader {
+ public:
+  absl::Status Packet(const pp::TracePacket& p);
+  TraceData Finish();
+
+ private:
+  uint32_t TrackIndex(uint64_t uuid);
+  void Descriptor(const pp::TrackDescriptor& td);
+  void Metadata(const pp::TrackEvent& te);
+  void Unmapped() { data_.AddStat("perfetto_reader.unmapped", 1); }
+
+  TraceData data_;
+  std::map<uint32_t, Seq> seqs_;
+  std::map<uint64_t, uint32_t> track_of_uuid_;
+  std::map<uint64_t, std::string> group_names_;
+  std::map<uint64_t, uint32_t> counter_of_uuid_;
+  std::map<uint32_t, std::vector<Event>> open_;
+};
+
+uint32_t Reader::TrackIndex(uint64_t uuid) {
+  auto it = track_of_uuid_.find(uuid);
+  if (it != track_of_uuid_.end()) return it->second;
+  Track t;  // a track never described: a thread-like row keyed by its uuid
+  t.tid = static_cast<int64_t>(uuid);
+  t.pid = data_.pid;
+  uint32_t idx = data_.AddTrack(std::move(t));
+  track_of_uuid_[uuid] = idx;
+  return idx;
+}
+
+void Reader::Descriptor(const pp::TrackDescriptor& td) {
+  const uint64_t uuid = td.uuid();
+  if (td.has_process()) {
+    if (uuid == kPerfettoProcessUuid || data_.process_name.empty()) {
+      data_.pid = td.process().pid();
+      data_.process_name = td.process().process_name();
+    }
+    return;
+  }
+  if (td.has_counter()) {
+    CounterTrack c;
+    c.name = td.name();
+    c.unit = td.counter().unit_name();
+    auto g = group_names_.find(td.parent_uuid());
+    if (g != group_names_.end()) c.group = g->second;
+    counter_of_uuid_[uuid] = static_cast<uint32_t>(data_.counter_tracks.size());
+    data_.counter_tracks.push_back(std::move(c));
+    return;
+  }
+  Track t;
+  const std::string& name = td.name();
+  unsigned long n = 0;
+  auto number_after = [&](size_t pos) {
+    n = strtoul(name.c_str() + pos, nullptr, 10);
+  };
+  bool under_gpu = td.parent_uuid() >= kPerfettoDeviceUuidBase && td.parent_uuid() < kPerfettoTrackUuidBase;
+  uint32_t device = under_gpu ? static_cast<uint32_t>(td.parent_uuid() - kPerfettoDeviceUuidBase) : 0;
+  if (td.has_thread()) {
+    t.type = TrackType::kThread;
+    t.pid = td.thread().pid();
+    t.tid = td.thread().tid();
+    t.name = td.thread().thread_name();
+  } else if (under_gpu && name.rfind("stream ", 0) == 0) {
+    number_after(7);
+    bool sync = name.size() > 7 && name.find(" (sync)") != std::string::npos;
+    t.type = sync ? TrackType::kGpuStreamSync : TrackType::kGpuStream;
+    t.pid = device;
+    t.device = device;
+    t.stream = static_cast<uint32_t>(n);
+    t.tid = sync ? int64_t(n) + kStreamSyncTidOffset : int64_t(n);
+  } else if (under_gpu && name.rfind("Device ", 0) == 0) {
+    t.type = TrackType::kGpuDevice;
+    t.pid = device;
+    t.device = device;
+    t.tid = kDeviceRowTid;
+  } else if (name == "CUPTI Overhead") {
+    t.type = TrackType::kOverhead;
+    t.pid = -1;
+    t.tid = 0;
+  } else {
+    // Groups (GPUs, counter groups) and the metadata track hold no events of their own.
+    group_names_[uuid] = name;
+    return;
+  }
+  track_of_uuid_[uuid] = data_.AddTrack(std::move(t));
+}
+
+void Reader::Metadata(const pp::TrackEvent& te) {
+  for (const pp::DebugAnnotation& a : te.debug_annotations()) {
+    const std::string& k = a.name();
+    const std::string& s = a.string_value();
+    int64_t i = a.int_value();
+    if (k == "pid") data_.pid = i;
+    else if (k == "process_name") data_.process_name = s;
+    else if (k == "host_name") data_.host_name = s;
+    else if (k == "base_time_ns") data_.base_time_ns = i;
+    else if (k == "window_start_ns") data_.window_start_ns = i;
+    else if (k == "window_end_ns") data_.window_end_ns = i;
+    else if (k == "trace_name") data_.trace_name = s;
+    else if (k == "trace_id") data_.trace_id = s;
+    else if (k == "distributed.rank") data_.distributed.rank = i;
+    else if (k == "distributed.world_size") data_.distributed.world_size = i;
+    else if (k == "distributed.local_rank") data_.distributed.local_rank = i;
+    else if (k == "distributed.backend") data_.distributed.backend = s;
+    else if (k == "config") data_.config_text = s;
+    else if (k.rfind("meta.", 0) == 0) data_.metadata.emplace_back(k.substr(5), s);
+    else if (k.rfind("json.", 0) == 0) data_.metadata_json.emplace_back(k.substr(5), s);
+    else if (k.rfind("stats.", 0) == 0) data_.stats[k.substr(6)] = static_cast<uint64_t>(i);
+    else if (k.rfind("warning.", 0) == 0) data_.warnings.push_back(s);
+    else if (k.rfind("device.", 0) == 0) {
+      size_t dot = k.find('.', 7);
+      if (dot == std::string::npos) continue;
+      uint32_t id = static_cast<uint32_t>(strtoul(k.c_str() + 7, nullptr, 10));
+      std::string field = k.substr(dot + 1);
+      DeviceInfo* d = nullptr;
+      for (DeviceInfo& x : data_.devices)
+        if (x.id == id) d = &x;
+      if (!d) {
+        data_.devices.emplace_back();
+        d = &data_.devices.back();
+        d->id = id;
+      }
+      if (field == "name") d->name = s;
+      else if (field == "totalGlobalMem") d->total_global_mem = uint64_t(i);
+      else if (field == "computeMajor") d->compute_major = int32_t(i);
+      else if (field == "computeMinor") d->compute_minor = int32_t(i);
+      else if (field == "maxThreadsPerBlock") d->max_threads_per_block = int32_t(i);
+      else if (field == "maxThreadsPerMultiprocessor") d->max_threads_per_multiprocessor = int32_t(i);
+      else if (field == "regsPerBlock") d->regs_per_block = int32_t(i);
+      else if (field == "warpSize") d->warp_size = int32_t(i);
+      else if (field == "sharedMemPerBlock") d->shared_mem_per_block = uint64_t(i);
+      else if (field == "numSms") d->num_sms = int32_t(i);
+      else if (field == "regsPerMultiprocessor") d->regs_per_multiprocessor = int32_t(i);
+      else if (field == "sharedMemPerBlockOptin") d->shared_mem_per_block_optin = uint64_t(i);
+      else if (field == "sharedMemPerMultiprocessor") d->shared_mem_per_multiprocessor = uint64_t(i);
+      else if (field == "maxBlocksPerMultiprocessor") d->max_blocks_per_multiprocessor = int32_t(i);
+    }
+  }
+}
+
+absl::Status Reader::Packet(const pp::TracePacket& p) {
+  Seq& s = seqs_[p.trusted_packet_sequence_id()];
+  if (p.sequence_flags() & 1) s = Seq{};
+  if (p.has_trace_packet_defaults()) {
+    s.incremental = p.trace_packet_defaults().timestamp_clock_id() == kPerfettoIncrementalClockId;
+    s.default_track = p.trace_packet_defaults().track_event_defaults().track_uuid();
+  }
+  if (p.has_clock_snapshot())
+    for (const auto& c : p.clock_snapshot().clocks())
+      if (c.clock_id() == kPerfettoIncrementalClockId && c.is_incremental()) s.last = c.timestamp();
+  if (p.has_interned_data()) {
+    const auto& id = p.interned_data();
+    for (const auto& e : id.event_names()) s.names[e.iid()] = e.name();
+    for (const auto& e : id.event_categories()) s.cats[e.iid()] = e.name();
+    for (const auto& e : id.debug_annotation_names()) s.arg_names[e.iid()] = e.name();
+    for (const auto& e : id.debug_annotation_string_values()) s.strs[e.iid()] = e.str();
+  }
+  uint32_t clock = p.has_timestamp_clock_id() ? p.timestamp_clock_id()
+                                              : (s.incremental ? kPerfettoIncrementalClockId : 6);
+  int64_t ts = static_cast<int64_t>(p.timestamp());
+  if (clock == kPerfettoIncrementalClockId) ts = static_cast<int64_t>(s.last += p.timestamp());
+  if (p.has_track_descriptor()) Descriptor(p.track_descriptor());
+  if (!p.has_track_event()) return absl::OkStatus();
+  const pp::TrackEvent& te = p.track_event();
+  uint64_t uuid = te.has_track_uuid() ? te.track_uuid() : s.default_track;
+  if (uuid == kPerfettoMetadataUuid) {
+    Metadata(te);
+    return absl::OkStatus();
+  }
+  if (te.type() == pp::TrackEvent::TYPE_COUNTER) {
+    auto it = counter_of_uuid_.find(uuid);
+    if (it == counter_of_uuid_.end()) {
+      Unmapped();
+      return absl::OkStatus();
+    }
+    double v = te.has_double_counter_value() ? te.double_counter_value() : double(te.counter_value());
+    data_.counter_samples.push_back({ts, v, it->second});
+    return absl::OkStatus();
+  }
+  uint32_t track = TrackIndex(uuid);
+  std::vector<Event>& open = open_[track];
+  if (te.type() == pp::TrackEvent::TYPE_SLICE_END) {
+    if (open.empty()) {
+      Unmapped();
+      return absl::OkStatus();
+    }
+    Event e = open.back();
+    open.pop_back();
+    e.end_ns = ts;
+    data_.events_by_track[track].push_back(e);
+    return absl::OkStatus();
+  }
+  if (te.type() != pp::TrackEvent::TYPE_SLICE_BEGIN && te.type() != pp::TrackEvent::TYPE_INSTANT) {
+    Unmapped();
+    return absl::OkStatus();
+  }
+  Event e;
+  memset(&e, 0, sizeof(e));
+  e.track = track;
+  e.detail = kNoDetail;
+  e.start_ns = e.end_ns = ts;
+  e.kind = DefaultKind(data_.tracks[track].type);
+  for (uint64_t c : te.category_iids()) {
+    auto it = s.cats.find(c);
+    if (it != s.cats.end()) internal::KindFromCategory(it->second, &e.kind);
+  }
+  for (const std::string& c : te.categories()) internal::KindFromCategory(c, &e.kind);
+  if (te.type() == pp::TrackEvent::TYPE_INSTANT) e.kind = EventKind::kInstant;
+  std::string name = te.has_name_iid() ? s.names[te.name_iid()] : te.name();
+  JsonValue args;
+  args.type = JsonValue::Type::kObject;
+  for (const pp::DebugAnnotation& a : te.debug_annotations()) {
+    std::string key = a.has_name_iid() ? s.arg_names[a.name_iid()] : a.name();
+    JsonValue v;
+    if (a.has_uint_value()) v = Num(std::to_string(a.uint_value()));
+    else if (a.has_int_value()) v = Num(std::to_string(a.int_value()));
+    else if (a.has_double_value()) v = DoubleValue(a.double_value());
+    else if (a.has_bool_value()) v.type = JsonValue::Type::kBool, v.boolean = a.bool_value();
+    else if (a.has_string_value()) v = Str(a.string_value());
+    else if (a.has_string_value_iid()) v = Str(s.strs[a.string_value_iid()]);
+    if (key == kPerfettoDetailArg && v.is_string()) {
+      absl::StatusOr<JsonValue> detail = ParseJson(v.text);
+      if (detail.ok()) {
+        for (auto& m : detail->members) args.members.push_back(std::move(m));
+        continue;
+      }
+      Unmapped();
+      continue;
+    }
+    args.members.emplace_back(std::move(key), std::move(v));
+  }
+  e.name = data_.strings.Intern(name);
+  internal::ApplyKinetoArgs(args, name, data_, e);
+  if (te.flow_ids_size() > 0) {
+    if (!e.correlation) e.correlation = static_cast<uint32_t>(te.flow_ids(0));
+    e.flags |= (e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver) ? kFlagFlowOut : kFlagFlowIn;
+  }
+  if (te.type() == pp::TrackEvent::TYPE_INSTANT) {
+    data_.events_by_track[track].push_back(e);
+  } else {
+    open.push_back(e);
+  }
+  return absl::OkStatus();
+}
+
+TraceData Reader::Finish() {
+  for (auto& [track, open] : open_) {
+    for (Event& e : open) {  // never ended: keep them, unfinished, at their start
+      e.flags |= kFlagUnfinished;
+      data_.events_by_track[track].push_back(e);
+    }
+  }
+  std::stable_sort(data_.counter_samples.begin(), data_.counter_samples.end(),
+                   [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; });
+  data_.SortTracks();
+  return std::move(data_);
+}
+
+}  // namespace
+
+absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes) {
+  Reader reader;
+  pp::TracePacket packet;
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    // Trace.packet framing: tag 0x0A, varint length, packet bytes.
+    if (static_cast<uint8_t>(bytes[pos]) != 0x0A)
+      return absl::InvalidArgumentError(absl::StrCat("perfetto: unexpected field tag at byte ", pos));
+    ++pos;
+    uint64_t len = 0;
+    int shift = 0;
+    while (pos < bytes.size() && shift < 64) {
+      uint8_t b = static_cast<uint8_t>(bytes[pos++]);
+      len |= uint64_t(b & 0x7F) << shift;
+      shift += 7;
+      if (!(b & 0x80)) break;
+    }
+    if (len > bytes.size() - pos)
+      return absl::DataLossError(absl::StrCat("perfetto: truncated packet at byte ", pos));
+    if (!packet.ParseFromArray(bytes.data() + pos, static_cast<int>(len)))
+      return absl::DataLossError(absl::StrCat("perfetto: malformed packet at byte ", pos));
+    pos += len;
+    absl::Status st = reader.Packet(packet);
+    if (!st.ok()) return st;
+  }
+  return reader.Finish();
+}
+
+absl::StatusOr<TraceData> ReadPerfettoTrace(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string raw = ss.str();
+  if (raw.size() >= 4 && !memcmp(raw.data(), "\x28\xb5\x2f\xfd", 4)) {
+    std::string out;
+    ZSTD_DCtx* dctx = ZSTD_createDCtx();
+    if (!dctx) return absl::ResourceExhaustedError("zstd: cannot create context");
+    std::vector<char> buf(1 << 20);
+    ZSTD_inBuffer in{raw.data(), raw.size(), 0};
+    size_t ret = 1;
+    bool out_full = false;  // a full output buffer may hide more pending output
+    while (in.pos < in.size || out_full) {
+      ZSTD_outBuffer o{buf.data(), buf.size(), 0};
+      ret = ZSTD_decompressStream(dctx, &o, &in);
+      if (ZSTD_isError(ret)) {
+        ZSTD_freeDCtx(dctx);
+        return absl::DataLossError(absl::StrCat(path, ": zstd: ", ZSTD_getErrorName(ret)));
+      }
+      out.append(buf.data(), o.pos);
+      out_full = o.pos == o.size;
+    }
+    ZSTD_freeDCtx(dctx);
+    if (ret != 0) return absl::DataLossError(absl::StrCat(path, ": zstd: truncated stream"));
+    raw.swap(out);
+  }
+  absl::StatusOr<TraceData> data = ReadPerfettoTraceBytes(raw);
+  if (!data.ok()) return absl::Status(data.status().code(), absl::StrCat(path, ": ", data.status().message()));
+  return data;
+}
+
+}  // namespace kairos

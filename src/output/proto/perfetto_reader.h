@@ -1,0 +1,27 @@
+// File: perfetto_reader.h
+// Layer: kairos_perfetto_proto (decoder side; not linked into libkairos). Reads a Perfetto
+// TrackEvent trace written by PerfettoTraceWriter (plain or zstd-compressed) back into a
+// TraceData, for `kairos convert` and round-trip tests. Foreign TrackEvent traces are read
+// best-effort: slices on any track become events; what cannot be mapped is counted in
+// stats["perfetto_reader.unmapped"].
+// Threading: a call runs on the calling thread; no shared state.
+// Memory: the (decompressed) file plus the TraceData it builds; the packet parse itself
+// holds one packet at a time.
+#ifndef KAIROS_SRC_OUTPUT_PROTO_PERFETTO_READER_H_
+#define KAIROS_SRC_OUTPUT_PROTO_PERFETTO_READER_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "trace_data.h"
+
+namespace kairos {
+
+absl::StatusOr<TraceData> ReadPerfettoTrace(const std::string& path);
+// `bytes` is an uncompressed trace (concatenated Trace.packet records).
+absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes);
+
+}  // namespace kairos
+
+#endif  // KAIROS_SRC_OUTPUT_PROTO_PERFETTO_READER_H_

@@ -1,0 +1,73 @@
+// File: summarize_roundtrip_test.cc
+// Layer: tests for kairos_analysis + kairos_output. `kairos summarize` analyses a TraceData
+// rebuilt from the JSON file; this checks that it gives the same summary, byte for byte, as
+// the in-process analysis of the TraceData that was written.
+// Threading: single-threaded.
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "analysis/summary.h"
+#include "analysis/trace_builder.h"
+#include "output/json_reader.h"
+#include "output/writer.h"
+
+namespace kairos {
+namespace {
+
+using kairos::testing::TraceBuilder;
+constexpr int64_t kBase = 1790000000000000000LL, kUs = 1000, kMs = 1000000;
+
+// A bit of everything: starved steps with a data loader, a NCCL kernel on a second stream,
+// small pageable copies, a DtoH loss copy per step, syncs and host counters.
+TraceData Mixed() {
+  TraceBuilder b(kBase, kBase + 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread(4243);
+  const uint32_t s7 = b.Stream(0, 7), s8 = b.Stream(0, 8);
+  uint32_t corr = 1;
+  for (int i = 0; i < 10; ++i) {
+    const int64_t t0 = kBase + i * kMs;
+    b.Step(th, i, t0, t0 + kMs);
+    b.Range(th, "dataloader", t0, t0 + 600 * kUs);
+    b.Launch(th, t0 + 600 * kUs, t0 + 605 * kUs, corr, "cudaMemcpyAsync");
+    b.Memcpy(s7, t0 + 606 * kUs, t0 + 616 * kUs, corr++, 4096, 1, /*pageable*/ 1, 3);
+    b.Launch(th, t0 + 610 * kUs, t0 + 615 * kUs, corr);
+    b.Kernel(s7, "volta_sgemm_128x64_nn", t0 + 620 * kUs, t0 + 900 * kUs, corr++, 80);
+    b.Launch(th, t0 + 616 * kUs, t0 + 620 * kUs, corr);
+    b.Kernel(s8, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", t0 + 850 * kUs, t0 + 950 * kUs, corr++);
+    b.Launch(th, t0 + 900 * kUs, t0 + 902 * kUs, corr, "cudaMemcpyAsync");
+    b.Memcpy(s7, t0 + 955 * kUs, t0 + 957 * kUs, corr++, 4, 2, 3, 2);
+    b.Counter("cpu.util", t0 + 100 * kUs, 75.5);
+    b.Counter("cpu.iowait", t0 + 100 * kUs, 3.25);
+  }
+  TraceData& d = b.Done();
+  d.pid = 4242;
+  d.process_name = "roundtrip";
+  d.base_time_ns = kBase;
+  d.tracks[th].pid = 4242;
+  return std::move(d);
+}
+
+TEST_CASE("summarize on the written JSON equals the in-process summary") {
+  const TraceData data = Mixed();
+  const std::string in_process = SummaryToJson(Analyze(data));
+  const std::string path = "/tmp/kairos_summarize_rt_" + std::to_string(getpid()) + ".json";
+  OutputRequest req;
+  req.path = path;
+  REQUIRE(WriteTraceFile(data, req).ok());
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path);
+  std::remove(path.c_str());
+  REQUIRE(back.ok());
+  const Summary s = Analyze(*back);
+  CHECK(SummaryToJson(s) == in_process);
+  // And the summary is not trivially empty.
+  REQUIRE(s.devices.size() == 1);
+  CHECK(s.devices[0].communication_ns > 0);
+  CHECK(s.findings.size() >= 2);
+}
+
+}  // namespace
+}  // namespace kairos
