@@ -33,6 +33,8 @@ constexpr char kUsage[] =
     "  --pids LIST, --pid LIST         comma-separated pids (or ancestor pids); 0 = whole job\n"
     "  --process-limit N               trigger at most N processes (default 3)\n"
     "  --record-shapes --profile-memory --with-stacks --with-flops --with-modules\n"
+    "  --warmup-secs N                 kairos extension: append ACTIVITIES_WARMUP_PERIOD_SECS=N\n"
+    "                                  (default: not sent; the process's default is 5 s)\n"
     "  --fail-on-no-process            exit 1 when no process matched\n"
     "  --hostname HOST                 daemon host (default localhost)\n"
     "  --port N                        daemon RPC port (default 1778)\n"
@@ -59,7 +61,7 @@ int TraceMain(int argc, char** argv) {
                   "--with-flops", "--with-modules", "--fail-on-no-process"},
                  {"--log-file", "--duration-ms", "--iterations", "--profile-start-time",
                   "--profile-start-iteration-roundup", "--job-id", "--pids", "--pid",
-                  "--process-limit", "--hostname", "--port", "--timeout-ms"});
+                  "--process-limit", "--hostname", "--port", "--timeout-ms", "--warmup-secs"});
   if (absl::Status s = args.Parse(argc, argv); !s.ok()) {
     fprintf(stderr, "kairos trace: %s\n\n%s", std::string(s.message()).c_str(), kUsage);
     return 2;
@@ -82,9 +84,10 @@ int TraceMain(int argc, char** argv) {
   auto limit = args.GetInt("--process-limit", 3, 0, UINT32_MAX);
   auto port = args.GetInt("--port", kDefaultRpcPort, 1, 65535);
   auto timeout = args.GetInt("--timeout-ms", 5000, 1, 3600000);
+  auto warmup = args.GetInt("--warmup-secs", -1, 0, INT32_MAX);
   for (const absl::Status& s : {duration.status(), iterations.status(), start_time.status(),
                                 roundup.status(), job_id.status(), limit.status(),
-                                port.status(), timeout.status()}) {
+                                port.status(), timeout.status(), warmup.status()}) {
     if (!s.ok()) {
       fprintf(stderr, "kairos trace: %s\n", std::string(s.message()).c_str());
       return 2;
@@ -113,7 +116,9 @@ int TraceMain(int argc, char** argv) {
     return 2;
   }
 
-  const std::string config = BuildGputraceConfig(o);
+  std::string config = BuildGputraceConfig(o);
+  // Not a dyno option: dyno's requests always use the process's 5 s default warm-up.
+  if (*warmup >= 0) config += "\nACTIVITIES_WARMUP_PERIOD_SECS=" + std::to_string(*warmup);
   const std::string request = BuildGputraceRequest(o, config);
   printf("Kineto config = \n%s\n", config.c_str());
   const std::string host = args.Get("--hostname", "localhost");

@@ -75,6 +75,7 @@ uint32_t Collector::NextId() {
 
 void Collector::EmitRange(uint32_t track, uint64_t start, uint64_t end, bool open,
                           uint32_t name, uint32_t id, uint32_t detail, uint8_t extra_flags) {
+  if (open) end = end_raw_;
   if (end < start_raw_ || start > end_raw_) return;
   uint8_t flags = extra_flags;
   if (start < start_raw_) {

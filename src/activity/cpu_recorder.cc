@@ -192,6 +192,10 @@ void CpuRecorderAfterForkChild() {
   g_cpu_epoch.store(0, std::memory_order_relaxed);
   Registry* old = g_registry.load(std::memory_order_relaxed);
   auto* fresh = new Registry;  // the parent's is leaked: its mutex may be held forever
+  // Kept reachable so leak checkers in the child do not report the abandoned states.
+  static Registry* abandoned[16];
+  static int abandoned_count = 0;
+  if (old != nullptr && abandoned_count < 16) abandoned[abandoned_count++] = old;
   if (old != nullptr) {
     fresh->generation = old->generation + 1;
     fresh->ring_records = old->ring_records;
@@ -208,7 +212,19 @@ size_t RegisteredThreadCount() {
 
 // ---- CpuRecorder ----
 
-absl::Status CpuRecorder::StartWarmup(const Config& config) {
+namespace {
+uint32_t ReserveEpoch() {
+  uint32_t e = g_epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (e == 0) e = g_epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  return e;
+}
+}  // namespace
+
+void DisableEpoch(uint32_t epoch) {
+  g_cpu_epoch.compare_exchange_strong(epoch, 0, std::memory_order_acq_rel);
+}
+
+uint32_t CpuRecorder::Prepare(const Config& config) {
   size_t records = options_.ring_records;
   if (records == 0) {
     records = static_cast<size_t>(std::max<int64_t>(config.cpu_buffer_kb_per_thread, 0)) * 1024 /
@@ -216,9 +232,21 @@ absl::Status CpuRecorder::StartWarmup(const Config& config) {
   }
   const int64_t max_threads = options_.max_threads > 0 ? options_.max_threads : config.max_threads;
   ConfigureRings(records, max_threads);
-  uint32_t e = g_epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (e == 0) e = g_epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
-  epoch_ = e;
+  const uint32_t e = ReserveEpoch();
+  next_epoch_.store(e, std::memory_order_release);
+  return e;
+}
+
+absl::Status CpuRecorder::StartWarmup(const Config& config) {
+  // A request armed by Prepare() may already record under its reserved epoch (the step hook
+  // enabled it at the warm-up boundary); keep it. Otherwise size the rings and take one now.
+  const uint32_t reserved = next_epoch_.exchange(0, std::memory_order_acq_rel);
+  if (reserved != 0) {
+    epoch_ = reserved;
+  } else {
+    epoch_ = Prepare(config);
+    next_epoch_.store(0, std::memory_order_relaxed);
+  }
   start_raw_ = 0;
   end_raw_ = ~0ull;
   start_is_step_boundary_ = false;

@@ -245,11 +245,16 @@ class CpuRecorder : public TraceSource {
   // Enables recording immediately (iteration windows record during warm-up so ranges that
   // straddle the first boundary are kept).
   void EnableNow();
+  // Called when a request is accepted (any thread): sizes the rings for `config` and
+  // reserves the epoch the next StartWarmup will use, so the step hook can switch recording
+  // on at the exact warm-up boundary (g_cpu_epoch.store(epoch)) before the controller wakes.
+  uint32_t Prepare(const Config& config);
   uint32_t epoch() const { return epoch_; }
 
  private:
   CpuRecorderOptions options_;
   uint32_t epoch_ = 0;
+  std::atomic<uint32_t> next_epoch_{0};
   uint64_t start_raw_ = 0, end_raw_ = ~0ull;
   ClockConverter clock_;
   bool start_is_step_boundary_ = false;
@@ -258,6 +263,9 @@ class CpuRecorder : public TraceSource {
 // Ring size and thread cap for threads that start recording in the next epoch (set by
 // CpuRecorder::StartWarmup).
 void ConfigureRings(size_t ring_records, int64_t max_threads);
+
+// Switches recording off if `epoch` is the one recording (a cancelled armed request).
+void DisableEpoch(uint32_t epoch);
 
 // After fork, in the child: forget every thread state of the parent (they are leaked, not
 // freed: their mutexes may have been held by threads that no longer exist).

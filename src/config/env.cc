@@ -84,8 +84,9 @@ std::optional<LogLevel> DecodeLogLevel(const EnvLookup& lookup,
                                      "\" is not verbose|info|warning|error|off or 0-4; ignored"));
   }
   const char* kineto_level = lookup("KINETO_LOG_LEVEL");
-  // libkineto parses with atoi: anything non-numeric is 0 (VERBOSE).
-  if (kineto_level != nullptr) return FromKinetoLevel(std::atol(kineto_level));
+  // libkineto parses with atoi: anything non-numeric is 0 (VERBOSE). strtol gives the same
+  // result without atoi's undefined behaviour on overflow.
+  if (kineto_level != nullptr) return FromKinetoLevel(std::strtol(kineto_level, nullptr, 10));
   return std::nullopt;
 }
 

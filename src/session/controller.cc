@@ -224,6 +224,8 @@ void Profiler::RunSession(std::unique_lock<std::mutex>& lock) {
   Window w;
   if (!WaitForWindowStart(lock, w)) {
     g_step_wake_at.store(kNever);
+    armed_cpu_epoch_ = 0;
+    if (active_.cpu_epoch != 0) internal::DisableEpoch(active_.cpu_epoch);
     std::vector<TraceSource*> warmed = w.warmed;
     lock.unlock();
     for (TraceSource* s : warmed) s->Reset();

@@ -90,7 +90,11 @@ void Profiler::ResetAfterFork() {
   internal::CpuRecorderAfterForkChild();
   g_iteration.store(0, std::memory_order_relaxed);
   g_step_wake_at.store(std::numeric_limits<int64_t>::max(), std::memory_order_relaxed);
-  if (g_profiler.load(std::memory_order_relaxed) == nullptr) return;
+  Profiler* old = g_profiler.load(std::memory_order_relaxed);
+  if (old == nullptr) return;
+  static Profiler* abandoned[16];  // reachable: leak checkers in the child stay quiet
+  static int abandoned_count = 0;
+  if (abandoned_count < 16) abandoned[abandoned_count++] = old;
   auto* fresh = new Profiler;
   auto loaded = LoadConfigFromEnv(nullptr);
   if (loaded.ok() && loaded->config.has_value()) fresh->base_config_ = *loaded->config;
@@ -176,6 +180,9 @@ absl::Status Profiler::ScheduleLocked(Request request, std::unique_lock<std::mut
     request.start_iteration = start;
     request.warmup_iteration = start - warm;
     request.never_stepped = cur == 0;
+    request.cpu_epoch = cpu_->Prepare(c);
+    armed_cpu_epoch_ = request.cpu_epoch;
+    armed_iteration_ = request.warmup_iteration;
     // Armed now, on the requesting thread, so no boundary is missed while the controller
     // thread wakes up. seq_cst: pairs with StepHook (see there).
     g_step_wake_at.store(request.warmup_iteration);
@@ -308,6 +315,13 @@ void Profiler::SetMetadata(std::string key, std::string value) {
 void Profiler::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
   std::lock_guard<std::mutex> lock(mu_);
   if (boundaries_.size() < 1024) boundaries_.emplace_back(iteration, raw_time);
+  if (armed_cpu_epoch_ != 0 && iteration >= armed_iteration_) {
+    // The warm-up boundary of an iteration window: CPU ranges record from this instant, so
+    // the first ProfilerStep and the ranges around it do not depend on the controller's
+    // wake-up latency.
+    internal::g_cpu_epoch.store(armed_cpu_epoch_, std::memory_order_release);
+    armed_cpu_epoch_ = 0;
+  }
   cv_.notify_all();
 }
 
@@ -338,8 +352,8 @@ void StepHook() {
   // store of g_step_wake_at followed by its load of g_iteration, so one side always sees
   // the other and a boundary is never missed.
   const int64_t n = g_iteration.fetch_add(1) + 1;
-  internal::RecordStep(n, raw);
   if (__builtin_expect(n >= g_step_wake_at.load(), 0)) Profiler::Get().OnStepBoundary(n, raw);
+  internal::RecordStep(n, raw);
 }
 
 }  // namespace kairos

@@ -106,6 +106,7 @@ class Profiler {
     int64_t warmup_iteration = 0;
     int64_t start_iteration = 0;
     bool never_stepped = false;
+    uint32_t cpu_epoch = 0;  // reserved for the step hook to enable at the warm-up boundary
   };
   struct Result {
     absl::Status status;
@@ -151,7 +152,9 @@ class Profiler {
   bool stop_requested_ = false;
   uint64_t stop_raw_ = 0;
   bool cancel_requested_ = false;
-  std::vector<std::pair<int64_t, uint64_t>> boundaries_;  // (iteration, raw) seen by hooks
+  std::vector<std::pair<int64_t, uint64_t>> boundaries_;
+  uint32_t armed_cpu_epoch_ = 0;     // enabled by OnStepBoundary at armed_iteration_
+  int64_t armed_iteration_ = 0;  // (iteration, raw) seen by hooks
   Result last_result_;
   std::string last_path_;
   std::vector<std::pair<std::string, std::string>> metadata_;

@@ -1,0 +1,162 @@
+// File: perfetto_writer_benchmark.cc
+// Layer: bench. Perfetto protobuf writer vs the JSON writer on the same TraceData, in the
+// same run: events/s, bytes per event (lean ranges; kernels with all args and flows), and
+// peak RSS while flushing a large trace relative to the memory its events occupy.
+// Results: docs/PERFORMANCE-output.md. Usage: perfetto_writer_benchmark [N] [BIG_N]
+// (defaults 2,000,000 and 10,000,000; BIG_N 0 skips the RSS run).
+// Threading: single-threaded.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "output/json_writer.h"
+#include "output/perfetto_writer.h"
+#include "trace_data.h"
+
+namespace kairos {
+namespace {
+
+class CountingSink : public ByteSink {
+ public:
+  absl::Status Write(const void* data, size_t size) override {
+    bytes += size;
+    // Touch the data so the writer's work cannot be optimized away.
+    if (size) checksum += static_cast<const unsigned char*>(data)[size - 1];
+    return absl::OkStatus();
+  }
+  absl::Status Finish() override { return absl::OkStatus(); }
+  uint64_t bytes = 0;
+  uint64_t checksum = 0;
+};
+
+// `n` lean ranges on 8 threads (nested two deep, 10 names) or `n` kernels on 8 streams
+// (64 launch configurations, each with a flow-linked launch id and External id).
+TraceData Build(size_t n, bool kernels) {
+  TraceData d;
+  d.pid = 1000;
+  d.base_time_ns = 1790857026000000000LL;
+  d.window_start_ns = d.base_time_ns + 1000;
+  DeviceInfo dev;
+  dev.num_sms = 132;
+  dev.warp_size = 32;
+  dev.max_threads_per_block = 1024;
+  dev.max_threads_per_multiprocessor = 2048;
+  dev.regs_per_block = 65536;
+  dev.regs_per_multiprocessor = 65536;
+  dev.shared_mem_per_block = 49152;
+  dev.shared_mem_per_multiprocessor = 233472;
+  dev.shared_mem_per_block_optin = 232448;
+  dev.max_blocks_per_multiprocessor = 32;
+  d.devices.push_back(dev);
+  const int kTracks = 8;
+  for (int t = 0; t < kTracks; ++t) {
+    if (kernels) d.AddTrack({TrackType::kGpuStream, 0, 7 + t, 0, uint32_t(7 + t), ""});
+    else d.AddTrack({TrackType::kThread, 1000, 1000 + t, 0, 0, "worker"});
+  }
+  StringId names[10];
+  for (int i = 0; i < 10; ++i)
+    names[i] = d.strings.Intern((kernels ? "void gemm_kernel<" : "range_") + std::to_string(i) + (kernels ? ">(float*)" : ""));
+  for (int c = 0; c < 64; ++c) {
+    KernelDetail k{};
+    k.grid[0] = 1024 + c; k.grid[1] = 1; k.grid[2] = 1;
+    k.block[0] = 128; k.block[1] = 1; k.block[2] = 1;
+    k.context = 1; k.stream = 7 + c % kTracks;
+    k.registers_per_thread = 32 + c % 8;
+    k.static_shared_memory = 1024;
+    d.kernels.push_back(k);
+  }
+  for (auto& v : d.events_by_track) v.reserve(n / kTracks + 1);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t t = static_cast<uint32_t>(i % kTracks);
+    size_t j = i / kTracks;
+    Event e{};
+    e.track = t;
+    e.detail = kNoDetail;
+    e.name = names[j % 10];
+    if (kernels) {
+      e.start_ns = d.window_start_ns + int64_t(j) * 3000;
+      e.end_ns = e.start_ns + 1500 + int64_t(j % 13) * 7;
+      e.kind = EventKind::kKernel;
+      e.correlation = static_cast<uint32_t>(i + 1);
+      e.external_id = static_cast<uint32_t>(i / 4 + 1);
+      e.flags = kFlagFlowIn;
+      e.detail = static_cast<uint32_t>(j % 64 / kTracks * kTracks + t);
+    } else {
+      // Pairs: an outer range and one nested inside it.
+      int64_t base = d.window_start_ns + int64_t(j / 2) * 2000;
+      e.kind = EventKind::kUserAnnotation;
+      e.start_ns = (j % 2) ? base + 100 : base;
+      e.end_ns = (j % 2) ? base + 900 + int64_t(j % 11) : base + 1500;
+    }
+    d.events_by_track[t].push_back(e);
+  }
+  d.window_end_ns = d.window_start_ns + int64_t(n) * 3000;
+  d.SortTracks();
+  return d;
+}
+
+struct Result {
+  double seconds;
+  uint64_t bytes;
+};
+
+Result Time(TraceWriter& w, const TraceData& d) {
+  CountingSink sink;
+  auto t0 = std::chrono::steady_clock::now();
+  absl::Status st = w.Write(d, sink);
+  auto t1 = std::chrono::steady_clock::now();
+  if (!st.ok()) fprintf(stderr, "write failed: %s\n", std::string(st.message()).c_str());
+  asm volatile("" : : "r"(sink.checksum) : "memory");
+  return {std::chrono::duration<double>(t1 - t0).count(), sink.bytes};
+}
+
+long ProcStatusKb(const char* key) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) return atol(line.c_str() + strlen(key));
+  return -1;
+}
+
+void Compare(const char* label, size_t n, bool kernels) {
+  TraceData d = Build(n, kernels);
+  PerfettoTraceWriter pw;
+  JsonTraceWriter jw;
+  Result p = Time(pw, d), j = Time(jw, d);
+  p = Time(pw, d);  // second run: warm caches for both
+  j = Time(jw, d);
+  double pe = n / p.seconds / 1e6, je = n / j.seconds / 1e6;
+  double pb = double(p.bytes) / n, jb = double(j.bytes) / n;
+  printf("%-8s n=%zu  perfetto: %.1f M events/s, %.1f B/event | json: %.1f M events/s, %.1f B/event"
+         " | ratio speed %.2fx, size %.3fx\n",
+         label, n, pe, pb, je, jb, pe / je, pb / jb);
+}
+
+}  // namespace
+}  // namespace kairos
+
+int main(int argc, char** argv) {
+  size_t n = argc > 1 ? strtoull(argv[1], nullptr, 10) : 2000000;
+  size_t big = argc > 2 ? strtoull(argv[2], nullptr, 10) : 10000000;
+  kairos::Compare("ranges", n, false);
+  kairos::Compare("kernels", n, true);
+  if (big) {
+    kairos::TraceData d = kairos::Build(big, false);
+    long rss_before = kairos::ProcStatusKb("VmRSS:");
+    std::ofstream("/proc/self/clear_refs") << "5";  // reset VmHWM to the current RSS
+    kairos::PerfettoTraceWriter pw;
+    kairos::Result r = kairos::Time(pw, d);
+    long hwm = kairos::ProcStatusKb("VmHWM:");
+    double events_mb = double(big) * sizeof(kairos::Event) / 1048576.0;
+    printf("rss      n=%zu  events occupy %.1f MiB; RSS before flush %.1f MiB, peak during flush "
+           "%.1f MiB (+%.1f MiB, %.4fx of the events); %.1f M events/s, %.1f B/event\n",
+           big, events_mb, rss_before / 1024.0, hwm / 1024.0, (hwm - rss_before) / 1024.0,
+           (hwm - rss_before) / 1024.0 / events_mb, big / r.seconds / 1e6, double(r.bytes) / big);
+  }
+  return 0;
+}

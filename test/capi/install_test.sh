@@ -1,0 +1,31 @@
+#!/bin/sh
+# File: install_test.sh
+# Layer: test/capi. `cmake --install` into a scratch prefix, then build and run a tiny C
+# program against the installed package with pkg-config (and check the CMake package files).
+# Usage: install_test.sh BUILD_DIR C_COMPILER
+set -eu
+build=$1; cc=$2
+prefix=$(mktemp -d /tmp/kairos_install_XXXXXX)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+pc=$(find "$prefix" -name kairos.pc | head -n1)
+[ -n "$pc" ] || { echo "FAIL: kairos.pc not installed"; exit 1; }
+[ -n "$(find "$prefix" -name kairosConfig.cmake)" ] || { echo "FAIL: no kairosConfig.cmake"; exit 1; }
+cat > "$prefix/hello.c" <<'C'
+#include <kairos.h>
+#include <stdio.h>
+int main(void) {
+  kairos_range_push("hello");
+  kairos_range_pop();
+  printf("%d\n", kairos_version() == KAIROS_VERSION_NUMBER);
+  return kairos_version() == KAIROS_VERSION_NUMBER ? 0 : 1;
+}
+C
+# The .pc file carries the configured prefix; point pkg-config at the scratch copy.
+export PKG_CONFIG_PATH=$(dirname "$pc")
+flags=$(pkg-config --define-variable=prefix="$prefix" --cflags --libs kairos)
+$cc -std=c99 -o "$prefix/hello" "$prefix/hello.c" $flags
+libdir=$(pkg-config --define-variable=prefix="$prefix" --variable=libdir kairos)
+out=$(env ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 LD_LIBRARY_PATH="$libdir" "$prefix/hello")
+[ "$out" = 1 ] || { echo "FAIL: hello printed '$out'"; exit 1; }
+echo "PASS"

@@ -1,0 +1,29 @@
+#!/bin/sh
+# File: preload_test.sh
+# Layer: test/capi. LD_PRELOAD of libkairos.so into an unmodified program:
+#   1. with no trace configured it starts no thread and prints nothing;
+#   2. with KAIROS_CONFIG_TEXT naming a duration window it writes a trace that parses.
+# Usage: preload_test.sh LIBKAIROS TARGET
+set -eu
+lib=$1; target=$2
+dir=$(mktemp -d /tmp/kairos_preload_XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+pre=$lib
+# Sanitizer builds: the sanitizer runtimes must come first in the preload list.
+for rt in asan ubsan tsan; do
+  p=$(ldd "$lib" | awk -v r="lib$rt" '$1 ~ r {print $3}' | head -n1)
+  if [ -n "$p" ]; then pre="$p $pre"; fi
+done
+export ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0:detect_leaks=0
+
+out=$(env -u KAIROS_CONFIG -u KINETO_CONFIG -u KAIROS_CONFIG_TEXT LD_PRELOAD="$pre" "$target" 0 2>"$dir/err1")
+[ "$out" = "threads=1" ] || { echo "FAIL: idle preload: '$out'"; exit 1; }
+[ ! -s "$dir/err1" ] || { echo "FAIL: idle preload wrote to stderr:"; cat "$dir/err1"; exit 1; }
+
+KAIROS_CONFIG_TEXT="ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=100;ACTIVITIES_LOG_FILE=$dir/pre.json" \
+  LD_PRELOAD="$pre" "$target" 300 >/dev/null 2>"$dir/err2"
+n=$(ls "$dir" | grep -c '^pre_[0-9]*\.json$' || true)
+[ "$n" = 1 ] || { echo "FAIL: expected one trace, found $n"; ls "$dir"; cat "$dir/err2"; exit 1; }
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'traceEvents' in d" "$dir"/pre_*.json \
+  || { echo "FAIL: trace does not parse"; exit 1; }
+echo "PASS"

@@ -1,0 +1,126 @@
+// File: daemon_e2e_test.cc
+// Layer: test (daemon). End to end on loopback with the real binaries: `kairos daemon`, a job
+// linked with libkairos and started with KINETO_USE_DAEMON (no kairos calls beyond ranges and
+// kairos_step), and `kairos trace`. Checks the trace files that appear, their window, the
+// iteration alignment and process_limit across three processes.
+// Threading: single-threaded; waits are poll(2)/inotify with deadlines (no sleeps).
+#include <sys/inotify.h>
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "daemon_process_util.h"
+
+namespace kairos::testing {
+namespace {
+
+struct Env {
+  std::string dir, endpoint, job;
+  Child relay;
+  int port = 0;
+  int inotify = -1;
+
+  Env() {
+    char tmpl[] = "/tmp/kairos-e2e-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+    endpoint = "kairos-e2e-" + std::to_string(getpid()) + "-" + dir.substr(dir.size() - 6);
+    job = std::to_string(4000000000LL + getpid());  // above 2^31 on purpose
+    inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    REQUIRE(inotify_add_watch(inotify, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO) >= 0);
+    relay = Spawn({KAIROS_CLI, "daemon", "--port", "0", "--endpoint", endpoint, "--verbose"}, {},
+                  /*pipe_stderr=*/true);
+    REQUIRE(relay.pid > 0);
+    bool ok = false;
+    const std::string line = relay.ReadLine(10000, &ok);
+    REQUIRE(ok);
+    std::smatch m;
+    REQUIRE(std::regex_search(line, m, std::regex("rpc 127\\.0\\.0\\.1:([0-9]+)")));
+    port = std::stoi(m[1]);
+  }
+  ~Env() {
+    if (relay.pid > 0) {
+      kill(relay.pid, SIGTERM);
+      relay.Wait(5000);
+    }
+    close(inotify);
+    std::string cmd = "rm -rf '" + dir + "'";
+    (void)!system(cmd.c_str());
+  }
+
+  Child StartJob(int max_ms) {
+    Child job_proc = Spawn({KAIROS_TRACED_PROGRAM, std::to_string(max_ms), "200", dir + "/stop"},
+                           {"KINETO_USE_DAEMON=1", "KAIROS_DAEMON_ENDPOINT=" + endpoint,
+                            "KAIROS_JOB_ID=" + job, "KINETO_ONDEMAND_TRACE_DIR=" + dir,
+                            "KAIROS_CONFIG_TEXT=KAIROS_DAEMON_POLL_MS=50",
+                            "KAIROS_LOG_LEVEL=info"},
+                           /*pipe_stderr=*/false, dir + "/job.log");
+    REQUIRE(job_proc.pid > 0);
+    bool ok = false;
+    REQUIRE(job_proc.ReadLine(10000, &ok) == "ready " + std::to_string(job_proc.pid));
+    return job_proc;
+  }
+  // The relay logs every poll with --verbose: wait until this pid has registered.
+  void WaitRegistered(pid_t pid) {
+    REQUIRE(relay.WaitFor("job " + job + " pid " + std::to_string(pid) + " type", 10000));
+  }
+  Child Trace(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {KAIROS_CLI, "trace", "--port", std::to_string(port),
+                                     "--job-id", job, "--log-file", dir + "/trace.json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return Spawn(argv, {}, /*pipe_stderr=*/false);
+  }
+  void StopJobs() { std::ofstream(dir + "/stop") << "stop\n"; }
+};
+
+nlohmann::json Load(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+}
+
+std::vector<nlohmann::json> Named(const nlohmann::json& trace, const std::string& name) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.contains("name") && e["name"] == name && e.value("ph", "") == "X") out.push_back(e);
+  }
+  return out;
+}
+
+TEST_CASE("e2e: kairos trace -> a time-window trace file from an unmodified job") {
+  Env env;
+  Child job = env.StartJob(20000);
+  env.WaitRegistered(job.pid);
+  Child trace = env.Trace({"--duration-ms", "300", "--warmup-secs", "0"});
+  REQUIRE(trace.Wait(10000) == 0);
+  const std::string pid = std::to_string(job.pid);
+  CHECK(trace.all.find("Matched 1 processes") != std::string::npos);
+  CHECK(trace.all.find("Triggered: " + pid) != std::string::npos);
+  CHECK(trace.all.find(env.dir + "/trace_" + pid + ".json") != std::string::npos);
+  const auto files = WaitForFiles(env.inotify, "trace_", 1, 15000);
+  env.StopJobs();
+  REQUIRE(job.Wait(10000) == 0);
+  REQUIRE(files == std::vector<std::string>{"trace_" + pid + ".json"});
+  const nlohmann::json t = Load(env.dir + "/" + files[0]);
+  REQUIRE(t.is_object());
+  const auto steps = Named(t, "train_step");
+  REQUIRE(steps.size() >= 100);  // 300 ms of 200 us steps
+  double first = 1e300, last = 0;
+  for (const auto& e : steps) {
+    first = std::min(first, e["ts"].get<double>());
+    last = std::max(last, e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  // The requested 300 ms window (us in the trace), within scheduling slack.
+  CHECK(last - first >= 250000.0);
+  CHECK(last - first <= 400000.0);
+  CHECK(t.dump().find("REQUEST_TRACE_ID") == std::string::npos);  // id is metadata, not config
+}
+
+}  // namespace
+}  // namespace kairos::testing

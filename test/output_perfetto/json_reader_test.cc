@@ -1,0 +1,146 @@
+// File: json_reader_test.cc
+// Layer: test (output_perfetto). The streaming Kineto JSON reader: exact timestamps, both
+// time bases, string pids and legacy categories, compressed input, errors with offsets,
+// and a lossless JSON -> TraceData -> JSON round trip of the reference session.
+// Threading: single-threaded.
+#include "output/json_reader.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "output/json_writer.h"
+#include "output_perfetto/json_compare.h"
+#include "output_perfetto/reference_trace.h"
+
+namespace kairos {
+namespace {
+
+using nlohmann::json;
+
+class StringSink : public ByteSink {
+ public:
+  absl::Status Write(const void* data, size_t size) override {
+    out.append(static_cast<const char*>(data), size);
+    return absl::OkStatus();
+  }
+  absl::Status Finish() override { return absl::OkStatus(); }
+  std::string out;
+};
+
+std::string JsonOf(const TraceData& d) {
+  StringSink s;
+  JsonTraceWriter w;
+  REQUIRE(w.Write(d, s).ok());
+  return s.out;
+}
+
+TEST_CASE("callbacks see metadata keys in order and events with exact ns times") {
+  const char* text = R"({"schemaVersion": 1, "host_name": "h", "baseTimeNanoseconds": 1790857026000000000,
+    "traceEvents": [
+      {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":4447152481407.127,"dur":8.000,"args":{"grid":[1,2,3]}},
+      7,
+      {"ph":"i","s":"g","name":"Record Window End","pid":"","tid":"","ts":0.001}
+    ],
+    "traceName": "x.json"})";
+  std::vector<std::string> keys;
+  std::vector<KinetoEvent> events;
+  KinetoJsonCallbacks cb;
+  cb.on_metadata = [&](std::string_view k, const JsonValue&) { keys.emplace_back(k); };
+  cb.on_event = [&](const KinetoEvent& e) { events.push_back(e); };
+  KinetoJsonStats stats;
+  REQUIRE(ReadKinetoJsonText(text, cb, &stats).ok());
+  CHECK(keys == std::vector<std::string>{"schemaVersion", "host_name", "baseTimeNanoseconds", "traceName"});
+  CHECK(stats.events == 2);
+  CHECK(stats.skipped == 1);
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].ts_ns == 1790857026000000000LL + 4447152481407127LL);
+  CHECK(events[0].dur_ns == 8000);
+  CHECK(events[0].args.Find("grid")->items[2].AsUint() == 3);
+  CHECK(events[1].pid.is_string());
+  CHECK(events[1].ts_ns == 1790857026000000001LL);
+}
+
+TEST_CASE("PyTorch-style absolute integer microseconds, string pids and legacy categories") {
+  const char* text = R"({"traceEvents":[
+    {"ph":"X","cat":"Operator","name":"aten::add","pid":1166,"tid":1166,"ts":1740461679471323,"dur":22,"args":{"external id":5}},
+    {"ph":"X","cat":"Runtime","name":"cudaLaunchKernel","pid":1166,"tid":1166,"ts":1740461679471330,"dur":5,"args":{"correlation":9,"cbid":211}},
+    {"ph":"s","id":9,"pid":1166,"tid":1166,"ts":1740461679471330,"cat":"ac2g","name":"ac2g"},
+    {"ph":"f","id":9,"pid":0,"tid":7,"ts":1740461679471346,"cat":"ac2g","name":"ac2g","bp":"e"},
+    {"ph":"X","cat":"Kernel","name":"k","pid":0,"tid":7,"ts":1740461679471346,"dur":52,"args":{"correlation":9,"device":0,"stream":7,"grid":[4096,1,1],"block":[128,1,1]}},
+    {"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":"Spans","tid":"PyTorch Profiler","ts":1740461679471300,"dur":100}
+  ]})";
+  absl::StatusOr<TraceData> d = ReadKinetoJsonTraceText(text);
+  REQUIRE(d.ok());
+  CHECK(d->EventCount() == 3);
+  CHECK(d->stats.at("json_reader.unmapped") == 1);  // the span
+  REQUIRE(d->tracks.size() == 2);
+  const Event& op = d->events_by_track[0][0];
+  CHECK(op.kind == EventKind::kCpuOp);
+  CHECK(op.start_ns == 1740461679471323000LL);
+  CHECK(op.end_ns == 1740461679471345000LL);
+  CHECK(op.external_id == 5);
+  const Event& rt = d->events_by_track[0][1];
+  CHECK(rt.kind == EventKind::kRuntime);
+  CHECK(rt.aux == 211);
+  CHECK(rt.flags == kFlagFlowOut);
+  CHECK(d->tracks[1].type == TrackType::kGpuStream);
+  CHECK(d->tracks[1].stream == 7);
+  const Event& k = d->events_by_track[1][0];
+  CHECK(k.flags == kFlagFlowIn);
+  REQUIRE(k.detail == 0);
+  CHECK(d->kernels[0].grid[0] == 4096);
+  CHECK(d->kernels[0].block[0] == 128);
+}
+
+TEST_CASE("malformed input fails with the byte offset") {
+  absl::StatusOr<TraceData> d = ReadKinetoJsonTraceText(R"({"traceEvents":[{"ph":"X",}]})");
+  REQUIRE(!d.ok());
+  CHECK(std::string(d.status().message()) == "JSON: expected '\"' at byte 26");
+  CHECK(!ReadKinetoJsonTraceText(R"({"a": "unterminated)").ok());
+  CHECK(!ReadKinetoJsonTraceText("{} x").ok());
+  CHECK(!ReadKinetoJsonFile("/nonexistent/t.json", {}).ok());
+}
+
+TEST_CASE("JSON -> TraceData -> JSON keeps every event, arg, flow and metadata key") {
+  TraceData ref = testing::BuildReferenceTrace(50);
+  std::string j1 = JsonOf(ref);
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTraceText(j1);
+  REQUIRE(back.ok());
+  CHECK(back->EventCount() == ref.EventCount());
+  CHECK(back->counter_samples.size() == ref.counter_samples.size());
+  json a = json::parse(j1), b = json::parse(JsonOf(*back));
+  CHECK(testing::SortedEvents(a) == testing::SortedEvents(b));
+  CHECK(testing::TopLevelWithoutEvents(a) == testing::TopLevelWithoutEvents(b));
+}
+
+TEST_CASE("gzip and zstd input decompress while streaming") {
+  TraceData ref = testing::BuildReferenceTrace(3000);
+  std::string j = JsonOf(ref);
+  char dir[] = "/tmp/kairos_jr_XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  std::string base = std::string(dir) + "/t.json";
+  std::ofstream(base, std::ios::binary) << j;
+  REQUIRE(std::system(("gzip -k -c " + base + " > " + base + ".gz").c_str()) == 0);
+  REQUIRE(std::system(("zstd -q -c " + base + " > " + base + ".zst").c_str()) == 0);
+  for (const std::string& p : {base, base + ".gz", base + ".zst"}) {
+    KinetoJsonStats stats;
+    uint64_t n = 0;
+    KinetoJsonCallbacks cb;
+    cb.on_event = [&](const KinetoEvent&) { ++n; };
+    INFO(p);
+    REQUIRE(ReadKinetoJsonFile(p, cb, &stats).ok());
+    CHECK(stats.bytes == j.size());
+    CHECK(n == stats.events);
+    CHECK(n > ref.EventCount());
+  }
+  std::system(("rm -rf " + std::string(dir)).c_str());
+}
+
+}  // namespace
+}  // namespace kairos
