@@ -19,7 +19,8 @@
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
-static int g_ready = 0;  /* batches produced and not consumed yet */
+static int g_ready = 0;  /* batches produced and not consumed yet (at most kPrefetch) */
+enum { kPrefetch = 2 };
 static int g_total = 0;  /* batches the loader must produce */
 
 static void spin_us(long us) { /* stands in for real compute; keeps the CPU busy */
@@ -37,8 +38,9 @@ static void* loader(void* arg) {
     spin_us(300);
     kairos_range_pop();
     pthread_mutex_lock(&g_mu);
+    while (g_ready >= kPrefetch) pthread_cond_wait(&g_cv, &g_mu);
     ++g_ready;
-    pthread_cond_signal(&g_cv);
+    pthread_cond_broadcast(&g_cv);
     pthread_mutex_unlock(&g_mu);
   }
   return NULL;
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
     pthread_mutex_lock(&g_mu);
     while (g_ready == 0) pthread_cond_wait(&g_cv, &g_mu);
     --g_ready;
+    pthread_cond_broadcast(&g_cv);
     pthread_mutex_unlock(&g_mu);
     kairos_range_pop();
 

@@ -38,6 +38,9 @@ struct Registry {
 };
 
 std::atomic<Registry*> g_registry{nullptr};
+// Registries abandoned by fork(), kept reachable so leak checkers in the child stay quiet.
+Registry* g_abandoned[16];
+int g_abandoned_count = 0;
 
 Registry* GetRegistry() {
   Registry* r = g_registry.load(std::memory_order_acquire);
@@ -192,10 +195,7 @@ void CpuRecorderAfterForkChild() {
   g_cpu_epoch.store(0, std::memory_order_relaxed);
   Registry* old = g_registry.load(std::memory_order_relaxed);
   auto* fresh = new Registry;  // the parent's is leaked: its mutex may be held forever
-  // Kept reachable so leak checkers in the child do not report the abandoned states.
-  static Registry* abandoned[16];
-  static int abandoned_count = 0;
-  if (old != nullptr && abandoned_count < 16) abandoned[abandoned_count++] = old;
+  if (old != nullptr && g_abandoned_count < 16) g_abandoned[g_abandoned_count++] = old;
   if (old != nullptr) {
     fresh->generation = old->generation + 1;
     fresh->ring_records = old->ring_records;

@@ -44,23 +44,33 @@ constexpr uint32_t kKeptDriver[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemImportFromShareableHandle,
 };
 
-template <size_t N>
-bool Contains(const uint32_t (&table)[N], uint32_t v) {
-  for (uint32_t x : table) {
-    if (x == v) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
-bool IsFilteredRuntimeCbid(uint32_t cbid) { return Contains(kFilteredRuntime, cbid); }
+namespace {
+// Bitmaps over cbids: the conversion worker checks every API record.
+struct CbidSet {
+  template <size_t N>
+  explicit CbidSet(const uint32_t (&table)[N]) {
+    for (uint32_t c : table) bits[c / 64] |= uint64_t{1} << (c % 64);
+  }
+  bool Has(uint32_t c) const { return c < 1024 && (bits[c / 64] >> (c % 64) & 1) != 0; }
+  uint64_t bits[16] = {};
+};
+}  // namespace
+
+bool IsFilteredRuntimeCbid(uint32_t cbid) {
+  static const CbidSet set(kFilteredRuntime);
+  return set.Has(cbid);
+}
 
 std::vector<uint32_t> FilteredRuntimeCbids() {
   return std::vector<uint32_t>(std::begin(kFilteredRuntime), std::end(kFilteredRuntime));
 }
 
-bool IsKeptDriverCbid(uint32_t cbid) { return Contains(kKeptDriver, cbid); }
+bool IsKeptDriverCbid(uint32_t cbid) {
+  static const CbidSet set(kKeptDriver);
+  return set.Has(cbid);
+}
 
 bool IsFlowStartRuntimeCbid(uint32_t cbid) {
   switch (cbid) {

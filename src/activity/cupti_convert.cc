@@ -133,13 +133,13 @@ void CuptiConverter::Clear() {
   events_.clear();
   tracks_.clear();
   for (auto& m : track_index_) m.clear();
-  last_track_key_ = ~0ull;
-  last_track_map_ = -1;
+  for (TrackSlot& t : track_cache_) t = TrackSlot();
+  for (NameSlot& n : kernel_cache_) n = NameSlot();
+  last_context_ = 0xFFFFFFFFu;
   strings_ = StringTable();
   runtime_names_.assign(kMaxCbid, kUnresolved);
   driver_names_.assign(kMaxCbid, kUnresolved);
   kernel_names_.clear();
-  last_kernel_ptr_ = nullptr;
   memcpy_names_.assign(11 * 8 * 8, kUnresolved);
   memset_names_.assign(8, kUnresolved);
   kernels_.Clear();
@@ -156,14 +156,13 @@ void CuptiConverter::Clear() {
 uint32_t CuptiConverter::Track(TrackType type, uint32_t device, uint32_t id, bool by_context) {
   const int map = static_cast<int>(type) + (by_context ? 5 : 0);
   const uint64_t key = (static_cast<uint64_t>(device) << 32) | id;
-  if (key == last_track_key_ && map == last_track_map_) return last_track_;
+  TrackSlot& slot = track_cache_[(key ^ (key >> 29) ^ static_cast<uint64_t>(map)) & 15];
+  if (slot.key == key && slot.map == map) return slot.track;
   auto [it, inserted] =
       track_index_[map].try_emplace(key, static_cast<uint32_t>(tracks_.size()));
   if (inserted) tracks_.push_back(LocalTrack{type, device, id, by_context});
-  last_track_key_ = key;
-  last_track_map_ = map;
-  last_track_ = it->second;
-  return last_track_;
+  slot = TrackSlot{key, map, it->second};
+  return it->second;
 }
 
 StringId CuptiConverter::ApiName(bool runtime, uint32_t cbid) {
@@ -184,7 +183,8 @@ StringId CuptiConverter::ApiName(bool runtime, uint32_t cbid) {
 }
 
 StringId CuptiConverter::KernelName(const char* mangled) {
-  if (mangled == last_kernel_ptr_ && mangled != nullptr) return last_kernel_name_;
+  NameSlot& slot = kernel_cache_[(reinterpret_cast<uintptr_t>(mangled) >> 3) & 15];
+  if (slot.ptr == mangled && mangled != nullptr) return slot.id;
   StringId id;
   auto it = kernel_names_.find(mangled);
   if (it != kernel_names_.end()) {
@@ -194,8 +194,7 @@ StringId CuptiConverter::KernelName(const char* mangled) {
                                             : demangler_.Get(mangled));
     kernel_names_.emplace(mangled, id);
   }
-  last_kernel_ptr_ = mangled;
-  last_kernel_name_ = id;
+  slot = NameSlot{mangled, id};
   return id;
 }
 
@@ -276,7 +275,7 @@ void CuptiConverter::ConvertBuffer(const uint8_t* buffer, size_t valid_size) {
 
 void CuptiConverter::OnKernel(const uint8_t* p) {
   const auto* r = reinterpret_cast<const CUpti_ActivityKernel10*>(p);
-  context_device_.try_emplace(r->contextId, r->deviceId);
+  NoteContext(r->contextId, r->deviceId);
   if (!Keep(r->start, r->end)) return;
   KernelDetail d = Zeroed<KernelDetail>();
   d.grid[0] = static_cast<uint32_t>(r->gridX);
@@ -310,7 +309,7 @@ void CuptiConverter::OnKernel(const uint8_t* p) {
 
 void CuptiConverter::OnMemcpy(const uint8_t* p) {
   const auto* r = reinterpret_cast<const CUpti_ActivityMemcpy6*>(p);
-  context_device_.try_emplace(r->contextId, r->deviceId);
+  NoteContext(r->contextId, r->deviceId);
   if (!Keep(r->start, r->end)) return;
   MemcpyDetail d = Zeroed<MemcpyDetail>();
   d.bytes = r->bytes;
@@ -341,7 +340,7 @@ void CuptiConverter::OnMemcpy(const uint8_t* p) {
 
 void CuptiConverter::OnMemcpyP2P(const uint8_t* p) {
   const auto* r = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(p);
-  context_device_.try_emplace(r->contextId, r->deviceId);
+  NoteContext(r->contextId, r->deviceId);
   if (!Keep(r->start, r->end)) return;
   MemcpyDetail d = Zeroed<MemcpyDetail>();
   d.bytes = r->bytes;
@@ -371,7 +370,7 @@ void CuptiConverter::OnMemcpyP2P(const uint8_t* p) {
 
 void CuptiConverter::OnMemset(const uint8_t* p) {
   const auto* r = reinterpret_cast<const CUpti_ActivityMemset4*>(p);
-  context_device_.try_emplace(r->contextId, r->deviceId);
+  NoteContext(r->contextId, r->deviceId);
   if (!Keep(r->start, r->end)) return;
   MemsetDetail d = Zeroed<MemsetDetail>();
   d.bytes = r->bytes;
@@ -443,7 +442,7 @@ void CuptiConverter::OnSync(const uint8_t* p) {
 
 void CuptiConverter::OnCudaEvent(const uint8_t* p) {
   const auto* r = reinterpret_cast<const CUpti_ActivityCudaEvent2*>(p);
-  context_device_.try_emplace(r->contextId, r->deviceId);
+  NoteContext(r->contextId, r->deviceId);
   if (r->cudaEventSyncId != 0) {
     event_records_.insert_or_assign(r->cudaEventSyncId,
                                     EventRecordInfo{r->streamId, r->correlationId});

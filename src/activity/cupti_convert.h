@@ -56,11 +56,22 @@ struct ConvertStats {
 
 using CallbackNameFn = CUptiResult (*)(CUpti_CallbackDomain, uint32_t, const char**);
 
+// A cheap word-wise hash of a side-table row (rows are small and built from zeroed memory);
+// absl's string hash cost more than the rest of a record's conversion.
 template <typename T>
 struct BytesHash {
   size_t operator()(const T& v) const {
-    return absl::Hash<std::string_view>()(
-        std::string_view(reinterpret_cast<const char*>(&v), sizeof(T)));
+    const auto* p = reinterpret_cast<const unsigned char*>(&v);
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ sizeof(T);
+    size_t i = 0;
+    for (; i + 8 <= sizeof(T); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+      h ^= h >> 32;
+    }
+    for (; i < sizeof(T); ++i) h = (h ^ p[i]) * 0x100000001B3ull;
+    return static_cast<size_t>(h ^ (h >> 29));
   }
 };
 template <typename T>
@@ -112,6 +123,11 @@ class CuptiConverter {
   // memcpy, memset and CUDA event records) and fills wait_on_* of Event Sync / Stream Wait
   // Event rows from the matching CUDA event records.
   void Finalize();
+  // Links a correlation id to a CPU range seen in the API-enter callback (kept if an
+  // EXTERNAL_CORRELATION record already linked it).
+  void AddExternal(uint32_t correlation, uint64_t external_id) {
+    external_.try_emplace(correlation, external_id);
+  }
   // Drops (as out_of_range) events that end after `end_ns`: the window's end is known only
   // once recording has stopped.
   void DropAfter(int64_t end_ns);
@@ -137,6 +153,11 @@ class CuptiConverter {
   StringId MemsetName(uint16_t memory_kind);
   // Returns false (and counts) when the record is outside the window or malformed.
   bool Keep(uint64_t start, uint64_t end);
+  void NoteContext(uint32_t context, uint32_t device) {
+    if (context == last_context_) return;  // records of one context come in long runs
+    context_device_.try_emplace(context, device);
+    last_context_ = context;
+  }
   Event* Append();
 
   void OnKernel(const uint8_t* p);
@@ -157,16 +178,25 @@ class CuptiConverter {
   std::vector<Event> events_;
   std::vector<LocalTrack> tracks_;
   absl::flat_hash_map<uint64_t, uint32_t> track_index_[10];  // [type], [5 + type] by context
-  uint64_t last_track_key_ = ~0ull;
-  uint32_t last_track_ = 0;
-  int last_track_map_ = -1;
+  // Direct-mapped cache in front of track_index_ (records alternate between a few streams
+  // and threads).
+  struct TrackSlot {
+    uint64_t key = ~0ull;
+    int map = -1;
+    uint32_t track = 0;
+  };
+  TrackSlot track_cache_[16];
   StringTable strings_;
   DemangleCache demangler_;
   std::vector<StringId> runtime_names_;  // by cbid; kUnresolved until first seen
   std::vector<StringId> driver_names_;
   absl::flat_hash_map<const char*, StringId> kernel_names_;
-  const char* last_kernel_ptr_ = nullptr;
-  StringId last_kernel_name_ = 0;
+  struct NameSlot {
+    const char* ptr = nullptr;
+    StringId id = 0;
+  };
+  NameSlot kernel_cache_[16];
+  uint32_t last_context_ = 0xFFFFFFFFu;
   std::vector<StringId> memcpy_names_;  // [copy_kind][src][dst], 11 x 8 x 8
   std::vector<StringId> memset_names_;  // [memory kind], 8
   DetailTable<KernelDetail> kernels_;

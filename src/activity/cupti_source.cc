@@ -227,6 +227,15 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
                                 : static_cast<size_t>(mb) * (1u << 20) / sizeof(Event);
   converter_ = std::make_unique<CuptiConverter>(api_->GetCallbackName, max_events);
   converter_->Reserve();
+  if (options_.current_range_id != nullptr) {
+    const size_t capacity = std::min<size_t>(max_events, size_t{1} << 20);
+    if (capacity != link_capacity_) {
+      links_ = std::make_unique<std::atomic<uint64_t>[]>(capacity);
+      link_capacity_ = capacity;
+    }
+    for (size_t i = 0; i < link_capacity_; ++i) links_[i].store(0, std::memory_order_relaxed);
+    link_count_.store(0, std::memory_order_relaxed);
+  }
 
   // System thread ids so runtime rows land on the same rows as the CPU ranges.
   if (api_->SetThreadIdType != nullptr &&
@@ -253,7 +262,6 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
     Fail(std::string(s.message()));
     return absl::OkStatus();
   }
-  linking_.store(options_.current_range_id != nullptr, std::memory_order_relaxed);
   active_ = true;
   return absl::OkStatus();
 }
@@ -267,7 +275,16 @@ void CuptiSource::OnApiCallback(CUpti_CallbackDomain, const void* cbdata) {
                             ? options_.current_range_id()
                             : 0;
     if (d->correlationData != nullptr) *d->correlationData = id;
-    if (id != 0) api_->ActivityPushExternalCorrelationId(kKairosCorrelationKind, id);
+    if (id != 0) {
+      api_->ActivityPushExternalCorrelationId(kKairosCorrelationKind, id);
+      // Relaxed: the slot index only needs uniqueness; the release store below publishes
+      // the pair to Collect's acquire load.
+      const size_t slot = link_count_.fetch_add(1, std::memory_order_relaxed);
+      if (slot < link_capacity_) {
+        links_[slot].store((static_cast<uint64_t>(d->correlationId) << 32) | id,
+                           std::memory_order_release);
+      }
+    }
   } else if (d->correlationData != nullptr && *d->correlationData != 0) {
     // Pop whatever ENTER pushed, even if linking stopped in between, so the per-thread
     // stack stays balanced.
@@ -302,6 +319,8 @@ void CuptiSource::StartRecording(int64_t window_start_ns) {
   window_start_ = window_start_ns;
   converter_->SetWindow(window_start_ns, INT64_MAX);
   phase_.store(Phase::kRecording, std::memory_order_release);
+  // Calls that begin before the window cannot be in it, so linking starts here.
+  linking_.store(options_.current_range_id != nullptr, std::memory_order_relaxed);
 }
 
 void CuptiSource::StopRecording(int64_t window_end_ns) {
@@ -350,6 +369,12 @@ void CuptiSource::Collect(TraceData& data) {
   ProcessCuptiPool().Drain();
   if (phase_.load(std::memory_order_acquire) == Phase::kRecording) StopRecording(INT64_MAX);
   converter_->DropAfter(window_end_);
+  const size_t links = link_count_.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < std::min(links, link_capacity_); ++i) {
+    const uint64_t v = links_[i].load(std::memory_order_acquire);
+    if (v != 0) converter_->AddExternal(static_cast<uint32_t>(v >> 32), v & 0xFFFFFFFFu);
+  }
+  data.AddStat("cupti_link_overflow", links > link_capacity_ ? links - link_capacity_ : 0);
   const MergeResult m = MergeIntoTraceData(*converter_, data);
   ProjectGpuAnnotations(data);
   auto fill = options_.device_info != nullptr ? options_.device_info : QueryDeviceInfo;

@@ -89,6 +89,13 @@ class CuptiSource : public TraceSource {
   std::string missing_reason_;
   std::atomic<Phase> phase_{Phase::kIdle};
   std::atomic<bool> linking_{false};
+  // (correlation id << 32 | CPU range id) pairs written by the API-enter callback on
+  // application threads: one relaxed fetch_add and one release store, no allocation. They
+  // link calls to ranges even where CUPTI emits the EXTERNAL_CORRELATION record after the
+  // exit callback has popped the id. Sized at warm-up; overflow is counted.
+  std::unique_ptr<std::atomic<uint64_t>[]> links_;
+  size_t link_capacity_ = 0;
+  std::atomic<size_t> link_count_{0};
   int64_t window_start_ = 0;
   int64_t window_end_ = INT64_MAX;
   // Counters written by the worker, read by the session thread after Drain().

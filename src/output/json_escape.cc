@@ -60,15 +60,39 @@ size_t Utf8SequenceLength(const unsigned char* p, size_t avail, size_t* bad_len)
   return 0;
 }
 
+// True when any of the 8 bytes of `w` is < 0x20, '"', '\\' or >= 0x80 (SWAR: the classic
+// "has byte less than n" and "has zero byte" bit tricks). Lets plain ASCII go 8 bytes a step.
+inline bool WordNeedsAttention(uint64_t w) {
+  constexpr uint64_t k01 = 0x0101010101010101ULL, k80 = 0x8080808080808080ULL;
+  const uint64_t quote = w ^ (k01 * '"');
+  const uint64_t backslash = w ^ (k01 * '\\');
+  const uint64_t attention = ((w - k01 * 0x20) & ~w) | ((quote - k01) & ~quote) |
+                             ((backslash - k01) & ~backslash) | w;
+  return (attention & k80) != 0;
+}
+
 }  // namespace
 
-void AppendJsonString(std::string_view s, std::string* out) {
+size_t EscapeJsonString(std::string_view s, char* out) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const size_t n = s.size();
-  out->push_back('"');
+  char* o = out;
+  *o++ = '"';
   size_t run_start = 0;
   size_t i = 0;
+  auto flush_run = [&](size_t end) {
+    std::memcpy(o, s.data() + run_start, end - run_start);
+    o += end - run_start;
+  };
   while (i < n) {
+    if (n - i >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if (!WordNeedsAttention(w)) {
+        i += 8;
+        continue;
+      }
+    }
     const uint8_t c = kByteClass.cls[p[i]];
     if (c == kSafe) {
       ++i;
@@ -81,38 +105,44 @@ void AppendJsonString(std::string_view s, std::string* out) {
         i += len;  // valid: stays part of the bulk-copied run
         continue;
       }
-      out->append(s.data() + run_start, i - run_start);
-      out->append(kReplacement, 3);
+      flush_run(i);
+      std::memcpy(o, kReplacement, 3);
+      o += 3;
       i += bad_len;
       run_start = i;
       continue;
     }
-    out->append(s.data() + run_start, i - run_start);
+    flush_run(i);
     const unsigned char b = p[i];
-    char esc[6] = {'\\', 0, 0, 0, 0, 0};
-    size_t esc_len = 2;
+    *o++ = '\\';
     switch (b) {
-      case '"': esc[1] = '"'; break;
-      case '\\': esc[1] = '\\'; break;
-      case '\n': esc[1] = 'n'; break;
-      case '\t': esc[1] = 't'; break;
-      case '\r': esc[1] = 'r'; break;
-      case '\b': esc[1] = 'b'; break;
-      case '\f': esc[1] = 'f'; break;
+      case '"': *o++ = '"'; break;
+      case '\\': *o++ = '\\'; break;
+      case '\n': *o++ = 'n'; break;
+      case '\t': *o++ = 't'; break;
+      case '\r': *o++ = 'r'; break;
+      case '\b': *o++ = 'b'; break;
+      case '\f': *o++ = 'f'; break;
       default:
-        esc[1] = 'u';
-        esc[2] = '0';
-        esc[3] = '0';
-        esc[4] = kHex[b >> 4];
-        esc[5] = kHex[b & 0xF];
-        esc_len = 6;
+        o[0] = 'u';
+        o[1] = '0';
+        o[2] = '0';
+        o[3] = kHex[b >> 4];
+        o[4] = kHex[b & 0xF];
+        o += 5;
     }
-    out->append(esc, esc_len);
     ++i;
     run_start = i;
   }
-  out->append(s.data() + run_start, n - run_start);
-  out->push_back('"');
+  flush_run(n);
+  *o++ = '"';
+  return static_cast<size_t>(o - out);
+}
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  const size_t old = out->size();
+  out->resize(old + MaxEscapedSize(s.size()));
+  out->resize(old + EscapeJsonString(s, out->data() + old));
 }
 
 namespace {

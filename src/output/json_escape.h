@@ -18,6 +18,11 @@ namespace kairos {
 // bytes that need no attention are bulk-copied, so plain ASCII costs one scan and one append.
 void AppendJsonString(std::string_view s, std::string* out);
 
+// The same encoding into a raw buffer with room for at least MaxEscapedSize(s.size())
+// bytes; returns the number of bytes written. The writer's hot path uses this form.
+inline constexpr size_t MaxEscapedSize(size_t n) { return 6 * n + 2; }
+size_t EscapeJsonString(std::string_view s, char* out);
+
 // Returns true when `text` is exactly one valid JSON value (RFC 8259, surrounding whitespace
 // allowed), strings are valid UTF-8, nesting depth <= kMaxJsonDepth, and no object repeats a
 // key. Used to decide whether client-supplied raw JSON may be spliced into a trace.

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/emit_summary.h"
 #include "clock.h"
 #include "config/env.h"
 #include "config/output_path.h"
@@ -303,8 +304,16 @@ Profiler::Result Profiler::CollectAndWrite(
   data.base_time_ns = TraceBaseTimeNs(ProcessBaseTimeNs(), EarliestTimestampNs(data));
   for (TraceSource* s : w.warmed) s->Reset();
 
-  // Analysis hook: when src/analysis/summary.h lands, the summary is computed here from
-  // `data` and attached to data.metadata_json["kairos_summary"] before the write.
+  // The analysis summary travels inside the trace and next to it (<trace>.summary.json).
+  if (config.summary != SummaryMode::kOff) {
+    EmitOptions options;
+    options.print_text = config.summary == SummaryMode::kStdout;
+    std::string summary_json;
+    absl::Status ss = EmitSummary(data, path, options, &summary_json);
+    if (!ss.ok())
+      KAIROS_LOG_WARNING("summary not written: %s", std::string(ss.message()).c_str());
+    if (!summary_json.empty()) data.metadata_json.emplace_back("kairos_summary", summary_json);
+  }
 
   OutputRequest request;
   request.path = path;

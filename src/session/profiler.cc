@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "config/env.h"
 #include "log.h"
+#include "session/daemon_glue.h"
 
 namespace kairos {
 
@@ -25,6 +26,9 @@ namespace {
 
 std::atomic<Profiler*> g_profiler{nullptr};
 std::once_flag g_profiler_once;
+// Profilers abandoned by fork(), kept reachable so leak checkers in the child stay quiet.
+Profiler* g_abandoned[16];
+int g_abandoned_count = 0;
 
 constexpr auto kStartWait = std::chrono::seconds(10);
 constexpr auto kFlushWait = std::chrono::seconds(60);
@@ -92,9 +96,7 @@ void Profiler::ResetAfterFork() {
   g_step_wake_at.store(std::numeric_limits<int64_t>::max(), std::memory_order_relaxed);
   Profiler* old = g_profiler.load(std::memory_order_relaxed);
   if (old == nullptr) return;
-  static Profiler* abandoned[16];  // reachable: leak checkers in the child stay quiet
-  static int abandoned_count = 0;
-  if (abandoned_count < 16) abandoned[abandoned_count++] = old;
+  if (g_abandoned_count < 16) g_abandoned[g_abandoned_count++] = old;
   auto* fresh = new Profiler;
   auto loaded = LoadConfigFromEnv(nullptr);
   if (loaded.ok() && loaded->config.has_value()) fresh->base_config_ = *loaded->config;
@@ -105,6 +107,12 @@ void Profiler::InitFromEnvironment() {
   const EnvSettings& env = Env();
   if (env.log_level.has_value()) SetLogLevel(*env.log_level);
   for (const std::string& w : env.warnings) KAIROS_LOG_WARNING("%s", w.c_str());
+  LoadEnvironmentConfig();
+  // The daemon client (its own thread) starts only when the environment asks for it.
+  if (env.use_daemon) StartDaemonClientIfEnabled(base_config().daemon_poll_ms);
+}
+
+void Profiler::LoadEnvironmentConfig() {
   std::vector<std::string> warnings;
   auto loaded = LoadConfigFromEnv(&warnings);
   for (const std::string& w : warnings) KAIROS_LOG_WARNING("%s", w.c_str());

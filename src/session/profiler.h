@@ -118,6 +118,7 @@ class Profiler {
 
   Profiler();
   void InitFromEnvironment();
+  void LoadEnvironmentConfig();
   absl::Status ScheduleLocked(Request request, std::unique_lock<std::mutex>& lock);
   absl::Status EnsureControllerLocked();
   // Controller thread (controller.cc). Called with `lock` held; they unlock around source

@@ -218,15 +218,21 @@ TEST_CASE_METHOD(Fixture, "a session records, correlates and counts", "[cupti_so
   CallApi(2);
   g_range = 0;
   CallApi(3);
-  CHECK(state.pushed == std::vector<std::pair<uint32_t, uint64_t>>{{kKairosCorrelationKind, 42}});
-  CHECK(state.pops == 1);
+  g_range = 43;  // linked only through the callback's (correlation, range) pair below
+  CallApi(5);
+  g_range = 0;
+  CHECK(state.pushed == std::vector<std::pair<uint32_t, uint64_t>>{
+                            {kKairosCorrelationKind, 42}, {kKairosCorrelationKind, 43}});
+  CHECK(state.pops == 2);
 
   RecordBuffer b1, b2;
   b1.Add(testing::Kernel(2, 1500, 1600, "_Z4stepv"));  // before its launch's buffer
   b1.Add(testing::Kernel(3, 1700, 1800, "_Z4stepv"));
+  b1.Add(testing::Kernel(5, 1900, 1950, "_Z4stepv"));
   b2.Add(testing::External(2, 42));
   b2.Add(testing::Runtime(211, 2, 1100, 1200));
   b2.Add(testing::Runtime(211, 3, 1300, 1400));
+  b2.Add(testing::Runtime(211, 5, 1450, 1480));
   b2.Add(testing::Kernel(4, 2500, 2600, "_Z4stepv"));  // ends after the window
   state.pending.push_back(b1);
   state.pending.push_back(b2);
@@ -237,21 +243,24 @@ TEST_CASE_METHOD(Fixture, "a session records, correlates and counts", "[cupti_so
   TraceData data;
   data.pid = 7;
   source.Collect(data);
-  size_t kernels = 0, runtime = 0, linked = 0, flows_in = 0, flows_out = 0;
+  size_t kernels = 0, runtime = 0, linked = 0, linked43 = 0, flows_in = 0, flows_out = 0;
   for (const auto& track : data.events_by_track) {
     for (const Event& e : track) {
       kernels += e.kind == EventKind::kKernel;
       runtime += e.kind == EventKind::kRuntime;
       linked += e.external_id == 42;
+      linked43 += e.external_id == 43;
       flows_in += (e.flags & kFlagFlowIn) != 0;
       flows_out += (e.flags & kFlagFlowOut) != 0;
     }
   }
-  CHECK(kernels == 2);
-  CHECK(runtime == 2);
+  CHECK(kernels == 3);
+  CHECK(runtime == 3);
   CHECK(linked == 2);  // the call and its kernel
-  CHECK(flows_in == 2);
-  CHECK(flows_out == 2);
+  CHECK(linked43 == 2);
+  CHECK(flows_in == 3);
+  CHECK(flows_out == 3);
+  CHECK(Stat(data, "cupti_link_overflow") == 0);
   CHECK(Stat(data, "cupti_warmup_discarded") == 2);
   CHECK(Stat(data, "cupti_out_of_range") == 1);
   CHECK(Stat(data, "cupti_uncorrelated") == 0);

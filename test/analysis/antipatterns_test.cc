@@ -265,7 +265,7 @@ TEST_CASE("per_step_copy_back: a 4-byte loss copied back every step") {
   CHECK(Ev(f, "copies") == 5);
   CHECK(Ev(f, "bytes") == 20);
   CHECK(f.examples[0].id == 500);
-  CHECK(f.examples[0].name == "Memcpy DtoH");
+  CHECK(f.examples[0].name == "Memcpy DtoH (Device -> Pinned)");
 }
 
 TEST_CASE("long_initialization: the first step starts 50 ms into the window") {

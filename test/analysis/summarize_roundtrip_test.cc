@@ -62,7 +62,6 @@ TEST_CASE("summarize on the written JSON equals the in-process summary") {
   std::remove(path.c_str());
   REQUIRE(back.ok());
   const Summary s = Analyze(*back);
-  { FILE* f=fopen("/tmp/rt_a.json","w"); fputs(in_process.c_str(),f); fclose(f); f=fopen("/tmp/rt_b.json","w"); fputs(SummaryToJson(s).c_str(),f); fclose(f);} //DEBUG
   CHECK(SummaryToJson(s) == in_process);
   // And the summary is not trivially empty.
   REQUIRE(s.devices.size() == 1);

@@ -104,7 +104,11 @@ class TraceBuilder {
     m.dst_kind = dst_kind;
     m.device = data_.tracks[stream].device;
     data_.memcpys.push_back(m);
-    Add(stream, EventKind::kMemcpy, copy_kind == 2 ? "Memcpy DtoH" : "Memcpy HtoD", s, e, correlation,
+    // Named as the CUPTI converter and the JSON writer name them, so traces round-trip.
+    const char* kinds[] = {"Unknown", "Pageable", "Pinned", "Device"};
+    const std::string name = std::string(copy_kind == 2 ? "Memcpy DtoH (" : "Memcpy HtoD (") +
+                             kinds[src_kind & 3] + " -> " + kinds[dst_kind & 3] + ")";
+    Add(stream, EventKind::kMemcpy, name, s, e, correlation,
         static_cast<uint32_t>(data_.memcpys.size() - 1));
   }
   void Memset(uint32_t stream, int64_t s, int64_t e, uint32_t correlation, uint64_t bytes) {

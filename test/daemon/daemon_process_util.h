@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -129,10 +130,11 @@ inline Child Spawn(const std::vector<std::string>& argv, const std::vector<std::
   return child;
 }
 
-// Waits until `count` files whose names start with `prefix` have been created (closed after
-// writing or renamed into) in `dir`. Returns the names seen.
-inline std::vector<std::string> WaitForFiles(int inotify_fd, const std::string& prefix,
+// Waits until `count` files whose names fully match `pattern` have been created (closed
+// after writing, or renamed into the watched directory). Returns the names seen.
+inline std::vector<std::string> WaitForFiles(int inotify_fd, const std::string& pattern,
                                              size_t count, int timeout_ms) {
+  const std::regex re(pattern);
   std::vector<std::string> seen;
   const int64_t deadline = MonoMs() + timeout_ms;
   while (seen.size() < count) {
@@ -143,8 +145,7 @@ inline std::vector<std::string> WaitForFiles(int inotify_fd, const std::string& 
     const ssize_t n = read(inotify_fd, buf, sizeof(buf));
     for (ssize_t off = 0; off < n;) {
       const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
-      if (ev->len > 0 && std::string(ev->name).rfind(prefix, 0) == 0 &&
-          std::string(ev->name).find(".tmp") == std::string::npos) {
+      if (ev->len > 0 && std::regex_match(std::string(ev->name), re)) {
         seen.push_back(ev->name);
       }
       off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);

@@ -55,6 +55,24 @@ TEST_CASE("Escaper: each maximal invalid subpart becomes one U+FFFD") {
   CHECK(Esc("\xF5\x80") == "\"" + r + r + "\"");
 }
 
+TEST_CASE("Escaper: a special byte at every offset of a long ASCII run is found") {
+  // Exercises the 8-bytes-at-a-time fast path at every alignment.
+  for (const std::string special : {"\"", "\\", "\x1f", "\x7f", "\xC3\xA9", "\xFF", " ", "~"}) {
+    for (size_t pos = 0; pos < 40; ++pos) {
+      std::string s(40, 'a');
+      s.replace(pos, 1, special);
+      const std::string want_mid = special == "\"" ? "\\\""
+                                   : special == "\\" ? "\\\\"
+                                   : special == "\x1f" ? "\\u001f"
+                                   : special == "\xFF" ? "\xEF\xBF\xBD"
+                                                       : special;
+      std::string want = "\"" + s.substr(0, pos) + want_mid + s.substr(pos + special.size()) + "\"";
+      INFO("pos " << pos);
+      CHECK(Esc(s) == want);
+    }
+  }
+}
+
 TEST_CASE("Escaper output always parses back to the sanitized string") {
   std::mt19937 rng(12345);
   for (int i = 0; i < 2000; ++i) {

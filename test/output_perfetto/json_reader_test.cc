@@ -41,13 +41,13 @@ std::string JsonOf(const TraceData& d) {
 }
 
 TEST_CASE("callbacks see metadata keys in order and events with exact ns times") {
-  const char* text = R"({"schemaVersion": 1, "host_name": "h", "baseTimeNanoseconds": 1790857026000000000,
+  const char* text = R"J({"schemaVersion": 1, "host_name": "h", "baseTimeNanoseconds": 1790857026000000000,
     "traceEvents": [
       {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":4447152481407.127,"dur":8.000,"args":{"grid":[1,2,3]}},
       7,
       {"ph":"i","s":"g","name":"Record Window End","pid":"","tid":"","ts":0.001}
     ],
-    "traceName": "x.json"})";
+    "traceName": "x.json"})J";
   std::vector<std::string> keys;
   std::vector<KinetoEvent> events;
   KinetoJsonCallbacks cb;
@@ -67,14 +67,14 @@ TEST_CASE("callbacks see metadata keys in order and events with exact ns times")
 }
 
 TEST_CASE("PyTorch-style absolute integer microseconds, string pids and legacy categories") {
-  const char* text = R"({"traceEvents":[
+  const char* text = R"J({"traceEvents":[
     {"ph":"X","cat":"Operator","name":"aten::add","pid":1166,"tid":1166,"ts":1740461679471323,"dur":22,"args":{"external id":5}},
     {"ph":"X","cat":"Runtime","name":"cudaLaunchKernel","pid":1166,"tid":1166,"ts":1740461679471330,"dur":5,"args":{"correlation":9,"cbid":211}},
     {"ph":"s","id":9,"pid":1166,"tid":1166,"ts":1740461679471330,"cat":"ac2g","name":"ac2g"},
     {"ph":"f","id":9,"pid":0,"tid":7,"ts":1740461679471346,"cat":"ac2g","name":"ac2g","bp":"e"},
     {"ph":"X","cat":"Kernel","name":"k","pid":0,"tid":7,"ts":1740461679471346,"dur":52,"args":{"correlation":9,"device":0,"stream":7,"grid":[4096,1,1],"block":[128,1,1]}},
     {"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":"Spans","tid":"PyTorch Profiler","ts":1740461679471300,"dur":100}
-  ]})";
+  ]})J";
   absl::StatusOr<TraceData> d = ReadKinetoJsonTraceText(text);
   REQUIRE(d.ok());
   CHECK(d->EventCount() == 3);
@@ -99,10 +99,10 @@ TEST_CASE("PyTorch-style absolute integer microseconds, string pids and legacy c
 }
 
 TEST_CASE("malformed input fails with the byte offset") {
-  absl::StatusOr<TraceData> d = ReadKinetoJsonTraceText(R"({"traceEvents":[{"ph":"X",}]})");
+  absl::StatusOr<TraceData> d = ReadKinetoJsonTraceText(R"J({"traceEvents":[{"ph":"X",}]})J");
   REQUIRE(!d.ok());
   CHECK(std::string(d.status().message()) == "JSON: expected '\"' at byte 26");
-  CHECK(!ReadKinetoJsonTraceText(R"({"a": "unterminated)").ok());
+  CHECK(!ReadKinetoJsonTraceText(R"J({"a": "unterminated)J").ok());
   CHECK(!ReadKinetoJsonTraceText("{} x").ok());
   CHECK(!ReadKinetoJsonFile("/nonexistent/t.json", {}).ok());
 }

@@ -50,7 +50,7 @@ std::string ReadFile(const std::string& path) {
 }
 
 int Run(const std::string& args) {
-  int rc = std::system((std::string(KAIROS_CLI_PATH) + " convert " + args + " 2>/dev/null").c_str());
+  int rc = std::system((std::string(KAIROS_CLI_PATH) + " convert " + args + " >/dev/null 2>&1").c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
