@@ -238,8 +238,9 @@ class CpuRecorder : public TraceSource {
   void Collect(TraceData& data) override;
   void Reset() override;
 
-  // Raw window [start_raw, end_raw] and the converter Collect uses; iteration numbers of the
-  // window edges when known (-1 = unknown) so ProfilerStep#N is exact.
+  // Raw window [start_raw, end_raw] and the converter Collect uses. start_is_step_boundary:
+  // the window starts exactly at an iteration boundary (iteration windows), so the
+  // ProfilerStep running at the start is not flagged as begun-before-window.
   void SetWindow(uint64_t start_raw, uint64_t end_raw, const ClockConverter& clock,
                  bool start_is_step_boundary);
   // Enables recording immediately (iteration windows record during warm-up so ranges that

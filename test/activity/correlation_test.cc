@@ -124,7 +124,8 @@ TEST_CASE("a graph launch fans out to every kernel of the graph", "[correlation]
       ++kernels;
       CHECK(e.flags == kFlagFlowIn);
       CHECK(data.kernels[e.detail].graph_id == 12);
-      CHECK(data.kernels[e.detail].graph_node_id == 1000 + (e.start_ns - 300) / 100);
+      CHECK(data.kernels[e.detail].graph_node_id ==
+            static_cast<uint64_t>(1000 + (e.start_ns - 300) / 100));
     }
   }
   CHECK(kernels == 3);

@@ -119,7 +119,93 @@ TEST_CASE("e2e: kairos trace -> a time-window trace file from an unmodified job"
   // The requested 300 ms window (us in the trace), within scheduling slack.
   CHECK(last - first >= 250000.0);
   CHECK(last - first <= 400000.0);
-  system(("cp " + env.dir + "/" + files[0] + " /tmp/e2e_trace_sample.json").c_str());
+  CHECK(t["trace_id"].is_string());
+  CHECK(!t["trace_id"].get<std::string>().empty());  // REQUEST_TRACE_ID from the relay
+  CHECK(t["traceName"] == env.dir + "/" + files[0]);
+}
+
+std::set<int64_t> ProfilerSteps(const nlohmann::json& trace) {
+  std::set<int64_t> steps;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string name = e.value("name", "");
+    if (name.rfind("ProfilerStep#", 0) == 0) steps.insert(std::stoll(name.substr(13)));
+  }
+  return steps;
+}
+
+TEST_CASE("e2e: iteration mode starts at the next multiple of the round-up") {
+  Env env;
+  Child job = env.StartJob(20000);
+  env.WaitRegistered(job.pid);
+  Child trace = env.Trace({"--iterations", "5", "--profile-start-iteration-roundup", "500"});
+  REQUIRE(trace.Wait(10000) == 0);
+  const auto files = WaitForFiles(env.inotify, "trace_[0-9]+\\.json", 1, 15000);
+  env.StopJobs();
+  REQUIRE(job.Wait(10000) == 0);
+  REQUIRE(files.size() == 1);
+  const nlohmann::json t = Load(env.dir + "/" + files[0]);
+  const std::set<int64_t> steps = ProfilerSteps(t);
+  REQUIRE(steps.size() == 5);
+  CHECK(*steps.begin() % 500 == 0);
+  CHECK(*steps.rbegin() == *steps.begin() + 4);
+  CHECK(Named(t, "train_step").size() == 5);
+}
+
+TEST_CASE("e2e: three processes of one job, process_limit 2 -> exactly two traces") {
+  Env env;
+  std::vector<Child> jobs;
+  for (int i = 0; i < 3; ++i) jobs.push_back(env.StartJob(20000));
+  for (Child& j : jobs) env.WaitRegistered(j.pid);
+  Child trace = env.Trace({"--duration-ms", "100", "--warmup-secs", "0", "--process-limit", "2"});
+  REQUIRE(trace.Wait(10000) == 0);
+  CHECK(trace.all.find("Matched 3 processes") != std::string::npos);
+  std::smatch m;
+  REQUIRE(std::regex_search(trace.all, m, std::regex("Triggered: ([0-9]+), ([0-9]+)\n")));
+  const std::set<std::string> triggered = {m[1], m[2]};
+  REQUIRE(std::regex_search(trace.all, m,
+                            std::regex("Not triggered \\(process limit reached or a request "
+                                       "already pending\\): ([0-9]+)\n")));
+  const std::string untriggered = m[1];
+  CHECK(triggered.count(untriggered) == 0);
+  auto files = WaitForFiles(env.inotify, "trace_[0-9]+\\.json", 2, 15000);
+  env.StopJobs();
+  for (Child& j : jobs) REQUIRE(j.Wait(10000) == 0);
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> expected;
+  for (const std::string& pid : triggered) expected.push_back("trace_" + pid + ".json");
+  CHECK(files == expected);
+  CHECK(access((env.dir + "/trace_" + untriggered + ".json").c_str(), F_OK) != 0);
+}
+
+TEST_CASE("e2e: a log file outside the allowed directory or on a symlink is redirected") {
+  Env env;
+  Child job = env.StartJob(20000);
+  env.WaitRegistered(job.pid);
+  const std::string pid = std::to_string(job.pid);
+  SECTION("outside") {
+    Child trace = Spawn({KAIROS_CLI, "trace", "--port", std::to_string(env.port), "--job-id",
+                         env.job, "--log-file", "/proc/outside.json", "--duration-ms", "50",
+                         "--warmup-secs", "0"},
+                        {}, false);
+    REQUIRE(trace.Wait(10000) == 0);
+  }
+  SECTION("symlink") {
+    REQUIRE(symlink("/proc/self/status", (env.dir + "/link_" + pid + ".json").c_str()) == 0);
+    Child trace = Spawn({KAIROS_CLI, "trace", "--port", std::to_string(env.port), "--job-id",
+                         env.job, "--log-file", env.dir + "/link.json", "--duration-ms", "50",
+                         "--warmup-secs", "0"},
+                        {}, false);
+    REQUIRE(trace.Wait(10000) == 0);
+  }
+  const auto files =
+      WaitForFiles(env.inotify, "libkineto_activities_[0-9]+\\.json", 1, 15000);
+  env.StopJobs();
+  REQUIRE(job.Wait(10000) == 0);
+  CHECK(files == std::vector<std::string>{"libkineto_activities_" + pid + ".json"});
+  std::ifstream log(env.dir + "/job.log");
+  std::stringstream ss;
+  ss << log.rdbuf();
+  CHECK(ss.str().find("libkineto_activities_" + pid + ".json") != std::string::npos);
 }
 
 }  // namespace

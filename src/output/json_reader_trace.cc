@@ -1,0 +1,432 @@
+// File: json_reader_trace.cc
+// Layer: kairos_output. The TraceData side of json_reader.h: maps Kineto trace events and
+// args back to Event kinds, tracks, side-table rows and flow flags (ReadKinetoJsonTrace,
+// ApplyKinetoArgs, shared with the Perfetto reader). The streaming parser is json_reader.cc.
+// Threading: no shared state.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "absl/container/flat_hash_set.h"
+#include "output/json_event_args.h"
+#include "output/json_reader.h"
+
+namespace kairos {
+// ---- Kineto JSON -> TraceData ----
+
+bool internal::KindFromCategory(std::string_view cat, EventKind* kind) {
+  for (size_t i = 0; i < kEventKindCount; ++i) {
+    if (cat == kEventCategory[i]) {
+      *kind = static_cast<EventKind>(i);
+      return true;
+    }
+  }
+  // Legacy (2021 TensorBoard-plugin) vocabulary and PyTorch-only categories.
+  static constexpr std::pair<const char*, EventKind> kLegacy[] = {
+      {"Operator", EventKind::kCpuOp},       {"python_function", EventKind::kCpuOp},
+      {"Runtime", EventKind::kRuntime},      {"Kernel", EventKind::kKernel},
+      {"Memcpy", EventKind::kMemcpy},        {"Memset", EventKind::kMemset},
+      {"cpu_instant_event", EventKind::kInstant}};
+  for (const auto& [name, k] : kLegacy) {
+    if (cat == name) {
+      *kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+uint8_t IndexOfName(std::string_view name, const char* (*namer)(uint8_t), uint8_t count) {
+  for (uint8_t i = 0; i < count; ++i)
+    if (name == namer(i)) return i;
+  return 0;
+}
+
+uint32_t StreamArg(const JsonValue* v) {
+  if (!v) return 0;
+  int64_t s = v->AsInt();
+  return s < 0 ? 0xFFFFFFFFu : static_cast<uint32_t>(s);
+}
+
+uint32_t U32(const JsonValue& args, const char* key) {
+  const JsonValue* v = args.Find(key);
+  return v ? static_cast<uint32_t>(v->AsUint()) : 0;
+}
+
+}  // namespace
+
+void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, TraceData& data,
+                               Event& e) {
+  if (args.type != JsonValue::Type::kObject) return;
+  const JsonValue* v;
+  if ((v = args.Find("External id")) || (v = args.Find("external id")))
+    e.external_id = static_cast<uint32_t>(v->AsUint());
+  if ((v = args.Find("correlation"))) e.correlation = static_cast<uint32_t>(v->AsUint());
+  if ((v = args.Find("cbid"))) e.aux = static_cast<uint16_t>(v->AsUint());
+  if ((v = args.Find("finished")) && v->type == JsonValue::Type::kBool && !v->boolean)
+    e.flags |= kFlagUnfinished;
+  switch (e.kind) {
+    case EventKind::kKernel: {
+      if (!args.Find("grid") && !args.Find("device")) return;
+      KernelDetail k;
+      memset(&k, 0, sizeof(k));
+      const JsonValue* grid = args.Find("grid");
+      const JsonValue* block = args.Find("block");
+      for (int i = 0; i < 3; ++i) {
+        k.grid[i] = grid && i < int(grid->items.size()) ? uint32_t(grid->items[i].AsUint()) : 1;
+        k.block[i] = block && i < int(block->items.size()) ? uint32_t(block->items[i].AsUint()) : 1;
+      }
+      k.device = U32(args, "device");
+      k.context = U32(args, "context");
+      k.stream = StreamArg(args.Find("stream"));
+      k.registers_per_thread = U32(args, "registers per thread");
+      k.static_shared_memory = U32(args, "shared memory");  // JSON has only the sum
+      if ((v = args.Find("queued"))) k.queued = v->AsUint();
+      k.graph_id = U32(args, "graph id");
+      if ((v = args.Find("graph node id"))) k.graph_node_id = v->AsUint();
+      k.channel_id = U32(args, "channel");
+      k.channel_type = static_cast<uint8_t>(U32(args, "channel_type"));
+      e.detail = static_cast<uint32_t>(data.kernels.size());
+      data.kernels.push_back(k);
+      return;
+    }
+    case EventKind::kMemcpy: {
+      MemcpyDetail m;
+      memset(&m, 0, sizeof(m));
+      // "Memcpy <kind> (<src> -> <dst>)"
+      size_t open = name.find(" ("), arrow = name.find(" -> "), close = name.rfind(')');
+      if (name.substr(0, 7) == "Memcpy " && open != std::string_view::npos &&
+          arrow != std::string_view::npos && close != std::string_view::npos && arrow > open) {
+        m.copy_kind = IndexOfName(name.substr(7, open - 7), MemcpyKindName, 11);
+        m.src_kind = IndexOfName(name.substr(open + 2, arrow - open - 2), MemoryKindName, 8);
+        m.dst_kind = IndexOfName(name.substr(arrow + 4, close - arrow - 4), MemoryKindName, 8);
+      }
+      if (args.Find("fromDevice")) {
+        m.copy_kind = kMemcpyKindPtoP;
+        m.src_device = U32(args, "fromDevice");
+        m.device = U32(args, "inDevice");
+        m.dst_device = U32(args, "toDevice");
+        m.src_context = U32(args, "fromContext");
+        m.context = U32(args, "inContext");
+        m.dst_context = U32(args, "toContext");
+      } else {
+        m.device = U32(args, "device");
+        m.context = U32(args, "context");
+      }
+      m.stream = StreamArg(args.Find("stream"));
+      if ((v = args.Find("bytes"))) m.bytes = v->AsUint();
+      m.graph_id = U32(args, "graph id");
+      if ((v = args.Find("graph node id"))) m.graph_node_id = v->AsUint();
+      m.channel_id = U32(args, "channel");
+      m.channel_type = static_cast<uint8_t>(U32(args, "channel_type"));
+      e.detail = static_cast<uint32_t>(data.memcpys.size());
+      data.memcpys.push_back(m);
+      return;
+    }
+    case EventKind::kMemset: {
+      MemsetDetail m;
+      memset(&m, 0, sizeof(m));
+      size_t open = name.find('('), close = name.rfind(')');
+      if (open != std::string_view::npos && close != std::string_view::npos && close > open)
+        m.memory_kind = IndexOfName(name.substr(open + 1, close - open - 1), MemoryKindName, 8);
+      m.device = U32(args, "device");
+      m.context = U32(args, "context");
+      m.stream = StreamArg(args.Find("stream"));
+      if ((v = args.Find("bytes"))) m.bytes = v->AsUint();
+      m.graph_id = U32(args, "graph id");
+      if ((v = args.Find("graph node id"))) m.graph_node_id = v->AsUint();
+      m.channel_id = U32(args, "channel");
+      m.channel_type = static_cast<uint8_t>(U32(args, "channel_type"));
+      e.detail = static_cast<uint32_t>(data.memsets.size());
+      data.memsets.push_back(m);
+      return;
+    }
+    case EventKind::kSync:
+    case EventKind::kCudaEvent: {
+      if (!args.Find("device") && !args.Find("stream")) return;
+      SyncDetail sd;
+      memset(&sd, 0, sizeof(sd));
+      sd.wait_on_stream = -1;
+      if (e.kind == EventKind::kSync) {
+        const JsonValue* kind_arg = args.Find("cuda_sync_kind");
+        std::string_view kind_name = kind_arg ? std::string_view(kind_arg->text) : name;
+        for (uint8_t t = 1; t <= 4; ++t)
+          if (kind_name == SyncKindName(t)) sd.sync_type = t;
+        if ((v = args.Find("wait_on_stream"))) sd.wait_on_stream = v->AsInt(-1);
+        sd.wait_on_event_record_correlation = U32(args, "wait_on_cuda_event_record_corr_id");
+        sd.cuda_event_id = U32(args, "wait_on_cuda_event_id");
+      } else {
+        sd.cuda_event_id = U32(args, "event_id");
+      }
+      sd.device = U32(args, "device");
+      sd.context = U32(args, "context");
+      sd.stream = StreamArg(args.Find("stream"));
+      e.detail = static_cast<uint32_t>(data.syncs.size());
+      data.syncs.push_back(sd);
+      return;
+    }
+    case EventKind::kCpuOp:
+    case EventKind::kUserAnnotation:
+    case EventKind::kInstant: {
+      const JsonValue* dom = args.Find("domain");
+      const JsonValue* cat = args.Find("category");
+      const JsonValue* color = args.Find("color");
+      const JsonValue* payload = args.Find("payload");
+      if (!dom && !cat && !color && !payload) return;
+      CpuArgs a;
+      memset(&a, 0, sizeof(a));
+      if (dom) a.domain = data.strings.Intern(dom->text);
+      if (cat && cat->is_string()) a.category = data.strings.Intern(cat->text);
+      if (cat && cat->is_number()) a.category_id = static_cast<uint32_t>(cat->AsUint());
+      if (color && color->text.size() == 7 && color->text[0] == '#') {
+        a.has_color = 1;
+        a.color_argb = 0xFF000000u | static_cast<uint32_t>(strtoul(color->text.c_str() + 1, nullptr, 16));
+      }
+      if (payload && payload->is_number()) {
+        const std::string& t = payload->text;
+        if (t.find_first_of(".eE") != std::string::npos) {
+          double d = payload->AsDouble();
+          a.payload_type = 3;
+          memcpy(&a.payload_bits, &d, 8);
+        } else if (!t.empty() && t[0] == '-') {
+          a.payload_type = 2;
+          a.payload_bits = static_cast<uint64_t>(payload->AsInt());
+        } else {
+          a.payload_type = 1;
+          a.payload_bits = payload->AsUint();
+        }
+      }
+      e.detail = static_cast<uint32_t>(data.cpu_args.size());
+      data.cpu_args.push_back(a);
+      return;
+    }
+    default: return;
+  }
+}
+
+namespace {
+
+bool IsCpuKind(EventKind k) {
+  return k == EventKind::kCpuOp || k == EventKind::kUserAnnotation || k == EventKind::kRuntime ||
+         k == EventKind::kDriver || k == EventKind::kInstant;
+}
+
+// Builds a TraceData from the callback stream; the per-track vectors are sorted at the end.
+class TraceBuilder {
+ public:
+  KinetoJsonCallbacks Callbacks() {
+    KinetoJsonCallbacks cb;
+    cb.on_metadata = [this](std::string_view k, const JsonValue& v) { OnMetadata(k, v); };
+    cb.on_event = [this](const KinetoEvent& ev) { OnEvent(ev); };
+    return cb;
+  }
+  TraceData Finish();
+
+ private:
+  void OnMetadata(std::string_view key, const JsonValue& v);
+  void OnEvent(const KinetoEvent& ev);
+  uint32_t TrackFor(TrackType type, int64_t pid, int64_t tid, uint32_t device, uint32_t stream) {
+    auto key = std::make_tuple(static_cast<int>(type), pid, tid);
+    auto it = tracks_.find(key);
+    if (it != tracks_.end()) return it->second;
+    Track t;
+    t.type = type;
+    t.pid = pid;
+    t.tid = tid;
+    t.device = device;
+    t.stream = stream;
+    uint32_t idx = data_.AddTrack(std::move(t));
+    tracks_.emplace(key, idx);
+    return idx;
+  }
+  void Unmapped() { data_.AddStat("json_reader.unmapped", 1); }
+
+  TraceData data_;
+  bool have_pid_ = false;
+  bool have_window_start_ = false;
+  std::map<std::tuple<int, int64_t, int64_t>, uint32_t> tracks_;
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
+  std::map<std::string, uint32_t> counter_tracks_;
+  absl::flat_hash_set<uint64_t> flow_out_, flow_in_;
+};
+
+void TraceBuilder::OnMetadata(std::string_view key, const JsonValue& v) {
+  if (key == "schemaVersion" || key == "displayTimeUnit") return;
+  if (key == "baseTimeNanoseconds") { data_.base_time_ns = v.AsInt(); return; }
+  if (key == "traceName") { data_.trace_name = v.text; return; }
+  if (key == "trace_id") { data_.trace_id = v.text; return; }
+  if (key == "host_name") { data_.host_name = v.text; return; }
+  if (key == "kairos_config") { data_.config_text = v.text; return; }
+  if (key == "kairos_stats") {
+    for (const auto& [k, s] : v.members) data_.stats[k] = s.AsUint();
+    return;
+  }
+  if (key == "kairos_warnings") {
+    for (const JsonValue& w : v.items) data_.warnings.push_back(w.text);
+    return;
+  }
+  if (key == "distributedInfo") {
+    if (const JsonValue* r = v.Find("rank")) data_.distributed.rank = r->AsInt();
+    if (const JsonValue* w = v.Find("world_size")) data_.distributed.world_size = w->AsInt(1);
+    if (const JsonValue* l = v.Find("local_rank")) data_.distributed.local_rank = l->AsInt();
+    if (const JsonValue* b = v.Find("backend")) data_.distributed.backend = b->text;
+    return;
+  }
+  if (key == "deviceProperties") {
+    for (const JsonValue& o : v.items) {
+      DeviceInfo d;
+      auto get = [&](const char* k) { const JsonValue* x = o.Find(k); return x ? x->AsInt() : 0; };
+      d.id = static_cast<uint32_t>(get("id"));
+      if (const JsonValue* n = o.Find("name")) d.name = n->text;
+      d.total_global_mem = static_cast<uint64_t>(get("totalGlobalMem"));
+      d.compute_major = int32_t(get("computeMajor"));
+      d.compute_minor = int32_t(get("computeMinor"));
+      d.max_threads_per_block = int32_t(get("maxThreadsPerBlock"));
+      d.max_threads_per_multiprocessor = int32_t(get("maxThreadsPerMultiprocessor"));
+      d.regs_per_block = int32_t(get("regsPerBlock"));
+      d.warp_size = int32_t(get("warpSize"));
+      d.shared_mem_per_block = static_cast<uint64_t>(get("sharedMemPerBlock"));
+      d.num_sms = int32_t(get("numSms"));
+      d.regs_per_multiprocessor = int32_t(get("regsPerMultiprocessor"));
+      d.shared_mem_per_block_optin = static_cast<uint64_t>(get("sharedMemPerBlockOptin"));
+      d.shared_mem_per_multiprocessor = static_cast<uint64_t>(get("sharedMemPerMultiprocessor"));
+      d.max_blocks_per_multiprocessor = int32_t(get("maxBlocksPerMultiprocessor"));
+      data_.devices.push_back(std::move(d));
+    }
+    return;
+  }
+  if (v.is_string()) {
+    data_.metadata.emplace_back(std::string(key), v.text);
+  } else {
+    data_.metadata_json.emplace_back(std::string(key), v.ToJson());
+  }
+}
+
+void TraceBuilder::OnEvent(const KinetoEvent& ev) {
+  const bool numeric_pid = ev.pid.is_number();
+  const int64_t pid = ev.pid.AsInt();
+  const int64_t tid = ev.tid.AsInt();
+  if (ev.ph == "M") {
+    if (!have_window_start_ && ev.has_ts) {
+      data_.window_start_ns = ev.ts_ns;
+      have_window_start_ = true;
+    }
+    const JsonValue* a = ev.args.Find("name");
+    const JsonValue* labels = ev.args.Find("labels");
+    if (ev.name == "process_labels" && labels && labels->text == "CPU" && !have_pid_) {
+      data_.pid = pid;
+      have_pid_ = true;
+    } else if (ev.name == "process_name" && a && (!have_pid_ || pid == data_.pid) &&
+               data_.process_name.empty()) {
+      data_.process_name = a->text;
+    } else if (ev.name == "thread_name" && a) {
+      thread_names_[{pid, tid}] = a->text;
+    }
+    return;
+  }
+  if (ev.ph == "s" || ev.ph == "f") {
+    if (ev.cat == "ac2g" || ev.cat == "async") (ev.ph == "s" ? flow_out_ : flow_in_).insert(ev.id.AsUint());
+    return;
+  }
+  if (ev.ph == "C") {
+    auto [it, inserted] = counter_tracks_.try_emplace(ev.name, uint32_t(data_.counter_tracks.size()));
+    const auto& members = ev.args.members;
+    if (inserted) {
+      CounterTrack c;
+      c.name = ev.name;
+      if (!members.empty() && members[0].first != "value") c.unit = members[0].first;
+      if (ev.pid.is_string()) c.group = ev.pid.text;
+      data_.counter_tracks.push_back(std::move(c));
+    }
+    if (!members.empty()) data_.counter_samples.push_back({ev.ts_ns, members[0].second.AsDouble(), it->second});
+    return;
+  }
+  if (ev.ph == "i" && ev.name == "Record Window End") {
+    data_.window_end_ns = ev.ts_ns;
+    return;
+  }
+  EventKind kind;
+  if ((ev.ph != "X" && ev.ph != "i") || !numeric_pid || !internal::KindFromCategory(ev.cat, &kind)) {
+    Unmapped();  // spans ("Trace"), iteration markers, unknown phases and categories
+    return;
+  }
+  if (ev.ph == "i") kind = EventKind::kInstant;
+  if (!have_pid_ && IsCpuKind(kind)) {
+    data_.pid = pid;
+    have_pid_ = true;
+  }
+  uint32_t track;
+  if (IsCpuKind(kind)) {
+    track = TrackFor(TrackType::kThread, pid, tid, 0, 0);
+  } else if (kind == EventKind::kOverhead) {
+    track = TrackFor(TrackType::kOverhead, pid, tid, 0, 0);
+  } else if (tid == kDeviceRowTid) {
+    track = TrackFor(TrackType::kGpuDevice, pid, tid, uint32_t(pid), 0);
+  } else if (tid >= kStreamSyncTidOffset && (kind == EventKind::kSync || kind == EventKind::kCudaEvent)) {
+    track = TrackFor(TrackType::kGpuStreamSync, pid, tid, uint32_t(pid), uint32_t(tid - kStreamSyncTidOffset));
+  } else {
+    track = TrackFor(TrackType::kGpuStream, pid, tid, uint32_t(pid), uint32_t(tid));
+  }
+  Event e;
+  memset(&e, 0, sizeof(e));
+  e.kind = kind;
+  e.track = track;
+  e.detail = kNoDetail;
+  e.start_ns = ev.ts_ns;
+  e.end_ns = ev.ph == "X" ? ev.ts_ns + std::max<int64_t>(ev.dur_ns, 0) : ev.ts_ns;
+  e.name = data_.strings.Intern(ev.name);
+  internal::ApplyKinetoArgs(ev.args, ev.name, data_, e);
+  data_.events_by_track[track].push_back(e);
+}
+
+TraceData TraceBuilder::Finish() {
+  for (size_t i = 0; i < data_.tracks.size(); ++i) {
+    Track& t = data_.tracks[i];
+    if (t.type == TrackType::kThread) {
+      auto it = thread_names_.find({t.pid, t.tid});
+      if (it != thread_names_.end()) {
+        // "thread <tid> (<name>)" -> "<name>"
+        const std::string& n = it->second;
+        size_t open = n.find(" (");
+        if (n.rfind("thread ", 0) == 0 && open != std::string::npos && n.back() == ')')
+          t.name = n.substr(open + 2, n.size() - open - 3);
+        else if (n.rfind("thread ", 0) != 0)
+          t.name = n;
+      }
+    }
+    for (Event& e : data_.events_by_track[i]) {
+      if (!e.correlation) continue;
+      if ((e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver) && flow_out_.count(e.correlation))
+        e.flags |= kFlagFlowOut;
+      else if (!IsCpuKind(e.kind) && flow_in_.count(e.correlation))
+        e.flags |= kFlagFlowIn;
+    }
+  }
+  std::stable_sort(data_.counter_samples.begin(), data_.counter_samples.end(),
+                   [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; });
+  data_.SortTracks();
+  return std::move(data_);
+}
+
+}  // namespace
+
+absl::StatusOr<TraceData> ReadKinetoJsonTrace(const std::string& path) {
+  TraceBuilder b;
+  absl::Status st = ReadKinetoJsonFile(path, b.Callbacks());
+  if (!st.ok()) return st;
+  return b.Finish();
+}
+
+absl::StatusOr<TraceData> ReadKinetoJsonTraceText(std::string_view text) {
+  TraceBuilder b;
+  absl::Status st = ReadKinetoJsonText(text, b.Callbacks());
+  if (!st.ok()) return st;
+  return b.Finish();
+}
+
+}  // namespace kairos
