@@ -132,6 +132,15 @@ TEST_CASE("sim: counts equal what the program launched in the window", "[sim][re
   REQUIRE(ok);
   REQUIRE(source.missing_reason().empty());
   const Counts c = Count(data);
+  for (const auto& track : data.events_by_track) {
+    for (const Event& e : track) {
+      if ((e.kind == EventKind::kMemcpy || e.kind == EventKind::kMemset ||
+           e.kind == EventKind::kKernel) && (e.flags & kFlagFlowIn) == 0) {
+        WARN("GPU event without launch: " << data.strings.Get(e.name) << " corr "
+                                                   << e.correlation);
+      }
+    }
+  }
   CHECK(c.kernels == 13);
   CHECK(c.launches == 13);          // incl. the 3 captured into the graph (no GPU work)
   CHECK(c.launch_flow_out == 10);

@@ -152,6 +152,26 @@ TEST_CASE("HostSampler counts missed ticks and drops values past its bound") {
   CHECK(data.stats.at("host_sampler_missed_ticks") == 2);
 }
 
+TEST_CASE("HostSampler stamps a sample taken just after the window end at the end") {
+  Harness h;
+  Config config;
+  config.host_metrics_interval_ms = 100;
+  REQUIRE(h.sampler->StartWarmup(config).ok());
+  const int64_t ws = h.now + 100 * kMs;
+  h.sampler->StartRecording(ws);
+  CHECK(h.sampler->Tick(ws + 100 * kMs));
+  CHECK(h.sampler->Tick(ws + 200 * kMs));  // the thread raced past the window end
+  CHECK(h.sampler->Tick(ws + 300 * kMs));
+  h.sampler->StopRecording(ws + 150 * kMs);
+  TraceData data;
+  h.sampler->Collect(data);
+  auto by = ByName(data);
+  REQUIRE(by["cpu.util"].size() == 3);
+  CHECK(by["cpu.util"][1].ts_ns == ws + 100 * kMs);
+  CHECK(by["cpu.util"][2].ts_ns == ws + 150 * kMs);
+  CHECK(data.counter_samples.size() == 45);
+}
+
 TEST_CASE("HostSampler is off at interval 0 and sits out without /proc/stat") {
   Harness h;
   Config config;
