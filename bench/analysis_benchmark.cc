@@ -214,8 +214,8 @@ int main(int argc, char** argv) {
   }
   if (json_mb <= 0) return 0;
 
-  // ~430 bytes of JSON per event (measured on this generator's output).
-  const size_t json_events = static_cast<size_t>(json_mb * 1024 * 1024 / 430);
+  // ~190 bytes of JSON per event (measured on this generator's output).
+  const size_t json_events = static_cast<size_t>(json_mb * 1024 * 1024 / 190);
   const std::string path = dir + "/kairos_analysis_bench_" + std::to_string(getpid()) + ".json";
   {
     TraceData data;

@@ -36,6 +36,7 @@ struct StartedRange {
   uint64_t start;
   uint32_t name;
   uint32_t track;
+  uint32_t detail;
 };
 
 class Collector {
@@ -113,6 +114,10 @@ void Collector::AddThread(ThreadState& s) {
   t.pid = getpid();
   t.tid = s.tid;
   t.name = s.thread_name;
+  if (ThreadNameLookup lookup = g_thread_name_lookup.load(std::memory_order_acquire)) {
+    std::string named = lookup(s.tid);
+    if (!named.empty()) t.name = std::move(named);
+  }
   const uint32_t track = data_.AddTrack(std::move(t));
 
   // Thread-local name ids -> trace StringIds (interned lazily).
@@ -157,7 +162,7 @@ void Collector::AddThread(ThreadState& s) {
         stack.pop_back();
         break;
       case RecordType::kStart:
-        started_[r.id] = StartedRange{r.raw_time, name_of(r.name), track};
+        started_[r.id] = StartedRange{r.raw_time, name_of(r.name), track, detail_of(r.args)};
         break;
       case RecordType::kEnd:
         ended_[r.id] = r.raw_time;
@@ -168,7 +173,7 @@ void Collector::AddThread(ThreadState& s) {
           e.start_ns = e.end_ns = clock_.ToUnixNs(r.raw_time);
           e.name = name_of(r.name);
           e.track = track;
-          e.detail = kNoDetail;
+          e.detail = detail_of(r.args);
           e.kind = EventKind::kInstant;
           data_.events_by_track[track].push_back(e);
         }
@@ -188,7 +193,7 @@ void Collector::Finish(bool start_is_step_boundary) {
   for (const auto& [id, sr] : started_) {
     auto it = ended_.find(id);
     const bool open = it == ended_.end();
-    EmitRange(sr.track, sr.start, open ? 0 : it->second, open, sr.name, id, kNoDetail);
+    EmitRange(sr.track, sr.start, open ? 0 : it->second, open, sr.name, id, sr.detail);
   }
   for (const auto& [id, raw] : ended_) {
     if (started_.find(id) == started_.end() && raw >= start_raw_ && raw <= end_raw_)

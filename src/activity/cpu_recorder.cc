@@ -18,6 +18,7 @@
 namespace kairos::internal {
 
 std::atomic<uint32_t> g_cpu_epoch{0};
+std::atomic<ThreadNameLookup> g_thread_name_lookup{nullptr};
 thread_local ThreadState* t_thread_state __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {

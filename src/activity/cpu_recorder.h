@@ -167,13 +167,14 @@ inline void PopRange() {
 
 // Cross-thread range: returns an id for EndRange (0 when not recording; EndRange(0) is a
 // no-op).
-inline uint32_t StartRange(const char* name) {
+inline uint32_t StartRange(const char* name, const RangeArgs* args = nullptr) {
   const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return 0;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return 0;
   const uint32_t id = NextRangeId(s);
-  AppendRecord(s, RecordType::kStart, LookupName(s, name), id, 0);
+  AppendRecord(s, RecordType::kStart, LookupName(s, name), id,
+               args ? StoreArgsSlow(s, *args) : 0);
   return id;
 }
 
@@ -186,12 +187,12 @@ inline void EndRange(uint32_t id) {
   AppendRecord(s, RecordType::kEnd, 0, id, 0);
 }
 
-inline void Mark(const char* name) {
+inline void Mark(const char* name, const RangeArgs* args = nullptr) {
   const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
-  AppendRecord(s, RecordType::kMark, LookupName(s, name), 0, 0);
+  AppendRecord(s, RecordType::kMark, LookupName(s, name), 0, args ? StoreArgsSlow(s, *args) : 0);
 }
 
 // Records the boundary where iteration `iteration` begins (called by the step hooks with
@@ -271,6 +272,12 @@ void DisableEpoch(uint32_t epoch);
 // After fork, in the child: forget every thread state of the parent (they are leaked, not
 // freed: their mutexes may have been held by threads that no longer exist).
 void CpuRecorderAfterForkChild();
+
+// Optional source of thread names set by the program (NVTX nvtxNameOsThread), consulted on
+// the session thread when a thread's track is named; returns "" when it has none for `tid`.
+// nullptr = none installed.
+using ThreadNameLookup = std::string (*)(int64_t tid);
+extern std::atomic<ThreadNameLookup> g_thread_name_lookup;
 
 // For tests: number of registered thread states.
 size_t RegisteredThreadCount();

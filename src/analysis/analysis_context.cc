@@ -101,9 +101,11 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
   std::map<uint32_t, std::vector<size_t>> run_ends;  // device -> end offset of each sorted run
   std::map<uint32_t, DeviceWork> devices;
   for (const auto& d : data.devices) devices[d.id].device = d.id;
-  size_t launch_count = 0;
-  for (const auto& v : data.events_by_track) launch_count += v.size();
-  ctx.launches.reserve(launch_count / 4);
+  ctx.is_step_name.assign(data.strings.size(), 0);
+  for (StringId id = 0; id < data.strings.size(); ++id) {
+    int64_t n;
+    ctx.is_step_name[id] = ParseStepName(data.strings.Get(id), &n) ? 1 : 0;
+  }
 
   for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
     const Track& track = data.tracks[t];
@@ -129,11 +131,10 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
       run_ends[track.device].push_back(dw.ops.size());
     } else if (track.type == TrackType::kThread) {
       for (const Event& e : events) {
-        if ((e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver) && e.correlation != 0) {
-          ctx.launches[e.correlation] = Launch{e.start_ns, e.end_ns};
-        } else if (e.kind == EventKind::kUserAnnotation && !(e.flags & kFlagUnfinished)) {
-          int64_t n;
-          if (ParseStepName(ctx.Name(e), &n)) ctx.steps.push_back(Step{n, e.start_ns, e.end_ns});
+        if (e.kind == EventKind::kUserAnnotation && !(e.flags & kFlagUnfinished) && ctx.IsStepName(e.name)) {
+          int64_t n = 0;
+          ParseStepName(ctx.Name(e), &n);
+          ctx.steps.push_back(Step{n, e.start_ns, e.end_ns});
         }
       }
     }
@@ -154,6 +155,37 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
   std::sort(ctx.steps.begin(), ctx.steps.end(),
             [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
   return ctx;
+}
+
+void ResolveLaunches(AnalysisContext& ctx) {
+  constexpr uint8_t kCopyDtoH = 2;
+  const TraceData& data = *ctx.data;
+  for (const DeviceWork& dw : ctx.devices) {
+    for (const IdleGap& g : dw.gaps) {
+      if (g.next != nullptr && g.next->correlation != 0) ctx.launches.try_emplace(g.next->correlation, Launch{0, INT64_MIN});
+    }
+    for (const GpuOp& op : dw.ops) {
+      if (op.event->kind != EventKind::kMemcpy || op.event->correlation == 0 ||
+          op.event->detail >= data.memcpys.size()) {
+        continue;
+      }
+      const MemcpyDetail& m = data.memcpys[op.event->detail];
+      if (m.copy_kind == kCopyDtoH && m.bytes <= ctx.options->copy_back_max_bytes) {
+        ctx.launches.try_emplace(op.event->correlation, Launch{0, INT64_MIN});
+      }
+    }
+  }
+  if (ctx.launches.empty()) return;
+  for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+    if (data.tracks[t].type != TrackType::kThread) continue;
+    for (const Event& e : data.events_by_track[t]) {
+      if ((e.kind != EventKind::kRuntime && e.kind != EventKind::kDriver) || e.correlation == 0) continue;
+      auto it = ctx.launches.find(e.correlation);
+      if (it != ctx.launches.end()) it->second = Launch{e.start_ns, e.end_ns};
+    }
+  }
+  // Drop the ids whose launch is not in the trace, so a lookup miss means "unknown".
+  absl::erase_if(ctx.launches, [](const auto& kv) { return kv.second.end_ns == INT64_MIN; });
 }
 
 }  // namespace kairos::internal

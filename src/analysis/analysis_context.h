@@ -60,12 +60,18 @@ struct AnalysisContext {
   std::vector<DeviceWork> devices;  // sorted by device id
   absl::flat_hash_map<uint32_t, Launch> launches;  // runtime/driver calls by correlation
   std::vector<Step> steps;          // complete ProfilerStep#N ranges, by start
+  std::vector<uint8_t> is_step_name;  // by StringId: 1 = "ProfilerStep#N"
+  bool IsStepName(StringId id) const { return id < is_step_name.size() && is_step_name[id]; }
   int64_t window_ns() const { return window_end_ns - window_start_ns; }
   std::string_view Name(const Event& e) const { return data->strings.Get(e.name); }
   const DeviceInfo* Device(uint32_t id) const;
 };
 
 AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& options);
+// Fills ctx.launches with the runtime/driver calls of the GPU ops whose launch is needed
+// (the op after each idle gap, small device-to-host copies): one pass over the host
+// tracks with lookups into a small set, instead of indexing every launch.
+void ResolveLaunches(AnalysisContext& ctx);
 bool IsCommunicationKernel(std::string_view name);
 bool IsCpuRange(EventKind kind);
 // Parses "ProfilerStep#N"; returns false for other names.

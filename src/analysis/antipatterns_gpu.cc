@@ -116,11 +116,12 @@ void KernelShapes(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out
   int64_t kernel_ns = 0, few_ns = 0, low_ns = 0;
   uint64_t few_n = 0, low_n = 0, by_regs = 0, by_smem = 0, by_warps = 0, by_blocks = 0;
   std::vector<int64_t> few_blocks, low_pct;
+  ShapeCache shapes(*ctx.data, dev);
   for (const GpuOp& op : dw.ops) {
     if (op.event->kind != EventKind::kKernel) continue;
     const int64_t d = op.event->end_ns - op.event->start_ns;
     kernel_ns += d;
-    const KernelShape s = ShapeOf(*ctx.data, *op.event, dev);
+    const KernelShape s = shapes.Get(*op.event);
     if (s.blocks > 0 && s.blocks < static_cast<uint64_t>(s.sm_count)) {
       ++few_n;
       few_ns += d;

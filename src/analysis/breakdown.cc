@@ -31,12 +31,12 @@ int64_t UnionLength(const std::vector<GpuOp>& ops, unsigned mask) {
 // waited for the host while the call that enqueued `next` had not returned; after that the
 // work was queued and the GPU waited on something else (a dependency on another stream or
 // event, a synchronisation, launch latency).
-IdleGap ClassifyGap(const AnalysisContext& ctx, int64_t g0, int64_t g1, const GpuOp* next) {
-  IdleGap g{g0, g1, 0, 0, 0, next != nullptr ? next->event : nullptr};
+IdleGap ClassifyGap(const AnalysisContext& ctx, int64_t g0, int64_t g1, const Event* next) {
+  IdleGap g{g0, g1, 0, 0, 0, next};
   const int64_t len = g1 - g0;
   const Launch* launch = nullptr;
-  if (next != nullptr && next->event->correlation != 0) {
-    auto it = ctx.launches.find(next->event->correlation);
+  if (next != nullptr && next->correlation != 0) {
+    auto it = ctx.launches.find(next->correlation);
     if (it != ctx.launches.end()) launch = &it->second;
   }
   if (launch == nullptr) {
@@ -78,20 +78,26 @@ void ComputeBreakdowns(AnalysisContext& ctx, Summary* summary) {
     d.idle_ns = window - all;
     d.busy_fraction = window > 0 ? static_cast<double>(all) / static_cast<double>(window) : 0.0;
 
-    // Idle gaps: the complement of the union inside the window.
+    // Idle gaps: the complement of the union inside the window; classified below, once
+    // the launches they need are resolved.
     dw.gaps.clear();
     int64_t cursor = ctx.window_start_ns;
     for (const GpuOp& op : dw.ops) {
-      if (op.start_ns > cursor) dw.gaps.push_back(ClassifyGap(ctx, cursor, op.start_ns, &op));
+      if (op.start_ns > cursor) dw.gaps.push_back(IdleGap{cursor, op.start_ns, 0, 0, 0, op.event});
       cursor = std::max(cursor, op.end_ns);
     }
-    if (ctx.window_end_ns > cursor) dw.gaps.push_back(ClassifyGap(ctx, cursor, ctx.window_end_ns, nullptr));
-    for (const IdleGap& g : dw.gaps) {
+    if (ctx.window_end_ns > cursor) dw.gaps.push_back(IdleGap{cursor, ctx.window_end_ns, 0, 0, 0, nullptr});
+    summary->devices.push_back(std::move(d));
+  }
+  ResolveLaunches(ctx);
+  for (size_t i = 0; i < ctx.devices.size(); ++i) {
+    DeviceSummary& d = summary->devices[i];
+    for (IdleGap& g : ctx.devices[i].gaps) {
+      g = ClassifyGap(ctx, g.start_ns, g.end_ns, g.next);
       d.idle_host_wait_ns += g.host_wait_ns;
       d.idle_kernel_wait_ns += g.kernel_wait_ns;
       d.idle_other_ns += g.other_ns;
     }
-    summary->devices.push_back(std::move(d));
   }
 }
 

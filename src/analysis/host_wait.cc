@@ -46,8 +46,7 @@ void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary) {
     if (waits.empty()) continue;
     const Coverage cov(std::move(waits));
     absl::flat_hash_map<StringId, int64_t> self;
-    absl::flat_hash_map<StringId, bool> is_step;
-    struct Open {
+      struct Open {
       int64_t end_ns;
       StringId name;
     };
@@ -57,12 +56,7 @@ void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary) {
       stack.clear();
       for (const Event& e : data.events_by_track[t]) {
         if (!IsCpuRange(e.kind)) continue;
-        auto [it, inserted] = is_step.try_emplace(e.name, false);
-        if (inserted) {
-          int64_t n;
-          it->second = ParseStepName(ctx.Name(e), &n);
-        }
-        if (it->second) continue;
+        if (ctx.IsStepName(e.name)) continue;
         while (!stack.empty() && stack.back().end_ns <= e.start_ns) stack.pop_back();
         const int64_t ov = cov.Overlap(e.start_ns, e.end_ns);
         if (ov > 0) {

@@ -22,17 +22,11 @@ void ComputeHotspots(const AnalysisContext& ctx, Summary* summary) {
     }
   }
   const TraceData& data = *ctx.data;
-  absl::flat_hash_map<StringId, bool> is_step;
   for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
     if (data.tracks[t].type != TrackType::kThread) continue;
     for (const Event& e : data.events_by_track[t]) {
       if (!IsCpuRange(e.kind)) continue;
-      auto [it, inserted] = is_step.try_emplace(e.name, false);
-      if (inserted) {
-        int64_t n;
-        it->second = ParseStepName(ctx.Name(e), &n);
-      }
-      if (it->second) continue;  // steps have their own section
+      if (ctx.IsStepName(e.name)) continue;  // steps have their own section
       const int64_t s = std::max(e.start_ns, ctx.window_start_ns);
       const int64_t en = std::min(e.end_ns, ctx.window_end_ns);
       if (en >= s) cpu[e.name].push_back(en - s);

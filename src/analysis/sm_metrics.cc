@@ -34,9 +34,10 @@ void ComputeSmProxies(const AnalysisContext& ctx, Summary* summary) {
     const DeviceWork& dw = ctx.devices[i];
     const DeviceInfo* dev = ctx.Device(dw.device);
     double occ_weighted = 0, occ_time = 0, bps_weighted = 0, bps_time = 0;
+    ShapeCache shapes(*ctx.data, dev);
     for (const GpuOp& op : dw.ops) {
       if (op.event->kind != EventKind::kKernel) continue;
-      const KernelShape s = ShapeOf(*ctx.data, *op.event, dev);
+      const KernelShape s = shapes.Get(*op.event);
       const double t = static_cast<double>(op.end_ns - op.start_ns);
       if (s.sm_count > 0) {
         bps_weighted += s.blocks_per_sm * t;

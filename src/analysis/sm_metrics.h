@@ -7,6 +7,7 @@
 #define KAIROS_SRC_ANALYSIS_SM_METRICS_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "trace_data.h"
 
@@ -23,6 +24,28 @@ struct KernelShape {
 };
 
 KernelShape ShapeOf(const TraceData& data, const Event& kernel, const DeviceInfo* device);
+
+// ShapeOf memoised per kernel side-table row (rows are de-duplicated launch
+// configurations, so a million launches usually share a handful of rows).
+class ShapeCache {
+ public:
+  ShapeCache(const TraceData& data, const DeviceInfo* device)
+      : data_(data), device_(device), rows_(data.kernels.size()), done_(data.kernels.size(), 0) {}
+  KernelShape Get(const Event& kernel) {
+    if (kernel.detail >= rows_.size()) return ShapeOf(data_, kernel, device_);
+    if (!done_[kernel.detail]) {
+      rows_[kernel.detail] = ShapeOf(data_, kernel, device_);
+      done_[kernel.detail] = 1;
+    }
+    return rows_[kernel.detail];
+  }
+
+ private:
+  const TraceData& data_;
+  const DeviceInfo* device_;
+  std::vector<KernelShape> rows_;
+  std::vector<uint8_t> done_;
+};
 
 }  // namespace kairos::internal
 

@@ -195,7 +195,15 @@ bool DaemonClient::SendRequest() {
   request.type =
       handler_->Busy() ? internal::kDaemonRequestBusy : internal::kDaemonRequestActivities;
   request.job_id = options_.job_id;
-  request.pids = PidAncestry(getpid());
+  // Re-read /proc only when our own parent changed (re-parenting, or a forked child): the
+  // /proc walk costs ~100x the rest of the poll (bench/daemon_benchmark.cc).
+  const pid_t self = getpid(), parent = getppid();
+  if (pids_.empty() || self != pids_for_self_ || parent != pids_for_parent_) {
+    pids_ = PidAncestry(self);
+    pids_for_self_ = self;
+    pids_for_parent_ = parent;
+  }
+  request.pids = pids_;
   const std::string bytes = internal::EncodeDaemonRequest(request);
   const ssize_t sent = sendto(fd_, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
                               reinterpret_cast<const sockaddr*>(&daemon_.addr), daemon_.length);

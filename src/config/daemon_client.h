@@ -10,7 +10,7 @@
 //  - one non-blocking send per poll, no retry backoff (#1);
 //  - the socket is watched all the time, so a late reply is taken when it arrives, never read
 //    one poll late (#2); every datagram is validated and must come from the daemon's address;
-//  - the pid list is recomputed at every poll (#10); the endpoint is created once per client
+//  - the pid list is recomputed whenever the parent pid changes (#10); the endpoint is created once per client
 //    with RAII buffers (#7, #8); a config that fails to parse is rejected whole (#9).
 #ifndef KAIROS_SRC_CONFIG_DAEMON_CLIENT_H_
 #define KAIROS_SRC_CONFIG_DAEMON_CLIENT_H_
@@ -133,6 +133,12 @@ class DaemonClient {
   std::vector<char> buffer_;  // one receive buffer, header + max payload + 1 (detects oversize)
   std::unique_ptr<std::thread> thread_;
   bool daemon_reachable_ = true;  // poller thread only: logs transitions once each
+  std::vector<int32_t> pids_;     // poller thread only: cached ancestry...
+  pid_t pids_for_self_ = 0;       // ...valid while getpid() and getppid() are unchanged
+  pid_t pids_for_parent_ = 0;
+
+  // Counters only, read by stats(): no other data is published through them, so relaxed
+  // increments and loads are enough.
 
   std::atomic<uint64_t> polls_{0}, send_failures_{0}, replies_{0}, configs_received_{0},
       configs_accepted_{0}, configs_rejected_{0}, invalid_datagrams_{0};
