@@ -102,6 +102,7 @@ absl::StatusOr<CuptiApi> LoadCuptiApi(std::string_view explicit_path) {
   Resolve(handle, "cuptiActivityRegisterTimestampCallback",
           &api.ActivityRegisterTimestampCallback);
   Resolve(handle, "cuptiSetThreadIdType", &api.SetThreadIdType);
+  Resolve(handle, "cuptiGetTimestamp", &api.GetTimestamp);
 
   uint32_t version = 0;
   const CUptiResult r = api.GetVersion(&version);

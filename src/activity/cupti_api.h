@@ -55,6 +55,7 @@ struct CuptiApi {
   CUptiResult (*ActivityEnableCudaEventDeviceTimestamps)(uint8_t) = nullptr;
   CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc) = nullptr;
   CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType) = nullptr;
+  CUptiResult (*GetTimestamp)(uint64_t*) = nullptr;
 };
 
 // Accepts exactly the versions whose layouts kairos knows; the error says which were found

@@ -507,6 +507,16 @@ void CuptiConverter::DropAfter(int64_t end_ns) {
   waits_.resize(w);
 }
 
+void CuptiConverter::ShiftTime(int64_t delta_ns) {
+  for (Event& e : events_) {
+    e.start_ns += delta_ns;
+    e.end_ns += delta_ns;
+  }
+  for (KernelDetail& k : kernels_.mutable_rows()) {
+    if (k.queued != 0) k.queued += delta_ns;
+  }
+}
+
 void CuptiConverter::Finalize() {
   // Wait targets first: they add rows keyed by the unresolved context.
   for (const auto& [index, sync_id] : waits_) {

@@ -131,6 +131,8 @@ class CuptiConverter {
   // Drops (as out_of_range) events that end after `end_ns`: the window's end is known only
   // once recording has stopped.
   void DropAfter(int64_t end_ns);
+  // Adds `delta_ns` to every event's start/end and every kernel's queued time.
+  void ShiftTime(int64_t delta_ns);
   void Clear();
 
   std::vector<Event>& events() { return events_; }

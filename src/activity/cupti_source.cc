@@ -306,6 +306,15 @@ void CuptiSource::OnBuffer(const uint8_t* buffer, size_t valid_size) {
   }
 }
 
+int64_t CuptiSource::MeasureCuptiOffset() const {
+  if (api_ == nullptr || api_->GetTimestamp == nullptr) return 0;
+  const int64_t before = UnixNowNs();
+  uint64_t cupti = 0;
+  if (api_->GetTimestamp(&cupti) != CUPTI_SUCCESS || cupti == 0) return 0;
+  const int64_t after = UnixNowNs();
+  return static_cast<int64_t>(cupti) - (before + (after - before) / 2);
+}
+
 void CuptiSource::StartRecording(int64_t window_start_ns) {
   if (!active_) return;
   // Hand back what warm-up produced so far; those buffers are discarded, not converted.
@@ -316,8 +325,11 @@ void CuptiSource::StartRecording(int64_t window_start_ns) {
   api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped);  // reset: warm-up drops don't count
   refused_at_start_ = pool.refused();
   foreign_at_start_ = pool.foreign();
-  window_start_ = window_start_ns;
-  converter_->SetWindow(window_start_ns, INT64_MAX);
+  // The window edges are mapped into CUPTI's timebase, so a record produced before
+  // StopRecording is never cut by a skew between CUPTI's clock and the session's.
+  cupti_offset_ = MeasureCuptiOffset();
+  window_start_ = window_start_ns + cupti_offset_;
+  converter_->SetWindow(window_start_, INT64_MAX);
   phase_.store(Phase::kRecording, std::memory_order_release);
   // Calls that begin before the window cannot be in it, so linking starts here.
   linking_.store(options_.current_range_id != nullptr, std::memory_order_relaxed);
@@ -325,7 +337,9 @@ void CuptiSource::StartRecording(int64_t window_start_ns) {
 
 void CuptiSource::StopRecording(int64_t window_end_ns) {
   if (!active_) return;
-  window_end_ = window_end_ns;
+  const int64_t offset = MeasureCuptiOffset();
+  window_end_ = window_end_ns == INT64_MAX ? INT64_MAX : window_end_ns + offset;
+  cupti_offset_ = (cupti_offset_ + offset) / 2;
   linking_.store(false, std::memory_order_relaxed);
   DisableKinds();
   const CUptiResult r = api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -375,6 +389,7 @@ void CuptiSource::Collect(TraceData& data) {
     if (v != 0) converter_->AddExternal(static_cast<uint32_t>(v >> 32), v & 0xFFFFFFFFu);
   }
   data.AddStat("cupti_link_overflow", links > link_capacity_ ? links - link_capacity_ : 0);
+  if (cupti_offset_ != 0) converter_->ShiftTime(-cupti_offset_);  // back to the session clock
   const MergeResult m = MergeIntoTraceData(*converter_, data);
   ProjectGpuAnnotations(data);
   auto fill = options_.device_info != nullptr ? options_.device_info : QueryDeviceInfo;

@@ -77,6 +77,8 @@ class CuptiSource : public TraceSource {
   void DisableKinds();
   void OnBuffer(const uint8_t* buffer, size_t valid_size);
   void AddStats(TraceData& data);
+  // CUPTI clock minus CLOCK_REALTIME, measured now (0 without cuptiGetTimestamp).
+  int64_t MeasureCuptiOffset() const;
 
   CuptiSourceOptions options_;
   std::optional<CuptiApi> loaded_;  // when loaded by this source
@@ -97,7 +99,8 @@ class CuptiSource : public TraceSource {
   size_t link_capacity_ = 0;
   std::atomic<size_t> link_count_{0};
   int64_t window_start_ = 0;
-  int64_t window_end_ = INT64_MAX;
+  int64_t window_end_ = INT64_MAX;  // in CUPTI's timebase
+  int64_t cupti_offset_ = 0;         // CUPTI clock - CLOCK_REALTIME, measured at the edges
   // Counters written by the worker, read by the session thread after Drain().
   uint64_t warmup_discarded_ = 0;
   uint64_t late_records_ = 0;

@@ -33,7 +33,7 @@ Registry& GetRegistry() {
 // Interns under the registry mutex. Returns nullptr past the bound.
 const char* InternLocked(Registry& r, std::string_view text) {
   if (text.size() > kNvtxMaxStringBytes) text = text.substr(0, kNvtxMaxStringBytes);
-  auto it = r.strings.find(text);
+  auto it = r.strings.find(absl::string_view(text.data(), text.size()));
   if (it != r.strings.end()) return it->c_str();
   if (r.strings.size() >= kNvtxMaxStrings) return nullptr;
   return r.strings.emplace(text).first->c_str();
@@ -67,7 +67,7 @@ NvtxDomain* NvtxCreateDomain(std::string_view name) {
   NvtxCounters& c = GetNvtxCounters();
   try {
     std::lock_guard<std::mutex> lock(r.mu);
-    auto it = r.domains.find(name);
+    auto it = r.domains.find(absl::string_view(name.data(), name.size()));
     if (it != r.domains.end()) return it->second;
     if (r.domains.size() < kNvtxMaxDomains) {
       const char* interned = InternLocked(r, name);
