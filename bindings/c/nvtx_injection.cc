@@ -5,7 +5,6 @@
 // Threading: NVTX calls the entry point once per shared object that uses NVTX, on whichever
 // thread makes that object's first NVTX call, possibly concurrently; the process-wide setup
 // runs once (std::call_once).
-#include <memory>
 #include <mutex>
 
 #include "activity/nvtx_injection.h"
@@ -18,12 +17,10 @@ namespace {
 void SetUpOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
-    kairos::Profiler& profiler = kairos::Profiler::Get();
-    const kairos::Config config = profiler.base_config();
+    const kairos::Config config = kairos::Profiler::Get().base_config();
     // Applied when a domain is created: a filtered domain then costs nothing per call.
     kairos::internal::NvtxSetDomainFilter(config.nvtx_domains_include,
                                           config.nvtx_domains_exclude);
-    profiler.RegisterTraceSource(std::make_unique<kairos::internal::NvtxSource>());
   });
 }
 

@@ -240,6 +240,7 @@ void CpuRecorder::Collect(TraceData& data) {
     if (s.epoch.load(std::memory_order_acquire) == epoch_ && s.ring != nullptr) c.AddThread(s);
   });
   c.Finish(start_is_step_boundary_);
+  if (CollectStatsHook hook = g_cpu_collect_stats_hook.load(std::memory_order_acquire)) hook(data);
 }
 
 }  // namespace kairos::internal

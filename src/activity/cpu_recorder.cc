@@ -19,6 +19,7 @@ namespace kairos::internal {
 
 std::atomic<uint32_t> g_cpu_epoch{0};
 std::atomic<ThreadNameLookup> g_thread_name_lookup{nullptr};
+std::atomic<CollectStatsHook> g_cpu_collect_stats_hook{nullptr};
 thread_local ThreadState* t_thread_state __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {

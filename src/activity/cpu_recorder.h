@@ -279,6 +279,11 @@ void CpuRecorderAfterForkChild();
 using ThreadNameLookup = std::string (*)(int64_t tid);
 extern std::atomic<ThreadNameLookup> g_thread_name_lookup;
 
+// Optional extra statistics added to the trace at the end of the cpu source's Collect (NVTX
+// counters: the cpu source takes part in every session, whenever a source was registered).
+using CollectStatsHook = void (*)(TraceData& data);
+extern std::atomic<CollectStatsHook> g_cpu_collect_stats_hook;
+
 // For tests: number of registered thread states.
 size_t RegisteredThreadCount();
 

@@ -127,7 +127,11 @@ CuptiConverter::CuptiConverter(CallbackNameFn callback_name, size_t max_events)
   Clear();
 }
 
-void CuptiConverter::Reserve() { events_.reserve(max_events_); }
+void CuptiConverter::Reserve() {
+  // Touch every page now (warm-up), so the worker takes no page faults while recording.
+  events_.resize(max_events_);
+  events_.clear();
+}
 
 void CuptiConverter::Clear() {
   events_.clear();

@@ -116,7 +116,8 @@ class CuptiConverter {
     window_start_ = start_ns;
     window_end_ = end_ns;
   }
-  // Reserves the event store (call during warm-up, so recording does not grow it).
+  // Reserves and prefaults the event store (call during warm-up, so recording neither grows
+  // it nor page-faults).
   void Reserve();
   void ConvertBuffer(const uint8_t* buffer, size_t valid_size);
   // After the last buffer: maps context-keyed sync rows to devices (learned from kernel,

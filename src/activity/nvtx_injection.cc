@@ -155,13 +155,16 @@ int DomainRangePushEx(const void* h, const EventAttributes* a) {
   return DomainPush(AsDomain(h), a);
 }
 int DomainRangePop(const void* h) { return DomainPop(AsDomain(h)); }
+NvtxDomain* MutableDomain(void* h) {
+  return h != nullptr ? static_cast<NvtxDomain*>(h) : NvtxDefaultDomain();
+}
 void DomainNameCategoryA(void* h, uint32_t id, const char* name) {
-  if (name != nullptr) NvtxNameCategory(static_cast<NvtxDomain*>(h ? h : NvtxDefaultDomain()), id, name);
+  if (name != nullptr) NvtxNameCategory(MutableDomain(h), id, name);
 }
 void DomainNameCategoryW(void* h, uint32_t id, const wchar_t* name) {
   char buf[kWideBufferBytes];
   WideToUtf8(name, buf, sizeof(buf));
-  NvtxNameCategory(static_cast<NvtxDomain*>(h ? h : NvtxDefaultDomain()), id, buf);
+  NvtxNameCategory(MutableDomain(h), id, buf);
 }
 const void* DomainRegisterStringA(const void*, const char* s) {
   return NvtxInternString(s != nullptr ? s : "");
@@ -212,6 +215,7 @@ int NvtxAttach(nvtx::GetExportTableFn get_export_table) {
       cb->GetModuleFunctionTable == nullptr)
     return 0;
   g_thread_name_lookup.store(&NvtxThreadName, std::memory_order_release);
+  g_cpu_collect_stats_hook.store(&NvtxAddStats, std::memory_order_release);
   const Slot core[] = {
       {nvtx::kMarkEx, Fp(&MarkEx)},           {nvtx::kMarkA, Fp(&MarkA)},
       {nvtx::kMarkW, Fp(&MarkW)},             {nvtx::kRangeStartEx, Fp(&RangeStartEx)},
@@ -241,22 +245,12 @@ int NvtxAttach(nvtx::GetExportTableFn get_export_table) {
   return ok ? 1 : 0;
 }
 
-absl::Status NvtxSource::StartWarmup(const Config&) {
-  pops_at_start_ = pops_at_stop_ = GetNvtxCounters().unmatched_pops.load();
-  return absl::OkStatus();
-}
-
-void NvtxSource::StartRecording(int64_t) {
-  pops_at_start_ = pops_at_stop_ = GetNvtxCounters().unmatched_pops.load();
-}
-
-void NvtxSource::StopRecording(int64_t) {
-  pops_at_stop_ = GetNvtxCounters().unmatched_pops.load();
-}
-
-void NvtxSource::Collect(TraceData& data) {
+void NvtxAddStats(TraceData& data) {
+  static uint64_t pops_reported = 0;  // session thread only
   const NvtxCounters& c = GetNvtxCounters();
-  data.AddStat("nvtx_unmatched_pops", pops_at_stop_ - pops_at_start_);
+  const uint64_t pops = c.unmatched_pops.load();
+  data.AddStat("nvtx_unmatched_pops", pops - pops_reported);
+  pops_reported = pops;
   data.AddStat("nvtx_init_calls", c.init_calls.load());
   data.AddStat("nvtx_domains", c.domains.load());
   data.AddStat("nvtx_domains_filtered", c.domains_filtered.load());

@@ -117,7 +117,10 @@ TraceData RunSession(CuptiSource& source, bool* workload_ok) {
   cudaStreamSynchronize(s);
   source.StartRecording(UnixNowNs());
   *workload_ok = Workload(d, h, s);
-  source.StopRecording(UnixNowNs());
+  // The window closes 1 ms after the workload returned: the simulator's CUPTI clock
+  // (CLOCK_MONOTONIC plus an offset fixed at registration) drifts from CLOCK_REALTIME by
+  // microseconds, and work finished before the window's end must count.
+  source.StopRecording(UnixNowNs() + 1000000);
   TraceData data;
   data.pid = 1;
   source.Collect(data);
@@ -132,15 +135,6 @@ TEST_CASE("sim: counts equal what the program launched in the window", "[sim][re
   REQUIRE(ok);
   REQUIRE(source.missing_reason().empty());
   const Counts c = Count(data);
-  for (const auto& track : data.events_by_track) {
-    for (const Event& e : track) {
-      if ((e.kind == EventKind::kMemcpy || e.kind == EventKind::kMemset ||
-           e.kind == EventKind::kKernel) && (e.flags & kFlagFlowIn) == 0) {
-        WARN("GPU event without launch: " << data.strings.Get(e.name) << " corr "
-                                                   << e.correlation);
-      }
-    }
-  }
   CHECK(c.kernels == 13);
   CHECK(c.launches == 13);          // incl. the 3 captured into the graph (no GPU work)
   CHECK(c.launch_flow_out == 10);
@@ -202,9 +196,12 @@ TEST_CASE("sim: the device stops mid-window", "[.stop]") {
   bool ok = true;
   TraceData data = RunSession(source, &ok);
   CHECK_FALSE(ok);
-  // Whatever ran before the device stopped is in the trace; nothing crashes or hangs.
+  // Whatever ran before the device stopped is in the trace; the failing launches are still
+  // recorded as calls (with no GPU work); nothing crashes or hangs.
   const Counts c = Count(data);
-  CHECK(c.kernels == c.launches);
+  CHECK(c.launches <= 13);
+  CHECK(c.kernels <= c.launches);
+  CHECK(c.kernel_flow_in == c.kernels);
   CHECK(Stat(data, "cupti_uncorrelated") == 0);
 }
 
