@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -75,9 +76,25 @@ const char* KindName(CUpti_ActivityKind k) {
 
 }  // namespace
 
+namespace {
+// Never destroyed, see the header. Replaced (the old one leaked) in a forked child, whose
+// copy may have a mutex held by, or a worker that was, a thread that does not exist there.
+std::atomic<CuptiBufferPool*> g_pool{nullptr};
+std::once_flag g_pool_once;
+}  // namespace
+
 CuptiBufferPool& ProcessCuptiPool() {
-  static CuptiBufferPool* pool = new CuptiBufferPool();  // never destroyed, see header
-  return *pool;
+  std::call_once(g_pool_once, [] { g_pool.store(new CuptiBufferPool(), std::memory_order_release); });
+  return *g_pool.load(std::memory_order_acquire);
+}
+
+void ReplaceProcessCuptiPoolAfterFork() {
+  static CuptiBufferPool* abandoned[16];
+  static int abandoned_count = 0;
+  CuptiBufferPool* old = g_pool.load(std::memory_order_relaxed);
+  if (old == nullptr) return;  // never used: nothing inherited
+  if (abandoned_count < 16) abandoned[abandoned_count++] = old;  // stays reachable
+  g_pool.store(new CuptiBufferPool(), std::memory_order_release);
 }
 
 CuptiSource::CuptiSource(CuptiSourceOptions options) : options_(std::move(options)) {}
@@ -145,6 +162,17 @@ void CuptiSource::DisableKinds() {
   enabled_.clear();
 }
 
+void CuptiSource::LoadApi() {
+  if (options_.api != nullptr || loaded_.has_value() || !load_error_.empty()) return;
+  absl::StatusOr<CuptiApi> api = LoadCuptiApi(options_.library_path);
+  if (api.ok()) {
+    loaded_ = *std::move(api);
+  } else {
+    load_error_ =
+        absl::StrCat(api.status().message(), "; GPU activity disabled, CPU trace continues");
+  }
+}
+
 absl::Status CuptiSource::StartWarmup(const Config& config) {
   Reset();
   missing_reason_.clear();
@@ -161,17 +189,8 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
     return absl::OkStatus();  // no GPU activity asked for: nothing is missing
   }
 
-  if (options_.api != nullptr) {
-    api_ = options_.api;
-  } else if (!loaded_.has_value() && load_error_.empty()) {
-    absl::StatusOr<CuptiApi> api = LoadCuptiApi(options_.library_path);
-    if (api.ok()) {
-      loaded_ = *std::move(api);
-    } else {
-      load_error_ = absl::StrCat(api.status().message(), "; GPU activity disabled, CPU trace continues");
-    }
-  }
-  if (options_.api == nullptr) api_ = loaded_.has_value() ? &*loaded_ : nullptr;
+  LoadApi();
+  api_ = options_.api != nullptr ? options_.api : (loaded_.has_value() ? &*loaded_ : nullptr);
   if (api_ == nullptr) {
     Fail(load_error_);
     return absl::OkStatus();

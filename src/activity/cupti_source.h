@@ -56,6 +56,12 @@ class CuptiSource : public TraceSource {
   explicit CuptiSource(CuptiSourceOptions options);
   ~CuptiSource() override;
   const char* name() const override { return "cuda"; }
+  // Loads libcupti and resolves its entry points now, on the calling thread (idempotent; a
+  // failure is kept and reported at the next warm-up). StartWarmup does it otherwise. The
+  // process root calls it at init when the environment configures a trace, so the
+  // controller's warm-up never needs the dynamic loader's lock, which a thread running
+  // library constructors inside dlopen() holds (CUDA_INJECTION64_PATH loads kairos so).
+  void LoadApi();
   absl::Status StartWarmup(const Config& config) override;
   void StartRecording(int64_t window_start_ns) override;
   void StopRecording(int64_t window_end_ns) override;
@@ -113,6 +119,9 @@ class CuptiSource : public TraceSource {
 // The process-wide buffer pool CUPTI's callbacks draw from (never destroyed: CUPTI may call
 // the callbacks at any time after registration).
 CuptiBufferPool& ProcessCuptiPool();
+// fork() child only: replaces the process pool with a fresh empty one (the parent's copy is
+// leaked, its worker thread does not exist in the child).
+void ReplaceProcessCuptiPoolAfterFork();
 
 }  // namespace kairos::internal
 

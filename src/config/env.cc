@@ -244,6 +244,7 @@ absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
     }
     config = *std::move(parsed);
     result.origin = origin;
+    absl::StrAppend(&result.text, *text, "\n");
   }
   if (env.has_config_text) {
     std::string text = env.config_text;
@@ -260,6 +261,7 @@ absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
     }
     config = *std::move(parsed);
     absl::StrAppend(&result.origin, result.origin.empty() ? "" : " + ", "KAIROS_CONFIG_TEXT");
+    absl::StrAppend(&result.text, text, "\n");
   }
   result.config = std::move(config);
   return result;

@@ -104,6 +104,9 @@ EnvSettings DecodeEnv(const EnvLookup& lookup);
 struct ConfigFromEnv {
   std::optional<Config> config;
   std::string origin;  // e.g. "KINETO_CONFIG=/path" or "KAIROS_CONFIG_TEXT", for the log
+  // The texts that were parsed (file text, then env text with ';' turned into newlines), so
+  // the session can tell a config that names a window from one that only sets options.
+  std::string text;
 };
 
 // LoadConfigFromEnv

@@ -126,6 +126,13 @@ void Profiler::LoadEnvironmentConfig() {
   base_config_ = *loaded->config;
   env_config_ = base_config_;
   if (!base_config_.activities_enabled) return;
+  // A config that only sets options (e.g. KAIROS_DAEMON_POLL_MS for an on-demand job, or an
+  // output format) must not start a trace by itself; only one that names a window does.
+  if (!TextNamesWindow(loaded->text)) {
+    KAIROS_LOG_INFO("config from %s names no window; waiting for a trigger",
+                    loaded->origin.c_str());
+    return;
+  }
   KAIROS_LOG_INFO("trace configured by %s", loaded->origin.c_str());
   absl::Status s = ScheduleLocked(Request{base_config_, ConfigSource::kEnv, false}, lock);
   if (!s.ok()) KAIROS_LOG_WARNING("trace from %s not scheduled: %s", loaded->origin.c_str(),

@@ -57,7 +57,7 @@ struct Env {
     Child job_proc = Spawn({KAIROS_TRACED_PROGRAM, std::to_string(max_ms), "200", dir + "/stop"},
                            {"KINETO_USE_DAEMON=1", "KAIROS_DAEMON_ENDPOINT=" + endpoint,
                             "KAIROS_JOB_ID=" + job, "KINETO_ONDEMAND_TRACE_DIR=" + dir,
-                            "KAIROS_CONFIG_TEXT=KAIROS_DAEMON_POLL_MS=50;ACTIVITIES_ENABLED=false",
+                            "KAIROS_CONFIG_TEXT=KAIROS_DAEMON_POLL_MS=50",
                             "KAIROS_LOG_LEVEL=info"},
                            /*pipe_stderr=*/false, dir + "/job.log");
     REQUIRE(job_proc.pid > 0);
