@@ -1,14 +1,51 @@
 #!/bin/sh
-# File: tools/demo.sh — the README's first command: builds kairos in build/, runs the C
-# training-loop example (examples/train_c) and prints where its trace is.
+# File: tools/demo.sh — the README's first command. On a fresh Debian machine: installs the
+# build dependencies (apt, with sudo when not root), builds kairos in build/, runs the C
+# training-loop example (examples/train_c) under the profiler with an iteration window, and,
+# when the CUDA toolkit is present, the CUDA training loop (examples/cuda/train_loop) on the
+# simulated GPU (test/sim) attached with LD_PRELOAD and no code change. Each run prints its
+# summary; the script ends with where the traces and summaries are.
 # Usage: tools/demo.sh [iterations]
 set -eu
 cd "$(dirname "$0")/.."
+iters="${1:-20}"
 jobs=$(nproc 2>/dev/null || echo 2)
+
+pkgs="cmake g++ make pkg-config libprotobuf-dev protobuf-compiler libzstd-dev zstd libabsl-dev catch2 nlohmann-json3-dev"
+missing=""
+for p in $pkgs; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "== installing:$missing"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+
+echo "== building (build/)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build --target train_c -j"$jobs" >/dev/null
+targets="train_c kairos kairos_cli"
+if grep -q '^KAIROS_HAVE_CUDA:INTERNAL=ON' build/CMakeCache.txt 2>/dev/null || \
+   [ -f build/test/sim/Makefile ]; then
+  targets="$targets ksim_libs cuda_examples"
+fi
+for t in $targets; do cmake --build build --target "$t" -j"$jobs" >/dev/null; done
+
 out=$(mktemp -d /tmp/kairos_demo_XXXXXX)
-# Iterations 5..9 of the loop, written under $out (the _<pid> suffix is libkineto's rule).
-KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=5;ACTIVITIES_WARMUP_ITERATIONS=1;ACTIVITIES_LOG_FILE=$out/train_c.json" \
-  build/bin/train_c "${1:-20}"
-echo "open it in https://ui.perfetto.dev or chrome://tracing"
+echo "== examples/train_c: $iters steps, iterations 5..9 traced (warm-up 1)"
+KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=5;ACTIVITIES_WARMUP_ITERATIONS=1;ACTIVITIES_LOG_FILE=$out/train_c.json;KAIROS_SUMMARY=stdout" \
+  build/bin/train_c "$iters"
+
+if [ -x build/examples/cuda/train_loop ] && [ -f build/sim/lib/libcudart.so.13 ]; then
+  echo
+  echo "== examples/cuda/train_loop on the simulated GPU, unmodified, LD_PRELOAD=libkairos.so, 300 ms window"
+  LD_LIBRARY_PATH="$PWD/build/sim/lib" LD_PRELOAD="$PWD/build/lib/libkairos.so" \
+    KAIROS_CONFIG_TEXT="ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=300;ACTIVITIES_LOG_FILE=$out/train_loop.json;KAIROS_SUMMARY=stdout" \
+    build/examples/cuda/train_loop 30
+fi
+
+echo
+echo "== done. Traces and summaries (open the .json files in https://ui.perfetto.dev or chrome://tracing, or HTA):"
+for f in "$out"/*; do echo "   $f"; done
