@@ -77,6 +77,9 @@ void ExcessiveSync(const AnalysisContext& ctx, Summary* out) {
   for (const auto& v : data.events_by_track) {
     for (const Event& e : v) {
       if (e.kind != EventKind::kSync) continue;
+      // Stream Wait Event (CUPTI sync type 2) orders two streams on the GPU; the host does
+      // not block in it, so it is not the host-side synchronisation this detector is about.
+      if (e.detail < data.syncs.size() && data.syncs[e.detail].sync_type == 2) continue;
       const int64_t s = std::max(e.start_ns, ctx.window_start_ns), en = std::min(e.end_ns, ctx.window_end_ns);
       if (en < s) continue;
       ns += en - s;

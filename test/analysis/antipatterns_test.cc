@@ -212,6 +212,24 @@ TEST_CASE("excessive_sync: two 50 us device syncs per step") {
   CHECK(f.examples[1].ts_ns == 600 * kUs);
 }
 
+TEST_CASE("excessive_sync ignores GPU-side Stream Wait Event records") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  BusyKernels(b, s, 20);
+  for (int i = 0; i < 10; ++i) {
+    b.Step(th, i, i * kMs, (i + 1) * kMs);
+    // 40 waits covering 20% of the window: they would fire the detector if they counted.
+    b.StreamWaitEvent(s, i * kMs + 100 * kUs, i * kMs + 150 * kUs);
+    b.StreamWaitEvent(s, i * kMs + 200 * kUs, i * kMs + 250 * kUs);
+    b.StreamWaitEvent(s, i * kMs + 300 * kUs, i * kMs + 350 * kUs);
+    b.StreamWaitEvent(s, i * kMs + 400 * kUs, i * kMs + 450 * kUs);
+  }
+  const Summary sum = Analyze(b.Done());
+  CHECK(Ids(sum).count("excessive_sync") == 0);
+}
+
 TEST_CASE("insufficient_concurrency: 16-block grids on a 108-SM GPU") {
   TraceBuilder b(0, 10 * kMs);
   b.Device(0);

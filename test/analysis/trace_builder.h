@@ -127,6 +127,16 @@ class TraceBuilder {
   void Sync(uint32_t track, int64_t s, int64_t e) {
     Add(track, EventKind::kSync, "cudaDeviceSynchronize", s, e);
   }
+  // A GPU-side "Stream Wait Event" (CUPTI sync type 2) on a stream-sync row.
+  void StreamWaitEvent(uint32_t track, int64_t s, int64_t e) {
+    SyncDetail d{};
+    d.sync_type = 2;
+    d.stream = 7;
+    d.wait_on_stream = 9;
+    data_.syncs.push_back(d);
+    Add(track, EventKind::kSync, "Stream Wait Event", s, e, 0,
+        static_cast<uint32_t>(data_.syncs.size() - 1));
+  }
   void Counter(const std::string& name, int64_t ts, double value) {
     uint32_t id = 0;
     while (id < data_.counter_tracks.size() && data_.counter_tracks[id].name != name) ++id;
