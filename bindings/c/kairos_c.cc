@@ -5,6 +5,8 @@
 // Threading: every entry point is callable from any thread at any time (see kairos.h).
 #include "kairos.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "absl/status/status.h"
@@ -172,10 +174,17 @@ KAIROS_API const volatile uint32_t* kairos_recording_flag(void) {
 namespace {
 // LD_PRELOAD (and ordinary linking): initialise from the environment when the library is
 // loaded. Cheap in a process that never profiles: it decodes the environment once and
-// starts no thread unless a trace is configured.
+// starts no thread unless a trace is configured. Under LD_PRELOAD, a window the
+// environment opens at once (warm-up 0) is open before main() runs, so a short program is
+// traced from its start. Only then: a library loaded by dlopen() (NVTX or CUDA injection,
+// Python) runs this with the loader lock held, and the controller's warm-up (libcupti
+// loading the driver) would wait for that lock; CUDA injection waits in InitializeInjection.
 __attribute__((constructor)) void KairosLoadInit() {
   try {
-    kairos::Profiler::Get();
+    kairos::Profiler& p = kairos::Profiler::Get();
+    const char* preload = std::getenv("LD_PRELOAD");
+    if (preload != nullptr && std::strstr(preload, "libkairos") != nullptr)
+      p.WaitForStartupWindow();
   } catch (...) {
   }
 }

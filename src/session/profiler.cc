@@ -16,6 +16,9 @@
 #include "config/env.h"
 #include "log.h"
 #include "session/daemon_glue.h"
+#ifdef KAIROS_HAVE_CUPTI
+#include "activity/cupti_source.h"
+#endif
 
 namespace kairos {
 
@@ -97,7 +100,12 @@ void Profiler::ResetAfterFork() {
   Profiler* old = g_profiler.load(std::memory_order_relaxed);
   if (old == nullptr) return;
   if (g_abandoned_count < 16) g_abandoned[g_abandoned_count++] = old;
+#ifdef KAIROS_HAVE_CUPTI
+  internal::ReplaceProcessCuptiPoolAfterFork();
+#endif
   auto* fresh = new Profiler;
+  // The parent's sources stay with the abandoned root; the child gets fresh idle ones.
+  fresh->RegisterBuiltinSources(false);
   auto loaded = LoadConfigFromEnv(nullptr);
   if (loaded.ok() && loaded->config.has_value()) fresh->base_config_ = *loaded->config;
   g_profiler.store(fresh, std::memory_order_release);
@@ -112,10 +120,27 @@ void Profiler::InitFromEnvironment() {
   if (env.use_daemon) StartDaemonClientIfEnabled(base_config().daemon_poll_ms);
 }
 
+void Profiler::RegisterBuiltinSources(bool load_now) {
+#ifdef KAIROS_HAVE_CUPTI
+  // Registered by the root itself, before any window can be scheduled, so the first
+  // session (an environment-configured one included) already has the "cuda" source.
+  internal::CuptiSourceOptions options;
+  options.library_path = Env().cupti_library;
+  options.current_range_id = internal::CurrentCpuRangeId;
+  auto cuda = std::make_unique<internal::CuptiSource>(std::move(options));
+  if (load_now) cuda->LoadApi();
+  RegisterTraceSource(std::move(cuda));
+#else
+  (void)load_now;
+#endif
+}
+
 void Profiler::LoadEnvironmentConfig() {
   std::vector<std::string> warnings;
   auto loaded = LoadConfigFromEnv(&warnings);
   for (const std::string& w : warnings) KAIROS_LOG_WARNING("%s", w.c_str());
+  RegisterBuiltinSources(loaded.ok() && loaded->config.has_value() &&
+                         loaded->config->activities_enabled && TextNamesWindow(loaded->text));
   if (!loaded.ok()) {
     KAIROS_LOG_WARNING("config from the environment rejected: %s",
                        std::string(loaded.status().message()).c_str());
@@ -135,8 +160,28 @@ void Profiler::LoadEnvironmentConfig() {
   }
   KAIROS_LOG_INFO("trace configured by %s", loaded->origin.c_str());
   absl::Status s = ScheduleLocked(Request{base_config_, ConfigSource::kEnv, false}, lock);
-  if (!s.ok()) KAIROS_LOG_WARNING("trace from %s not scheduled: %s", loaded->origin.c_str(),
-                                  std::string(s.message()).c_str());
+  if (!s.ok()) {
+    KAIROS_LOG_WARNING("trace from %s not scheduled: %s", loaded->origin.c_str(),
+                       std::string(s.message()).c_str());
+    return;
+  }
+  const Config& c = base_config_;
+  if (!c.IterationMode() && c.profile_start_time_ms <= 0 && c.warmup_secs <= 0)
+    startup_seq_ = session_seq_;
+}
+
+void Profiler::WaitForStartupWindow() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (startup_seq_ == 0) return;
+  const uint64_t seq = startup_seq_;
+  startup_seq_ = 0;  // one wait per process: later callers (and the second hook) go on
+  if (!done_cv_.wait_for(lock, kStartWait, [&] {
+        return completed_seq_ >= seq || recording_seq_ == seq;
+      })) {
+    KAIROS_LOG_WARNING("the trace configured in the environment did not start within %lld s; "
+                       "the program continues, its first GPU work may be missing",
+                       static_cast<long long>(kStartWait.count()));
+  }
 }
 
 absl::Status Profiler::Init(std::string_view text) {

@@ -92,6 +92,12 @@ class Profiler {
   // they had. For tests and tools that need to know a window closed by itself.
   bool WaitForCompletedSessions(uint64_t n, int64_t timeout_ms);
 
+  // Attach without code change (LD_PRELOAD constructor, CUDA InitializeInjection): when the
+  // environment configured a time window that starts at once (no PROFILE_START_TIME, warm-up
+  // 0), blocks until that window is open (at most 10 s), so a short program's first GPU
+  // work is inside it. Returns at once otherwise, and on every later call.
+  void WaitForStartupWindow();
+
   // Replaces the root after fork (child side). Internal.
   static void ResetAfterFork();
 
@@ -118,6 +124,9 @@ class Profiler {
 
   Profiler();
   void InitFromEnvironment();
+  // The built-in sources after cpu: "cuda" (CUPTI) in CUDA builds. `load_now`: resolve
+  // libcupti on this thread (see CuptiSource::LoadApi).
+  void RegisterBuiltinSources(bool load_now);
   void LoadEnvironmentConfig();
   absl::Status ScheduleLocked(Request request, std::unique_lock<std::mutex>& lock);
   absl::Status EnsureControllerLocked();
@@ -150,6 +159,7 @@ class Profiler {
   uint64_t session_seq_ = 0;      // sessions accepted so far
   uint64_t completed_seq_ = 0;    // sessions finished (written, failed or cancelled)
   uint64_t recording_seq_ = 0;    // session whose window is open now (0 = none)
+  uint64_t startup_seq_ = 0;      // env window that opens at init (WaitForStartupWindow)
   bool stop_requested_ = false;
   uint64_t stop_raw_ = 0;
   bool cancel_requested_ = false;

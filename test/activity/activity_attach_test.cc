@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -27,24 +28,55 @@ std::string MakeTempDir() {
   return d;
 }
 
-// Returns the one trace file written into `dir` ("" if none).
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Returns the trace file written into `dir` ("" if none); the analysis summary written next
+// to it (<trace>.summary.json) is not the trace.
 std::string FindTrace(const std::string& dir) {
   std::string found;
+  int traces = 0;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       const std::string name = e->d_name;
-      if (name.size() > 5 && name.substr(name.size() - 5) == ".json") found = dir + "/" + name;
+      if (EndsWith(name, ".json") && !EndsWith(name, ".summary.json")) {
+        found = dir + "/" + name;
+        ++traces;
+      }
     }
     closedir(d);
   }
+  CHECK(traces == 1);
   return found;
 }
 
-nlohmann::json RunTraced(const std::string& attach_env, std::string* stderr_text) {
+// Sanitizer builds: libkairos.so needs its sanitizer runtimes loaded first in the
+// uninstrumented act_train; returns them space-separated ("" in normal builds).
+std::string SanitizerRuntimes() {
+  std::string out;
+  if (FILE* p = popen("ldd " KAIROS_LIB " | awk '$1 ~ /^lib(a|ub|t)san/ {print $3}'", "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof(line), p) != nullptr) {
+      std::string l(line);
+      while (!l.empty() && (l.back() == '\n' || l.back() == ' ')) l.pop_back();
+      if (!l.empty()) out += l + " ";
+    }
+    pclose(p);
+  }
+  return out;
+}
+
+// `preload`: what goes into LD_PRELOAD after the sanitizer runtimes; `attach_env`: more
+// VAR=value words.
+nlohmann::json RunTraced(const std::string& preload, const std::string& attach_env,
+                         std::string* stderr_text) {
   const std::string dir = MakeTempDir();
+  const std::string libs = SanitizerRuntimes() + preload;
   const std::string cmd =
-      "env LD_LIBRARY_PATH=" KAIROS_SIM_LIB_DIR " KAIROS_SIM_KERNEL_TIMES=act_=5 " +
-      attach_env +
+      "env LD_LIBRARY_PATH=" KAIROS_SIM_LIB_DIR " KAIROS_SIM_KERNEL_TIMES=act_=5 "
+      "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 " +
+      (libs.empty() ? std::string() : "'LD_PRELOAD=" + libs + "' ") + attach_env +
       " 'KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=60000;"
       "ACTIVITIES_LOG_FILE=" + dir + "/trace.json' " ACT_TRAIN " " + std::to_string(kSteps) +
       " > " + dir + "/stdout.txt 2> " + dir + "/stderr.txt";
@@ -96,20 +128,20 @@ void CheckTrace(const nlohmann::json& trace) {
 
 TEST_CASE("LD_PRELOAD=libkairos.so traces an unmodified CUDA program", "[attach]") {
   std::string err;
-  const nlohmann::json trace = RunTraced("LD_PRELOAD=" KAIROS_LIB, &err);
+  const nlohmann::json trace = RunTraced(KAIROS_LIB, "", &err);
   CheckTrace(trace);
 }
 
 TEST_CASE("CUDA_INJECTION64_PATH=libkairos.so traces an unmodified CUDA program", "[attach]") {
   std::string err;
-  const nlohmann::json trace = RunTraced("CUDA_INJECTION64_PATH=" KAIROS_LIB, &err);
+  const nlohmann::json trace = RunTraced("", "CUDA_INJECTION64_PATH=" KAIROS_LIB, &err);
   CheckTrace(trace);
 }
 
 TEST_CASE("real libcupti without a driver: one warning, CPU-only trace", "[attach]") {
   std::string err;
   const nlohmann::json trace =
-      RunTraced("LD_PRELOAD=" KAIROS_LIB " KAIROS_CUPTI_LIBRARY=" KAIROS_REAL_CUPTI, &err);
+      RunTraced(KAIROS_LIB, "KAIROS_CUPTI_LIBRARY=" KAIROS_REAL_CUPTI, &err);
   const std::string reason =
       "CUPTI cuptiSubscribe failed: CUPTI_ERROR_UNKNOWN (999) (no NVIDIA driver or GPU?); GPU "
       "activity disabled, CPU trace continues";

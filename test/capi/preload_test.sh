@@ -2,7 +2,9 @@
 # File: preload_test.sh
 # Layer: test/capi. LD_PRELOAD of libkairos.so into an unmodified program:
 #   1. with no trace configured it starts no thread and prints nothing;
-#   2. with KAIROS_CONFIG_TEXT naming a duration window it writes a trace that parses.
+#   2. with KAIROS_CONFIG_TEXT naming a duration window it writes a trace that parses;
+#   3. the same with no CUPTI to be had (a CPU-only job on a machine without CUDA): exit 0,
+#      a CPU trace, and in CUDA builds exactly one warning line, also in the trace.
 # Usage: preload_test.sh LIBKAIROS TARGET
 set -eu
 lib=$1; target=$2
@@ -26,4 +28,24 @@ n=$(ls "$dir" | grep -c '^pre_[0-9]*\.json$' || true)
 [ "$n" = 1 ] || { echo "FAIL: expected one trace, found $n"; ls "$dir"; cat "$dir/err2"; exit 1; }
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'traceEvents' in d" "$dir"/pre_*.json \
   || { echo "FAIL: trace does not parse"; exit 1; }
+# 3. No CUDA at all: KAIROS_CUPTI_LIBRARY names a library that does not exist.
+nocuda=$dir/no-cuda/libcupti.so.13
+KAIROS_CUPTI_LIBRARY=$nocuda \
+  KAIROS_CONFIG_TEXT="ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=100;ACTIVITIES_LOG_FILE=$dir/nocuda.json" \
+  LD_PRELOAD="$pre" "$target" 300 >/dev/null 2>"$dir/err3" || { echo "FAIL: no-CUDA run failed"; cat "$dir/err3"; exit 1; }
+reason=""
+if nm -D --defined-only "$lib" | grep -q ' InitializeInjection$'; then
+  reason="cannot load CUPTI library '$nocuda': $nocuda: cannot open shared object file: No such file or directory; GPU activity disabled, CPU trace continues"
+  printf 'kairos: warning: %s\n' "$reason" > "$dir/want3"
+else
+  : > "$dir/want3"  # CPU-only build: no GPU source, nothing to report
+fi
+cmp -s "$dir/err3" "$dir/want3" || { echo "FAIL: no-CUDA stderr:"; cat "$dir/err3"; echo "wanted:"; cat "$dir/want3"; exit 1; }
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert 'traceEvents' in d
+assert d.get('gpu_data_missing_reason', '') == sys.argv[2], d.get('gpu_data_missing_reason')
+assert not any(e.get('cat') in ('kernel', 'gpu_memcpy', 'cuda_runtime') for e in d['traceEvents'])
+" "$(ls "$dir"/nocuda_*.json | grep -v summary)" "$reason" || { echo "FAIL: no-CUDA trace"; exit 1; }
 echo "PASS"
