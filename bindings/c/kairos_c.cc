@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "activity/cpu_recorder.h"
+#include "config/env.h"
 #include "log.h"
 #include "session/profiler.h"
 
@@ -182,9 +183,7 @@ namespace {
 __attribute__((constructor)) void KairosLoadInit() {
   try {
     kairos::Profiler& p = kairos::Profiler::Get();
-    const char* preload = std::getenv("LD_PRELOAD");
-    if (preload != nullptr && std::strstr(preload, "libkairos") != nullptr)
-      p.WaitForStartupWindow();
+    if (kairos::Env().kairos_preloaded) p.WaitForStartupWindow();
   } catch (...) {
   }
 }

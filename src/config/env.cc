@@ -200,6 +200,7 @@ EnvSettings DecodeEnv(const EnvLookup& lookup) {
   e.job_version = Get(lookup, "PT_PROFILER_JOB_VERSION");
   e.job_attempt_index = Get(lookup, "PT_PROFILER_JOB_ATTEMPT_INDEX");
   e.cupti_library = Get(lookup, "KAIROS_CUPTI_LIBRARY");
+  e.kairos_preloaded = Get(lookup, "LD_PRELOAD").find("libkairos") != std::string::npos;
   e.cuda_injection_path = Get(lookup, "CUDA_INJECTION64_PATH");
   e.cuda_injected = !e.cuda_injection_path.empty() && e.cuda_injection_path != "none";
   e.teardown_cupti = Get(lookup, "TEARDOWN_CUPTI") == "1";

@@ -71,6 +71,9 @@ struct EnvSettings {
   std::string job_attempt_index;
 
   std::string cupti_library;        // KAIROS_CUPTI_LIBRARY (explicit libcupti path)
+  // LD_PRELOAD names libkairos: the library was preloaded (not dlopen'ed), so its load-time
+  // constructor may wait for a startup window without holding the loader lock of a dlopen.
+  bool kairos_preloaded = false;
   std::string cuda_injection_path;  // CUDA_INJECTION64_PATH, read only to learn we were injected
   bool cuda_injected = false;       // CUDA_INJECTION64_PATH set, non-empty and not "none"
   bool teardown_cupti = false;      // TEARDOWN_CUPTI exactly "1"
