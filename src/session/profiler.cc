@@ -2,6 +2,7 @@
 // flush, fork and exit handling, the step hook. The controller loop is in controller.cc.
 // Layer: kairos_session. Threading: every method locks mu_; waits are bounded.
 #include "session/profiler.h"
+#include "counters/host_sampler.h"
 #include "session/daemon_glue.h"
 
 #include <pthread.h>
@@ -133,6 +134,9 @@ void Profiler::RegisterBuiltinSources(bool load_now) {
 #else
   (void)load_now;
 #endif
+  // Host metrics (/proc) on the timeline; idle unless a session runs with
+  // KAIROS_HOST_METRICS_INTERVAL_MS > 0 (default 100).
+  RegisterTraceSource(std::make_unique<HostSampler>());
 }
 
 void Profiler::LoadEnvironmentConfig() {

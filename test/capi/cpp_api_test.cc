@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,7 +26,8 @@ int CountNamed(const nlohmann::json& trace, const std::string& name, const std::
 TEST_CASE("C++ wrapper records ranges, async ranges and steps") {
   char dir[] = "/tmp/kairos_cpp_XXXXXX";
   REQUIRE(mkdtemp(dir) != nullptr);
-  const std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + dir + "/cpp.json";
+  const std::string cfg =
+      std::string("KAIROS_HOST_METRICS_INTERVAL_MS=10\nACTIVITIES_LOG_FILE=") + dir + "/cpp.json";
   REQUIRE(kairos_init(cfg.c_str()) == KAIROS_OK);
   CHECK(kairos::Flush().empty());  // nothing written yet
   REQUIRE(kairos_start() == KAIROS_OK);
@@ -34,6 +36,8 @@ TEST_CASE("C++ wrapper records ranges, async ranges and steps") {
     kairos::ScopedRange outer("outer");
     { kairos::ScopedRange inner("inner"); }
   }
+  // Long enough for the host sampler (10 ms interval) to take several samples.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   kairos::AsyncRange a("async");
   kairos::AsyncRange moved(std::move(a));  // the moved-from range must not end anything
   std::thread([r = std::move(moved)]() mutable { r.End(); r.End(); }).join();
@@ -45,6 +49,11 @@ TEST_CASE("C++ wrapper records ranges, async ranges and steps") {
   CHECK(CountNamed(trace, "outer", "user_annotation") == 3);
   CHECK(CountNamed(trace, "inner", "user_annotation") == 3);
   CHECK(CountNamed(trace, "async", "user_annotation") == 1);
+  // The host source is registered by the profiler: its counter tracks are in the trace.
+  int cpu_util_samples = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e.value("ph", "") == "C" && e.value("name", "") == "cpu.util") ++cpu_util_samples;
+  CHECK(cpu_util_samples >= 3);
   kairos_shutdown();
 }
 
