@@ -311,65 +311,58 @@ void CuptiConverter::OnKernel(const uint8_t* p) {
   e->detail = kernels_.Intern(d);
 }
 
-void CuptiConverter::OnMemcpy(const uint8_t* p) {
-  const auto* r = reinterpret_cast<const CUpti_ActivityMemcpy6*>(p);
-  NoteContext(r->contextId, r->deviceId);
-  if (!Keep(r->start, r->end)) return;
+namespace {
+// Fields Memcpy6 and MemcpyPtoP4 share; the peer ids default to the copy's own device and
+// context and are overwritten for peer-to-peer copies.
+template <typename Record>
+MemcpyDetail CommonMemcpyDetail(const Record* r) {
   MemcpyDetail d = Zeroed<MemcpyDetail>();
   d.bytes = r->bytes;
   d.copy_kind = r->copyKind;
   d.src_kind = r->srcKind;
   d.dst_kind = r->dstKind;
   d.channel_type = static_cast<uint8_t>(r->channelType);
-  d.device = r->deviceId;
-  d.context = r->contextId;
+  d.device = d.src_device = d.dst_device = r->deviceId;
+  d.context = d.src_context = d.dst_context = r->contextId;
   d.stream = r->streamId;
-  d.src_device = r->deviceId;
-  d.dst_device = r->deviceId;
-  d.src_context = r->contextId;
-  d.dst_context = r->contextId;
   d.graph_id = r->graphId;
   d.graph_node_id = r->graphNodeId;
   d.channel_id = r->channelID;
+  return d;
+}
+}  // namespace
+
+void CuptiConverter::AppendMemcpy(const MemcpyDetail& d, uint64_t start, uint64_t end,
+                                  uint32_t correlation) {
   Event* e = Append();
   e->kind = EventKind::kMemcpy;
-  e->start_ns = static_cast<int64_t>(r->start);
-  e->end_ns = static_cast<int64_t>(r->end);
-  e->name = MemcpyName(r->copyKind, r->srcKind, r->dstKind);
-  e->track = Track(TrackType::kGpuStream, r->deviceId, r->streamId, false);
-  // The runtime call's id when the copy came through the runtime; the driver's otherwise.
-  e->correlation = r->runtimeCorrelationId != 0 ? r->runtimeCorrelationId : r->correlationId;
+  e->start_ns = static_cast<int64_t>(start);
+  e->end_ns = static_cast<int64_t>(end);
+  e->name = MemcpyName(d.copy_kind, d.src_kind, d.dst_kind);
+  e->track = Track(TrackType::kGpuStream, d.device, d.stream, false);
+  e->correlation = correlation;
   e->detail = memcpys_.Intern(d);
+}
+
+void CuptiConverter::OnMemcpy(const uint8_t* p) {
+  const auto* r = reinterpret_cast<const CUpti_ActivityMemcpy6*>(p);
+  NoteContext(r->contextId, r->deviceId);
+  if (!Keep(r->start, r->end)) return;
+  // The runtime call's id when the copy came through the runtime; the driver's otherwise.
+  AppendMemcpy(CommonMemcpyDetail(r), r->start, r->end,
+               r->runtimeCorrelationId != 0 ? r->runtimeCorrelationId : r->correlationId);
 }
 
 void CuptiConverter::OnMemcpyP2P(const uint8_t* p) {
   const auto* r = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(p);
   NoteContext(r->contextId, r->deviceId);
   if (!Keep(r->start, r->end)) return;
-  MemcpyDetail d = Zeroed<MemcpyDetail>();
-  d.bytes = r->bytes;
-  d.copy_kind = r->copyKind;
-  d.src_kind = r->srcKind;
-  d.dst_kind = r->dstKind;
-  d.channel_type = static_cast<uint8_t>(r->channelType);
-  d.device = r->deviceId;
-  d.context = r->contextId;
-  d.stream = r->streamId;
+  MemcpyDetail d = CommonMemcpyDetail(r);
   d.src_device = r->srcDeviceId;
   d.dst_device = r->dstDeviceId;
   d.src_context = r->srcContextId;
   d.dst_context = r->dstContextId;
-  d.graph_id = r->graphId;
-  d.graph_node_id = r->graphNodeId;
-  d.channel_id = r->channelID;
-  Event* e = Append();
-  e->kind = EventKind::kMemcpy;
-  e->start_ns = static_cast<int64_t>(r->start);
-  e->end_ns = static_cast<int64_t>(r->end);
-  e->name = MemcpyName(r->copyKind, r->srcKind, r->dstKind);
-  e->track = Track(TrackType::kGpuStream, r->deviceId, r->streamId, false);
-  e->correlation = r->correlationId;
-  e->detail = memcpys_.Intern(d);
+  AppendMemcpy(d, r->start, r->end, r->correlationId);
 }
 
 void CuptiConverter::OnMemset(const uint8_t* p) {

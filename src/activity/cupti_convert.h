@@ -166,6 +166,8 @@ class CuptiConverter {
   void OnKernel(const uint8_t* p);
   void OnMemcpy(const uint8_t* p);
   void OnMemcpyP2P(const uint8_t* p);
+  // The part both memcpy record layouts share: the event on the copy's stream.
+  void AppendMemcpy(const MemcpyDetail& d, uint64_t start, uint64_t end, uint32_t correlation);
   void OnMemset(const uint8_t* p);
   void OnApi(const uint8_t* p, bool runtime);
   void OnSync(const uint8_t* p);
