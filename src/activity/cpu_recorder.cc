@@ -13,6 +13,7 @@
 #include <functional>
 #include <string_view>
 
+#include "config/config.h"
 #include "log.h"
 
 namespace kairos::internal {

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "activity/correlation.h"
+#include "config/config.h"
 #include "activity/cupti_cbids.h"
 #include "activity/cupti_devices.h"
 #include "activity/gpu_annotation.h"
@@ -88,13 +89,11 @@ CuptiBufferPool& ProcessCuptiPool() {
   return *g_pool.load(std::memory_order_acquire);
 }
 
-void ReplaceProcessCuptiPoolAfterFork() {
-  static CuptiBufferPool* abandoned[16];
-  static int abandoned_count = 0;
+CuptiBufferPool* ReplaceProcessCuptiPoolAfterFork() {
   CuptiBufferPool* old = g_pool.load(std::memory_order_relaxed);
-  if (old == nullptr) return;  // never used: nothing inherited
-  if (abandoned_count < 16) abandoned[abandoned_count++] = old;  // stays reachable
+  if (old == nullptr) return nullptr;  // never used: nothing inherited
   g_pool.store(new CuptiBufferPool(), std::memory_order_release);
+  return old;  // the caller (the process root's fork hook) keeps it reachable
 }
 
 CuptiSource::CuptiSource(CuptiSourceOptions options) : options_(std::move(options)) {}

@@ -119,9 +119,10 @@ class CuptiSource : public TraceSource {
 // The process-wide buffer pool CUPTI's callbacks draw from (never destroyed: CUPTI may call
 // the callbacks at any time after registration).
 CuptiBufferPool& ProcessCuptiPool();
-// fork() child only: replaces the process pool with a fresh empty one (the parent's copy is
-// leaked, its worker thread does not exist in the child).
-void ReplaceProcessCuptiPoolAfterFork();
+// fork() child only, called by the process root's one after-fork hook: replaces the process
+// pool with a fresh empty one and returns the parent's copy (nullptr if none), which is
+// leaked, not freed: its worker thread does not exist in the child.
+CuptiBufferPool* ReplaceProcessCuptiPoolAfterFork();
 
 }  // namespace kairos::internal
 

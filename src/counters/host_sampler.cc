@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "clock.h"
+#include "config/config.h"
 #include "log.h"
 
 namespace kairos {
