@@ -13,7 +13,6 @@
 #include <functional>
 #include <string_view>
 
-#include "config/config.h"
 #include "log.h"
 
 namespace kairos::internal {

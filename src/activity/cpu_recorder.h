@@ -26,6 +26,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "activity/thread_ring.h"
 #include "clock.h"
+#include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
 #include "trace_source.h"
 
 namespace kairos::internal {

@@ -10,7 +10,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "activity/correlation.h"
-#include "config/config.h"
 #include "activity/cupti_cbids.h"
 #include "activity/cupti_devices.h"
 #include "activity/gpu_annotation.h"

@@ -26,6 +26,7 @@
 #include "activity/cupti_api.h"
 #include "activity/cupti_buffers.h"
 #include "activity/cupti_convert.h"
+#include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
 #include "trace_source.h"
 
 namespace kairos::internal {

@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "clock.h"
-#include "config/config.h"
 #include "log.h"
 
 namespace kairos {

@@ -171,6 +171,10 @@ void Profiler::EndCurrentLocked(uint64_t now_raw) {
 }
 
 absl::Status Profiler::Start() {
+  // One deadline for the whole call: cancelling a waiting request and opening the window
+  // together take at most kStartWaitMs.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kStartWaitMs);
   std::unique_lock<std::mutex> lock(mu_);
   if (sched_.state() == SessionState::kArmed || sched_.state() == SessionState::kWarmUp) {
     // A framework (sync) trace pre-empts a request whose window has not opened: the cancel
@@ -180,13 +184,14 @@ absl::Status Profiler::Start() {
     sched_.Handle(Now(SessionEventKind::kCancel)).IgnoreError();
     cv_.notify_all();
   }
-  if (sched_.state() == SessionState::kFlushing &&
-      sched_.outcome() != Outcome::kClosed &&
-      !WaitFinishedLocked(lock, sched_.accepted(), kStartWaitMs))
-    return absl::UnavailableError("timed out cancelling the pending trace");
+  if (sched_.state() == SessionState::kFlushing && sched_.outcome() != Outcome::kClosed) {
+    const uint64_t cancelled = sched_.accepted();
+    if (!done_cv_.wait_until(lock, deadline, [&] { return sched_.finished() >= cancelled; }))
+      return absl::UnavailableError("timed out cancelling the pending trace");
+  }
   if (absl::Status s = RequestLocked(base_config_, ConfigSource::kApi, true); !s.ok()) return s;
   const uint64_t seq = sched_.accepted();
-  const bool settled = done_cv_.wait_for(lock, std::chrono::milliseconds(kStartWaitMs), [&] {
+  const bool settled = done_cv_.wait_until(lock, deadline, [&] {
     return sched_.finished() >= seq || sched_.state() == SessionState::kRecording ||
            sched_.state() == SessionState::kFlushing;
   });
