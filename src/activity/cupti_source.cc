@@ -312,6 +312,9 @@ void CuptiSource::OnApiCallback(CUpti_CallbackDomain, const void* cbdata) {
 }
 
 void CuptiSource::OnBuffer(const uint8_t* buffer, size_t valid_size) {
+  // Buffers complete periodically while the GPU works: a cheap place to anchor the raw
+  // clock during long windows (clock.h).
+  ClockAnchorIfDue();
   switch (phase_.load(std::memory_order_acquire)) {
     case Phase::kRecording:
       converter_->ConvertBuffer(buffer, valid_size);
@@ -356,6 +359,7 @@ void CuptiSource::StartRecording(int64_t window_start_ns) {
 
 void CuptiSource::StopRecording(int64_t window_end_ns) {
   if (!active_) return;
+  ClockAnchorNow();  // the window's closing edge, before the flush takes its time
   const int64_t offset = MeasureCuptiOffset();
   window_end_ = window_end_ns == INT64_MAX ? INT64_MAX : window_end_ns + offset;
   cupti_offset_ = (cupti_offset_ + offset) / 2;
