@@ -67,6 +67,11 @@ void Timebase::RefitLocked(const Anchor& a) {
   // the previous slope (records then carry what the client's clock said).
   if (a.mono > base_.mono && a.client > base_.client) {
     slope_ = static_cast<double>(a.client - base_.client) / static_cast<double>(a.mono - base_.mono);
+    // A nanosecond clock that runs at the monotonic rate to within 1 ppm (CLOCK_REALTIME and
+    // CLOCK_MONOTONIC are slewed together; the difference is anchor noise) is taken as the
+    // same rate: records then keep their exact durations, and the offset refreshed every
+    // 50 ms bounds the error at 50 ns.
+    if (std::fabs(slope_ - 1.0) < 1e-6) slope_ = 1.0;
   }
   if (a.mono - base_.mono > kMaxSpanNs) base_ = last_;
   last_ = a;

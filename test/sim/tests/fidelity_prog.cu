@@ -12,6 +12,7 @@
 // Usage: fidelity_prog [--no-sync-exit] [--reset]. Exit 0 on success; one line per failure.
 // Threading: single-threaded except the host functions CUDA runs on its own thread.
 #include <cuda.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <atomic>
