@@ -45,7 +45,17 @@ nlohmann::json RunTraced(const std::string& program, const std::string& env) {
   const std::string text((std::istreambuf_iterator<char>(out)), {});
   INFO(cmd << "\n" << text);
   REQUIRE(rc == 0);
-  std::ifstream in(dir + "/trace.json");
+  // The trace is <dir>/trace*.json (kairos may add the pid); not the .summary.json beside it.
+  std::string path;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      const bool json = name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
+      if (json && name.find(".summary.") == std::string::npos) path = dir + "/" + name;
+    }
+    closedir(d);
+  }
+  std::ifstream in(path);
   REQUIRE(in.good());
   return nlohmann::json::parse(in);
 }
