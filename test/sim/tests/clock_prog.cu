@@ -1,7 +1,7 @@
 // File: test/sim/tests/clock_prog.cu
 // Layer: simulator tests: the workload of the clock-agreement test. For `seconds` it pushes
 //        a kairos CPU range around each kernel launch (ranges are stamped with the raw clock,
-//        the launch's runtime record by CUPTI's timestamp callback), a few hundred launches a
+//        the launch's runtime record by CUPTI's timestamp callback), about 150 launches a
 //        second, then synchronizes and exits. kairos is preloaded; its range entry points are
 //        looked up at run time so the program needs no kairos headers or link.
 // Usage: clock_prog <seconds>
@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "clock_prog: kairos is not preloaded\n");
     return 2;
   }
-  timespec t0, now, pause{0, 2000000};
+  timespec t0, now, pause{0, 5000000};  // ~150 launches a second: the CPU ring keeps every range
   clock_gettime(CLOCK_MONOTONIC, &t0);
   long launches = 0;
   for (;;) {
