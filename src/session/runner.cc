@@ -121,6 +121,7 @@ void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   }
   if (w.start_raw == 0) w.start_raw = ReadRawClock();
   w.opened = true;
+  ClockWindowOpened();  // first TSC<->Unix anchor of this window (clock.h)
   std::vector<TraceSource*> warmed = w.warmed;
   lock.unlock();
   const int64_t now_ns = UnixNowNs();

@@ -35,8 +35,7 @@ std::string TracePath(const Config& config, ConfigSource source, const EnvSettin
 AssembleResult AssembleAndWrite(AssembleRequest request) {
   const Config& config = request.config;
   TraceData data;
-  ClockConverter clock;
-  clock.Calibrate();
+  const ClockConverter clock = WindowClockConverter();  // anchors from open to now (clock.h)
   WindowEdges edges;
   edges.start_raw = request.start_raw;
   edges.end_raw = request.end_raw;

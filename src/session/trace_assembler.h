@@ -1,5 +1,5 @@
 // File: trace_assembler.h
-// Layer: kairos_session. Turns a closed window into files: calibrates the clock, collects
+// Layer: kairos_session. Turns a closed window into files: takes the window's clock converter (anchors from open to close), collects
 // every source into one TraceData, runs the analysis and hands both to the output layer
 // (trace, extra outputs, summary). Knows nothing of the session state.
 // Threading: called on the session runner thread, without the session mutex.
