@@ -33,7 +33,12 @@ extern "C" {
 KAIROS_API int InitializeInjectionNvtx2(const void* (*get_export_table)(uint32_t)) {
   try {
     SetUpOnce();
-    return kairos::internal::NvtxAttach(get_export_table);
+    const int attached = kairos::internal::NvtxAttach(get_export_table);
+    // A window the environment opens at start-up is open before the first NVTX call (the
+    // one that loaded kairos) goes on to the handlers, so the program's first ranges are
+    // recorded. Bounded wait; once per process.
+    if (attached != 0) kairos::Profiler::Get().WaitForStartupWindow();
+    return attached;
   } catch (...) {
     return 0;
   }

@@ -87,7 +87,8 @@ size_t ArgsCapacityFor(size_t ring_records) { return ring_records / 8; }
 // A ring for a thread that starts recording: a spare one when its size fits, else new.
 // Registry mutex held.
 std::unique_ptr<ThreadRing> TakeRing(Registry* reg, size_t cap, bool prefault) {
-  while (!reg->spare_rings.empty()) {
+  // Spares of another size are left from before a size change: nobody uses them.
+  while (cap > 0 && !reg->spare_rings.empty()) {
     std::unique_ptr<ThreadRing> r = std::move(reg->spare_rings.back());
     reg->spare_rings.pop_back();
     if (r->capacity() == cap) {
@@ -229,7 +230,8 @@ ThreadState* AcquireThreadStateImpl(uint32_t epoch) {
   // The controller armed this state while we waited for the mutex.
   if (s != nullptr && s->epoch.load(std::memory_order_relaxed) == epoch) return s;
   if (s == nullptr) {
-    reg->states.reserve(reg->states.size() + 1);  // the push_back below cannot throw
+    if (reg->states.size() == reg->states.capacity())  // the push_back below cannot throw
+      reg->states.reserve(std::max<size_t>(64, 2 * reg->states.capacity()));
     auto fresh = std::make_unique<ThreadState>();
     fresh->names.emplace_back();
     fresh->tid = static_cast<int64_t>(syscall(SYS_gettid));
@@ -487,8 +489,10 @@ void CpuRecorder::Reset() {
       DeleteState(reg, s);
     } else {
       // Live threads keep their ring's address range (a thread that read a stale epoch may
-      // still write there) but its pages go back to the kernel until the next warm-up.
-      if (s->ring_storage != nullptr) s->ring_storage->Release();
+      // still write there). A thread that recorded nothing this session gives its pages back
+      // until a warm-up prefaults them again; one that recorded keeps them resident, so
+      // re-arming it for the next window costs no page faults on the caller's path.
+      if (s->ring_storage != nullptr && s->ring_storage->size() == 0) s->ring_storage->Release();
       v[kept++] = s;
     }
   }

@@ -3,6 +3,8 @@
 // Threading: see cupti_source.h.
 #include "activity/cupti_source.h"
 
+#include "activity/cuda_presence.h"
+
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -189,6 +191,13 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
     return absl::OkStatus();  // no GPU activity asked for: nothing is missing
   }
 
+  if (options_.api == nullptr && options_.library_path.empty() && !ProcessUsesCuda()) {
+    // A CPU-only process: CUPTI is not loaded (it would only fail to find a driver, with a
+    // warning on the job's stderr). The trace says why it has no GPU data.
+    missing_reason_ = "the process has not loaded CUDA (no libcudart/libcuda, no "
+                      "CUDA_INJECTION64_PATH); GPU activity not traced";
+    return absl::OkStatus();
+  }
   LoadApi();
   api_ = options_.api != nullptr ? options_.api : (loaded_.has_value() ? &*loaded_ : nullptr);
   if (api_ == nullptr) {
@@ -236,7 +245,8 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
   const size_t count =
       options_.buffer_count != 0 ? options_.buffer_count : 1 + static_cast<size_t>(mb / 4);
   CuptiBufferPool& pool = ProcessCuptiPool();
-  if (absl::Status s = pool.Allocate(size, count); !s.ok()) {
+  // Two buffers now; the pool's worker adds more as CUPTI uses them (memory follows use).
+  if (absl::Status s = pool.Allocate(size, count, /*initial=*/2); !s.ok()) {
     Fail(absl::StrCat("CUPTI buffer pool: ", s.message(), "; GPU activity disabled, CPU trace "
                       "continues"));
     return absl::OkStatus();

@@ -62,16 +62,17 @@ ThreadRing::~ThreadRing() {
 }
 
 void ThreadRing::Prefault() {
-  if (!mapped_ || records_ == nullptr) return;  // heap buffers are calloc'ed (touched or tiny)
+  if (!mapped_ || records_ == nullptr || resident_) return;  // heap buffers: calloc'ed, small
   // One write per page is enough to fault it in; volatile so the stores are not elided.
   volatile uint8_t* p = reinterpret_cast<volatile uint8_t*>(records_);
   const size_t page = PageSize();
   for (size_t off = 0; off < bytes_; off += page) p[off] = 0;
+  resident_ = true;
 }
 
 void ThreadRing::Release() {
   if (!mapped_ || records_ == nullptr) return;
-  madvise(records_, bytes_, MADV_DONTNEED);
+  if (madvise(records_, bytes_, MADV_DONTNEED) == 0) resident_ = false;
 }
 
 ThreadRing* ThreadRing::CompactCopy(size_t records, size_t aux_bytes) const {

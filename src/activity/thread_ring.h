@@ -71,11 +71,13 @@ class ThreadRing {
     size_.store(0, std::memory_order_release);
     dropped_.store(0, std::memory_order_relaxed);
   }
-  // Touches every page (after Release, or when constructed without prefault).
+  // Touches every page (after Release, or when constructed without prefault); a no-op while
+  // the pages are resident.
   void Prefault();
   // Returns the pages to the kernel (contents become zero; the buffer stays usable and
   // refaults on use). Only for mapped buffers; a no-op for small heap ones.
   void Release();
+  bool resident() const { return resident_; }
   // Adds `n` to the drop count (records a compacted copy could not keep).
   void AddDropped(uint64_t n) { dropped_.fetch_add(n, std::memory_order_relaxed); }
   // Copies the first `records` records and `aux_bytes` of the side area into a new buffer
@@ -99,6 +101,7 @@ class ThreadRing {
   size_t aux_bytes_ = 0;
   size_t bytes_ = 0;  // whole allocation
   bool mapped_ = false;
+  bool resident_ = false;  // every page touched since the last Release
   std::atomic<size_t> size_{0};
   std::atomic<uint64_t> dropped_{0};
 };

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "session/daemon_glue.h"
 #ifdef KAIROS_HAVE_CUPTI
+#include "activity/cuda_presence.h"
 #include "activity/cupti_source.h"
 #endif
 
@@ -129,7 +130,7 @@ void Profiler::RegisterBuiltinSources(bool load_now) {
   options.library_path = Env().cupti_library;
   options.current_range_id = internal::CurrentCpuRangeId;
   auto cuda = std::make_unique<internal::CuptiSource>(std::move(options));
-  if (load_now) cuda->LoadApi();
+  if (load_now && internal::ProcessUsesCuda()) cuda->LoadApi();  // CPU-only: never loaded
   RegisterTraceSource(std::move(cuda));
 #else
   (void)load_now;

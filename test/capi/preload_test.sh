@@ -2,7 +2,8 @@
 # File: preload_test.sh
 # Layer: test/capi. LD_PRELOAD of libkairos.so into an unmodified program:
 #   1. with no trace configured it starts no thread and prints nothing;
-#   2. with KAIROS_CONFIG_TEXT naming a duration window it writes a trace that parses;
+#   2. with KAIROS_CONFIG_TEXT naming a duration window it writes a trace that parses, and
+#      (the program never loads CUDA) prints no CUPTI warning;
 #   3. the same with no CUPTI to be had (a CPU-only job on a machine without CUDA): exit 0,
 #      a CPU trace, and in CUDA builds exactly one warning line, also in the trace.
 # Usage: preload_test.sh LIBKAIROS TARGET
@@ -28,6 +29,8 @@ n=$(ls "$dir" | grep -c '^pre_[0-9]*\.json$' || true)
 [ "$n" = 1 ] || { echo "FAIL: expected one trace, found $n"; ls "$dir"; cat "$dir/err2"; exit 1; }
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'traceEvents' in d" "$dir"/pre_*.json \
   || { echo "FAIL: trace does not parse"; exit 1; }
+# A CPU-only program never loads CUPTI (it has not loaded CUDA): no CUPTI/driver warning.
+if grep -q -i 'cupti\|driver' "$dir/err2"; then echo "FAIL: CPU-only program warned:"; cat "$dir/err2"; exit 1; fi
 # 3. No CUDA at all: KAIROS_CUPTI_LIBRARY names a library that does not exist.
 nocuda=$dir/no-cuda/libcupti.so.13
 KAIROS_CUPTI_LIBRARY=$nocuda \
