@@ -104,7 +104,10 @@ int StartMode(const std::string& lib, bool cuda, int reps, const std::string& di
     return 1;
   }
   void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) return 1;
+  if (h == nullptr) {
+    std::printf("dlopen: %s\n", dlerror());
+    return 1;
+  }
   using InitFn = int (*)(const char*);
   using IntFn = int (*)();
   using PushFn = void (*)(const char*);
@@ -116,13 +119,20 @@ int StartMode(const std::string& lib, bool cuda, int reps, const std::string& di
   auto push = reinterpret_cast<PushFn>(dlsym(h, "kairos_range_push"));
   auto pop = reinterpret_cast<VoidFn>(dlsym(h, "kairos_range_pop"));
   auto flush = reinterpret_cast<FlushFn>(dlsym(h, "kairos_flush"));
-  if (!init || !start || !stop || !push || !pop || !flush) return 1;
-  const std::string cfg = "ACTIVITIES_LOG_FILE=" + dir + "/start.json;KAIROS_SUMMARY=off";
-  if (init(cfg.c_str()) != 0) return 1;
+  auto last_error = reinterpret_cast<FlushFn>(dlsym(h, "kairos_last_error"));
+  if (!init || !start || !stop || !push || !pop || !flush || !last_error) return 1;
+  const std::string cfg = "ACTIVITIES_LOG_FILE=" + dir + "/start.json\nKAIROS_SUMMARY=off";
+  if (init(cfg.c_str()) != 0) {
+    std::printf("kairos_init: %s\n", last_error());
+    return 1;
+  }
   std::vector<double> ms;
   for (int i = 0; i < reps; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (start() != 0) return 1;
+    if (start() != 0) {
+      std::printf("kairos_start: %s\n", last_error());
+      return 1;
+    }
     const auto t1 = std::chrono::steady_clock::now();
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     push("step");
@@ -142,8 +152,11 @@ int main(int argc, char** argv) {
   const std::string build = BuildDir();
   const std::string lib = build + "/lib/libkairos.so";
   const std::string sim = build + "/sim/lib";
-  if (argc > 1 && std::strcmp(argv[1], "--start-child") == 0 && argc > 5)
+  if (argc > 1 && std::strcmp(argv[1], "--start-child") == 0) {
+    // Never falls through to the parent's code (which spawns this mode again).
+    if (argc != 5) return 2;
     return StartMode(lib, std::strcmp(argv[2], "cuda") == 0, std::atoi(argv[3]), argv[4]);
+  }
   const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
   const int start_reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 10;
   if (!Exists(lib)) {

@@ -44,7 +44,7 @@ bool CuptiBufferPool::WantGrowLocked() const {
 absl::Status CuptiBufferPool::Allocate(size_t size, size_t count, size_t initial) {
   size = (size + 7) & ~size_t{7};
   if (size == 0 || count == 0) return absl::InvalidArgumentError("empty CUPTI buffer pool");
-  if (initial == 0 || initial > count) initial = count;
+  if (initial > count) initial = count;
   std::lock_guard<std::mutex> lock(mu_);
   if (size == size_ && count == max_count_ && !buffers_.empty()) return absl::OkStatus();
   if (outstanding_ != 0 || queue_head_ != queue_.size() || busy_ || growing_ != 0) {
@@ -159,6 +159,8 @@ void CuptiBufferPool::Start(ProcessFn process) {
   std::lock_guard<std::mutex> lock(mu_);
   process_ = std::move(process);
   stop_ = false;
+  // A pool started with fewer than kGrowChunk free buffers fills up on the worker first.
+  grow_requested_ = WantGrowLocked();
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 

@@ -134,10 +134,10 @@ constexpr size_t kInitialStoreEvents = size_t{1} << 16;
 }  // namespace
 
 void CuptiConverter::Reserve() {
-  // The first chunk now (warm-up), touched so the first buffers convert without faults;
-  // growth happens on the conversion worker, never on an application thread.
-  events_.resize(std::min(max_events_, kInitialStoreEvents));
-  events_.clear();
+  // The first chunk's address space now (warm-up); its pages are touched by the conversion
+  // worker as events arrive, like every later chunk: never on an application thread, and
+  // not on the path of a caller waiting for the window to open.
+  events_.reserve(std::min(max_events_, kInitialStoreEvents));
 }
 
 bool CuptiConverter::GrowStore() {

@@ -116,8 +116,8 @@ class CuptiConverter {
     window_start_ = start_ns;
     window_end_ = end_ns;
   }
-  // Reserves and prefaults the first chunk of the event store (call during warm-up); it grows
-  // on the conversion worker as the window fills, up to max_events.
+  // Reserves the first chunk of the event store (call during warm-up); it grows on the
+  // conversion worker as the window fills, up to max_events.
   void Reserve();
   void ConvertBuffer(const uint8_t* buffer, size_t valid_size);
   // After the last buffer: maps context-keyed sync rows to devices (learned from kernel,

@@ -417,7 +417,14 @@ void StepHook() {
   // store of g_step_wake_at followed by its load of g_iteration, so one side always sees
   // the other and a boundary is never missed.
   const int64_t n = g_iteration.fetch_add(1) + 1;
-  if (__builtin_expect(n >= g_step_wake_at.load(), 0)) Profiler::Get().OnStepBoundary(n, raw);
+  if (__builtin_expect(n >= g_step_wake_at.load(), 0)) {
+    // Cold: it locks and may allocate. Out of memory must not unwind into the C caller of
+    // kairos_step; the boundary is then missed (the window falls back to the next one).
+    try {
+      Profiler::Get().OnStepBoundary(n, raw);
+    } catch (...) {
+    }
+  }
   internal::RecordStep(n, raw);
 }
 

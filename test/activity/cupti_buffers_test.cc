@@ -98,6 +98,18 @@ TEST_CASE("a pool starts small and grows up to its bound as CUPTI takes buffers"
   pool.Stop();
   CHECK(pool.Free());
   CHECK(pool.buffer_count() == 0);
+
+  // None up front: the worker prefaults the first chunk as soon as it starts.
+  REQUIRE(pool.Allocate(4096, 4, 0).ok());
+  CHECK(pool.buffer_count() == 0);
+  pool.Start([](const uint8_t*, size_t) {});
+  const auto deadline2 = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (pool.buffer_count() < 2 && std::chrono::steady_clock::now() < deadline2)
+    std::this_thread::yield();
+  CHECK(pool.buffer_count() == 2);
+  CHECK(pool.free_count() == 2);
+  pool.Stop();
+  CHECK(pool.Free());
 }
 
 TEST_CASE("concurrent request/complete from many threads loses nothing", "[cupti_buffers]") {
