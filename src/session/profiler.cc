@@ -130,7 +130,8 @@ void Profiler::RegisterBuiltinSources(bool load_now) {
   options.library_path = Env().cupti_library;
   options.current_range_id = internal::CurrentCpuRangeId;
   auto cuda = std::make_unique<internal::CuptiSource>(std::move(options));
-  if (load_now && internal::ProcessUsesCuda()) cuda->LoadApi();  // CPU-only: never loaded
+  // A CPU-only process never loads CUPTI (unless KAIROS_CUPTI_LIBRARY names one).
+  if (load_now && (!Env().cupti_library.empty() || internal::ProcessUsesCuda())) cuda->LoadApi();
   RegisterTraceSource(std::move(cuda));
 #else
   (void)load_now;
