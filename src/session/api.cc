@@ -78,7 +78,12 @@ int AttachNvtx(const void* (*get_export_table)(uint32_t)) {
     // Applied when a domain is created: a filtered domain then costs nothing per call.
     internal::NvtxSetDomainFilter(config.nvtx_domains_include, config.nvtx_domains_exclude);
   });
-  return internal::NvtxAttach(get_export_table);
+  const int attached = internal::NvtxAttach(get_export_table);
+  // A window the environment opens at start-up is open before the first NVTX call (the one
+  // that loaded kairos) goes on to the handlers, so the program's first ranges are recorded.
+  // Bounded wait (WaitForStartupWindow); it returns at once on every later call.
+  if (attached != 0) Session().WaitForStartupWindow();
+  return attached;
 }
 
 void Step() { StepHook(); }

@@ -20,11 +20,13 @@
 
 #include "activity/cpu_recorder.h"
 #include "config/daemon_client.h"
+#include "clock.h"
 #include "config/env.h"
 #include "counters/host_sampler.h"
 #include "log.h"
 #include "session/daemon_glue.h"
 #ifdef KAIROS_HAVE_CUPTI
+#include "activity/cuda_presence.h"
 #include "activity/cupti_source.h"
 #endif
 
@@ -83,7 +85,9 @@ void RegisterBuiltinSources(Profiler& session, bool load_cupti_now) {
   options.library_path = Env().cupti_library;
   options.current_range_id = internal::CurrentCpuRangeId;
   auto cuda = std::make_unique<internal::CuptiSource>(std::move(options));
-  if (load_cupti_now) cuda->LoadApi();
+  // A CPU-only process never loads CUPTI (unless KAIROS_CUPTI_LIBRARY names one).
+  if (load_cupti_now && (!Env().cupti_library.empty() || internal::ProcessUsesCuda()))
+    cuda->LoadApi();
   session.RegisterTraceSource(std::move(cuda));
 #else
   (void)load_cupti_now;
@@ -194,6 +198,7 @@ Root* CreateRoot(bool after_fork) {
 // The one after-fork hook (child side): see root.h.
 void ChildAfterFork() {
   internal::CpuRecorderAfterForkChild();
+  ResetClockAnchorsAfterFork();  // the parent's window anchors mean nothing here
 #ifdef KAIROS_HAVE_CUPTI
   KeepReachable(internal::ReplaceProcessCuptiPoolAfterFork());
 #endif

@@ -3,8 +3,9 @@
 # Layer: test/capi. LD_PRELOAD of libkairos.so into an unmodified program:
 #   1. with no trace configured it starts no thread and prints nothing;
 #   2. with KAIROS_CONFIG_TEXT naming a duration window it writes a trace that parses when
-#      the program recorded something of its own, and no file at all when it did not (a
-#      launcher such as `sh` or `timeout` that inherited LD_PRELOAD);
+#      the program recorded something of its own (and, never loading CUDA, prints no CUPTI
+#      warning), and no file at all when it did not (a launcher such as `sh` or `timeout`
+#      that inherited LD_PRELOAD);
 #   3. the same with no CUPTI to be had (a CPU-only job on a machine without CUDA): exit 0,
 #      a CPU trace, and in CUDA builds exactly one warning line, also in the trace.
 # Usage: preload_test.sh LIBKAIROS TARGET
@@ -30,6 +31,8 @@ n=$(ls "$dir" | grep -c '^pre_[0-9]*\.json$' || true)
 [ "$n" = 1 ] || { echo "FAIL: expected one trace, found $n"; ls "$dir"; cat "$dir/err2"; exit 1; }
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'traceEvents' in d" "$dir"/pre_*.json \
   || { echo "FAIL: trace does not parse"; exit 1; }
+# A CPU-only program never loads CUPTI (it has not loaded CUDA): no CUPTI/driver warning.
+if grep -q -i 'cupti\|driver' "$dir/err2"; then echo "FAIL: CPU-only program warned:"; cat "$dir/err2"; exit 1; fi
 # 2b. Launchers that record nothing of their own leave no file, window open at exit or not.
 idle=$dir/idle; mkdir "$idle"
 for cmd in "$target 300" "$target 0" "sh -c true" "sh -c 'sleep 0.2'"; do
