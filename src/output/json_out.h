@@ -42,17 +42,25 @@ class JsonOut : public JsonBuffer {
   ByteSink& sink_;
 };
 
-// Writes the args object of one event: `,"args":{` before the first key, `}` on Close().
-// Keys are literals owned by the writer, so they need no escaping.
-class ArgsOut {
+// The JSON writer's sink for EventArgs::Visit (event_args.h): writes `,"args":{` before the
+// first key and `}` on Close(). Keys are arg_keys literals, so they need no escaping.
+class JsonArgsSink {
  public:
-  explicit ArgsOut(JsonOut& out) : out_(out) {}
-  JsonOut& Key(std::string_view key) {
-    out_.Raw(open_ ? ",\"" : ",\"args\":{\"");
-    out_.Raw(key);
-    out_.Raw("\":");
-    open_ = true;
-    return out_;
+  explicit JsonArgsSink(JsonOut& out) : out_(out) {}
+  void Uint(const char* key, uint64_t v) { Key(key).Uint(v); }
+  void Int(const char* key, int64_t v) { Key(key).Int(v); }
+  void Double(const char* key, double v) { Key(key).Double(v); }
+  void Str(const char* key, std::string_view v) { Key(key).Str(v); }
+  void Literal(const char* key, const char* json) { Key(key).Raw(json); }
+  void Dim3(const char* key, const uint32_t v[3]) {
+    JsonOut& o = Key(key);
+    o.Char('[');
+    o.Uint(v[0]);
+    o.Char(',');
+    o.Uint(v[1]);
+    o.Char(',');
+    o.Uint(v[2]);
+    o.Char(']');
   }
   void Close() {
     if (open_) out_.Char('}');
@@ -60,6 +68,14 @@ class ArgsOut {
   }
 
  private:
+  JsonOut& Key(const char* key) {
+    out_.Raw(open_ ? ",\"" : ",\"args\":{\"");
+    out_.Raw(key);
+    out_.Raw("\":");
+    open_ = true;
+    return out_;
+  }
+
   JsonOut& out_;
   bool open_ = false;
 };

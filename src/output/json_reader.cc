@@ -22,7 +22,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "output/json_event_args.h"
 
 namespace kairos {
 namespace {
@@ -160,14 +159,28 @@ namespace {
 // ---- Driver: walks the top-level object, one traceEvents element at a time ----
 
 // Kineto time text (µs, up to 3 fraction digits = ns) to ns, exactly.
-int64_t MicrosTextToNs(const JsonValue& v) {
+// Kineto time text (µs, up to 3 fraction digits = ns) to ns, exactly. False when the value
+// does not fit int64 ns (about ±292 years): such a trace is rejected, never wrapped.
+bool MicrosTextToNs(const JsonValue& v, int64_t* ns_out) {
   const std::string& t = v.text;
-  if (v.type != JsonValue::Type::kNumber && v.type != JsonValue::Type::kString) return 0;
-  if (t.find_first_of("eE") != std::string::npos) return static_cast<int64_t>(strtod(t.c_str(), nullptr) * 1000.0);
-  bool neg = !t.empty() && t[0] == '-';
+  if (v.type != JsonValue::Type::kNumber && v.type != JsonValue::Type::kString) {
+    *ns_out = 0;
+    return true;
+  }
+  if (t.find_first_of("eE") != std::string::npos) {
+    const double ns = strtod(t.c_str(), nullptr) * 1000.0;
+    // 2^63 is exact as a double; anything at or past it (or NaN) does not fit.
+    if (!(ns > -9223372036854775808.0 && ns < 9223372036854775808.0)) return false;
+    *ns_out = static_cast<int64_t>(ns);
+    return true;
+  }
+  const bool neg = !t.empty() && t[0] == '-';
   size_t i = neg ? 1 : 0;
-  int64_t whole = 0;
-  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) whole = whole * 10 + (t[i] - '0');
+  int64_t ns = 0;
+  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) {
+    if (__builtin_mul_overflow(ns, 10, &ns) || __builtin_add_overflow(ns, t[i] - '0', &ns))
+      return false;
+  }
   int64_t frac = 0;
   int digits = 0;
   if (i < t.size() && t[i] == '.') {
@@ -177,8 +190,15 @@ int64_t MicrosTextToNs(const JsonValue& v) {
     }
   }
   for (; digits < 3; ++digits) frac *= 10;
-  int64_t ns = whole * 1000 + frac;
-  return neg ? -ns : ns;
+  if (__builtin_mul_overflow(ns, 1000, &ns) || __builtin_add_overflow(ns, frac, &ns)) return false;
+  *ns_out = neg ? -ns : ns;
+  return true;
+}
+
+absl::Status TimeOutOfRange(const char* key, const JsonValue& v, const JsonStreamParser& p) {
+  return absl::OutOfRangeError(absl::StrCat("JSON: \"", key, "\": ", v.text,
+                                            " does not fit a 64-bit ns time (event ending at byte ",
+                                            p.offset(), ")"));
 }
 
 absl::Status Drive(Source& src, const KinetoJsonCallbacks& cb, KinetoJsonStats* stats) {
@@ -216,8 +236,15 @@ absl::Status Drive(Source& src, const KinetoJsonCallbacks& cb, KinetoJsonStats* 
           else if (k == "name") ev.name = v.text;
           else if (k == "pid") ev.pid = v;
           else if (k == "tid") ev.tid = v;
-          else if (k == "ts") { ev.has_ts = true; ev.ts_ns = base_ns + MicrosTextToNs(v); }
-          else if (k == "dur") { ev.has_dur = true; ev.dur_ns = MicrosTextToNs(v); }
+          else if (k == "ts") {
+            int64_t rel = 0;
+            if (!MicrosTextToNs(v, &rel) || __builtin_add_overflow(base_ns, rel, &ev.ts_ns))
+              return TimeOutOfRange("ts", v, p);
+            ev.has_ts = true;
+          } else if (k == "dur") {
+            if (!MicrosTextToNs(v, &ev.dur_ns)) return TimeOutOfRange("dur", v, p);
+            ev.has_dur = true;
+          }
           else if (k == "id") ev.id = v;
           else if (k == "args") ev.args = v;
         }

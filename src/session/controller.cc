@@ -18,6 +18,7 @@
 #include "config/output_path.h"
 #include "log.h"
 #include "output/writer.h"
+#include "session/output_config.h"
 #include "session/profiler.h"
 #include "session/trace_identity.h"
 
@@ -304,21 +305,15 @@ Profiler::Result Profiler::CollectAndWrite(
   data.base_time_ns = TraceBaseTimeNs(ProcessBaseTimeNs(), EarliestTimestampNs(data));
   for (TraceSource* s : w.warmed) s->Reset();
 
-  // The analysis summary travels inside the trace and next to it (<trace>.summary.json).
+  // The analysis summary travels inside the trace and next to it (<trace>.summary.json,
+  // written by the output layer only once the trace is).
+  OutputOptions request = OutputOptionsFromConfig(config, path);
   if (config.summary != SummaryMode::kOff) {
     EmitOptions options;
     options.print_text = config.summary == SummaryMode::kStdout;
-    std::string summary_json;
-    absl::Status ss = EmitSummary(data, path, options, &summary_json);
-    if (!ss.ok())
-      KAIROS_LOG_WARNING("summary not written: %s", std::string(ss.message()).c_str());
-    if (!summary_json.empty()) data.metadata_json.emplace_back("kairos_summary", summary_json);
+    request.summary_json = EmitSummary(data, options);
+    data.metadata_json.emplace_back("kairos_summary", request.summary_json);
   }
-
-  OutputRequest request;
-  request.path = path;
-  request.format = config.output_format;
-  request.zstd_level = static_cast<int>(config.zstd_level);
   absl::Status st = WriteTraceFile(data, request);
   if (!st.ok()) {
     KAIROS_LOG_WARNING("trace not written to %s: %s", path.c_str(),
@@ -326,9 +321,10 @@ Profiler::Result Profiler::CollectAndWrite(
     return Result{st, std::string()};
   }
   for (const std::string& extra : config.extra_outputs) {
-    OutputRequest r2 = request;
+    OutputOptions r2 = request;
     r2.path = ResolveOutputPath(extra, DefaultTraceDir(env), ctx);
-    r2.format = OutputFormat::kAuto;
+    r2.format = TraceFormat::kAuto;
+    r2.summary_json.clear();
     absl::Status s2 = WriteTraceFile(data, r2);
     if (!s2.ok())
       KAIROS_LOG_WARNING("extra output %s not written: %s", r2.path.c_str(),
