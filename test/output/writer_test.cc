@@ -33,7 +33,7 @@ TEST_CASE("WriteTraceFile writes plain JSON for .json") {
   TraceData data;
   testing::BuildFull(&data);
   const std::string path = dir.File("trace.json");
-  REQUIRE(WriteTraceFile(data, {path, TraceFormat::kAuto, 1}).ok());
+  REQUIRE(WriteTraceFile(data, {path, TraceFormat::kAuto, 1, {}}).ok());
   CHECK(dir.List() == std::vector<std::string>{"trace.json"});
   const std::string text = testing::ReadFile(path);
   testing::OrderedJson j;
@@ -47,11 +47,11 @@ TEST_CASE("Compressed JSON decompresses to exactly the plain JSON") {
   testing::TempDir dir;
   TraceData data;
   testing::BuildFull(&data);
-  REQUIRE(WriteTraceFile(data, {dir.File("a.json"), TraceFormat::kAuto, 1}).ok());
-  REQUIRE(WriteTraceFile(data, {dir.File("a.json.zst"), TraceFormat::kAuto, 3}).ok());
-  REQUIRE(WriteTraceFile(data, {dir.File("a.json.gz"), TraceFormat::kAuto, 1}).ok());
+  REQUIRE(WriteTraceFile(data, {dir.File("a.json"), TraceFormat::kAuto, 1, {}}).ok());
+  REQUIRE(WriteTraceFile(data, {dir.File("a.json.zst"), TraceFormat::kAuto, 3, {}}).ok());
+  REQUIRE(WriteTraceFile(data, {dir.File("a.json.gz"), TraceFormat::kAuto, 1, {}}).ok());
   // Explicit format overrides the name.
-  REQUIRE(WriteTraceFile(data, {dir.File("explicit.json"), TraceFormat::kJsonZstd, 1}).ok());
+  REQUIRE(WriteTraceFile(data, {dir.File("explicit.json"), TraceFormat::kJsonZstd, 1, {}}).ok());
   const std::string plain = testing::ReadFile(dir.File("a.json"));
   CHECK(Decompress("zstd -dcq '" + dir.File("a.json.zst") + "'") == plain);
   CHECK(Decompress("gzip -dc '" + dir.File("a.json.gz") + "'") == plain);
@@ -64,9 +64,9 @@ TEST_CASE("Unknown extension writes JSON; perfetto formats are not built here") 
   testing::TempDir dir;
   TraceData data;
   testing::BuildCpuOnly(&data);
-  REQUIRE(WriteTraceFile(data, {dir.File("t.trace"), TraceFormat::kAuto, 1}).ok());
+  REQUIRE(WriteTraceFile(data, {dir.File("t.trace"), TraceFormat::kAuto, 1, {}}).ok());
   CHECK(testing::ReadFile(dir.File("t.trace")).substr(0, 20) == "{\n\"schemaVersion\": 1");
-  const absl::Status st = WriteTraceFile(data, {dir.File("t.pftrace"), TraceFormat::kAuto, 1});
+  const absl::Status st = WriteTraceFile(data, {dir.File("t.pftrace"), TraceFormat::kAuto, 1, {}});
   if (st.code() == absl::StatusCode::kUnimplemented) {
     CHECK(st.message() == "perfetto writer not built");
     CHECK(dir.List() == std::vector<std::string>{"t.trace"});
@@ -78,10 +78,21 @@ TEST_CASE("WriteTraceFile errors leave nothing behind and name the path") {
   TraceData data;
   testing::BuildCpuOnly(&data);
   const std::string path = dir.File("missing/t.json.zst");
-  const absl::Status st = WriteTraceFile(data, {path, TraceFormat::kAuto, 1});
+  const absl::Status st = WriteTraceFile(data, {path, TraceFormat::kAuto, 1, {}});
   CHECK(st.code() == absl::StatusCode::kNotFound);
   CHECK(std::string(st.message()).find(path) != std::string::npos);
   CHECK(dir.List().empty());
+}
+
+// Writes "keep" to <dir>/victim and links <dir>/<link> to it; returns the victim's path.
+std::string PlantSymlinkToVictim(const testing::TempDir& dir, const char* link) {
+  const std::string victim = dir.File("victim");
+  FILE* f = std::fopen(victim.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs("keep", f);
+  std::fclose(f);
+  REQUIRE(symlink(victim.c_str(), dir.File(link).c_str()) == 0);
+  return victim;
 }
 
 TEST_CASE("SummaryPathFor replaces the trace extension") {
@@ -97,9 +108,7 @@ TEST_CASE("The summary goes through the atomic sink: no fixed temp name, symlink
   testing::BuildCpuOnly(&data);
   // The old code wrote "<summary>.tmp" with fopen and renamed it: a symlink planted there made
   // it write wherever the link pointed (issue 12 item 2).
-  const std::string victim = dir.File("victim");
-  { FILE* f = std::fopen(victim.c_str(), "w"); REQUIRE(f); std::fputs("keep", f); std::fclose(f); }
-  REQUIRE(symlink(victim.c_str(), dir.File("t.summary.json.tmp").c_str()) == 0);
+  const std::string victim = PlantSymlinkToVictim(dir, "t.summary.json.tmp");
   OutputOptions o{dir.File("t.json"), TraceFormat::kAuto, 1, "{\"schema_version\":1}"};
   absl::Status summary_status = absl::UnknownError("not set");
   REQUIRE(WriteTraceFile(data, o, &summary_status).ok());
@@ -122,9 +131,7 @@ TEST_CASE("A summary whose final name is a symlink is refused, and the trace sti
   testing::TempDir dir;
   TraceData data;
   testing::BuildCpuOnly(&data);
-  const std::string victim = dir.File("victim");
-  { FILE* f = std::fopen(victim.c_str(), "w"); REQUIRE(f); std::fputs("keep", f); std::fclose(f); }
-  REQUIRE(symlink(victim.c_str(), dir.File("t.summary.json").c_str()) == 0);
+  const std::string victim = PlantSymlinkToVictim(dir, "t.summary.json");
   absl::Status summary_status;
   REQUIRE(WriteTraceFile(data, {dir.File("t.json"), TraceFormat::kAuto, 1, "{}"}, &summary_status)
               .ok());
