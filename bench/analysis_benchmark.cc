@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
     TraceData data;
     Build(&data, json_events);
     data.trace_name = path;
-    OutputRequest req;
+    OutputOptions req;
     req.path = path;
     if (!WriteTraceFile(data, req).ok()) {
       std::fprintf(stderr, "cannot write %s\n", path.c_str());

@@ -198,7 +198,7 @@ Result TimeWrite(const TraceData& d, const std::string& path, int reps) {
   Result best;
   for (int r = 0; r < reps; ++r) {
     const double t0 = Now(), c0 = CpuNow();
-    const absl::Status s = WriteTraceFile(d, {path, OutputFormat::kAuto, 1});
+    const absl::Status s = WriteTraceFile(d, {path, TraceFormat::kAuto, 1, {}});
     const double t = Now() - t0, c = CpuNow() - c0;
     if (!s.ok()) {
       std::fprintf(stderr, "write failed: %s\n", std::string(s.message()).c_str());

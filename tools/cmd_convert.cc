@@ -13,7 +13,6 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "config/config.h"
 #include "output/json_reader.h"
 #include "output/output_format.h"
 #include "output/proto/perfetto_reader.h"
@@ -55,20 +54,9 @@ bool LooksLikePerfetto(const std::string& path) {
   return false;
 }
 
-bool ParseFormat(const char* s, OutputFormat* out) {
-  for (OutputFormat f : {OutputFormat::kJson, OutputFormat::kJsonGzip, OutputFormat::kJsonZstd,
-                         OutputFormat::kPerfetto, OutputFormat::kPerfettoZstd}) {
-    if (!strcmp(s, OutputFormatName(f))) {
-      *out = f;
-      return true;
-    }
-  }
-  return false;
-}
-
 int ConvertMain(int argc, char** argv) {
   std::string in, out;
-  OutputFormat format = OutputFormat::kAuto;
+  TraceFormat format = TraceFormat::kAuto;
   int level = 1;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -83,7 +71,7 @@ int ConvertMain(int argc, char** argv) {
       }
       const char* v = argv[++i];
       if (!strcmp(a, "--format")) {
-        if (!ParseFormat(v, &format)) {
+        if (!ParseOutputFormatName(v, &format)) {
           fprintf(stderr, "kairos convert: unknown format '%s' (json, json.gz, json.zst, perfetto, perfetto.zst)\n", v);
           return 2;
         }
@@ -124,7 +112,7 @@ int ConvertMain(int argc, char** argv) {
             std::string(data.status().message()).c_str());
     return 1;
   }
-  OutputRequest req;
+  OutputOptions req;
   req.path = out;
   req.format = format;
   req.zstd_level = level;

@@ -11,7 +11,8 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
-#include "output/json_event_args.h"
+#include "detail_values.h"
+#include "output/event_args.h"
 #include "output/json_reader.h"
 
 namespace kairos {
@@ -50,7 +51,7 @@ uint8_t IndexOfName(std::string_view name, const char* (*namer)(uint8_t), uint8_
 uint32_t StreamArg(const JsonValue* v) {
   if (!v) return 0;
   int64_t s = v->AsInt();
-  return s < 0 ? 0xFFFFFFFFu : static_cast<uint32_t>(s);
+  return s < 0 ? kNoStream : static_cast<uint32_t>(s);
 }
 
 uint32_t U32(const JsonValue& args, const char* key) {
@@ -58,39 +59,60 @@ uint32_t U32(const JsonValue& args, const char* key) {
   return v ? static_cast<uint32_t>(v->AsUint()) : 0;
 }
 
+// The graph and channel keys kernels, memcpys and memsets share (event_args.h).
+template <typename Detail>
+void ReadGraphAndChannel(const JsonValue& args, Detail* d) {
+  namespace arg_keys = internal::arg_keys;
+  d->graph_id = U32(args, arg_keys::kGraphId);
+  if (const JsonValue* v = args.Find(arg_keys::kGraphNodeId)) d->graph_node_id = v->AsUint();
+  d->channel_id = U32(args, arg_keys::kChannel);
+  d->channel_type = static_cast<uint8_t>(U32(args, arg_keys::kChannelType));
+}
+
+// What memcpy and memset args share after their device/context keys.
+template <typename Detail>
+void ReadTransferTail(const JsonValue& args, Detail* d) {
+  d->stream = StreamArg(args.Find(internal::arg_keys::kStream));
+  if (const JsonValue* v = args.Find(internal::arg_keys::kBytes)) d->bytes = v->AsUint();
+  ReadGraphAndChannel(args, d);
+}
+
 }  // namespace
 
 void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, TraceData& data,
                                Event& e) {
+  namespace arg_keys = internal::arg_keys;
+  using internal::MemcpyKindName;
+  using internal::MemoryKindName;
+  using internal::SyncKindName;
+  using internal::kMemcpyKindCount;
+  using internal::kMemoryKindCount;
   if (args.type != JsonValue::Type::kObject) return;
   const JsonValue* v;
-  if ((v = args.Find("External id")) || (v = args.Find("external id")))
+  if ((v = args.Find(arg_keys::kExternalId)) || (v = args.Find("external id")))
     e.external_id = static_cast<uint32_t>(v->AsUint());
-  if ((v = args.Find("correlation"))) e.correlation = static_cast<uint32_t>(v->AsUint());
-  if ((v = args.Find("cbid"))) e.aux = static_cast<uint16_t>(v->AsUint());
-  if ((v = args.Find("finished")) && v->type == JsonValue::Type::kBool && !v->boolean)
+  if ((v = args.Find(arg_keys::kCorrelation))) e.correlation = static_cast<uint32_t>(v->AsUint());
+  if ((v = args.Find(arg_keys::kCbid))) e.aux = static_cast<uint16_t>(v->AsUint());
+  if ((v = args.Find(arg_keys::kFinished)) && v->type == JsonValue::Type::kBool && !v->boolean)
     e.flags |= kFlagUnfinished;
   switch (e.kind) {
     case EventKind::kKernel: {
-      if (!args.Find("grid") && !args.Find("device")) return;
+      if (!args.Find(arg_keys::kGrid) && !args.Find(arg_keys::kDevice)) return;
       KernelDetail k;
       memset(&k, 0, sizeof(k));
-      const JsonValue* grid = args.Find("grid");
-      const JsonValue* block = args.Find("block");
+      const JsonValue* grid = args.Find(arg_keys::kGrid);
+      const JsonValue* block = args.Find(arg_keys::kBlock);
       for (int i = 0; i < 3; ++i) {
         k.grid[i] = grid && i < int(grid->items.size()) ? uint32_t(grid->items[i].AsUint()) : 1;
         k.block[i] = block && i < int(block->items.size()) ? uint32_t(block->items[i].AsUint()) : 1;
       }
-      k.device = U32(args, "device");
-      k.context = U32(args, "context");
-      k.stream = StreamArg(args.Find("stream"));
-      k.registers_per_thread = U32(args, "registers per thread");
-      k.static_shared_memory = U32(args, "shared memory");  // JSON has only the sum
-      if ((v = args.Find("queued"))) k.queued = v->AsUint();
-      k.graph_id = U32(args, "graph id");
-      if ((v = args.Find("graph node id"))) k.graph_node_id = v->AsUint();
-      k.channel_id = U32(args, "channel");
-      k.channel_type = static_cast<uint8_t>(U32(args, "channel_type"));
+      k.device = U32(args, arg_keys::kDevice);
+      k.context = U32(args, arg_keys::kContext);
+      k.stream = StreamArg(args.Find(arg_keys::kStream));
+      k.registers_per_thread = U32(args, arg_keys::kRegistersPerThread);
+      k.static_shared_memory = U32(args, arg_keys::kSharedMemory);  // JSON has only the sum
+      if ((v = args.Find(arg_keys::kQueued))) k.queued = v->AsUint();
+      ReadGraphAndChannel(args, &k);
       e.detail = static_cast<uint32_t>(data.kernels.size());
       data.kernels.push_back(k);
       return;
@@ -102,28 +124,23 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
       size_t open = name.find(" ("), arrow = name.find(" -> "), close = name.rfind(')');
       if (name.substr(0, 7) == "Memcpy " && open != std::string_view::npos &&
           arrow != std::string_view::npos && close != std::string_view::npos && arrow > open) {
-        m.copy_kind = IndexOfName(name.substr(7, open - 7), MemcpyKindName, 11);
-        m.src_kind = IndexOfName(name.substr(open + 2, arrow - open - 2), MemoryKindName, 8);
-        m.dst_kind = IndexOfName(name.substr(arrow + 4, close - arrow - 4), MemoryKindName, 8);
+        m.copy_kind = IndexOfName(name.substr(7, open - 7), MemcpyKindName, kMemcpyKindCount);
+        m.src_kind = IndexOfName(name.substr(open + 2, arrow - open - 2), MemoryKindName, kMemoryKindCount);
+        m.dst_kind = IndexOfName(name.substr(arrow + 4, close - arrow - 4), MemoryKindName, kMemoryKindCount);
       }
-      if (args.Find("fromDevice")) {
-        m.copy_kind = kMemcpyKindPtoP;
-        m.src_device = U32(args, "fromDevice");
-        m.device = U32(args, "inDevice");
-        m.dst_device = U32(args, "toDevice");
-        m.src_context = U32(args, "fromContext");
-        m.context = U32(args, "inContext");
-        m.dst_context = U32(args, "toContext");
+      if (args.Find(arg_keys::kFromDevice)) {
+        m.copy_kind = kMemcpyPtoP;
+        m.src_device = U32(args, arg_keys::kFromDevice);
+        m.device = U32(args, arg_keys::kInDevice);
+        m.dst_device = U32(args, arg_keys::kToDevice);
+        m.src_context = U32(args, arg_keys::kFromContext);
+        m.context = U32(args, arg_keys::kInContext);
+        m.dst_context = U32(args, arg_keys::kToContext);
       } else {
-        m.device = U32(args, "device");
-        m.context = U32(args, "context");
+        m.device = U32(args, arg_keys::kDevice);
+        m.context = U32(args, arg_keys::kContext);
       }
-      m.stream = StreamArg(args.Find("stream"));
-      if ((v = args.Find("bytes"))) m.bytes = v->AsUint();
-      m.graph_id = U32(args, "graph id");
-      if ((v = args.Find("graph node id"))) m.graph_node_id = v->AsUint();
-      m.channel_id = U32(args, "channel");
-      m.channel_type = static_cast<uint8_t>(U32(args, "channel_type"));
+      ReadTransferTail(args, &m);
       e.detail = static_cast<uint32_t>(data.memcpys.size());
       data.memcpys.push_back(m);
       return;
@@ -133,39 +150,34 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
       memset(&m, 0, sizeof(m));
       size_t open = name.find('('), close = name.rfind(')');
       if (open != std::string_view::npos && close != std::string_view::npos && close > open)
-        m.memory_kind = IndexOfName(name.substr(open + 1, close - open - 1), MemoryKindName, 8);
-      m.device = U32(args, "device");
-      m.context = U32(args, "context");
-      m.stream = StreamArg(args.Find("stream"));
-      if ((v = args.Find("bytes"))) m.bytes = v->AsUint();
-      m.graph_id = U32(args, "graph id");
-      if ((v = args.Find("graph node id"))) m.graph_node_id = v->AsUint();
-      m.channel_id = U32(args, "channel");
-      m.channel_type = static_cast<uint8_t>(U32(args, "channel_type"));
+        m.memory_kind = IndexOfName(name.substr(open + 1, close - open - 1), MemoryKindName, kMemoryKindCount);
+      m.device = U32(args, arg_keys::kDevice);
+      m.context = U32(args, arg_keys::kContext);
+      ReadTransferTail(args, &m);
       e.detail = static_cast<uint32_t>(data.memsets.size());
       data.memsets.push_back(m);
       return;
     }
     case EventKind::kSync:
     case EventKind::kCudaEvent: {
-      if (!args.Find("device") && !args.Find("stream")) return;
+      if (!args.Find(arg_keys::kDevice) && !args.Find(arg_keys::kStream)) return;
       SyncDetail sd;
       memset(&sd, 0, sizeof(sd));
       sd.wait_on_stream = -1;
       if (e.kind == EventKind::kSync) {
-        const JsonValue* kind_arg = args.Find("cuda_sync_kind");
+        const JsonValue* kind_arg = args.Find(arg_keys::kSyncKind);
         std::string_view kind_name = kind_arg ? std::string_view(kind_arg->text) : name;
-        for (uint8_t t = 1; t <= 4; ++t)
+        for (uint8_t t = kSyncEvent; t <= kSyncContext; ++t)
           if (kind_name == SyncKindName(t)) sd.sync_type = t;
-        if ((v = args.Find("wait_on_stream"))) sd.wait_on_stream = v->AsInt(-1);
-        sd.wait_on_event_record_correlation = U32(args, "wait_on_cuda_event_record_corr_id");
-        sd.cuda_event_id = U32(args, "wait_on_cuda_event_id");
+        if ((v = args.Find(arg_keys::kWaitOnStream))) sd.wait_on_stream = v->AsInt(-1);
+        sd.wait_on_event_record_correlation = U32(args, arg_keys::kWaitOnEventRecordCorr);
+        sd.cuda_event_id = U32(args, arg_keys::kWaitOnEventId);
       } else {
-        sd.cuda_event_id = U32(args, "event_id");
+        sd.cuda_event_id = U32(args, arg_keys::kEventId);
       }
-      sd.device = U32(args, "device");
-      sd.context = U32(args, "context");
-      sd.stream = StreamArg(args.Find("stream"));
+      sd.device = U32(args, arg_keys::kDevice);
+      sd.context = U32(args, arg_keys::kContext);
+      sd.stream = StreamArg(args.Find(arg_keys::kStream));
       e.detail = static_cast<uint32_t>(data.syncs.size());
       data.syncs.push_back(sd);
       return;
@@ -173,10 +185,10 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
     case EventKind::kCpuOp:
     case EventKind::kUserAnnotation:
     case EventKind::kInstant: {
-      const JsonValue* dom = args.Find("domain");
-      const JsonValue* cat = args.Find("category");
-      const JsonValue* color = args.Find("color");
-      const JsonValue* payload = args.Find("payload");
+      const JsonValue* dom = args.Find(arg_keys::kDomain);
+      const JsonValue* cat = args.Find(arg_keys::kCategory);
+      const JsonValue* color = args.Find(arg_keys::kColor);
+      const JsonValue* payload = args.Find(arg_keys::kPayload);
       if (!dom && !cat && !color && !payload) return;
       CpuArgs a;
       memset(&a, 0, sizeof(a));
@@ -191,13 +203,13 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
         const std::string& t = payload->text;
         if (t.find_first_of(".eE") != std::string::npos) {
           double d = payload->AsDouble();
-          a.payload_type = 3;
+          a.payload_type = kPayloadDouble;
           memcpy(&a.payload_bits, &d, 8);
         } else if (!t.empty() && t[0] == '-') {
-          a.payload_type = 2;
+          a.payload_type = kPayloadI64;
           a.payload_bits = static_cast<uint64_t>(payload->AsInt());
         } else {
-          a.payload_type = 1;
+          a.payload_type = kPayloadU64;
           a.payload_bits = payload->AsUint();
         }
       }

@@ -1,6 +1,6 @@
 // File: json_writer.cc
 // Layer: kairos_output. Kineto-compatible JSON trace layout; see json_writer.h and
-// docs/OUTPUT.md. Per-kind names and args live in json_event_args.cc.
+// docs/OUTPUT.md. Per-kind names and args come from the one mapping in event_args.h.
 // Threading: Write() runs on one kairos thread; no state survives the call.
 #include "output/json_writer.h"
 
@@ -14,8 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "log.h"
-#include "output/json_escape.h"
-#include "output/json_event_args.h"
+#include "json/json_reader.h"
+#include "output/event_args.h"
 #include "output/json_out.h"
 
 namespace kairos {
@@ -52,7 +52,10 @@ constexpr int64_t kOverheadSortIndex = 1048576;
 class TraceJsonWriter {
  public:
   TraceJsonWriter(const TraceData& data, ByteSink& sink)
-      : data_(data), out_(sink), formatter_(data) {}
+      : data_(data), out_(sink), args_(data) {}
+
+  // Invalid UTF-8 subparts replaced by U+FFFD in everything written so far.
+  uint64_t replaced_utf8() const { return out_.replaced(); }
 
   absl::Status Run() {
     PlanMetadata();
@@ -102,8 +105,9 @@ class TraceJsonWriter {
 
   void WriteHeader() {
     out_.Raw("{\n\"schemaVersion\": 1");
-    if (!data_.devices.empty()) {
-      out_.Raw(",\n\"deviceProperties\": [");
+    // Always present, an empty list without a GPU: consumers index it without a key check.
+    out_.Raw(",\n\"deviceProperties\": [");
+    {
       bool first = true;
       for (const DeviceInfo& d : data_.devices) {
         out_.Raw(first ? "\n{\"id\":" : ",\n{\"id\":");
@@ -137,7 +141,7 @@ class TraceJsonWriter {
         out_.Uint(d.shared_mem_per_multiprocessor);
         out_.Char('}');
       }
-      out_.Raw("\n]");
+      out_.Raw(data_.devices.empty() ? "]" : "\n]");
     }
     if (!data_.trace_id.empty()) {
       out_.Raw(",\n\"trace_id\": ");
@@ -325,7 +329,7 @@ class TraceJsonWriter {
       out_.Raw(cat);
       out_.Raw("\",\"name\":");
     }
-    formatter_.WriteName(e, out_);
+    out_.Str(internal::DisplayName(data_, e, &name_scratch_));
     PidTid(t);
     out_.Raw(",\"ts\":");
     out_.Micros(Rel(e.start_ns));
@@ -333,7 +337,9 @@ class TraceJsonWriter {
       out_.Raw(",\"dur\":");
       out_.Micros(e.end_ns - e.start_ns);
     }
-    formatter_.WriteArgs(e, out_);
+    internal::JsonArgsSink args(out_);
+    args_.Visit(e, internal::ArgScope::kEvent, args);
+    args.Close();
     out_.Char('}');
     if ((e.flags & kFlagFlowOut) && Paired(e)) WriteFlow(e, t, true);
   }
@@ -390,7 +396,8 @@ class TraceJsonWriter {
 
   const TraceData& data_;
   JsonOut out_;
-  internal::JsonEventFormatter formatter_;
+  internal::EventArgs args_;
+  std::string name_scratch_;  // backs derived display names
   std::vector<PlannedMetadata> metadata_;
   std::vector<std::string> writer_warnings_;
   std::set<std::tuple<int64_t, int64_t, std::string>> meta_seen_;
@@ -401,7 +408,14 @@ class TraceJsonWriter {
 }  // namespace
 
 absl::Status JsonTraceWriter::Write(const TraceData& data, ByteSink& sink) {
-  return TraceJsonWriter(data, sink).Run();
+  TraceJsonWriter writer(data, sink);
+  absl::Status s = writer.Run();
+  replaced_utf8_ = writer.replaced_utf8();
+  if (replaced_utf8_ != 0) {
+    KAIROS_LOG_WARNING("json writer: %llu invalid UTF-8 sequences in names or metadata "
+                       "written as U+FFFD", static_cast<unsigned long long>(replaced_utf8_));
+  }
+  return s;
 }
 
 }  // namespace kairos

@@ -16,26 +16,26 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
-OutputFormat FormatFromPath(std::string_view path, bool* known) {
+TraceFormat FormatFromPath(std::string_view path, bool* known) {
   if (known) *known = true;
   // Longest suffixes first so ".pftrace.zst" is not taken for plain ".zst".
   if (EndsWith(path, ".pftrace.zst") || EndsWith(path, ".perfetto-trace.zst")) {
-    return OutputFormat::kPerfettoZstd;
+    return TraceFormat::kPerfettoZstd;
   }
   if (EndsWith(path, ".pftrace") || EndsWith(path, ".perfetto-trace")) {
-    return OutputFormat::kPerfetto;
+    return TraceFormat::kPerfetto;
   }
-  if (EndsWith(path, ".json.zst")) return OutputFormat::kJsonZstd;
-  if (EndsWith(path, ".json.gz") || EndsWith(path, ".gz")) return OutputFormat::kJsonGzip;
-  if (EndsWith(path, ".json")) return OutputFormat::kJson;
+  if (EndsWith(path, ".json.zst")) return TraceFormat::kJsonZstd;
+  if (EndsWith(path, ".json.gz") || EndsWith(path, ".gz")) return TraceFormat::kJsonGzip;
+  if (EndsWith(path, ".json")) return TraceFormat::kJson;
   if (known) *known = false;
-  return OutputFormat::kJson;
+  return TraceFormat::kJson;
 }
 
-OutputFormat ResolveOutputFormat(OutputFormat requested, std::string_view path) {
-  if (requested != OutputFormat::kAuto) return requested;
+TraceFormat ResolveOutputFormat(TraceFormat requested, std::string_view path) {
+  if (requested != TraceFormat::kAuto) return requested;
   bool known = true;
-  const OutputFormat format = FormatFromPath(path, &known);
+  const TraceFormat format = FormatFromPath(path, &known);
   if (!known) {
     KAIROS_LOG_WARNING("unknown trace file extension in '%s'; writing uncompressed JSON "
                        "(use .json, .json.gz, .json.zst, .pftrace or .pftrace.zst)",
@@ -44,16 +44,37 @@ OutputFormat ResolveOutputFormat(OutputFormat requested, std::string_view path) 
   return format;
 }
 
-const char* OutputFormatName(OutputFormat format) {
+const char* OutputFormatName(TraceFormat format) {
   switch (format) {
-    case OutputFormat::kAuto: return "auto";
-    case OutputFormat::kJson: return "json";
-    case OutputFormat::kJsonGzip: return "json.gz";
-    case OutputFormat::kJsonZstd: return "json.zst";
-    case OutputFormat::kPerfetto: return "perfetto";
-    case OutputFormat::kPerfettoZstd: return "perfetto.zst";
+    case TraceFormat::kAuto: return "auto";
+    case TraceFormat::kJson: return "json";
+    case TraceFormat::kJsonGzip: return "json.gz";
+    case TraceFormat::kJsonZstd: return "json.zst";
+    case TraceFormat::kPerfetto: return "perfetto";
+    case TraceFormat::kPerfettoZstd: return "perfetto.zst";
   }
   return "unknown";
+}
+
+bool ParseOutputFormatName(std::string_view name, TraceFormat* format) {
+  for (TraceFormat f : {TraceFormat::kJson, TraceFormat::kJsonGzip, TraceFormat::kJsonZstd,
+                        TraceFormat::kPerfetto, TraceFormat::kPerfettoZstd}) {
+    if (name == OutputFormatName(f)) {
+      *format = f;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string SummaryPathFor(const std::string& trace_path) {
+  for (std::string_view ext :
+       {".json.gz", ".json.zst", ".pftrace.zst", ".json", ".pftrace", ".pb"}) {
+    if (EndsWith(trace_path, ext) && trace_path.size() > ext.size()) {
+      return trace_path.substr(0, trace_path.size() - ext.size()) + ".summary.json";
+    }
+  }
+  return trace_path + ".summary.json";
 }
 
 }  // namespace kairos

@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include "config/config.h"
+#include "output/output_options.h"
 
 namespace kairos {
 
@@ -14,14 +14,17 @@ namespace kairos {
 // .json.zst -> kJsonZstd, .pftrace / .perfetto-trace -> kPerfetto, .pftrace.zst /
 // .perfetto-trace.zst -> kPerfettoZstd. Anything else: kJson, and *known is set false so
 // the caller can warn. `known` may be null.
-OutputFormat FormatFromPath(std::string_view path, bool* known);
+TraceFormat FormatFromPath(std::string_view path, bool* known);
 
 // `requested` unless it is kAuto, then FormatFromPath (logging a warning for an unknown
 // extension).
-OutputFormat ResolveOutputFormat(OutputFormat requested, std::string_view path);
+TraceFormat ResolveOutputFormat(TraceFormat requested, std::string_view path);
 
 // "json", "json.gz", "json.zst", "perfetto", "perfetto.zst", "auto".
-const char* OutputFormatName(OutputFormat format);
+const char* OutputFormatName(TraceFormat format);
+// The inverse of OutputFormatName for the five concrete formats ("auto" is not one); false
+// for any other name.
+bool ParseOutputFormatName(std::string_view name, TraceFormat* format);
 
 }  // namespace kairos
 

@@ -11,7 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "log.h"
-#include "output/perfetto_detail_args.h"
+#include "output/event_args.h"
 #include "output/proto_encoder.h"
 
 namespace kairos {
@@ -61,8 +61,9 @@ constexpr uint32_t kSeqNeedsIncrementalState = 2;
 
 // Debug annotation names interned per sequence; iid = index + 1.
 enum class Arg : uint8_t { kExternalId = 0, kCorrelation, kCbid, kBandwidth, kFinished, kDetail, kCount };
-constexpr const char* kArgNames[] = {"External id", "correlation", "cbid",
-                                     "memory bandwidth (GB/s)", "finished", kPerfettoDetailArg};
+constexpr const char* kArgNames[] = {internal::arg_keys::kExternalId, internal::arg_keys::kCorrelation,
+                                     internal::arg_keys::kCbid,       internal::arg_keys::kBandwidth,
+                                     internal::arg_keys::kFinished,   kPerfettoDetailArg};
 static_assert(sizeof(kArgNames) / sizeof(kArgNames[0]) == static_cast<size_t>(Arg::kCount));
 
 // Events of a track's most common kind omit their category (the reader restores it), which
@@ -111,7 +112,7 @@ class Encoder {
   Encoder(const TraceData& data, ByteSink& sink, const PerfettoWriterOptions& options,
           PerfettoWriteStats* stats)
       : data_(data), sink_(sink), options_(options), stats_(stats),
-        enc_(options.chunk_bytes + 4096) {}
+        enc_(options.chunk_bytes + 4096), event_args_(data) {}
 
   absl::Status Run();
 
@@ -148,6 +149,7 @@ class Encoder {
   PerfettoWriteStats* stats_;
   ProtoEncoder enc_;
   std::string scratch_;
+  internal::EventArgs event_args_;  // THE argument mapping (detail rows)
 };
 
 int64_t Encoder::FirstTimestamp() const {
@@ -497,8 +499,11 @@ void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts)
     if (it != s.detail_iids.end()) {
       iid = it->second;
     } else {
-      scratch_.clear();
-      if (internal::AppendDetailArgsJson(data_, e, &scratch_)) {
+      JsonWriter detail;
+      internal::JsonObjectArgsSink sink(detail);
+      if (event_args_.Visit(e, internal::ArgScope::kDetailRow, sink)) {
+        sink.Close();
+        scratch_.assign(detail.view());
         iid = s.next_string_iid++;
         s.detail_iids.emplace(key, iid);
         ni.string_iid = iid;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "log.h"
 #include "output/compress_sinks.h"
 #include "output/file_sink.h"
 #include "output/json_writer.h"
@@ -26,17 +27,45 @@ absl::Status WriteThrough(const TraceData& data, TraceWriter& writer, ByteSink& 
   return s;
 }
 
+absl::Status WriteTraceOnly(const TraceData& data, const OutputOptions& request);
+
 }  // namespace
 
-absl::Status WriteTraceFile(const TraceData& data, const OutputRequest& request) {
-  const OutputFormat format = ResolveOutputFormat(request.format, request.path);
+absl::Status WriteSummaryFile(const std::string& path, std::string_view json) {
+  absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(path);
+  if (!file.ok()) return file.status();
+  absl::Status s = (*file)->Write(json.data(), json.size());
+  if (s.ok()) s = (*file)->Write("\n", 1);
+  if (s.ok()) s = (*file)->Finish();
+  if (!s.ok()) (*file)->Abort();
+  return s;
+}
+
+absl::Status WriteTraceFile(const TraceData& data, const OutputOptions& options,
+                            absl::Status* summary_status) {
+  absl::Status trace = WriteTraceOnly(data, options);
+  if (!trace.ok() || options.summary_json.empty()) return trace;
+  absl::Status summary = WriteSummaryFile(SummaryPathFor(options.path), options.summary_json);
+  if (summary_status != nullptr) {
+    *summary_status = summary;
+  } else if (!summary.ok()) {
+    KAIROS_LOG_WARNING("summary not written: %s", std::string(summary.message()).c_str());
+  }
+  return trace;
+}
+
+namespace {
+
+// The trace alone: picks the format and builds the sink chain.
+absl::Status WriteTraceOnly(const TraceData& data, const OutputOptions& request) {
+  const TraceFormat format = ResolveOutputFormat(request.format, request.path);
 
   // ---- Perfetto dispatch point (the Perfetto engineer replaces this block) ----
-  if (format == OutputFormat::kPerfetto || format == OutputFormat::kPerfettoZstd) {
+  if (format == TraceFormat::kPerfetto || format == TraceFormat::kPerfettoZstd) {
     absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(request.path);
     if (!file.ok()) return file.status();
     PerfettoTraceWriter writer;
-    if (format == OutputFormat::kPerfettoZstd) {
+    if (format == TraceFormat::kPerfettoZstd) {
       ZstdSink zstd(**file, request.zstd_level);
       return WriteThrough(data, writer, zstd, **file);
     }
@@ -48,11 +77,11 @@ absl::Status WriteTraceFile(const TraceData& data, const OutputRequest& request)
   if (!file.ok()) return file.status();
   JsonTraceWriter writer;
   switch (format) {
-    case OutputFormat::kJsonZstd: {
+    case TraceFormat::kJsonZstd: {
       ZstdSink zstd(**file, request.zstd_level);
       return WriteThrough(data, writer, zstd, **file);
     }
-    case OutputFormat::kJsonGzip: {
+    case TraceFormat::kJsonGzip: {
       GzipSink gzip(**file);
       return WriteThrough(data, writer, gzip, **file);
     }
@@ -60,5 +89,7 @@ absl::Status WriteTraceFile(const TraceData& data, const OutputRequest& request)
       return WriteThrough(data, writer, **file, **file);
   }
 }
+
+}  // namespace
 
 }  // namespace kairos

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "config/config.h"
-#include "sink.h"
+#include "output/output_options.h"
+#include "output/sink.h"
 #include "trace_data.h"
 
 namespace kairos {
@@ -22,15 +22,17 @@ class TraceWriter {
   virtual absl::Status Write(const TraceData& data, ByteSink& sink) = 0;
 };
 
-struct OutputRequest {
-  std::string path;                      // final file name
-  OutputFormat format = OutputFormat::kAuto;
-  int zstd_level = 1;
-};
+// Writes one trace file atomically through AtomicFileSink (temp file next to it, then
+// rename(2)). On failure the temp file is removed, nothing appears under `path`, and no
+// summary is written. When options.summary_json is set and the trace was written, the
+// summary goes to SummaryPathFor(path) through the same sink (so the same permissions and
+// the same refusal of symlinks); its outcome goes to *summary_status when given, else a
+// failure is logged. The returned status is the trace's.
+absl::Status WriteTraceFile(const TraceData& data, const OutputOptions& options,
+                            absl::Status* summary_status = nullptr);
 
-// Writes one file atomically: to "<path>.tmp.<pid>" then rename(2). On failure the temp file
-// is removed and nothing appears under `path`.
-absl::Status WriteTraceFile(const TraceData& data, const OutputRequest& request);
+// The summary file alone: `json` plus a newline to `path` via AtomicFileSink.
+absl::Status WriteSummaryFile(const std::string& path, std::string_view json);
 
 }  // namespace kairos
 

@@ -12,6 +12,7 @@
 #include "config/output_path.h"
 #include "log.h"
 #include "output/writer.h"
+#include "session/output_config.h"
 #include "session/trace_identity.h"
 
 namespace kairos {
@@ -77,21 +78,15 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
                           std::string()};
   }
 
-  // The analysis summary travels inside the trace and next to it (<trace>.summary.json).
+  // The analysis summary travels inside the trace and next to it (<trace>.summary.json,
+  // written by the output layer only once the trace is, with the trace's permissions).
+  OutputOptions out = OutputOptionsFromConfig(config, path);
   if (config.summary != SummaryMode::kOff) {
     EmitOptions options;
     options.print_text = config.summary == SummaryMode::kStdout;
-    std::string summary_json;
-    absl::Status ss = EmitSummary(data, path, options, &summary_json);
-    if (!ss.ok())
-      KAIROS_LOG_WARNING("summary not written: %s", std::string(ss.message()).c_str());
-    if (!summary_json.empty()) data.metadata_json.emplace_back("kairos_summary", summary_json);
+    out.summary_json = EmitSummary(data, options);
+    data.metadata_json.emplace_back("kairos_summary", out.summary_json);
   }
-
-  OutputRequest out;
-  out.path = path;
-  out.format = config.output_format;
-  out.zstd_level = static_cast<int>(config.zstd_level);
   absl::Status st = WriteTraceFile(data, out);
   if (!st.ok()) {
     KAIROS_LOG_WARNING("trace not written to %s: %s", path.c_str(),
@@ -99,9 +94,10 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
     return AssembleResult{st, std::string()};
   }
   for (const std::string& extra : config.extra_outputs) {
-    OutputRequest r2 = out;
+    OutputOptions r2 = out;
     r2.path = ResolveOutputPath(extra, DefaultTraceDir(env), ctx);
-    r2.format = OutputFormat::kAuto;
+    r2.format = TraceFormat::kAuto;
+    r2.summary_json.clear();
     absl::Status s2 = WriteTraceFile(data, r2);
     if (!s2.ok())
       KAIROS_LOG_WARNING("extra output %s not written: %s", r2.path.c_str(),

@@ -55,7 +55,7 @@ TEST_CASE("summarize on the written JSON equals the in-process summary") {
   const TraceData data = Mixed();
   const std::string in_process = SummaryToJson(Analyze(data));
   const std::string path = "/tmp/kairos_summarize_rt_" + std::to_string(getpid()) + ".json";
-  OutputRequest req;
+  OutputOptions req;
   req.path = path;
   REQUIRE(WriteTraceFile(data, req).ok());
   absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path);

@@ -72,13 +72,14 @@ TEST_CASE("FormatMicros writes three fraction digits") {
   CHECK(f(INT64_MAX) == "9223372036854775.807");
 }
 
-TEST_CASE("CPU-only trace: layout, key order, rank with a space, no deviceProperties") {
+TEST_CASE("CPU-only trace: layout, key order, rank with a space, empty deviceProperties") {
   TraceData data;
   testing::BuildCpuOnly(&data);
   const std::string text = WriteToString(data);
   const OrderedJson j = ParseOrFail(text);
   CHECK(TopLevelKeys(j) == std::vector<std::string>{
-                               "schemaVersion", "host_name", "kairos_stats", "kairos_warnings",
+                               "schemaVersion", "deviceProperties", "host_name", "kairos_stats",
+                               "kairos_warnings",
                                "kairos_config", "distributedInfo", "displayTimeUnit",
                                "baseTimeNanoseconds", "traceEvents", "traceName"});
   CHECK(j["schemaVersion"] == 1);
@@ -91,7 +92,9 @@ TEST_CASE("CPU-only trace: layout, key order, rank with a space, no deviceProper
   REQUIRE(rank != std::string::npos);
   CHECK(rank < text.find("\"traceEvents\""));
   CHECK(text.find("\"rank\":0") == std::string::npos);
-  CHECK(text.find("deviceProperties") == std::string::npos);
+  // No GPU: an empty list, not a missing key (issue 12 item 5).
+  CHECK(text.find("\"deviceProperties\": [],") != std::string::npos);
+  CHECK(j["deviceProperties"].dump() == "[]");
 
   const std::vector<std::string> lines = EventLines(text);
   REQUIRE(lines.size() == 7);
@@ -173,11 +176,11 @@ TEST_CASE("Full trace: every kind formatted exactly") {
       R"j({"ph":"s","id":101,"pid":4242,"tid":4242,"ts":10.000,"cat":"ac2g","name":"ac2g"})j",
       R"j({"ph":"X","cat":"cuda_driver","name":"cuLaunchKernel","pid":4242,"tid":4242,"ts":13.000,"dur":0.500,"args":{"cbid":307,"correlation":102}})j",
       R"j({"ph":"f","id":100,"pid":0,"tid":7,"ts":20.000,"cat":"ac2g","name":"ac2g","bp":"e"})j",
-      R"j({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":20.000,"dur":10.500,"args":{"External id":2,"queued":0,"device":0,"context":1,"stream":7,"correlation":100,"registers per thread":32,"shared memory":3072,"blocks per SM":2,"warps per SM":8,"grid":[264,1,1],"block":[128,1,1],"est. achieved occupancy %":12}})j",
+      R"j({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":20.000,"dur":10.500,"args":{"External id":2,"queued":0,"device":0,"context":1,"stream":7,"correlation":100,"registers per thread":32,"shared memory":3072,"blocks per SM":2,"warps per SM":8,"grid":[264,1,1],"block":[128,1,1],"est. achieved occupancy %":12,"graph id":0,"graph node id":0}})j",
       R"j({"ph":"C","name":"mem.used","pid":"Host Memory","ts":30.500,"args":{"bytes":1e+09}})j",
       R"j({"ph":"f","id":101,"pid":0,"tid":7,"ts":40.000,"cat":"ac2g","name":"ac2g","bp":"e"})j",
-      R"j({"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":40.000,"dur":1.000,"args":{"External id":2,"device":0,"context":1,"stream":7,"correlation":101,"bytes":1000000,"memory bandwidth (GB/s)":1000}})j",
-      R"j({"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":42.000,"dur":0.000,"args":{"device":0,"context":1,"stream":7,"correlation":103,"bytes":8}})j",
+      R"j({"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":40.000,"dur":1.000,"args":{"External id":2,"device":0,"context":1,"stream":7,"correlation":101,"bytes":1000000,"memory bandwidth (GB/s)":1000,"graph id":0,"graph node id":0}})j",
+      R"j({"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":42.000,"dur":0.000,"args":{"device":0,"context":1,"stream":7,"correlation":103,"bytes":8,"graph id":0,"graph node id":0}})j",
       R"j({"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":1000007,"ts":45.000,"dur":1.000,"args":{"cuda_sync_kind":"Stream Sync","stream":7,"correlation":105,"device":0,"context":1}})j",
       R"j({"ph":"X","cat":"cuda_sync","name":"Context Sync","pid":0,"tid":4000000000,"ts":47.000,"dur":1.000,"args":{"cuda_sync_kind":"Context Sync","stream":-1,"correlation":106,"device":0,"context":1}})j",
       R"j({"ph":"X","cat":"cuda_sync","name":"Event Sync","pid":0,"tid":4000000000,"ts":48.200,"dur":0.200,"args":{"cuda_sync_kind":"Event Sync","wait_on_stream":7,"wait_on_cuda_event_record_corr_id":99,"wait_on_cuda_event_id":9,"stream":-1,"correlation":107,"device":0,"context":1}})j",
@@ -297,7 +300,7 @@ TEST_CASE("Metadata strings are escaped; raw JSON validated; duplicate keys drop
   const std::string text = WriteToString(data);
   const OrderedJson j = ParseOrFail(text);
   CHECK(TopLevelKeys(j) ==
-        std::vector<std::string>{"schemaVersion", "host_name", "PT_PROFILER_JOB_NAME",
+        std::vector<std::string>{"schemaVersion", "deviceProperties", "host_name", "PT_PROFILER_JOB_NAME",
                                  "bad\xEF\xBF\xBDkey", "with_stack", "record_shapes", "broken",
                                  "kairos_stats", "kairos_warnings", "kairos_config",
                                  "distributedInfo", "displayTimeUnit", "baseTimeNanoseconds",

@@ -10,29 +10,29 @@ namespace {
 
 TEST_CASE("Formats from file names") {
   bool known = false;
-  CHECK(FormatFromPath("/tmp/a.json", &known) == OutputFormat::kJson);
+  CHECK(FormatFromPath("/tmp/a.json", &known) == TraceFormat::kJson);
   CHECK(known);
-  CHECK(FormatFromPath("a.pt.trace.json.gz", &known) == OutputFormat::kJsonGzip);
-  CHECK(FormatFromPath("a.gz", &known) == OutputFormat::kJsonGzip);
-  CHECK(FormatFromPath("a.json.zst", &known) == OutputFormat::kJsonZstd);
-  CHECK(FormatFromPath("a.pftrace", &known) == OutputFormat::kPerfetto);
-  CHECK(FormatFromPath("a.perfetto-trace", &known) == OutputFormat::kPerfetto);
-  CHECK(FormatFromPath("a.pftrace.zst", &known) == OutputFormat::kPerfettoZstd);
-  CHECK(FormatFromPath("a.perfetto-trace.zst", &known) == OutputFormat::kPerfettoZstd);
+  CHECK(FormatFromPath("a.pt.trace.json.gz", &known) == TraceFormat::kJsonGzip);
+  CHECK(FormatFromPath("a.gz", &known) == TraceFormat::kJsonGzip);
+  CHECK(FormatFromPath("a.json.zst", &known) == TraceFormat::kJsonZstd);
+  CHECK(FormatFromPath("a.pftrace", &known) == TraceFormat::kPerfetto);
+  CHECK(FormatFromPath("a.perfetto-trace", &known) == TraceFormat::kPerfetto);
+  CHECK(FormatFromPath("a.pftrace.zst", &known) == TraceFormat::kPerfettoZstd);
+  CHECK(FormatFromPath("a.perfetto-trace.zst", &known) == TraceFormat::kPerfettoZstd);
   CHECK(known);
-  CHECK(FormatFromPath("a.trace", &known) == OutputFormat::kJson);
+  CHECK(FormatFromPath("a.trace", &known) == TraceFormat::kJson);
   CHECK_FALSE(known);
-  CHECK(FormatFromPath("a.zst", &known) == OutputFormat::kJson);
+  CHECK(FormatFromPath("a.zst", &known) == TraceFormat::kJson);
   CHECK_FALSE(known);
-  CHECK(FormatFromPath("", nullptr) == OutputFormat::kJson);
+  CHECK(FormatFromPath("", nullptr) == TraceFormat::kJson);
 }
 
 TEST_CASE("An explicit format wins over the extension") {
-  CHECK(ResolveOutputFormat(OutputFormat::kJsonZstd, "a.json") == OutputFormat::kJsonZstd);
-  CHECK(ResolveOutputFormat(OutputFormat::kAuto, "a.json.gz") == OutputFormat::kJsonGzip);
-  CHECK(ResolveOutputFormat(OutputFormat::kAuto, "a.weird") == OutputFormat::kJson);
-  CHECK(std::string(OutputFormatName(OutputFormat::kJsonZstd)) == "json.zst");
-  CHECK(std::string(OutputFormatName(OutputFormat::kPerfettoZstd)) == "perfetto.zst");
+  CHECK(ResolveOutputFormat(TraceFormat::kJsonZstd, "a.json") == TraceFormat::kJsonZstd);
+  CHECK(ResolveOutputFormat(TraceFormat::kAuto, "a.json.gz") == TraceFormat::kJsonGzip);
+  CHECK(ResolveOutputFormat(TraceFormat::kAuto, "a.weird") == TraceFormat::kJson);
+  CHECK(std::string(OutputFormatName(TraceFormat::kJsonZstd)) == "json.zst");
+  CHECK(std::string(OutputFormatName(TraceFormat::kPerfettoZstd)) == "perfetto.zst");
 }
 
 }  // namespace

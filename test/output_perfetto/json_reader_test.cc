@@ -107,6 +107,28 @@ TEST_CASE("malformed input fails with the byte offset") {
   CHECK(!ReadKinetoJsonFile("/nonexistent/t.json", {}).ok());
 }
 
+TEST_CASE("a ts or dur that does not fit 64-bit ns is rejected, not wrapped") {
+  // 9223372036854776 us = 2^63 ns + 192 ns: one past the largest int64 ns.
+  absl::StatusOr<TraceData> d = ReadKinetoJsonTraceText(
+      R"J({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":9223372036854776,"dur":1}]})J");
+  REQUIRE(!d.ok());
+  CHECK(d.status().code() == absl::StatusCode::kOutOfRange);
+  CHECK(std::string(d.status().message()) ==
+        "JSON: \"ts\": 9223372036854776 does not fit a 64-bit ns time (event ending at byte 98)");
+  // The largest that fits is accepted exactly; base + ts overflowing is caught too.
+  CHECK(ReadKinetoJsonTraceText(
+            R"J({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":9223372036854775.807,"dur":0}]})J")
+            .ok());
+  CHECK(ReadKinetoJsonTraceText(
+            R"J({"baseTimeNanoseconds":9223372036854775807,"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1}]})J")
+            .status()
+            .code() == absl::StatusCode::kOutOfRange);
+  CHECK(ReadKinetoJsonTraceText(
+            R"J({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1e300}]})J")
+            .status()
+            .code() == absl::StatusCode::kOutOfRange);
+}
+
 TEST_CASE("JSON -> TraceData -> JSON keeps every event, arg, flow and metadata key") {
   TraceData ref = testing::BuildReferenceTrace(50);
   std::string j1 = JsonOf(ref);

@@ -73,7 +73,7 @@ TEST_CASE("kairos convert round-trips JSON -> protobuf -> JSON without losing ev
   REQUIRE(mkdtemp(tmpl));
   std::string dir = tmpl;
   TraceData ref = testing::BuildReferenceTrace(2000);
-  OutputRequest req;
+  OutputOptions req;
   req.path = dir + "/in.json";
   REQUIRE(WriteTraceFile(ref, req).ok());
   json original = json::parse(ReadFile(req.path));
@@ -105,6 +105,23 @@ TEST_CASE("kairos convert usage and I/O errors") {
   CHECK(Run("a.json b.pftrace --bogus") == 2);
   CHECK(Run("/nonexistent/a.json /tmp/b.pftrace") == 1);
   CHECK(Run("/dev/null /nonexistent-dir/b.pftrace") == 1);
+}
+
+TEST_CASE("kairos convert rejects a ts that does not fit instead of wrapping it") {
+  char tmpl[] = "/tmp/kairos_convert_ts_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  {
+    std::ofstream f(dir + "/in.json");
+    f << R"J({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":99999999999999999999,"dur":1}]})J";
+  }
+  const std::string cmd = std::string(KAIROS_CLI_PATH) + " convert " + dir + "/in.json " + dir +
+                          "/out.json 2>" + dir + "/err";
+  const int rc = std::system(cmd.c_str());
+  CHECK((WIFEXITED(rc) ? WEXITSTATUS(rc) : -1) == 1);
+  CHECK(ReadFile(dir + "/err").find("\"ts\": 99999999999999999999 does not fit a 64-bit ns time") !=
+        std::string::npos);
+  CHECK_FALSE(std::ifstream(dir + "/out.json").good());
+  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace

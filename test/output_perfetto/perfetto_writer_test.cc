@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "output/json_writer.h"
-#include "output/perfetto_detail_args.h"
+#include "output/event_args.h"
 #include "output/perfetto_writer.h"
 #include "output/proto/perfetto_trace.pb.h"
 #include "output/writer.h"
@@ -422,7 +422,7 @@ TEST_CASE("ENOSPC-like failure mid-file leaves no partial file under the final n
   struct rlimit small = old;
   small.rlim_cur = 16384;  // EFBIG after 16 KiB: the disk-full path of write(2)
   REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
-  OutputRequest req;
+  OutputOptions req;
   req.path = path;
   absl::Status st = WriteTraceFile(data, req);
   REQUIRE(setrlimit(RLIMIT_FSIZE, &old) == 0);
@@ -437,10 +437,10 @@ TEST_CASE("ENOSPC-like failure mid-file leaves no partial file under the final n
 TEST_CASE("WriteTraceFile picks the format from the name; zstd decompresses to the same bytes") {
   TraceData data = BuildReferenceTrace(3000);
   std::string dir = TempDir();
-  OutputRequest plain;
+  OutputOptions plain;
   plain.path = dir + "/t.pftrace";
   REQUIRE(WriteTraceFile(data, plain).ok());
-  OutputRequest zst;
+  OutputOptions zst;
   zst.path = dir + "/t.pftrace.zst";
   zst.zstd_level = 3;
   REQUIRE(WriteTraceFile(data, zst).ok());

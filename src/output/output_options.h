@@ -1,0 +1,38 @@
+// File: output_options.h
+// Layer: kairos_output. What the output layer needs to write one trace (and its summary),
+// as a plain struct the caller fills: the session from its Config, `kairos convert` from its
+// arguments. Output knows nothing of config (the layer table in docs/ARCHITECTURE.md).
+// Threading: plain values.
+#ifndef KAIROS_SRC_OUTPUT_OUTPUT_OPTIONS_H_
+#define KAIROS_SRC_OUTPUT_OUTPUT_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+namespace kairos {
+
+enum class TraceFormat : uint8_t {
+  kAuto = 0,  // from the file name (.json, .json.gz, .json.zst, .pftrace, .pftrace.zst, ...)
+  kJson,
+  kJsonGzip,
+  kJsonZstd,
+  kPerfetto,
+  kPerfettoZstd,
+};
+
+struct OutputOptions {
+  std::string path;  // final file name
+  TraceFormat format = TraceFormat::kAuto;
+  int zstd_level = 1;
+  // The analysis summary; when not empty it is written to SummaryPathFor(path) after, and
+  // only after, the trace itself was written (same sink, same permissions).
+  std::string summary_json;
+};
+
+// "run.json" -> "run.summary.json", "run.pftrace.zst" -> "run.summary.json"; other names get
+// ".summary.json" appended.
+std::string SummaryPathFor(const std::string& trace_path);
+
+}  // namespace kairos
+
+#endif  // KAIROS_SRC_OUTPUT_OUTPUT_OPTIONS_H_
