@@ -106,7 +106,10 @@ ThreadState* AcquireThreadStateImpl(uint32_t epoch) {
   if (s->ring_storage == nullptr || s->ring_storage->capacity() != cap) {
     if (s->ring_storage == nullptr && cap > 0) ++reg->live_with_ring;
     s->ring_storage = std::make_unique<ThreadRing>(cap);
-    const uint32_t args_cap = static_cast<uint32_t>(cap / 8);
+    // One slot per push: framework operators (kairos_op_push) carry args on every range, and
+    // a range is at least two records, so cap / 2 never runs out before the ring does. The
+    // array is not touched up front: unused slots cost address space only.
+    const uint32_t args_cap = static_cast<uint32_t>(cap / 2);
     s->args_storage.reset(args_cap ? new StoredArgs[args_cap] : nullptr);
     s->args_capacity = args_cap;
   } else {
@@ -183,6 +186,12 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   a.has_color = args.has_color;
   a.payload_type = args.payload_type;
   a.payload_bits = args.payload_bits;
+  a.cpu_op = args.cpu_op;
+  a.input_dims = args.cpu_op ? LookupName(s, args.input_dims) : 0;
+  a.input_types = args.cpu_op ? LookupName(s, args.input_types) : 0;
+  a.sequence_nr = args.sequence_nr;
+  a.fwd_thread_id = args.fwd_thread_id;
+  a.record_function_id = args.record_function_id;
   return ++s->args_used;
 }
 

@@ -58,6 +58,40 @@ const char* MemoryKindName(uint8_t kind) {
   return kind < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "Unknown";
 }
 
+namespace {
+// "Input Dims" / "Input type" arrive as JSON text from a framework bridge through the C ABI.
+// They are written raw only when they are a plain array of integers, strings without
+// escapes, or such arrays (what the torch bridge produces); anything else is written as a
+// JSON string, so a caller can never make the trace invalid.
+bool IsPlainJsonArray(std::string_view t) {
+  int depth = 0;
+  bool in_string = false;
+  if (t.empty() || t.front() != '[') return false;
+  for (char c : t) {
+    if (in_string) {
+      if (c == '"') in_string = false;
+      else if (c == '\\' || static_cast<unsigned char>(c) < 0x20 ||
+               static_cast<unsigned char>(c) >= 0x80)
+        return false;
+      continue;
+    }
+    switch (c) {
+      case '[': if (++depth > 8) return false; break;
+      case ']': if (--depth < 0) return false; break;
+      case '"': in_string = true; break;
+      case ',': case ' ': case '-': break;
+      default: if (c < '0' || c > '9') return false;
+    }
+  }
+  return depth == 0 && !in_string && t.back() == ']';
+}
+
+void JsonArrayText(std::string_view t, JsonOut& out) {
+  if (IsPlainJsonArray(t)) out.Raw(t);
+  else out.Str(t);
+}
+}  // namespace
+
 const char* SyncKindName(uint8_t sync_type) {
   switch (sync_type) {
     case 1: return "Event Sync";
@@ -152,6 +186,17 @@ void JsonEventFormatter::WriteArgs(const Event& e, JsonOut& out) {
 void JsonEventFormatter::CpuArgsOf(const Event& e, ArgsOut& args) const {
   if (e.detail >= data_.cpu_args.size()) return;
   const CpuArgs& a = data_.cpu_args[e.detail];
+  if (a.cpu_op) {
+    // PyTorch's cpu_op client metadata, in Kineto's key order (trace-format-kineto-json.md).
+    args.Key("Record function id").Uint(a.record_function_id);
+    if (a.input_dims != 0) JsonArrayText(data_.strings.Get(a.input_dims), args.Key("Input Dims"));
+    if (a.input_types != 0) JsonArrayText(data_.strings.Get(a.input_types), args.Key("Input type"));
+    if (a.sequence_nr >= 0) {
+      args.Key("Sequence number").Int(a.sequence_nr);
+      args.Key("Fwd thread id").Uint(a.fwd_thread_id);
+    }
+    return;
+  }
   if (a.domain != 0) args.Key("domain").Str(data_.strings.Get(a.domain));
   if (a.category != 0) {
     args.Key("category").Str(data_.strings.Get(a.category));

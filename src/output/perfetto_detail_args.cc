@@ -165,6 +165,16 @@ void SyncArgs(const Event& e, const SyncDetail& s, ObjectBuilder& o) {
 }
 
 void CpuArgsJson(const TraceData& data, const CpuArgs& a, ObjectBuilder& o) {
+  if (a.cpu_op) {  // framework operator (torch bridge): the JSON text is kept as a string here
+    o.U("Record function id", a.record_function_id);
+    if (a.input_dims) o.S("Input Dims", data.strings.Get(a.input_dims));
+    if (a.input_types) o.S("Input type", data.strings.Get(a.input_types));
+    if (a.sequence_nr >= 0) {
+      o.I("Sequence number", a.sequence_nr);
+      o.U("Fwd thread id", a.fwd_thread_id);
+    }
+    return;
+  }
   if (a.domain) o.S("domain", data.strings.Get(a.domain));
   if (a.category) o.S("category", data.strings.Get(a.category));
   else if (a.category_id) o.U("category", a.category_id);
