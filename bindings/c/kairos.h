@@ -133,10 +133,11 @@ typedef struct kairos_op_args {
  * relaxed load while nothing records. */
 KAIROS_API void kairos_op_push(const char* name, const kairos_op_args* args);
 
-/* since 0.1: address of a flag that is non-zero while the current (or starting) trace's
- * config sets PROFILE_REPORT_INPUT_SHAPES=true; bridges read it to decide whether to
- * compute input shapes. Valid for the life of the process. */
-KAIROS_API const volatile uint32_t* kairos_op_shapes_flag(void);
+/* since 0.1: a framework bridge calls this once before its first kairos_op_push() (later
+ * calls do nothing). From then on a trace whose config does not set
+ * PROFILE_REPORT_INPUT_SHAPES=true has "Input Dims" / "Input type" removed from its cpu_op
+ * events, so the bridge may pass shapes whenever its framework hands it the inputs. */
+KAIROS_API void kairos_op_attach(void);
 
 /* since 0.1: the iteration the process is in: the number of kairos_step() /
  * kairos_optimizer_post_step() calls so far (PROFILE_START_ITERATION counts the same). */

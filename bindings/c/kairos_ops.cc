@@ -1,11 +1,9 @@
 // File: kairos_ops.cc
 // Layer: bindings/c. C entry points for framework bridges (the torch bridge): operator
-// ranges recorded as cpu_op events with their client metadata, and the per-trace
-// "report input shapes" flag.
-// Threading: kairos_op_push is the hot path (any thread; one relaxed load when idle). The
-// shapes flag is written by the "framework" source on the controller thread and read with a
-// plain load by bridges.
-#include <atomic>
+// ranges recorded as cpu_op events with their client metadata, the per-trace
+// PROFILE_REPORT_INPUT_SHAPES filter, and the iteration count.
+// Threading: kairos_op_push is the hot path (any thread; one relaxed load when idle); the
+// filter source runs on the controller thread like every TraceSource.
 #include <memory>
 #include <mutex>
 
@@ -16,22 +14,30 @@
 
 namespace {
 
-std::atomic<uint32_t> g_report_shapes{0};
-
-// A source with no data of its own: it mirrors the session's PROFILE_REPORT_INPUT_SHAPES into
-// g_report_shapes for the bridge. Registered by the first kairos_op_shapes_flag() call (the
-// bridge's install), so a process without a framework bridge pays nothing.
+// A source with no data of its own, registered by kairos_op_attach() (so a process without a
+// framework bridge pays nothing): it applies the session's PROFILE_REPORT_INPUT_SHAPES to
+// the cpu_op rows the cpu source collected before it (sources collect in registration
+// order). Deciding at collection rather than on the hot path is exact: an iteration window
+// switches recording on at the step boundary, before the controller has seen its config.
 class FrameworkOpsSource : public kairos::TraceSource {
  public:
   const char* name() const override { return "framework_ops"; }
   absl::Status StartWarmup(const kairos::Config& config) override {
-    g_report_shapes.store(config.report_input_shapes ? 1 : 0, std::memory_order_relaxed);
+    report_shapes_ = config.report_input_shapes;
     return absl::OkStatus();
   }
   void StartRecording(int64_t) override {}
   void StopRecording(int64_t) override {}
-  void Collect(kairos::TraceData&) override {}
-  void Reset() override { g_report_shapes.store(0, std::memory_order_relaxed); }
+  void Collect(kairos::TraceData& data) override {
+    if (report_shapes_) return;
+    for (kairos::CpuArgs& a : data.cpu_args) {
+      if (a.cpu_op) a.input_dims = a.input_types = 0;
+    }
+  }
+  void Reset() override {}
+
+ private:
+  bool report_shapes_ = false;
 };
 
 }  // namespace
@@ -53,7 +59,7 @@ KAIROS_API void kairos_op_push(const char* name, const kairos_op_args* args) {
   kairos::internal::PushRange(name, &a);
 }
 
-KAIROS_API const volatile uint32_t* kairos_op_shapes_flag(void) {
+KAIROS_API void kairos_op_attach(void) {
   static std::once_flag once;
   try {
     std::call_once(once, [] {
@@ -61,8 +67,6 @@ KAIROS_API const volatile uint32_t* kairos_op_shapes_flag(void) {
     });
   } catch (...) {
   }
-  static_assert(sizeof(g_report_shapes) == sizeof(uint32_t), "flag layout");
-  return reinterpret_cast<const volatile uint32_t*>(&g_report_shapes);
 }
 
 KAIROS_API int64_t kairos_current_iteration(void) {

@@ -12,8 +12,8 @@
 //
 // Cost while no trace records: the callback does one plain load of kairos' recording flag
 // and returns (measured in bench/torch_op_bench.py). While recording: the thread-local
-// nesting check, kairos_op_push (one ring record) and, only when the trace asks for input
-// shapes, formatting of the shapes and types into a thread-local buffer.
+// nesting check, kairos_op_push (one ring record) and, only when installed with
+// record_shapes, formatting of the shapes and types into a thread-local buffer.
 #include <ATen/record_function.h>
 
 #include <atomic>
@@ -28,7 +28,6 @@
 namespace {
 
 const volatile uint32_t* g_recording = nullptr;    // kairos_recording_flag()
-const volatile uint32_t* g_shapes = nullptr;       // kairos_op_shapes_flag()
 std::mutex g_install_mu;
 at::CallbackHandle g_ops_handle = 0;
 at::CallbackHandle g_step_handle = 0;
@@ -100,7 +99,9 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     args.input_dims = nullptr;
     args.input_types = nullptr;
     thread_local std::string dims, types;
-    if (g_needs_inputs && *g_shapes != 0) {
+    // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
+    // whose config does not ask for them drops them at collection (kairos_op_attach).
+    if (g_needs_inputs) {
       dims.assign(1, '[');
       types.assign(1, '[');
       bool first = true;
@@ -162,7 +163,7 @@ __attribute__((visibility("default"))) int kairos_torch_install(int record_shape
   if (g_ops_handle != 0) return 1;
   try {
     g_recording = kairos_recording_flag();
-    g_shapes = kairos_op_shapes_flag();
+    kairos_op_attach();
     g_needs_inputs = record_shapes != 0;
     g_ops_handle = at::addGlobalCallback(
         at::RecordFunctionCallback(&OnOpStart, &OnOpEnd).needsInputs(g_needs_inputs));

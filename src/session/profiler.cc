@@ -416,8 +416,14 @@ void StepHook() {
   // store of g_step_wake_at followed by its load of g_iteration, so one side always sees
   // the other and a boundary is never missed.
   const int64_t n = g_iteration.fetch_add(1) + 1;
+  // The boundary record goes in before OnStepBoundary when recording is on: the boundary
+  // that ends an iteration window wakes the controller, which may switch recording off
+  // before this thread runs on, and the last ProfilerStep would lose its end. When recording
+  // is off, after: the boundary that starts a window switches recording on in there.
+  const bool recording = internal::g_cpu_epoch.load(std::memory_order_relaxed) != 0;
+  if (recording) internal::RecordStep(n, raw);
   if (__builtin_expect(n >= g_step_wake_at.load(), 0)) Profiler::Get().OnStepBoundary(n, raw);
-  internal::RecordStep(n, raw);
+  if (!recording) internal::RecordStep(n, raw);
 }
 
 }  // namespace kairos

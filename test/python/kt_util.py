@@ -4,6 +4,7 @@ KAIROS_CLI (the kairos binary)."""
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,12 @@ def run_kairos(script, script_args=(), config=None, extra_env=None, check=True, 
     if check and p.returncode != 0:
         raise AssertionError("%s failed (%d):\n%s\n%s" % (cmd, p.returncode, p.stdout, p.stderr))
     return p
+
+
+def trace_of(proc):
+    """The trace path `python3 -m kairos run` printed ("kairos: trace PATH"), or None."""
+    m = re.search(r"^kairos: trace (.*)$", proc.stderr, re.M)
+    return m.group(1) if m else None
 
 
 def load(path):

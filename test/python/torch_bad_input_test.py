@@ -33,7 +33,8 @@ p1 = os.path.join(d, "once.json")
 with kairos.profile(path=p1, record_shapes=True) as p:
     for _ in range(5):
         torch.mm(a, b)
-t = k.load(p1)
+f.eq(len(p.traces), 1, "one trace")
+t = k.load(p.traces[0])
 f.eq(len(k.events(t, cat="cpu_op", name="aten::mm")), 5, "5 mm calls recorded once each")
 f.eq(k.events(t, cat="cpu_op", name="aten::mm")[0]["args"].get("Input Dims"), [[16, 8], [8, 4]],
      "record_shapes=True gives Input Dims")
@@ -41,7 +42,7 @@ f.eq(k.events(t, cat="cpu_op", name="aten::mm")[0]["args"].get("Input Dims"), [[
 # Nested and concurrent kairos.profile.
 p2 = os.path.join(d, "outer.json")
 errors = []
-with kairos.profile(path=p2):
+with kairos.profile(path=p2) as outer:
     try:
         with kairos.profile(path=os.path.join(d, "inner.json")):
             pass
@@ -60,20 +61,22 @@ with kairos.profile(path=p2):
     torch.mm(a, b)
 f.eq(len(errors), 2, "nested and second-thread kairos.profile raise")
 f.check(all("another kairos.profile is active" in e for e in errors), "clear message")
-f.check(os.path.exists(p2) and not os.path.exists(os.path.join(d, "inner.json")),
-        "outer trace written, inner none")
-f.eq(len(k.events(k.load(p2), cat="cpu_op", name="aten::mm")), 1, "outer trace has its op")
+written = sorted(os.listdir(d))
+f.check(len(outer.traces) == 1 and not [n for n in written if n.startswith(("inner", "thread"))],
+        "outer trace written, inner and thread ones not: %s" % written)
+f.eq(len(k.events(k.load(outer.traces[0]), cat="cpu_op", name="aten::mm")), 1, "outer trace has its op")
 
 # Exception inside the block.
 p3 = os.path.join(d, "raised.json")
+raised = kairos.profile(path=p3)
 try:
-    with kairos.profile(path=p3):
+    with raised:
         with torch.autograd.profiler.record_function("failing_scope"):
             torch.mm(a, b)
             raise ValueError("inside the window")
 except ValueError:
     pass
-t = k.load(p3) if os.path.exists(p3) else {"traceEvents": []}
+t = k.load(raised.traces[0]) if raised.traces else {"traceEvents": []}
 scope = k.events(t, cat="user_annotation", name="failing_scope")
 f.eq(len(scope), 1, "trace written after an exception, with the scope")
 f.check(scope and "finished" not in scope[0].get("args", {}), "the scope was closed by the exception")
@@ -90,8 +93,9 @@ with kairos.profile(path=p4, schedule=kairos.schedule(wait=1, warmup=1, active=2
         opt_model(torch.ones(3, 4)).sum().backward()
         opt.step()  # does not count while kairos.profile counts with p.step()
         p.step()
-f.eq(ready, [p4], "on_trace_ready called once with the path")
-steps = sorted(k.step_ranges(k.load(p4)))
+f.check(len(ready) == 1 and ready[0].startswith(os.path.join(d, "sched_")),
+        "on_trace_ready called once with the path: %s" % ready)
+steps = sorted(k.step_ranges(k.load(ready[0]))) if ready else []
 f.eq(steps, ["ProfilerStep#%d" % (start_iter + 2), "ProfilerStep#%d" % (start_iter + 3)],
      "exactly the active steps")
 
@@ -102,8 +106,9 @@ r = k.run_kairos(os.path.join(k.HERE, "fixed_train.py"), ["6", "-1", os.path.joi
                  config=cfg, check=False)
 f.eq(r.returncode, 1, "kairos run exits 1 when the script raises")
 f.check("boom at step 2" in r.stderr, "the script's traceback is printed")
-f.check(os.path.exists(p5), "trace written although the script raised")
-if os.path.exists(p5):
+p5 = k.trace_of(r)
+f.check(p5 is not None and os.path.exists(p5), "trace written although the script raised")
+if p5:
     t = k.load(p5)
     fail = k.events(t, cat="user_annotation", name="about_to_fail")
     f.eq(len(fail), 1, "the scope the exception left is in the trace")

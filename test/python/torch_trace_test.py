@@ -13,13 +13,15 @@ import kt_util as k
 k.need_torch()
 f = k.Failures()
 d = k.tmpdir()
-trace_path = os.path.join(d, "trace.json")
+trace_path = os.path.join(d, "trace.json")  # kairos writes trace_<pid>.json
 legacy_path = os.path.join(d, "legacy.json")
 cfg = ("PROFILE_START_ITERATION=3;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=1;"
        "PROFILE_REPORT_INPUT_SHAPES=true;KAIROS_SUMMARY=off;ACTIVITIES_LOG_FILE=" + trace_path)
 p = k.run_kairos(os.path.join(k.HERE, "fixed_train.py"), ["8", "4", legacy_path], config=cfg)
 print(p.stderr.strip())
-t = k.load(trace_path)
+written = k.trace_of(p)
+f.check(written is not None and written.startswith(os.path.join(d, "trace_")), "trace path printed")
+t = k.load(written)
 legacy = k.load(legacy_path)
 
 steps = k.step_ranges(t)

@@ -105,7 +105,9 @@ def _run(args):
         traceback.print_exc()
         code = 1
     finally:
-        path = lib.kairos_flush() if lib.kairos_recording_flag()[0] else None
+        # Ends a window still recording (the trace is written now, not at interpreter exit)
+        # and names the last trace this process wrote (kairos appends the pid to the name).
+        path = lib.kairos_flush()
         if path:
             sys.stderr.write("kairos: trace %s\n" % path.decode("utf-8", "replace"))
     return code
