@@ -64,7 +64,10 @@ f.check(all("another kairos.profile is active" in e for e in errors), "clear mes
 written = sorted(os.listdir(d))
 f.check(len(outer.traces) == 1 and not [n for n in written if n.startswith(("inner", "thread"))],
         "outer trace written, inner and thread ones not: %s" % written)
-f.eq(len(k.events(k.load(outer.traces[0]), cat="cpu_op", name="aten::mm")), 1, "outer trace has its op")
+outer_mm = k.events(k.load(outer.traces[0]), cat="cpu_op", name="aten::mm")
+f.eq(len(outer_mm), 1, "outer trace has its op")
+f.check(outer_mm and "Input Dims" not in outer_mm[0]["args"],
+        "record_shapes=False: no Input Dims although the bridge gets inputs")
 
 # Exception inside the block.
 p3 = os.path.join(d, "raised.json")
