@@ -1,15 +1,15 @@
-"""Per-operator overhead of the torch bridge, all in one process and one run:
-  none       the loop with no RecordFunction callback registered
-  idle       bridge attached, no kairos window recording (one flag load per op)
-  recording  bridge attached, a kairos window recording (kairos.start)
-  rec+shapes recording, bridge attached with record_shapes and PROFILE_REPORT_INPUT_SHAPES
-  legacy     torch.autograd.profiler.profile(use_kineto=False), bridge detached
-  legacy+sh  the same with record_shapes=True
-Each mode: the best of REPS runs of N calls of torch.add on 1-element tensors (one aten op per
-call); reported as ns per op and the overhead over `none`.
-Usage: PYTHONPATH=build/python python3 bench/torch_op_bench.py [N] [REPS]"""
-import ctypes
-import os
+"""Per-operator overhead of the torch bridge, all modes in one process and one run:
+  none        no RecordFunction callback registered
+  idle        bridge attached, no kairos window recording (one flag load per op)
+  recording   bridge attached, a kairos window recording (kairos.start)
+  rec+shapes  bridge attached with record_shapes, recording with PROFILE_REPORT_INPUT_SHAPES
+  legacy      torch.autograd.profiler.profile(use_kineto=False), bridge detached
+  legacy+sh   the same with record_shapes=True
+The loop is TorchScript (torch.add on 1-element tensors, N per call), so each op is the
+dispatcher plus RecordFunction without Python per op. Modes are interleaved round-robin for
+ROUNDS rounds and the best round of each is kept, so load from other processes hits every
+mode alike. Output: ns per op and the overhead over `none`.
+Usage: PYTHONPATH=build/python python3 bench/torch_op_bench.py [N] [ROUNDS]"""
 import sys
 import time
 
@@ -19,75 +19,80 @@ import kairos
 from kairos import _torch
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
-REPS = int(sys.argv[2]) if len(sys.argv) > 2 else 7
+ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 15
 torch.set_num_threads(1)
-a = torch.ones(1)
+
+
+@torch.jit.script
+def ops(a: torch.Tensor, b: torch.Tensor, n: int) -> torch.Tensor:
+    for _ in range(n):
+        a = torch.add(a, b)
+    return a
+
+
+a = torch.zeros(1)
 b = torch.ones(1)
 
 
-def loop():
-    add = torch.add
+def timed():
     t0 = time.perf_counter_ns()
-    for _ in range(N):
-        add(a, b)
+    ops(a, b, N)
     return (time.perf_counter_ns() - t0) / N
 
 
-def best(setup=None, teardown=None):
-    times = []
-    for _ in range(REPS):
-        ctx = setup() if setup else None
-        times.append(loop())
-        if teardown:
-            teardown(ctx)
-    return min(times)
-
-
-res = {}
-loop()  # warm up
-res["none"] = best()
-kairos.init("KAIROS_CPU_BUFFER_KB_PER_THREAD=262144\nKAIROS_SUMMARY=off\n"
+kairos.init("KAIROS_CPU_BUFFER_KB_PER_THREAD=65536\nKAIROS_SUMMARY=off\nKAIROS_HOST_METRICS_INTERVAL_MS=0\n"
             "ACTIVITIES_LOG_FILE=/tmp/kairos_torch_bench.json")
 _torch.attach(record_shapes=False)
-res["idle"] = best()
+bridge = _torch._bridge
+bridge.kairos_torch_uninstall()
 
 
-def start(_=None):
-    kairos.start()
+def none():
+    return timed()
 
 
-def stop(_):
-    kairos.flush()
+def idle():
+    bridge.kairos_torch_install(0, 0)
+    try:
+        return timed()
+    finally:
+        bridge.kairos_torch_uninstall()
 
 
-res["recording"] = best(start, stop)
-_torch._bridge.kairos_torch_uninstall()
-_torch._bridge.kairos_torch_install(1, 1)
-kairos.init("PROFILE_REPORT_INPUT_SHAPES=true")
-res["rec+shapes"] = best(start, stop)
-_torch._bridge.kairos_torch_uninstall()
-res["none (again)"] = best()
+def recording(shapes):
+    def run():
+        bridge.kairos_torch_install(1 if shapes else 0, 0)
+        kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s" % ("true" if shapes else "false"))
+        kairos.start()
+        try:
+            return timed()
+        finally:
+            kairos.flush()
+            bridge.kairos_torch_uninstall()
+    return run
 
 
-def legacy_on(shapes):
-    def f():
-        p = torch.autograd.profiler.profile(use_kineto=False, record_shapes=shapes)
-        p.__enter__()
-        return p
-    return f
+def legacy(shapes):
+    def run():
+        with torch.autograd.profiler.profile(use_kineto=False, record_shapes=shapes):
+            return timed()
+    return run
 
 
-def legacy_off(p):
-    p.__exit__(None, None, None)
-
-
-res["legacy"] = best(legacy_on(False), legacy_off)
-res["legacy+shapes"] = best(legacy_on(True), legacy_off)
-base = min(res["none"], res["none (again)"])
-print("torch %s, %d ops x %d reps (best), ns per op:" % (torch.__version__, N, REPS))
-for k, v in res.items():
+modes = {"none": none, "idle": idle, "recording": recording(False),
+         "rec+shapes": recording(True), "legacy": legacy(False), "legacy+shapes": legacy(True)}
+for f in modes.values():  # warm up (TorchScript profiling executor, allocations)
+    f()
+best = {k: float("inf") for k in modes}
+for _ in range(ROUNDS):
+    for k, f in modes.items():
+        best[k] = min(best[k], f())
+base = best["none"]
+print("torch %s, TorchScript loop of %d torch.add, best of %d interleaved rounds, ns per op:"
+      % (torch.__version__, N, ROUNDS))
+for k, v in best.items():
     print("  %-14s %8.1f ns   overhead %+7.1f ns   ratio %.3f" % (k, v, v - base, v / base))
-print("kairos recording overhead / legacy profiler overhead: %.2f"
-      % ((res["recording"] - base) / max(res["legacy"] - base, 1e-9)))
-print("kairos rec+shapes overhead / legacy+shapes overhead:  %.2f"
-      % ((res["rec+shapes"] - base) / max(res["legacy+shapes"] - base, 1e-9)))
+print("kairos recording overhead / legacy profiler overhead:  %.2f"
+      % ((best["recording"] - base) / (best["legacy"] - base)))
+print("kairos rec+shapes overhead / legacy+shapes overhead:   %.2f"
+      % ((best["rec+shapes"] - base) / (best["legacy+shapes"] - base)))
