@@ -34,4 +34,21 @@ for label, preload in (("without LD_PRELOAD", None), ("with LD_PRELOAD", os.envi
         f.eq(len(k.events(k.load(m.group(1)), cat="cpu_op", name="aten::mm")), 1, "%s: op recorded" % label)
     else:
         f.check(False, "%s: trace written" % label)
+# A torch of another version than the bridge was built for: a clear message, no callback,
+# and the ctypes layer keeps working.
+other = r'''
+import torch, kairos
+torch.__version__ = "9.9.0"
+try:
+    kairos.attach_torch()
+    print("attached")
+except kairos.TorchUnavailable as e:
+    print("refused:", e)
+print("version", kairos.version(), "attached", kairos._torch.attached())
+'''
+r = subprocess.run([sys.executable, "-c", other], env=k.env(), capture_output=True, text=True, timeout=120)
+print(r.stdout, r.stderr)
+f.check("refused: kairos: the torch bridge was built for torch " in r.stdout and
+        "but torch 9.9.0 is running" in r.stdout, "version mismatch refused with a clear message")
+f.check("version (0, 1, 0) attached False" in r.stdout, "ctypes layer works, bridge not attached")
 f.done()
