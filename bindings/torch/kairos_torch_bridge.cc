@@ -104,7 +104,8 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     thread_local std::string dims, types;
     // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
     // whose config does not ask for them drops them at collection (kairos_op_attach).
-    if (g_needs_inputs) {
+    // An exception here (allocation) would escape into the operator: shapes are skipped.
+    if (g_needs_inputs) try {
       dims.assign(1, '[');
       types.assign(1, '[');
       bool first = true;
@@ -120,6 +121,8 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
       types += ']';
       args.input_dims = dims.c_str();
       args.input_types = types.c_str();
+    } catch (...) {
+      args.input_dims = args.input_types = nullptr;
     }
     kairos_op_push(fn.name(), &args);
   }
