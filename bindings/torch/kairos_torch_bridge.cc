@@ -17,8 +17,8 @@
 #include <ATen/record_function.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -49,7 +49,8 @@ struct Nesting {
 // only (the idle check returns before it).
 thread_local Nesting t_nesting;
 
-// Appends `s` to `out` (shape text is short; std::string keeps capacity per thread).
+// Appends one input's shape to `dims` and its type to `types` (thread-local buffers that keep
+// their capacity, so this does not allocate once warm).
 void AppendDims(const c10::IValue& v, std::string& dims, std::string& types) {
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
@@ -58,14 +59,21 @@ void AppendDims(const c10::IValue& v, std::string& dims, std::string& types) {
       types += "\"\"";
       return;
     }
-    dims += '[';
+    // std::to_chars, not snprintf: this runs for every operator input while recording shapes.
     const auto sizes = t.sizes();
-    char num[24];
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      std::snprintf(num, sizeof(num), i ? ", %lld" : "%lld", static_cast<long long>(sizes[i]));
-      dims += num;
+    char buf[512];
+    char* p = buf;
+    char* const end = buf + sizeof(buf) - 24;
+    *p++ = '[';
+    for (size_t i = 0; i < sizes.size() && p < end; ++i) {
+      if (i) {
+        *p++ = ',';
+        *p++ = ' ';
+      }
+      p = std::to_chars(p, end + 22, static_cast<int64_t>(sizes[i])).ptr;
     }
-    dims += ']';
+    *p++ = ']';
+    dims.append(buf, static_cast<size_t>(p - buf));
     types += '"';
     const auto name = t.dtype().name();
     types.append(name.data(), name.size());

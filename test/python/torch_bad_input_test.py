@@ -104,7 +104,8 @@ f.eq(steps, ["ProfilerStep#%d" % (start_iter + 2), "ProfilerStep#%d" % (start_it
 
 # kairos run on a script that raises inside the window.
 p5 = os.path.join(d, "run_raise.json")
-cfg = "PROFILE_START_ITERATION=1;ACTIVITIES_ITERATIONS=5;KAIROS_SUMMARY=off;ACTIVITIES_LOG_FILE=" + p5
+cfg = ("PROFILE_START_ITERATION=1;ACTIVITIES_ITERATIONS=5;KAIROS_SUMMARY=off;"
+       "KAIROS_ITERATION_FALLBACK_TIMEOUT_MS=600000;ACTIVITIES_LOG_FILE=" + p5)
 r = k.run_kairos(os.path.join(k.HERE, "fixed_train.py"), ["6", "-1", os.path.join(d, "x.json"), "2"],
                  config=cfg, check=False)
 f.eq(r.returncode, 1, "kairos run exits 1 when the script raises")

@@ -16,7 +16,8 @@ d = k.tmpdir()
 trace_path = os.path.join(d, "trace.json")  # kairos writes trace_<pid>.json
 legacy_path = os.path.join(d, "legacy.json")
 cfg = ("PROFILE_START_ITERATION=3;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=1;"
-       "PROFILE_REPORT_INPUT_SHAPES=true;KAIROS_SUMMARY=off;ACTIVITIES_LOG_FILE=" + trace_path)
+       "PROFILE_REPORT_INPUT_SHAPES=true;KAIROS_SUMMARY=off;ACTIVITIES_LOG_FILE=" + trace_path +
+       ";KAIROS_ITERATION_FALLBACK_TIMEOUT_MS=600000")  # torch import can be slow under load
 p = k.run_kairos(os.path.join(k.HERE, "fixed_train.py"), ["8", "4", legacy_path], config=cfg)
 print(p.stderr.strip())
 written = k.trace_of(p)
