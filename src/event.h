@@ -135,6 +135,14 @@ struct CpuArgs {
   uint8_t has_color;
   uint8_t payload_type;     // 0 none, 1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float
   uint64_t payload_bits;    // raw payload value bits
+  // Framework operators (the torch bridge, kairos_op_push): the range is a cpu_op event with
+  // PyTorch's client metadata. input_dims / input_types hold JSON array text.
+  uint8_t cpu_op;           // 1: EventKind::kCpuOp with the fields below
+  StringId input_dims;      // "Input Dims", e.g. [[2, 3], [3, 4]]; 0 = none
+  StringId input_types;     // "Input type", e.g. ["float", "float"]; 0 = none
+  int64_t sequence_nr;      // "Sequence number" (with "Fwd thread id") when >= 0
+  uint64_t fwd_thread_id;
+  uint64_t record_function_id;
 };
 
 }  // namespace kairos

@@ -3,7 +3,9 @@
 # build dependencies (apt, with sudo when not root), builds kairos in build/, runs the C
 # training-loop example (examples/train_c) under the profiler with an iteration window, and,
 # when the CUDA toolkit is present, the CUDA training loop (examples/cuda/train_loop) on the
-# simulated GPU (test/sim) attached with LD_PRELOAD and no code change. Each run prints its
+# simulated GPU (test/sim) attached with LD_PRELOAD and no code change, and, when
+# python3-torch is installed, examples/pytorch/train_mlp.py under `python3 -m kairos run`.
+# Each run prints its
 # summary; the script ends with where the traces and summaries are.
 # Usage: tools/demo.sh [iterations]
 set -eu
@@ -44,6 +46,24 @@ if [ -x build/examples/cuda/train_loop ] && [ -f build/sim/lib/libcudart.so.13 ]
   LD_LIBRARY_PATH="$PWD/build/sim/lib" LD_PRELOAD="$PWD/build/lib/libkairos.so" \
     KAIROS_CONFIG_TEXT="ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=300;ACTIVITIES_LOG_FILE=$out/train_loop.json;KAIROS_SUMMARY=stdout" \
     build/examples/cuda/train_loop 30
+fi
+
+# PyTorch (when python3-torch is installed): the unmodified MLP example under `python3 -m
+# kairos run`; the summary's top CPU ranges are aten ops.
+torch_py=""
+for py in python3 /usr/bin/python3; do
+  if [ -z "$torch_py" ] && "$py" -c "import torch" >/dev/null 2>&1; then torch_py="$py"; fi
+done
+if [ -n "$torch_py" ] && grep -q '^Torch_DIR:PATH=/' build/CMakeCache.txt 2>/dev/null; then
+  cmake --build build --target kairos_python kairos_torch_bridge -j"$jobs" >/dev/null
+  echo
+  echo "== examples/pytorch/train_mlp.py under python3 -m kairos run: iterations 5..7 traced"
+  PYTHONPATH="$PWD/build/python" "$torch_py" -m kairos run \
+    --config "PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=1;PROFILE_REPORT_INPUT_SHAPES=true;ACTIVITIES_LOG_FILE=$out/train_mlp.json;KAIROS_SUMMARY=stdout" \
+    examples/pytorch/train_mlp.py --steps 12
+else
+  echo
+  echo "== (PyTorch example skipped: install python3-torch and libtorch-dev, then rerun)"
 fi
 
 echo

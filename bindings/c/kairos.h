@@ -141,6 +141,34 @@ KAIROS_API int kairos_set_metadata(const char* key, const char* value);
  */
 KAIROS_API const volatile uint32_t* kairos_recording_flag(void);
 
+/* ---- Framework operators (bindings/c/kairos_ops.cc; used by the torch bridge) ---- */
+
+/* since 0.1: client metadata of one framework operator (PyTorch's RecordFunction). */
+typedef struct kairos_op_args {
+  int64_t sequence_nr;         /* "Sequence number" (and "Fwd thread id") written when >= 0 */
+  uint64_t fwd_thread_id;      /* "Fwd thread id" */
+  uint64_t record_function_id; /* "Record function id" */
+  const char* input_dims;      /* "Input Dims" as JSON array text ("[[2, 3], [3, 4]]"); NULL = none */
+  const char* input_types;     /* "Input type" as JSON array text ("[\"float\"]"); NULL = none */
+} kairos_op_args;
+
+/* since 0.1: opens a nested range on the calling thread written as a "cpu_op" event (not
+ * "user_annotation") with `args` (NULL = none); close it with kairos_range_pop(). GPU work
+ * launched inside it links to it ("External id"), like any range. Strings are copied when
+ * needed. Text that is not a plain JSON array is written as a JSON string. Hot path: one
+ * relaxed load while nothing records. */
+KAIROS_API void kairos_op_push(const char* name, const kairos_op_args* args);
+
+/* since 0.1: a framework bridge calls this once before its first kairos_op_push() (later
+ * calls do nothing). From then on a trace whose config does not set
+ * PROFILE_REPORT_INPUT_SHAPES=true has "Input Dims" / "Input type" removed from its cpu_op
+ * events, so the bridge may pass shapes whenever its framework hands it the inputs. */
+KAIROS_API void kairos_op_attach(void);
+
+/* since 0.1: the iteration the process is in: the number of kairos_step() /
+ * kairos_optimizer_post_step() calls so far (PROFILE_START_ITERATION counts the same). */
+KAIROS_API int64_t kairos_current_iteration(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -98,7 +98,9 @@ void Collector::EmitRange(uint32_t track, uint64_t start, uint64_t end, bool ope
   e.track = track;
   e.external_id = id;
   e.detail = detail;
-  e.kind = EventKind::kUserAnnotation;
+  // Framework operators (kairos_op_push) are cpu_op; every other range is user_annotation.
+  e.kind = detail < data_.cpu_args.size() && data_.cpu_args[detail].cpu_op ? EventKind::kCpuOp
+                                                                           : EventKind::kUserAnnotation;
   e.flags = flags;
   data_.events_by_track[track].push_back(e);
 }
@@ -147,6 +149,12 @@ void Collector::AddThread(ThreadState& s) {
     c.has_color = a.has_color;
     c.payload_type = a.payload_type;
     c.payload_bits = a.payload_bits;
+    c.cpu_op = a.cpu_op;
+    c.input_dims = name_of(a.input_dims);
+    c.input_types = name_of(a.input_types);
+    c.sequence_nr = a.sequence_nr;
+    c.fwd_thread_id = a.fwd_thread_id;
+    c.record_function_id = a.record_function_id;
     data_.cpu_args.push_back(c);
     return static_cast<uint32_t>(data_.cpu_args.size() - 1);
   };

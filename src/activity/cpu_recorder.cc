@@ -82,7 +82,11 @@ ThreadState* DeadState() {
   return dead;
 }
 
-size_t ArgsCapacityFor(size_t ring_records) { return ring_records / 8; }
+// One args slot per push: framework operators (kairos_op_push) carry args on every range, and
+// a range is at least two records, so ring / 2 never runs out before the ring does. Only the
+// first quarter of the slots is prefaulted (ThreadRing::Prefault): the rest cost address
+// space until a workload with args on most ranges uses them.
+size_t ArgsCapacityFor(size_t ring_records) { return ring_records / 2; }
 
 // A ring for a thread that starts recording: a spare one when its size fits, else new.
 // Registry mutex held.
@@ -369,6 +373,12 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   a.has_color = args.has_color;
   a.payload_type = args.payload_type;
   a.payload_bits = args.payload_bits;
+  a.cpu_op = args.cpu_op;
+  a.input_dims = args.cpu_op ? LookupName(s, args.input_dims) : 0;
+  a.input_types = args.cpu_op ? LookupName(s, args.input_types) : 0;
+  a.sequence_nr = args.sequence_nr;
+  a.fwd_thread_id = args.fwd_thread_id;
+  a.record_function_id = args.record_function_id;
   return ++s->args_used;
 }
 

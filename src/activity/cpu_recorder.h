@@ -58,6 +58,14 @@ struct RangeArgs {
   uint8_t has_color = 0;
   uint8_t payload_type = 0;  // 0 none, 1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float
   uint64_t payload_bits = 0;
+  // Framework operator (kairos_op_push): recorded as a cpu_op with these args. The strings
+  // are JSON array text, interned like names.
+  uint8_t cpu_op = 0;
+  const char* input_dims = nullptr;
+  const char* input_types = nullptr;
+  int64_t sequence_nr = -1;
+  uint64_t fwd_thread_id = 0;
+  uint64_t record_function_id = 0;
 };
 
 struct StoredArgs {
@@ -68,6 +76,13 @@ struct StoredArgs {
   uint8_t has_color;
   uint8_t payload_type;
   uint64_t payload_bits;
+  // Framework operator fields (see RangeArgs).
+  uint8_t cpu_op;
+  uint32_t input_dims;
+  uint32_t input_types;
+  int64_t sequence_nr;
+  uint64_t fwd_thread_id;
+  uint64_t record_function_id;
 };
 
 inline constexpr uint32_t kNameCacheSize = 64;   // direct-mapped, keyed by pointer

@@ -2,6 +2,7 @@
 // Layer: kairos_activity. Threading: see thread_ring.h.
 #include "activity/thread_ring.h"
 
+#include <algorithm>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -66,7 +67,11 @@ void ThreadRing::Prefault() {
   // One write per page is enough to fault it in; volatile so the stores are not elided.
   volatile uint8_t* p = reinterpret_cast<volatile uint8_t*>(records_);
   const size_t page = PageSize();
-  for (size_t off = 0; off < bytes_; off += page) p[off] = 0;
+  // The records and the first quarter of the aux area (args slots, see ArgsCapacityFor): the
+  // rest of aux is used only by ranges with args on most pushes and faults in on demand.
+  const size_t record_bytes = static_cast<size_t>(aux_ - reinterpret_cast<uint8_t*>(records_));
+  const size_t touched = std::min(bytes_, record_bytes + aux_bytes_ / 4 + page);
+  for (size_t off = 0; off < touched; off += page) p[off] = 0;
   resident_ = true;
 }
 

@@ -123,4 +123,34 @@ int32_t EventArgs::OccupancyPercent(uint32_t row, const KernelDetail& k, const D
   return pct;
 }
 
+bool IsPlainJsonArray(std::string_view t) {
+  if (t.empty() || t.front() != '[' || t.back() != ']') return false;
+  int depth = 0;
+  bool in_string = false;
+  for (char c : t) {
+    const auto u = static_cast<unsigned char>(c);
+    if (in_string) {
+      if (c == '"') {
+        in_string = false;
+      } else if (c == '\\' || u < 0x20 || u >= 0x80) {
+        return false;
+      }
+      continue;
+    }
+    switch (c) {
+      case '[':
+        if (++depth > 8) return false;
+        break;
+      case ']':
+        if (--depth < 0) return false;
+        break;
+      case '"': in_string = true; break;
+      case ',': case ' ': case '-': break;
+      default:
+        if (c < '0' || c > '9') return false;
+    }
+  }
+  return depth == 0 && !in_string;
+}
+
 }  // namespace kairos::internal

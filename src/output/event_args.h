@@ -59,6 +59,12 @@ inline constexpr char kEventId[] = "event_id";
 inline constexpr char kCbid[] = "cbid";
 inline constexpr char kFinished[] = "finished";
 inline constexpr char kDomain[] = "domain";
+// PyTorch operator metadata (cpu_op events from the torch bridge; Kineto's key names).
+inline constexpr char kRecordFunctionId[] = "Record function id";
+inline constexpr char kInputDims[] = "Input Dims";
+inline constexpr char kInputType[] = "Input type";
+inline constexpr char kSequenceNumber[] = "Sequence number";
+inline constexpr char kFwdThreadId[] = "Fwd thread id";
 inline constexpr char kCategory[] = "category";
 inline constexpr char kColor[] = "color";
 inline constexpr char kPayload[] = "payload";
@@ -66,6 +72,11 @@ inline constexpr char kPayload[] = "payload";
 
 // "HtoD", ..., "PtoP", else "<unknown>" (MemcpyKindValue).
 const char* MemcpyKindName(uint8_t kind);
+// True when `t` is a plain JSON array of integers, escape-free ASCII strings, or such arrays
+// (what the torch bridge writes for "Input Dims" / "Input type"). Only such text is written
+// raw; anything else a caller passes through the C ABI is written as a JSON string, so it can
+// never make a trace invalid.
+bool IsPlainJsonArray(std::string_view t);
 // "Pageable", "Device", ... else "Unknown" (MemoryKindValue).
 const char* MemoryKindName(uint8_t kind);
 // "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync", else "Unknown Sync".
@@ -94,7 +105,7 @@ enum class ArgScope : uint8_t {
 //   void Uint(const char* key, uint64_t v);   void Int(const char* key, int64_t v);
 //   void Double(const char* key, double v);    void Str(const char* key, std::string_view v);
 //   void Dim3(const char* key, const uint32_t v[3]);
-//   void Literal(const char* key, const char* json);  // "false", "null", "\"inf\""
+//   void Literal(const char* key, std::string_view json);  // "false", "null", "\"inf\"", [[2, 3]]
 class EventArgs {
  public:
   explicit EventArgs(const TraceData& data);
@@ -138,7 +149,7 @@ class JsonObjectArgsSink {
   void Int(const char* key, int64_t v) { w_.Key(key).Int(v); }
   void Double(const char* key, double v) { w_.Key(key).Double(v); }
   void Str(const char* key, std::string_view v) { w_.Key(key).String(v); }
-  void Literal(const char* key, const char* json) { w_.Key(key).RawValue(json); }
+  void Literal(const char* key, std::string_view json) { w_.Key(key).RawValue(json); }
   void Dim3(const char* key, const uint32_t v[3]) {
     w_.Key(key).BeginArray().Uint(v[0]).Uint(v[1]).Uint(v[2]).EndArray();
   }
@@ -307,6 +318,25 @@ void EventArgs::Sync(const Event& e, const SyncDetail& d, bool full, Sink& s) {
 
 template <typename Sink>
 void EventArgs::Cpu(const CpuArgs& a, Sink& s) const {
+  if (a.cpu_op) {  // PyTorch's cpu_op metadata, in Kineto's key order
+    s.Uint(arg_keys::kRecordFunctionId, a.record_function_id);
+    const auto json_text = [&](const char* key, StringId id) {
+      if (id == 0) return;
+      const std::string_view t = data_.strings.Get(id);
+      if (IsPlainJsonArray(t)) {
+        s.Literal(key, t);
+      } else {
+        s.Str(key, t);
+      }
+    };
+    json_text(arg_keys::kInputDims, a.input_dims);
+    json_text(arg_keys::kInputType, a.input_types);
+    if (a.sequence_nr >= 0) {
+      s.Int(arg_keys::kSequenceNumber, a.sequence_nr);
+      s.Uint(arg_keys::kFwdThreadId, a.fwd_thread_id);
+    }
+    return;
+  }
   if (a.domain != 0) s.Str(arg_keys::kDomain, data_.strings.Get(a.domain));
   if (a.category != 0) {
     s.Str(arg_keys::kCategory, data_.strings.Get(a.category));

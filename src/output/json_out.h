@@ -51,7 +51,7 @@ class JsonArgsSink {
   void Int(const char* key, int64_t v) { Key(key).Int(v); }
   void Double(const char* key, double v) { Key(key).Double(v); }
   void Str(const char* key, std::string_view v) { Key(key).Str(v); }
-  void Literal(const char* key, const char* json) { Key(key).Raw(json); }
+  void Literal(const char* key, std::string_view json) { Key(key).Raw(json); }
   void Dim3(const char* key, const uint32_t v[3]) {
     JsonOut& o = Key(key);
     o.Char('[');

@@ -1,0 +1,108 @@
+"""Per-operator overhead of the torch bridge, all modes in one process and one run:
+  none        no RecordFunction callback registered
+  empty cb    a global callback that does nothing (PyTorch's own cost of any callback)
+  idle        bridge attached, no kairos window recording (one flag load per op)
+  recording   bridge attached, a kairos window recording (kairos.start)
+  rec+shapes  bridge attached with record_shapes, recording with PROFILE_REPORT_INPUT_SHAPES
+  legacy      torch.autograd.profiler.profile(use_kineto=False), bridge detached
+  legacy+sh   the same with record_shapes=True
+The loop is TorchScript (torch.add on 1-element tensors, N per call), so each op is the
+dispatcher plus RecordFunction without Python per op. Modes are interleaved round-robin for
+ROUNDS rounds and the best round of each is kept, so load from other processes hits every
+mode alike; times are the thread's CPU time. Output: ns per op and the overhead over `none`.
+Usage: PYTHONPATH=build/python python3 bench/torch_op_bench.py [N] [ROUNDS]"""
+import sys
+import time
+
+import torch
+
+import kairos
+from kairos import _torch
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
+ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 15
+torch.set_num_threads(1)
+
+
+@torch.jit.script
+def ops(a: torch.Tensor, b: torch.Tensor, n: int) -> torch.Tensor:
+    for _ in range(n):
+        a = torch.add(a, b)
+    return a
+
+
+a = torch.zeros(1)
+b = torch.ones(1)
+
+
+def timed():
+    # Thread CPU time: on a shared machine wall time mostly measures the scheduler.
+    t0 = time.thread_time_ns()
+    ops(a, b, N)
+    return (time.thread_time_ns() - t0) / N
+
+
+kairos.init("KAIROS_CPU_BUFFER_KB_PER_THREAD=65536\nKAIROS_SUMMARY=off\nKAIROS_HOST_METRICS_INTERVAL_MS=0\n"
+            "ACTIVITIES_LOG_FILE=/tmp/kairos_torch_bench.json")
+_torch.attach(record_shapes=False)
+bridge = _torch._bridge
+bridge.kairos_torch_uninstall()
+
+
+def none():
+    return timed()
+
+
+def empty():
+    bridge.kairos_torch_install_empty()
+    try:
+        return timed()
+    finally:
+        bridge.kairos_torch_uninstall()
+
+
+def idle():
+    bridge.kairos_torch_install(0, 0)
+    try:
+        return timed()
+    finally:
+        bridge.kairos_torch_uninstall()
+
+
+def recording(shapes):
+    def run():
+        bridge.kairos_torch_install(1 if shapes else 0, 0)
+        kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s" % ("true" if shapes else "false"))
+        kairos.start()
+        try:
+            return timed()
+        finally:
+            kairos.flush()
+            bridge.kairos_torch_uninstall()
+    return run
+
+
+def legacy(shapes):
+    def run():
+        with torch.autograd.profiler.profile(use_kineto=False, record_shapes=shapes):
+            return timed()
+    return run
+
+
+modes = {"none": none, "empty cb": empty, "idle": idle, "recording": recording(False),
+         "rec+shapes": recording(True), "legacy": legacy(False), "legacy+shapes": legacy(True)}
+for f in modes.values():  # warm up (TorchScript profiling executor, allocations)
+    f()
+best = {k: float("inf") for k in modes}
+for _ in range(ROUNDS):
+    for k, f in modes.items():
+        best[k] = min(best[k], f())
+base = best["none"]
+print("torch %s, TorchScript loop of %d torch.add, best of %d interleaved rounds, ns per op:"
+      % (torch.__version__, N, ROUNDS))
+for k, v in best.items():
+    print("  %-14s %8.1f ns   overhead %+7.1f ns   ratio %.3f" % (k, v, v - base, v / base))
+print("kairos recording overhead / legacy profiler overhead:  %.2f"
+      % ((best["recording"] - base) / (best["legacy"] - base)))
+print("kairos rec+shapes overhead / legacy+shapes overhead:   %.2f"
+      % ((best["rec+shapes"] - base) / (best["legacy+shapes"] - base)))

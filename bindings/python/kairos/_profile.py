@@ -1,0 +1,155 @@
+"""kairos.profile: torch.profiler.profile's common shape over kairos.
+
+    with kairos.profile(path="/tmp/t.json", record_shapes=True,
+                        schedule=kairos.schedule(wait=1, warmup=1, active=3),
+                        on_trace_ready=lambda path: print(path)) as p:
+        for batch in data:
+            train_step(batch)
+            p.step()
+
+Without a schedule the whole block is one window. With one, p.step() counts iterations and
+each active span is a kairos iteration window (exact ProfilerStep#N boundaries); while the
+block runs, p.step() is the only iteration counter (optimizer auto-counting pauses).
+One kairos.profile at a time per process (kairos records one window at a time).
+"""
+import threading
+
+from . import _lib, _torch
+
+_active_lock = threading.Lock()
+_active = None
+
+# torch.profiler.ProfilerActivity names -> kairos ACTIVITY_TYPES.
+_ACTIVITY = {"CPU": "cpu_op,user_annotation", "CUDA": "kernel,gpu_memcpy,gpu_memset,cuda_runtime,cuda_driver"}
+
+
+class schedule:
+    """wait, warmup, active, repeat (0 = forever), skip_first: like torch.profiler.schedule."""
+
+    def __init__(self, *, wait, warmup, active, repeat=1, skip_first=0):
+        if active <= 0 or wait < 0 or warmup < 0 or repeat < 0 or skip_first < 0:
+            raise ValueError("kairos.schedule: active must be > 0, the others >= 0")
+        self.wait, self.warmup, self.active = wait, warmup, active
+        self.repeat, self.skip_first = repeat, skip_first
+
+
+def _activity_types(activities):
+    if activities is None:
+        return None
+    names = []
+    for a in activities:
+        key = getattr(a, "name", str(a)).upper()
+        if key not in _ACTIVITY:
+            raise ValueError("kairos.profile: unknown activity %r (CPU or CUDA)" % (a,))
+        names.append(_ACTIVITY[key])
+    return ",".join(names)
+
+
+class profile:
+    def __init__(self, path=None, record_shapes=False, activities=None, schedule=None,
+                 on_trace_ready=None, config=None):
+        self.path = path
+        self.record_shapes = record_shapes
+        self.activity_types = _activity_types(activities)
+        self.schedule = schedule
+        self.on_trace_ready = on_trace_ready
+        self.extra = config or ""
+        self.step_num = 0
+        self.traces = []
+        self._cycle = 0
+        self._window_end = None  # p.step() count at which the scheduled window is complete
+        self._thread = None
+
+    def _config(self, window=""):
+        lines = [self.extra]
+        if self.path:
+            lines.append("ACTIVITIES_LOG_FILE=%s" % self.path)
+        if self.record_shapes:
+            lines.append("PROFILE_REPORT_INPUT_SHAPES=true")
+        if self.activity_types:
+            lines.append("ACTIVITY_TYPES=%s" % self.activity_types)
+        lines.append(window)
+        return "\n".join(l for l in lines if l)
+
+    def __enter__(self):
+        global _active
+        with _active_lock:
+            if _active is not None:
+                raise RuntimeError("kairos.profile: another kairos.profile is active in this "
+                                   "process (nested, or on another thread); kairos records "
+                                   "one window at a time")
+            _active = self
+        try:
+            self._thread = threading.get_ident()
+            _torch.attach_if_imported(self.record_shapes)
+            if self.schedule is None:
+                _lib.check(_lib.lib().kairos_init(_lib.encode(self._config())))
+                _lib.check(_lib.lib().kairos_start())
+            else:
+                _torch.set_auto_steps(False)
+                self._schedule_cycle(self.schedule.skip_first)
+        except BaseException:
+            self._release()
+            raise
+        return self
+
+    def _schedule_cycle(self, offset):
+        s = self.schedule
+        cur = _lib.lib().kairos_current_iteration()  # the iteration running now
+        # Iteration windows start at a boundary whose warm-up iteration has not begun yet, so
+        # with wait=0 the first active step is the next one (kairos would move it anyway).
+        start = max(cur + offset + s.wait + s.warmup, cur + 1 + s.warmup)
+        window = ("PROFILE_START_ITERATION=%d\nACTIVITIES_ITERATIONS=%d\n"
+                  "ACTIVITIES_WARMUP_ITERATIONS=%d\nPROFILE_START_ITERATION_ROUNDUP=1"
+                  % (start, s.active, s.warmup))
+        _lib.check(_lib.lib().kairos_init(_lib.encode(self._config(window))))
+        self._window_end = self.step_num + (start - cur) + s.active
+
+    def step(self):
+        """Ends the current iteration (ProfilerStep#N boundary)."""
+        if threading.get_ident() != self._thread:
+            raise RuntimeError("kairos.profile.step(): call it from the thread that entered")
+        _lib.lib().kairos_step()
+        self.step_num += 1
+        if self.schedule is not None and self._window_end is not None and \
+                self.step_num >= self._window_end:
+            self._trace_ready()
+            self._cycle += 1
+            if self.schedule.repeat == 0 or self._cycle < self.schedule.repeat:
+                self._schedule_cycle(0)
+            else:
+                self._window_end = None
+
+    def _trace_ready(self):
+        try:
+            path = _lib.lib().kairos_flush()
+        except Exception:  # pragma: no cover - kairos_flush does not raise
+            path = None
+        if path:
+            path = path.decode("utf-8", "replace")
+            self.traces.append(path)
+            if self.on_trace_ready is not None:
+                self.on_trace_ready(path)
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            # The trace is written also when the block raised: its ranges were closed by the
+            # exception unwinding (context managers) or are marked unfinished.
+            if self.schedule is None:
+                self._trace_ready()
+            elif self._window_end is not None:
+                if _lib.lib().kairos_recording_flag()[0] != 0:
+                    self._trace_ready()  # an active span cut short by the block's end
+                else:
+                    _lib.lib().kairos_flush()  # cancels the pending window; no new trace
+        finally:
+            self._release()
+        return False
+
+    def _release(self):
+        global _active
+        if self.schedule is not None:
+            _torch.set_auto_steps(True)
+        with _active_lock:
+            if _active is self:
+                _active = None

@@ -1,0 +1,123 @@
+// File: op_push_test.cc
+// Layer: test (bindings/c, framework bridge entry points). kairos_op_push records a cpu_op
+// with PyTorch's args; its id is the innermost CPU range id (the one CUPTI activity links
+// to as "External id"); Input Dims text that is not a plain JSON array is written as a
+// string; after kairos_op_attach, PROFILE_REPORT_INPUT_SHAPES decides whether shapes stay.
+// Threading: single test thread (the session's controller thread writes the traces).
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "activity/cpu_recorder.h"
+#include "kairos.h"
+
+namespace {
+
+std::string TempDir() {
+  char tmpl[] = "/tmp/kairos-op-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  return tmpl;
+}
+
+void Trace(const std::string& config) {
+  REQUIRE(kairos_init(config.c_str()) == KAIROS_OK);
+  REQUIRE(kairos_start() == KAIROS_OK);
+}
+
+nlohmann::json FlushAndRead() {
+  const char* path = kairos_flush();
+  REQUIRE(path != nullptr);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  REQUIRE_FALSE(j.is_discarded());
+  return j;
+}
+
+nlohmann::json Only(const nlohmann::json& t, const std::string& name) {
+  nlohmann::json found;
+  int n = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e.value("name", "") == name && e.value("ph", "") == "X") {
+      found = e;
+      ++n;
+    }
+  }
+  REQUIRE(n == 1);
+  return found;
+}
+
+kairos_op_args Args(const char* dims, const char* types) {
+  kairos_op_args a;
+  a.sequence_nr = 5;
+  a.fwd_thread_id = 3;
+  a.record_function_id = 9;
+  a.input_dims = dims;
+  a.input_types = types;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("kairos_op_push: cpu_op with args, linked id, safe text, shapes filter") {
+  const std::string dir = TempDir();
+  const std::string base = "KAIROS_SUMMARY=off\nACTIVITIES_LOG_FILE=" + dir + "/op.json\n";
+
+  // Not recording: nothing happens, no id.
+  kairos_op_args a = Args("[[2, 3], [3, 4]]", "[\"float\", \"float\"]");
+  kairos_op_push("aten::idle", &a);
+  CHECK(kairos::internal::CurrentCpuRangeId() == 0);
+  kairos_range_pop();
+
+  Trace(base);
+  kairos_range_push("outer");
+  kairos_op_push("aten::mm", &a);
+  const uint32_t id = kairos::internal::CurrentCpuRangeId();  // what CUPTI records link to
+  CHECK(id != 0);
+  kairos_range_pop();
+  kairos_op_args bad = Args("[[1, 2]", "[\"\\\"quoted\\\"\"]");
+  bad.sequence_nr = -1;
+  kairos_op_push("aten::bad", &bad);
+  kairos_range_pop();
+  kairos_op_push("aten::noargs", nullptr);
+  kairos_range_pop();
+  kairos_range_pop();
+  nlohmann::json t = FlushAndRead();
+  const nlohmann::json mm = Only(t, "aten::mm");
+  CHECK(mm["cat"] == "cpu_op");
+  CHECK(mm["args"]["External id"] == id);
+  CHECK(mm["args"]["Record function id"] == 9);
+  CHECK(mm["args"]["Sequence number"] == 5);
+  CHECK(mm["args"]["Fwd thread id"] == 3);
+  CHECK(mm["args"]["Input Dims"] == nlohmann::json::parse("[[2, 3], [3, 4]]"));
+  CHECK(mm["args"]["Input type"] == nlohmann::json::parse("[\"float\", \"float\"]"));
+  CHECK(Only(t, "outer")["cat"] == "user_annotation");
+  const nlohmann::json b = Only(t, "aten::bad");
+  CHECK(b["args"]["Input Dims"] == "[[1, 2]");           // not an array: written as a string
+  CHECK(b["args"]["Input type"] == "[\"\\\"quoted\\\"\"]");  // escapes: as a string
+  CHECK_FALSE(b["args"].contains("Sequence number"));     // -1: no sequence number
+  CHECK(Only(t, "aten::noargs")["cat"] == "cpu_op");
+  CHECK_FALSE(Only(t, "aten::noargs")["args"].contains("Input Dims"));
+
+  // With a bridge attached, the trace's PROFILE_REPORT_INPUT_SHAPES decides.
+  kairos_op_attach();
+  kairos_op_attach();  // idempotent
+  Trace(base);
+  kairos_op_push("aten::mm", &a);
+  kairos_range_pop();
+  t = FlushAndRead();
+  CHECK_FALSE(Only(t, "aten::mm")["args"].contains("Input Dims"));
+  CHECK(Only(t, "aten::mm")["args"]["Sequence number"] == 5);
+  Trace(base + "PROFILE_REPORT_INPUT_SHAPES=true\n");
+  kairos_op_push("aten::mm", &a);
+  kairos_range_pop();
+  t = FlushAndRead();
+  CHECK(Only(t, "aten::mm")["args"]["Input Dims"] == nlohmann::json::parse("[[2, 3], [3, 4]]"));
+}

@@ -1,0 +1,73 @@
+"""A daemon-triggered iteration window on a running, unmodified PyTorch script: `kairos
+daemon` relay, the script under `python3 -m kairos run` with KINETO_USE_DAEMON=1, then
+`kairos trace --iterations 3`: the trace has exactly 3 ProfilerStep ranges and the ops."""
+import os
+import re
+import subprocess
+import sys
+import time
+
+import kt_util as k
+
+k.need_torch()
+f = k.Failures()
+d = k.tmpdir()
+cli = os.environ["KAIROS_CLI"]
+endpoint = "kairos-pyt-%d" % os.getpid()
+job = str(4100000000 + os.getpid())
+relay = subprocess.Popen([cli, "daemon", "--port", "0", "--endpoint", endpoint, "--verbose"],
+                         stderr=subprocess.PIPE, text=True)
+procs = [relay]
+try:
+    port = None
+    deadline = time.time() + 20
+    while time.time() < deadline and port is None:
+        line = relay.stderr.readline()
+        m = re.search(r"rpc 127\.0\.0\.1:([0-9]+)", line)
+        if m:
+            port = int(m.group(1))
+    f.check(port is not None, "relay listening")
+    stop = os.path.join(d, "stop")
+    env = k.env(KINETO_USE_DAEMON="1", KAIROS_DAEMON_ENDPOINT=endpoint, KAIROS_JOB_ID=job,
+                KINETO_ONDEMAND_TRACE_DIR=d, KAIROS_CONFIG_TEXT="KAIROS_DAEMON_POLL_MS=50")
+    script = subprocess.Popen([sys.executable, "-m", "kairos", "run",
+                               os.path.join(k.HERE, "long_train.py"), stop, "120"],
+                              env=env, stdout=subprocess.PIPE, stderr=open(os.path.join(d, "job.log"), "w"),
+                              text=True)
+    procs.append(script)
+    ready = script.stdout.readline()
+    f.check(ready.startswith("ready "), "script running: %r" % ready)
+    pid = script.pid
+    want = "job %s pid %d type" % (job, pid)
+    deadline = time.time() + 30
+    registered = False
+    while time.time() < deadline and not registered:
+        line = relay.stderr.readline()
+        registered = want in line
+    f.check(registered, "script registered with the relay")
+    trace = subprocess.run([cli, "trace", "--port", str(port), "--job-id", job, "--log-file",
+                            os.path.join(d, "trace.json"), "--iterations", "3"],
+                           capture_output=True, text=True, timeout=60)
+    f.eq(trace.returncode, 0, "kairos trace accepted: " + trace.stdout.strip())
+    out = os.path.join(d, "trace_%d.json" % pid)
+    deadline = time.time() + 60
+    while time.time() < deadline and not os.path.exists(out):
+        time.sleep(0.1)
+    f.check(os.path.exists(out), "trace file %s written" % out)
+    open(stop, "w").close()
+    script.wait(timeout=60)
+    if os.path.exists(out):
+        time.sleep(0.2)
+        t = k.load(out)
+        steps = sorted(k.step_ranges(t))
+        f.eq(len(steps), 3, "3 ProfilerStep ranges: %s" % steps)
+        f.check(len(k.events(t, cat="cpu_op", name="aten::linear")) >= 3, "ops of the window")
+finally:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+f.done()
