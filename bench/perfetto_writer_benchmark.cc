@@ -2,7 +2,7 @@
 // Layer: bench. Perfetto protobuf writer vs the JSON writer on the same TraceData, in the
 // same run: events/s, bytes per event (lean ranges; kernels with all args and flows), and
 // peak RSS while flushing a large trace relative to the memory its events occupy.
-// Results: docs/PERFORMANCE-output.md. Usage: perfetto_writer_benchmark [N] [BIG_N]
+// Results: docs/PERFORMANCE.md ("Output"). Usage: perfetto_writer_benchmark [N] [BIG_N]
 // (defaults 2,000,000 and 10,000,000; BIG_N 0 skips the RSS run).
 // Threading: single-threaded.
 #include <time.h>

@@ -156,17 +156,19 @@ typedef struct kairos_op_args {
  * "user_annotation") with `args` (NULL = none); close it with kairos_range_pop(). GPU work
  * launched inside it links to it ("External id"), like any range. Strings are copied when
  * needed. Text that is not a plain JSON array is written as a JSON string. Hot path: one
- * relaxed load while nothing records. */
+ * relaxed load while nothing records. Blocks: never. */
 KAIROS_API void kairos_op_push(const char* name, const kairos_op_args* args);
 
 /* since 0.1: a framework bridge calls this once before its first kairos_op_push() (later
  * calls do nothing). From then on a trace whose config does not set
  * PROFILE_REPORT_INPUT_SHAPES=true has "Input Dims" / "Input type" removed from its cpu_op
- * events, so the bridge may pass shapes whenever its framework hands it the inputs. */
+ * events, so the bridge may pass shapes whenever its framework hands it the inputs.
+ * Blocks: only for the session mutex (microseconds). */
 KAIROS_API void kairos_op_attach(void);
 
 /* since 0.1: the iteration the process is in: the number of kairos_step() /
- * kairos_optimizer_post_step() calls so far (PROFILE_START_ITERATION counts the same). */
+ * kairos_optimizer_post_step() calls so far (PROFILE_START_ITERATION counts the same).
+ * Blocks: never. */
 KAIROS_API int64_t kairos_current_iteration(void);
 
 #ifdef __cplusplus

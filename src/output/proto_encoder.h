@@ -3,7 +3,7 @@
 // fields and length-delimited fields into one growable byte buffer, and encodes nested
 // messages by reserving one length byte and shifting the body in the rare case it grows
 // past 127 bytes. Lengths therefore stay minimal (no redundant 4-byte varints), which is
-// what keeps a range under ~24 bytes (docs/PERFORMANCE-output.md).
+// what keeps a range under ~24 bytes (docs/PERFORMANCE.md, "Output").
 // Threading: not thread-safe; one encoder per writer call.
 #ifndef KAIROS_SRC_OUTPUT_PROTO_ENCODER_H_
 #define KAIROS_SRC_OUTPUT_PROTO_ENCODER_H_

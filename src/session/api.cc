@@ -3,6 +3,7 @@
 #include "session/api.h"
 
 #include <atomic>
+#include <memory>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
@@ -10,9 +11,12 @@
 #include "activity/nvtx_injection.h"
 #include "activity/nvtx_registry.h"
 #include "clock.h"
+#include "config/config.h"
 #include "config/env.h"
 #include "log.h"
 #include "session/root.h"
+#include "trace_data.h"
+#include "trace_source.h"
 
 namespace kairos::api {
 namespace {
@@ -87,6 +91,41 @@ int AttachNvtx(const void* (*get_export_table)(uint32_t)) {
 }
 
 void Step() { StepHook(); }
+
+int64_t CurrentIteration() { return g_iteration.load(std::memory_order_relaxed); }
+
+namespace {
+// A source with no data of its own, registered by AttachFrameworkOps (so a process without a
+// framework bridge pays nothing): it applies the session's PROFILE_REPORT_INPUT_SHAPES to the
+// cpu_op rows the cpu source collected before it (sources collect in registration order).
+// Deciding at collection rather than on the hot path is exact: an iteration window switches
+// recording on at the step boundary, before the runner has seen its config.
+class FrameworkOpsSource : public TraceSource {
+ public:
+  const char* name() const override { return "framework_ops"; }
+  absl::Status StartWarmup(const Config& config) override {
+    report_shapes_ = config.report_input_shapes;
+    return absl::OkStatus();
+  }
+  void StartRecording(int64_t) override {}
+  void StopRecording(int64_t) override {}
+  void Collect(TraceData& data) override {
+    if (report_shapes_) return;
+    for (CpuArgs& a : data.cpu_args) {
+      if (a.cpu_op) a.input_dims = a.input_types = 0;
+    }
+  }
+  void Reset() override {}
+
+ private:
+  bool report_shapes_ = false;
+};
+}  // namespace
+
+void AttachFrameworkOps() {
+  static std::once_flag once;
+  std::call_once(once, [] { Session().RegisterTraceSource(std::make_unique<FrameworkOpsSource>()); });
+}
 
 const volatile uint32_t* RecordingFlag() {
   // std::atomic<uint32_t> has the size and representation of uint32_t (static_assert below);

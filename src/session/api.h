@@ -45,8 +45,28 @@ inline uint32_t RangeStart(const char* name) { return internal::StartRange(name)
 inline void RangeEnd(uint32_t id) { internal::EndRange(id); }
 inline void Mark(const char* name) { internal::Mark(name); }
 inline uint32_t CurrentRangeId() { return internal::CurrentCpuRangeId(); }
+// A framework operator (kairos_op_push): a cpu_op range with PyTorch's metadata; closed by
+// RangePop. One relaxed load while nothing records.
+inline void OpPush(const char* name, int64_t sequence_nr, uint64_t fwd_thread_id,
+                   uint64_t record_function_id, const char* input_dims,
+                   const char* input_types) {
+  if (__builtin_expect(internal::g_cpu_epoch.load(std::memory_order_relaxed) == 0, 1)) return;
+  internal::RangeArgs a;
+  a.cpu_op = 1;
+  a.sequence_nr = sequence_nr;
+  a.fwd_thread_id = fwd_thread_id;
+  a.record_function_id = record_function_id;
+  a.input_dims = input_dims;
+  a.input_types = input_types;
+  internal::PushRange(name, &a);
+}
+// A framework bridge is attached (kairos_op_attach; once per process, later calls do
+// nothing): from now on traces apply PROFILE_REPORT_INPUT_SHAPES to cpu_op shapes.
+void AttachFrameworkOps();
 // One iteration boundary (kairos_step).
 void Step();
+// Iterations so far (kairos_current_iteration).
+int64_t CurrentIteration();
 // The recording flag: non-zero while a window records; valid for the life of the process.
 const volatile uint32_t* RecordingFlag();
 
