@@ -69,7 +69,8 @@ void ThreadRing::Prefault() {
   const size_t page = PageSize();
   // The records and the first quarter of the aux area (args slots, see ArgsCapacityFor): the
   // rest of aux is used only by ranges with args on most pushes and faults in on demand.
-  const size_t record_bytes = static_cast<size_t>(aux_ - reinterpret_cast<uint8_t*>(records_));
+  const size_t record_bytes =
+      static_cast<size_t>(static_cast<uint8_t*>(aux_) - reinterpret_cast<uint8_t*>(records_));
   const size_t touched = std::min(bytes_, record_bytes + aux_bytes_ / 4 + page);
   for (size_t off = 0; off < touched; off += page) p[off] = 0;
   resident_ = true;
