@@ -26,6 +26,12 @@ absl::Status WriteThrough(const TraceData& data, TraceWriter& writer, ByteSink& 
   return s;
 }
 
+FileSinkOptions SinkOptions(const OutputRequest& request) {
+  FileSinkOptions options;
+  options.confine_dir = request.confine_dir;
+  return options;
+}
+
 }  // namespace
 
 absl::Status WriteTraceFile(const TraceData& data, const OutputRequest& request) {
@@ -33,7 +39,7 @@ absl::Status WriteTraceFile(const TraceData& data, const OutputRequest& request)
 
   // ---- Perfetto dispatch point (the Perfetto engineer replaces this block) ----
   if (format == OutputFormat::kPerfetto || format == OutputFormat::kPerfettoZstd) {
-    absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(request.path);
+    absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(request.path, SinkOptions(request));
     if (!file.ok()) return file.status();
     PerfettoTraceWriter writer;
     if (format == OutputFormat::kPerfettoZstd) {
@@ -44,7 +50,7 @@ absl::Status WriteTraceFile(const TraceData& data, const OutputRequest& request)
   }
   // ---- end of Perfetto dispatch point ----
 
-  absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(request.path);
+  absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(request.path, SinkOptions(request));
   if (!file.ok()) return file.status();
   JsonTraceWriter writer;
   switch (format) {

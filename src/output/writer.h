@@ -26,6 +26,9 @@ struct OutputRequest {
   std::string path;                      // final file name
   OutputFormat format = OutputFormat::kAuto;
   int zstd_level = 1;
+  // Non-empty for daemon-requested traces: the file must stay inside this directory, no
+  // symlink in the path is followed and nothing is replaced (FileSinkOptions::confine_dir).
+  std::string confine_dir;
 };
 
 // Writes one file atomically: to "<path>.tmp.<pid>" then rename(2). On failure the temp file

@@ -319,6 +319,10 @@ Profiler::Result Profiler::CollectAndWrite(
   request.path = path;
   request.format = config.output_format;
   request.zstd_level = static_cast<int>(config.zstd_level);
+  // A daemon request's file is created confined to the allowed directory (no symlink in the
+  // path followed, nothing replaced), closing the window between ResolveOnDemandPath's check
+  // and the creation.
+  if (source == ConfigSource::kDaemon) request.confine_dir = OnDemandAllowedDir(env);
   absl::Status st = WriteTraceFile(data, request);
   if (!st.ok()) {
     KAIROS_LOG_WARNING("trace not written to %s: %s", path.c_str(),
