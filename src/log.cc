@@ -21,9 +21,6 @@ const char* LevelName(LogLevel l) {
   }
 }
 
-void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
-LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }
-
 // Formats one line ("kairos: <level>: <message><suffix>\n", at most 1 KiB) and writes it
 // with a single write(2).
 void VLog(LogLevel level, const char* suffix, const char* fmt, va_list ap) {
@@ -58,6 +55,9 @@ int64_t MonotonicNs() {
 }
 
 }  // namespace
+
+void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
+LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }
 
 void Log(LogLevel level, const char* fmt, ...) {
   if (!Enabled(level)) return;

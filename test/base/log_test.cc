@@ -31,5 +31,13 @@ TEST_CASE("LogRateLimiter admits a burst per interval and counts the rest", "[lo
   CHECK(suppressed == 1);
 }
 
+TEST_CASE("the log level is process-wide and settable from any module", "[log]") {
+  const LogLevel before = GetLogLevel();
+  SetLogLevel(LogLevel::kError);
+  CHECK(GetLogLevel() == LogLevel::kError);
+  SetLogLevel(before);
+  CHECK(GetLogLevel() == before);
+}
+
 }  // namespace
 }  // namespace kairos
