@@ -36,7 +36,7 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKAIROS_TSAN=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DKAIROS_BUILD_BENCH=OFF -DKAIROS_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build build-tsan -j"$jobs" --target kairos_concurrency_tests
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
   ctest --output-on-failure -j"$jobs" -L concurrency)
 
 phase "fuzzing (build-fuzz/)"
