@@ -220,6 +220,7 @@ EnvSettings DecodeEnv(const EnvLookup& lookup) {
   e.cuda_injection_path = Get(lookup, "CUDA_INJECTION64_PATH");
   e.cuda_injected = !e.cuda_injection_path.empty() && e.cuda_injection_path != "none";
   e.teardown_cupti = Get(lookup, "TEARDOWN_CUPTI") == "1";
+  e.flush_on_signal = Get(lookup, "KAIROS_FLUSH_ON_SIGNAL") == "1";
   return e;
 }
 
