@@ -6,6 +6,8 @@
 #define KAIROS_SRC_LOG_H_
 
 #include <atomic>
+#include <cstdint>
+#include <mutex>
 
 namespace kairos {
 
@@ -30,6 +32,54 @@ void Log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 
     if (!kairos_logged_once_.exchange(true, std::memory_order_relaxed)) \
       ::kairos::Log(level, __VA_ARGS__);                              \
   } while (0)
+
+// LogRateLimiter
+//
+// Bounds one kind of message (one call site, or one key): at most `burst` lines per
+// `interval_ns`; the lines past that are counted, not printed, and the next line that is
+// printed carries " (suppressed K similar messages)". So a flood (100k hostile datagrams, a
+// warning per event) costs a handful of lines and the count is never lost from the log.
+// Thread-safe (a small mutex: never on the recording hot path).
+class LogRateLimiter {
+ public:
+  static constexpr int kDefaultBurst = 5;
+  static constexpr int64_t kDefaultIntervalNs = 60LL * 1000 * 1000 * 1000;  // 60 s
+
+  explicit LogRateLimiter(int burst = kDefaultBurst, int64_t interval_ns = kDefaultIntervalNs)
+      : burst_(burst), interval_ns_(interval_ns) {}
+  LogRateLimiter(const LogRateLimiter&) = delete;
+  LogRateLimiter& operator=(const LogRateLimiter&) = delete;
+
+  // True if a line may be printed at `now_ns` (any monotonic clock); then `*suppressed`
+  // receives the number of lines refused since the last admitted one (and that count is
+  // reset). False: the line is counted as suppressed.
+  bool Admit(int64_t now_ns, uint64_t* suppressed);
+  // Lines refused so far and not yet reported by an admitted line.
+  uint64_t pending_suppressed() const;
+
+ private:
+  const int burst_;
+  const int64_t interval_ns_;
+  mutable std::mutex mu_;
+  bool started_ = false;
+  int64_t window_start_ns_ = 0;
+  int used_ = 0;
+  uint64_t suppressed_ = 0;
+};
+
+// Log() through `limiter` (clock: CLOCK_MONOTONIC). Messages below the log level are
+// dropped before the limiter sees them, so they use none of its budget.
+void LogLimited(LogRateLimiter& limiter, LogLevel level, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+// One limiter per call site: for any warning an outside party (a daemon request, a datagram,
+// a hostile input file) can trigger at will.
+#define KAIROS_LOG_LIMITED(level, ...)                              \
+  do {                                                              \
+    static ::kairos::LogRateLimiter kairos_log_limiter_;            \
+    ::kairos::LogLimited(kairos_log_limiter_, level, __VA_ARGS__);  \
+  } while (0)
+#define KAIROS_LOG_WARNING_LIMITED(...) KAIROS_LOG_LIMITED(::kairos::LogLevel::kWarning, __VA_ARGS__)
 
 }  // namespace kairos
 

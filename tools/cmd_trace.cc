@@ -3,7 +3,9 @@
 // the same setKinetOnDemandRequest JSON (dynolog-wire-protocol.md §6.3-§6.5) to `kairos daemon`
 // or to a real Dynolog, then prints which processes were triggered and where their traces go.
 // Threading: single-threaded CLI.
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -77,15 +79,25 @@ int TraceMain(int argc, char** argv) {
     fprintf(stderr, "kairos trace: --log-file is required\n\n%s", kUsage);
     return 2;
   }
-  auto duration = args.GetInt("--duration-ms", 500, 0, INT64_MAX);
-  auto iterations = args.GetInt("--iterations", -1, INT64_MIN, INT64_MAX);
+  if (std::any_of(o.log_file.begin(), o.log_file.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      })) {
+    fprintf(stderr, "kairos trace: --log-file must not contain control characters\n");
+    return 2;
+  }
+  // The ranges are the ones a traced process accepts in a request (docs/CONFIG.md, "On
+  // demand"), so nonsense (--iterations -3, a 10-day window) fails here, with the option's
+  // name, instead of being sent and rejected later in a log the user may not see. Without
+  // --iterations the request is a time window (dyno's -1).
+  auto duration = args.GetInt("--duration-ms", 500, 0, 3600000);
+  auto iterations = args.GetInt("--iterations", -1, 0, 100000);
   auto start_time = args.GetInt("--profile-start-time", 0, 0, INT64_MAX);
-  auto roundup = args.GetInt("--profile-start-iteration-roundup", 1, 0, INT64_MAX);
+  auto roundup = args.GetInt("--profile-start-iteration-roundup", 1, 1, 1000000);
   auto job_id = args.GetInt("--job-id", 0, 0, INT64_MAX);
-  auto limit = args.GetInt("--process-limit", 3, 0, UINT32_MAX);
+  auto limit = args.GetInt("--process-limit", 3, 1, 1000000);
   auto port = args.GetInt("--port", kDefaultRpcPort, 1, 65535);
   auto timeout = args.GetInt("--timeout-ms", 5000, 1, 3600000);
-  auto warmup = args.GetInt("--warmup-secs", -1, 0, INT32_MAX);
+  auto warmup = args.GetInt("--warmup-secs", -1, 0, 600);
   for (const absl::Status& s : {duration.status(), iterations.status(), start_time.status(),
                                 roundup.status(), job_id.status(), limit.status(),
                                 port.status(), timeout.status(), warmup.status()}) {
@@ -93,6 +105,14 @@ int TraceMain(int argc, char** argv) {
       fprintf(stderr, "kairos trace: %s\n", std::string(s.message()).c_str());
       return 2;
     }
+  }
+  // The process refuses a start more than 24 h ahead (docs/CONFIG.md); say so here.
+  const int64_t now_ms = static_cast<int64_t>(time(nullptr)) * 1000;
+  if (*start_time > now_ms + 24LL * 3600 * 1000) {
+    fprintf(stderr,
+            "kairos trace: --profile-start-time %lld is more than 24 h in the future\n",
+            static_cast<long long>(*start_time));
+    return 2;
   }
   o.duration_ms = static_cast<uint64_t>(*duration);
   o.iterations = *iterations;

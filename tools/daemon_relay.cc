@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "config/daemon_protocol.h"
 #include "daemon_rpc.h"
+#include "log.h"
 
 namespace kairos::tools {
 namespace {
@@ -42,6 +43,20 @@ std::string Hostname() {
 }
 
 void Log(const std::string& line) { fprintf(stderr, "kairos daemon: %s\n", line.c_str()); }
+
+// Lines any local process can trigger at will (a datagram, a connection): at most a few per
+// minute per kind, then one count, so a flood cannot fill the relay's log (log.h).
+void LogLimited(LogRateLimiter& limiter, const std::string& line) {
+  uint64_t suppressed = 0;
+  if (!limiter.Admit(NowMs() * 1000000, &suppressed)) return;
+  if (suppressed == 0) {
+    Log(line);
+  } else {
+    Log(absl::StrCat(line, " (suppressed ", suppressed, " similar messages)"));
+  }
+}
+LogRateLimiter g_datagram_log;  // dropped or unanswerable datagrams
+LogRateLimiter g_connection_log;  // refused RPC connections
 
 }  // namespace
 
@@ -183,19 +198,19 @@ void Relay::OnDatagram() {
     const std::string peer = proto::DescribeDaemonAddress(from, from_len);
     if (static_cast<size_t>(n) > buffer_.size()) {
       ++stats_.invalid_datagrams;
-      Log(absl::StrCat("dropped an oversized datagram (", n, " bytes) from ", peer));
+      LogLimited(g_datagram_log, absl::StrCat("dropped an oversized datagram (", n, " bytes) from ", peer));
       continue;
     }
     const std::string_view bytes(buffer_.data(), static_cast<size_t>(n));
     absl::StatusOr<proto::DaemonDatagram> datagram = proto::DecodeDaemonDatagram(bytes);
     if (!datagram.ok()) {
       ++stats_.invalid_datagrams;
-      Log(absl::StrCat("dropped a datagram from ", peer, ": ", datagram.status().message()));
+      LogLimited(g_datagram_log, absl::StrCat("dropped a datagram from ", peer, ": ", datagram.status().message()));
       continue;
     }
     if (from_len <= static_cast<socklen_t>(sizeof(sa_family_t))) {
       ++stats_.invalid_datagrams;
-      Log("dropped a datagram from an unbound socket (no address to reply to)");
+      LogLimited(g_datagram_log, "dropped a datagram from an unbound socket (no address to reply to)");
       continue;
     }
     std::string reply;
@@ -206,7 +221,7 @@ void Relay::OnDatagram() {
       absl::StatusOr<proto::DaemonRequest> request = proto::DecodeDaemonRequest(datagram->payload);
       if (!request.ok()) {
         ++stats_.invalid_datagrams;
-        Log(absl::StrCat("dropped a \"req\" from ", peer, ": ", request.status().message()));
+        LogLimited(g_datagram_log, absl::StrCat("dropped a \"req\" from ", peer, ": ", request.status().message()));
         continue;
       }
       ++stats_.polls;
@@ -222,7 +237,7 @@ void Relay::OnDatagram() {
       absl::StatusOr<proto::DaemonContext> ctxt = proto::DecodeDaemonContext(datagram->payload);
       if (!ctxt.ok()) {
         ++stats_.invalid_datagrams;
-        Log(absl::StrCat("dropped a \"ctxt\" from ", peer, ": ", ctxt.status().message()));
+        LogLimited(g_datagram_log, absl::StrCat("dropped a \"ctxt\" from ", peer, ": ", ctxt.status().message()));
         continue;
       }
       const auto key = std::make_pair(ctxt->job_id, ctxt->gpu);
@@ -241,7 +256,7 @@ void Relay::OnDatagram() {
                                 reinterpret_cast<const sockaddr*>(&from), from_len);
     if (sent != static_cast<ssize_t>(reply.size())) {
       ++stats_.reply_failures;
-      Log(absl::StrCat("could not reply to ", peer, ": ", strerror(errno),
+      LogLimited(g_datagram_log, absl::StrCat("could not reply to ", peer, ": ", strerror(errno),
                        config ? " (its config stays pending)" : ""));
       continue;
     }
@@ -259,7 +274,7 @@ void Relay::OnAccept() {
     if (fd < 0) return;
     if (static_cast<int>(connections_.size()) >= options_.max_connections) {
       ++stats_.rpc_dropped;
-      Log("too many rpc connections; refused one");
+      LogLimited(g_connection_log, "too many rpc connections; refused one");
       close(fd);
       continue;
     }

@@ -4,6 +4,7 @@
 // Threading: pure functions; safe from any thread.
 #include "config/config.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <string>
@@ -14,6 +15,7 @@
 #include "clock.h"
 #include "config/config_keys.h"
 #include "log.h"
+#include "trim.h"
 
 namespace kairos {
 namespace {
@@ -23,34 +25,39 @@ using internal::ConfigKey;
 using internal::KeyKind;
 using internal::KeyType;
 
-// libkineto trims only space, tab and LF; kairos also trims CR so CRLF files parse.
-constexpr const char* kSpace = " \t\r\n";
 constexpr int64_t kMaxStartTimeAgeMs = 10000;
 constexpr size_t kMaxQuoted = 64;
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::strchr(kSpace, s.front()) != nullptr) s.remove_prefix(1);
-  while (!s.empty() && std::strchr(kSpace, s.back()) != nullptr) s.remove_suffix(1);
-  return s;
+
+// The first control byte of `s` (tab is allowed inside a value), or -1. A NUL would cut a
+// path short at the first system call, CR/ESC could forge log lines: all are rejected.
+int FirstControlByte(std::string_view s) {
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) return c;
+  }
+  return -1;
 }
 
 std::string Quote(std::string_view s) { return internal::QuoteForLog(s, kMaxQuoted); }
 
-std::string ExpectedInt(const ConfigKey& k) {
-  return absl::StrCat("expected an integer in [", k.min_value, ", ", k.max_value, "]");
+std::string ExpectedInt(const ConfigKey& k, int64_t max_value) {
+  return absl::StrCat("expected an integer in [", k.min_value, ", ", max_value, "]");
 }
 
-// Decimal, optional sign, every character consumed. Returns "" or the reason.
-std::string ParseInt(std::string_view v, const ConfigKey& k, int64_t* out) {
+// Decimal, optional sign, every character consumed, range [k.min_value, max_value]; the
+// magnitude is accumulated with an overflow check, so no input is undefined behaviour.
+// Returns "" or the reason.
+std::string ParseInt(std::string_view v, const ConfigKey& k, int64_t max_value, int64_t* out) {
   size_t i = 0;
   const bool negative = !v.empty() && v[0] == '-';
   if (!v.empty() && (v[0] == '-' || v[0] == '+')) i = 1;
-  if (i == v.size()) return absl::StrCat(Quote(v), " is not an integer; ", ExpectedInt(k));
+  if (i == v.size()) return absl::StrCat(Quote(v), " is not an integer; ", ExpectedInt(k, max_value));
   uint64_t magnitude = 0;
   bool overflow = false;
   for (; i < v.size(); ++i) {
     if (v[i] < '0' || v[i] > '9') {
-      return absl::StrCat(Quote(v), " is not an integer; ", ExpectedInt(k));
+      return absl::StrCat(Quote(v), " is not an integer; ", ExpectedInt(k, max_value));
     }
     const uint64_t digit = static_cast<uint64_t>(v[i] - '0');
     if (magnitude > (UINT64_MAX - digit) / 10) {
@@ -60,11 +67,11 @@ std::string ParseInt(std::string_view v, const ConfigKey& k, int64_t* out) {
     }
   }
   if (negative && magnitude != 0) {
-    return absl::StrCat(Quote(v), " is negative; ", ExpectedInt(k));
+    return absl::StrCat(Quote(v), " is negative; ", ExpectedInt(k, max_value));
   }
-  if (overflow || magnitude > static_cast<uint64_t>(k.max_value) ||
+  if (overflow || magnitude > static_cast<uint64_t>(max_value) ||
       static_cast<int64_t>(magnitude) < k.min_value) {
-    return absl::StrCat(Quote(v), " is out of range; ", ExpectedInt(k));
+    return absl::StrCat(Quote(v), " is out of range; ", ExpectedInt(k, max_value));
   }
   *out = static_cast<int64_t>(magnitude);
   return "";
@@ -94,12 +101,20 @@ std::string Apply(const ConfigKey& k, std::string_view value, const ParseOptions
     }
     case KeyType::kInt: {
       int64_t n = 0;
-      std::string reason = ParseInt(value, k, &n);
-      if (!reason.empty()) return reason;
+      std::string reason = ParseInt(value, k, internal::MaxValueFor(k, options.source), &n);
+      if (!reason.empty()) {
+        if (options.source == ConfigSource::kDaemon && k.daemon_max_value >= 0)
+          absl::StrAppend(&reason, " (the on-demand limit)");
+        return reason;
+      }
       if (k.int_check == internal::IntCheck::kNotPast && n != 0) {
         const int64_t now = NowUnixMs(options);
         if (n < now - kMaxStartTimeAgeMs) {
           return absl::StrCat(Quote(value), " is more than 10 s in the past (now is ", now,
+                              " Unix ms)");
+        }
+        if (n > now + internal::kMaxStartTimeAheadMs) {
+          return absl::StrCat(Quote(value), " is more than 24 h in the future (now is ", now,
                               " Unix ms)");
         }
       }
@@ -128,10 +143,22 @@ std::string Apply(const ConfigKey& k, std::string_view value, const ParseOptions
 
 // A value ConfigToText can write so that ParseConfig reads it back unchanged.
 bool Representable(std::string_view v) {
-  return v.find_first_of("#=\r\n") == std::string_view::npos && Trim(v) == v;
+  return v.find_first_of("#=\r\n") == std::string_view::npos && TrimBlanks(v) == v &&
+         FirstControlByte(v) < 0 && v.size() <= internal::kMaxValueBytes;
 }
 
 }  // namespace
+
+bool KeyNamesWindow(std::string_view key) {
+  static constexpr std::string_view kKeys[] = {
+      "PROFILE_START_TIME",       "PROFILE_START_ITERATION",   "PROFILE_START_ITERATION_ROUNDUP",
+      "ACTIVITIES_ITERATIONS",    "ACTIVITIES_DURATION_MSECS", "ACTIVITIES_DURATION_SECS",
+      "ACTIVITIES_WARMUP_PERIOD_SECS", "ACTIVITIES_WARMUP_ITERATIONS"};
+  for (std::string_view k : kKeys) {
+    if (key == k) return true;
+  }
+  return false;
+}
 
 absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
                                    const ParseOptions& options,
@@ -139,28 +166,21 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
   return ParseConfig(text, base, options, warnings, nullptr);
 }
 
-namespace {
-bool KeyNamesWindow(std::string_view key) {
-  static constexpr std::string_view kKeys[] = {
-      "PROFILE_START_TIME",       "PROFILE_START_ITERATION", "PROFILE_START_ITERATION_ROUNDUP",
-      "ACTIVITIES_ITERATIONS",    "ACTIVITIES_DURATION_MSECS", "ACTIVITIES_DURATION_SECS",
-      "ACTIVITIES_WARMUP_PERIOD_SECS", "ACTIVITIES_WARMUP_ITERATIONS"};
-  for (std::string_view k : kKeys)
-    if (key == k) return true;
-  return false;
-}
-}  // namespace
-
 absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
-                                   const ParseOptions& options,
-                                   std::vector<std::string>* warnings, ConfigParseInfo* info) {
-  ConfigParseInfo seen;
+                                   const ParseOptions& options, std::vector<std::string>* warnings,
+                                   ConfigParseInfo* info) {
+  const bool daemon = options.source == ConfigSource::kDaemon;
   Config config = base;
+  ConfigParseInfo seen;
   std::vector<std::string> remarks;
   std::set<std::string, std::less<>> warned_keys;
   auto warn_once = [&](int line_no, std::string_view key, std::string_view why) {
     if (!warned_keys.insert(std::string(key)).second) return;
     remarks.push_back(absl::StrCat("config line ", line_no, ": ", AV(key), ": ", AV(why)));
+  };
+  auto error = [](int line_no, std::string_view key, std::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config line ", line_no, ": ", AV(key), ": ", AV(why)));
   };
 
   int line_no = 0;
@@ -172,19 +192,33 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
     pos = end + 1;
     ++line_no;
     // '#' starts a comment anywhere, as in libkineto: a value cannot contain '#'.
-    line = Trim(line.substr(0, line.find('#')));
+    line = TrimBlanks(line.substr(0, line.find('#')));
     if (line.empty()) continue;
     // Splitting at every '=' (not the first) keeps libkineto's rule: "A=b=c" is invalid.
     const size_t eq = line.find('=');
     if (eq == std::string_view::npos || line.find('=', eq + 1) != std::string_view::npos ||
-        Trim(line.substr(0, eq)).empty()) {
+        TrimBlanks(line.substr(0, eq)).empty()) {
       return absl::InvalidArgumentError(absl::StrCat("config line ", line_no,
                                                      ": invalid config line ", Quote(line),
                                                      "; expected KEY=VALUE with exactly one '='"));
     }
-    const std::string_view key = Trim(line.substr(0, eq));
-    const std::string_view value = Trim(line.substr(eq + 1));
+    const std::string_view key = TrimBlanks(line.substr(0, eq));
+    const std::string_view value = TrimBlanks(line.substr(eq + 1));
+    if (const int c = FirstControlByte(line); c >= 0) {
+      return error(line_no, FirstControlByte(key) < 0 ? std::string(key) : Quote(key),
+                   absl::StrCat("contains the control character \\x", absl::Hex(c, absl::kZeroPad2),
+                                " (NUL and control characters are never accepted)"));
+    }
     const ConfigKey* k = internal::FindConfigKey(key);
+    // An on-demand request may set only whitelisted keys; anything else rejects the whole
+    // request by name, so a remote party cannot change what it was not granted (and a typo
+    // in a request is reported to the person who sent it, not silently dropped).
+    if (daemon && (k == nullptr || !k->daemon)) {
+      return error(line_no, Quote(key),
+                   k == nullptr ? "unknown key; not accepted in an on-demand (daemon) request"
+                                : "not accepted in an on-demand (daemon) request (base config "
+                                  "only, docs/CONFIG.md)");
+    }
     if (k == nullptr) {
       warn_once(line_no, Quote(key), "unrecognized key; ignored");
       continue;
@@ -193,19 +227,22 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
       warn_once(line_no, key, absl::StrCat("removed key (", AV(k->target), "); ignored"));
       continue;
     }
-    if (k->base_only && options.source == ConfigSource::kDaemon) {
-      warn_once(line_no, key, "not accepted in an on-demand (daemon) config; ignored");
-      continue;
+    if ((k->type == KeyType::kString || k->type == KeyType::kList || k->type == KeyType::kCustom) &&
+        value.size() > internal::kMaxValueBytes) {
+      return error(line_no, key,
+                   absl::StrCat("value is ", value.size(), " bytes; the limit is ",
+                                internal::kMaxValueBytes));
     }
     std::string remark;
     const std::string reason = Apply(*k, value, options, config, &remark);
-    if (!reason.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("config line ", line_no, ": ", AV(key), ": ", reason));
-    }
+    if (!reason.empty()) return error(line_no, key, reason);
     if (!remark.empty())
       remarks.push_back(absl::StrCat("config line ", line_no, ": ", AV(key), ": ", remark));
-    seen.keys_set.emplace_back(key);
+    if (k->unimplemented) {
+      warn_once(line_no, key, "accepted but not implemented by kairos; no effect");
+    }
+    if (std::find(seen.keys_set.begin(), seen.keys_set.end(), key) == seen.keys_set.end())
+      seen.keys_set.emplace_back(key);
     if (KeyNamesWindow(key)) seen.names_window = true;
   }
 

@@ -96,25 +96,36 @@ struct ParseOptions {
   int64_t now_unix_ms = 0;  // for PROFILE_START_TIME checks; 0 = read the clock
 };
 
+// What ParseConfig saw, so no caller re-reads the text (issue 11 item 5).
+struct ConfigParseInfo {
+  std::vector<std::string> keys_set;  // keys applied, in text order, each once (aliases as written)
+  bool names_window = false;          // a key that schedules a window was set (see below)
+};
+
+// The keys that schedule a trace window: PROFILE_START_TIME, PROFILE_START_ITERATION,
+// PROFILE_START_ITERATION_ROUNDUP, ACTIVITIES_ITERATIONS, ACTIVITIES_DURATION_MSECS,
+// ACTIVITIES_DURATION_SECS, ACTIVITIES_WARMUP_PERIOD_SECS, ACTIVITIES_WARMUP_ITERATIONS.
+// A config without any of them only sets options and must not start a trace by itself.
+bool KeyNamesWindow(std::string_view key);
+
 // Parses `text` on top of `base` (later lines override earlier ones and `base`). On any
 // bad line the whole text is rejected: the error names the key, the 1-based line number and
 // the reason, and the caller keeps its previous config. Unknown and removed keys are not
-// errors: each is reported once through `warnings` (if non-null) and ignored.
+// errors in a trusted text (file, env, API): each is reported once through `warnings` (if
+// non-null) and ignored; so are keys that are accepted but not implemented by kairos (named in
+// docs/CONFIG.md). A daemon (on-demand) text is held to a whitelist instead: any key that is
+// not allowed in a request (unknown, removed, inert, unimplemented, base-only) and any value
+// outside the key's on-demand range rejects the whole request, naming the key.
+// In every source: a value with a control byte (NUL, CR, ESC, ...; tab is allowed) or longer
+// than 4096 bytes is an error, and PROFILE_START_TIME more than 24 h in the future is an error
+// (so later ms->ns arithmetic cannot overflow).
 absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
                                    const ParseOptions& options,
                                    std::vector<std::string>* warnings = nullptr);
-
-// What ParseConfig saw (TEAM interface 2): the keys the text set, in order, and whether one
-// of them schedules a window (PROFILE_START_TIME, PROFILE_START_ITERATION[_ROUNDUP],
-// ACTIVITIES_ITERATIONS, ACTIVITIES_DURATION_MSECS/_SECS, ACTIVITIES_WARMUP_*), so the
-// session never re-reads config text.
-struct ConfigParseInfo {
-  std::vector<std::string> keys_set;
-  bool names_window = false;
-};
+// Same, and fills `info` (if non-null) with what the text set. On error `info` is unspecified.
 absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
-                                   const ParseOptions& options,
-                                   std::vector<std::string>* warnings, ConfigParseInfo* info);
+                                   const ParseOptions& options, std::vector<std::string>* warnings,
+                                   ConfigParseInfo* info);
 
 // ConfigToText
 //

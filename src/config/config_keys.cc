@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "trim.h"
 
 namespace kairos {
 namespace {
@@ -197,8 +198,15 @@ ConfigKey Kairos(ConfigKey k) {
   return k;
 }
 
-ConfigKey BaseOnly(ConfigKey k) {
-  k.base_only = true;
+// On the on-demand whitelist, with an optional tighter upper bound for integers.
+ConfigKey OnDemand(ConfigKey k, int64_t daemon_max_value = -1) {
+  k.daemon = true;
+  k.daemon_max_value = daemon_max_value;
+  return k;
+}
+
+ConfigKey Unimplemented(ConfigKey k) {
+  k.unimplemented = true;
   return k;
 }
 
@@ -233,30 +241,35 @@ ConfigKey Removed(std::string_view name, std::string_view why) {
 std::vector<ConfigKey>* BuildTable() {
   auto* t = new std::vector<ConfigKey>;
   // ---- Kineto keys (config-and-env.md §3.1) ----
-  t->push_back(Bool("ACTIVITIES_ENABLED", &Config::activities_enabled, "true",
-                    "Activity profiler on. When false an on-demand request is ignored"));
-  t->push_back(Custom("ACTIVITY_TYPES", "list", ParseActivityTypes, ActivityTypesText,
+  t->push_back(OnDemand(Bool("ACTIVITIES_ENABLED", &Config::activities_enabled, "true",
+                    "Activity profiler on. When false an on-demand request is ignored")));
+  t->push_back(OnDemand(Custom("ACTIVITY_TYPES", "list", ParseActivityTypes, ActivityTypesText,
                       "the 18 types 0-17",
                       "Comma list of activity type names, lower-cased before matching; an "
-                      "unknown name is an error"));
+                      "unknown name is an error")));
   {
     ConfigKey k = Int("ACTIVITIES_DURATION_SECS", nullptr, "0.5 s",
                       "Trace duration in seconds; sets the same value as "
                       "ACTIVITIES_DURATION_MSECS (the later line wins)");
     k.apply_int = [](Config& c, int64_t v) { c.duration_ms = v * 1000; };
-    t->push_back(k);
+    t->push_back(OnDemand(k, 3600));
   }
-  t->push_back(Int("ACTIVITIES_DURATION_MSECS", &Config::duration_ms, "500",
-                   "Trace duration in ms (time mode)"));
-  t->push_back(Int("ACTIVITIES_ITERATIONS", &Config::iterations, "0",
-                   "Iterations to trace; iteration mode needs this > 0 and "
-                   "PROFILE_START_ITERATION >= 0"));
-  t->push_back(Int("ACTIVITIES_WARMUP_PERIOD_SECS", &Config::warmup_secs, "5",
-                   "Warm-up before the start time (time mode)"));
-  t->push_back(Int("ACTIVITIES_WARMUP_ITERATIONS", &Config::warmup_iterations, "0",
-                   "Warm-up iterations before the start iteration"));
+  t->push_back(OnDemand(Int("ACTIVITIES_DURATION_MSECS", &Config::duration_ms, "500",
+                            "Trace duration in ms (time mode)"),
+                        3600000));
+  t->push_back(OnDemand(Int("ACTIVITIES_ITERATIONS", &Config::iterations, "0",
+                            "Iterations to trace; iteration mode needs this > 0 and "
+                            "PROFILE_START_ITERATION >= 0"),
+                        100000));
+  t->push_back(OnDemand(Int("ACTIVITIES_WARMUP_PERIOD_SECS", &Config::warmup_secs, "5",
+                            "Warm-up before the start time (time mode)"),
+                        600));
+  t->push_back(OnDemand(Int("ACTIVITIES_WARMUP_ITERATIONS", &Config::warmup_iterations, "0",
+                            "Warm-up iterations before the start iteration"),
+                        100000));
   t->push_back(Int("ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB", &Config::max_gpu_buffer_mb, "128",
-                   "Cap on CUPTI host buffers: at most 1 + size/4 MiB buffers of 4 MiB"));
+                   "Cap on CUPTI host buffers: at most 1 + size/4 MiB buffers of 4 MiB. "
+                   "Base config only (it bounds the job's memory)"));
   {
     ConfigKey k = Bool("PROFILE_MEMORY", &Config::memory_snapshot, "false",
                        "Memory-snapshot mode. When true also sets the output path to "
@@ -266,74 +279,88 @@ std::vector<ConfigKey>* BuildTable() {
       c.memory_snapshot = v;
       if (v) c.log_file = std::string(kMemorySnapshotPath);
     };
-    t->push_back(k);
+    // `dyno gputrace --profile-memory` sends it, so a request may carry it (and is warned).
+    t->push_back(OnDemand(Unimplemented(k)));
   }
-  t->push_back(String("ACTIVITIES_LOG_FILE", &Config::log_file,
+  t->push_back(OnDemand(String("ACTIVITIES_LOG_FILE", &Config::log_file,
                       "<tmpdir>/libkineto_activities_<pid>.json",
                       "Output path. `_<pid>` is inserted into the file name unless the path "
                       "uses `{pid}`; `{pid}` `{rank}` `{time}` `{host}` are expanded; daemon "
-                      "paths are restricted to the allowed directory"));
-  t->push_back(Bool("ACTIVITIES_DISPLAY_CUDA_SYNC_WAIT_EVENTS",
-                    &Config::display_cuda_sync_wait_events, "true",
-                    "Write Stream Wait Event sync records"));
-  t->push_back(Bool("CUPTI_PER_THREAD_BUFFER_ENABLED", &Config::cupti_per_thread_buffer, "false",
-                    "Use CUPTI per-thread activity buffers (CUDA >= 12.3)"));
-  t->push_back(List("CUPTI_PM_SAMPLING_METRICS", &Config::pm_sampling_metrics, "empty",
-                    "PM-sampling metric names; needs activity type hardware_counters"));
-  t->push_back(Int("CUPTI_PM_SAMPLING_DEVICE_ID", &Config::pm_sampling_device_id, "-1 (unset)",
-                   "Device used for PM sampling"));
+                      "paths are restricted to the allowed directory; NUL and control "
+                      "characters are rejected")));
+  t->push_back(Unimplemented(Bool("ACTIVITIES_DISPLAY_CUDA_SYNC_WAIT_EVENTS",
+                                  &Config::display_cuda_sync_wait_events, "true",
+                                  "Not implemented: accepted, warned about, no effect "
+                                  "(libkineto: write Stream Wait Event sync records)")));
+  t->push_back(Unimplemented(Bool("CUPTI_PER_THREAD_BUFFER_ENABLED",
+                                  &Config::cupti_per_thread_buffer, "false",
+                                  "Not implemented: accepted, warned about, no effect "
+                                  "(libkineto: CUPTI per-thread buffers)")));
+  t->push_back(Unimplemented(List("CUPTI_PM_SAMPLING_METRICS", &Config::pm_sampling_metrics,
+                                  "empty",
+                                  "Not implemented: accepted, warned about, no effect "
+                                  "(libkineto: PM-sampling metric names)")));
+  t->push_back(Unimplemented(Int("CUPTI_PM_SAMPLING_DEVICE_ID", &Config::pm_sampling_device_id,
+                                 "-1 (unset)",
+                                 "Not implemented: accepted, warned about, no effect "
+                                 "(libkineto: device used for PM sampling)")));
   {
     ConfigKey k = Int("PROFILE_START_TIME", &Config::profile_start_time_ms, "0",
                       "Start time in Unix ms; 0 = now + warm-up + 2 s. More than 10 s in the "
-                      "past is an error",
+                      "past or more than 24 h in the future is an error",
                       0, internal::kInt64Max);
     k.int_check = internal::IntCheck::kNotPast;
-    t->push_back(k);
+    t->push_back(OnDemand(k));
   }
-  t->push_back(Int("PROFILE_START_ITERATION", &Config::profile_start_iteration, "-1 (unset)",
-                   "Start iteration; takes precedence over the start time"));
+  t->push_back(OnDemand(Int("PROFILE_START_ITERATION", &Config::profile_start_iteration,
+                            "-1 (unset)",
+                            "Start iteration; takes precedence over the start time")));
   {
     ConfigKey k = Int("PROFILE_START_ITERATION_ROUNDUP", &Config::profile_start_iteration_roundup,
                       "-1 (unset)",
                       "Start at the next multiple of N. N > 0 with no start iteration sets the "
                       "start iteration to 0; 0 is warned about and ignored");
     k.int_check = internal::IntCheck::kZeroIgnored;
-    t->push_back(k);
+    t->push_back(OnDemand(k, 1000000));
   }
-  t->push_back(String("REQUEST_TRACE_ID", &Config::request_trace_id, "\"\"",
-                      "Trace id, written as top-level trace_id"));
-  t->push_back(String("REQUEST_GROUP_TRACE_ID", &Config::request_group_trace_id, "\"\"",
-                      "Group trace id, written to trace metadata"));
-  t->push_back(BaseOnly(Bool("ENABLE_IPC_FABRIC", &Config::enable_ipc_fabric,
+  t->push_back(OnDemand(String("REQUEST_TRACE_ID", &Config::request_trace_id, "\"\"",
+                               "Trace id, written as top-level trace_id")));
+  t->push_back(OnDemand(String("REQUEST_GROUP_TRACE_ID", &Config::request_group_trace_id, "\"\"",
+                               "Group trace id, written to trace metadata")));
+  t->push_back(Bool("ENABLE_IPC_FABRIC", &Config::enable_ipc_fabric,
                              "true if KINETO_USE_DAEMON/KAIROS_USE_DAEMON=1, else false",
-                             "Poll the Dynolog daemon. Base config only")));
+                             "Poll the Dynolog daemon. Base config only"));
   t->push_back(
-      BaseOnly(Int("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS", &Config::on_demand_poll_secs, "5",
+      Int("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS", &Config::on_demand_poll_secs, "5",
                    "libkineto's daemon poll period; kairos polls every "
-                   "KAIROS_DAEMON_POLL_MS. Base config only")));
-  t->push_back(Int("VERBOSE_LOG_LEVEL", &Config::verbose_log_level, "-1 (off)",
-                   "Verbose log level; >= 0 turns on kairos verbose logging"));
-  t->push_back(List("VERBOSE_LOG_MODULES", &Config::verbose_log_modules, "all",
-                    "Source-file names verbose logging is restricted to"));
-  t->push_back(Bool("PROFILE_REPORT_INPUT_SHAPES", &Config::report_input_shapes, "false",
-                    "Forwarded to the framework: record input shapes"));
-  t->push_back(Bool("PROFILE_PROFILE_MEMORY", &Config::profile_memory, "false",
-                    "Forwarded: record memory events"));
-  t->push_back(
-      Bool("PROFILE_WITH_STACK", &Config::with_stack, "false", "Forwarded: record Python stacks"));
-  t->push_back(
-      Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false", "Forwarded: estimate FLOPs"));
-  t->push_back(Bool("PROFILE_WITH_MODULES", &Config::with_modules, "false",
-                    "Forwarded: record module hierarchy"));
-  t->push_back(Alias(Bool("CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION",
-                          &Config::report_input_shapes, "false", "Alias"),
-                     "PROFILE_REPORT_INPUT_SHAPES"));
-  t->push_back(Alias(Bool("PYTHON_STACK_TRACE", &Config::with_stack, "false", "Alias"),
-                     "PROFILE_WITH_STACK"));
-  t->push_back(Int("PROFILE_MEMORY_DURATION_MSECS", &Config::memory_snapshot_duration_ms, "1000",
-                   "Memory-snapshot duration"));
-  t->push_back(String("CUSTOM_CONFIG", &Config::custom_config, "\"\"",
-                      "Opaque string for plug-ins, copied to trace metadata"));
+                   "KAIROS_DAEMON_POLL_MS. Base config only"));
+  t->push_back(Unimplemented(Int("VERBOSE_LOG_LEVEL", &Config::verbose_log_level, "-1 (off)",
+                                 "Not implemented: accepted, warned about, no effect (use "
+                                 "KAIROS_LOG_LEVEL)")));
+  t->push_back(Unimplemented(List("VERBOSE_LOG_MODULES", &Config::verbose_log_modules, "all",
+                                  "Not implemented: accepted, warned about, no effect")));
+  t->push_back(OnDemand(Bool("PROFILE_REPORT_INPUT_SHAPES", &Config::report_input_shapes,
+                             "false", "Forwarded to the framework: record input shapes")));
+  t->push_back(OnDemand(Bool("PROFILE_PROFILE_MEMORY", &Config::profile_memory, "false",
+                             "Forwarded: record memory events")));
+  t->push_back(OnDemand(
+      Bool("PROFILE_WITH_STACK", &Config::with_stack, "false", "Forwarded: record Python stacks")));
+  t->push_back(OnDemand(
+      Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false", "Forwarded: estimate FLOPs")));
+  t->push_back(OnDemand(Bool("PROFILE_WITH_MODULES", &Config::with_modules, "false",
+                             "Forwarded: record module hierarchy")));
+  t->push_back(OnDemand(Alias(Bool("CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION",
+                                   &Config::report_input_shapes, "false", "Alias"),
+                              "PROFILE_REPORT_INPUT_SHAPES")));
+  t->push_back(OnDemand(Alias(Bool("PYTHON_STACK_TRACE", &Config::with_stack, "false", "Alias"),
+                              "PROFILE_WITH_STACK")));
+  t->push_back(OnDemand(Unimplemented(Int("PROFILE_MEMORY_DURATION_MSECS",
+                                          &Config::memory_snapshot_duration_ms, "1000",
+                                          "Not implemented: accepted, warned about, no effect "
+                                          "(libkineto: memory-snapshot duration)")),
+                        3600000));
+  t->push_back(OnDemand(String("CUSTOM_CONFIG", &Config::custom_config, "\"\"",
+                               "Opaque string for plug-ins, copied to trace metadata")));
   t->push_back(Inert("ROCTRACER_MAX_EVENTS", KeyType::kInt, "ROCm only: validated, no effect"));
   t->push_back(Inert("XPUPTI_PROFILER_METRICS", KeyType::kList, "XPU only: no effect"));
   t->push_back(
@@ -356,7 +383,7 @@ std::vector<ConfigKey>* BuildTable() {
                           "Threads that get a ring; later threads' records are dropped and "
                           "counted. Bounds memory at max_threads x ring size",
                           1, 65536)));
-  t->push_back(Kairos(Custom(
+  t->push_back(OnDemand(Kairos(Custom(
       "KAIROS_OUTPUT_FORMAT", "choice",
       [](Config& c, std::string_view v) {
         return ParseChoice(v, kOutputFormatNames, "an output format", &c.output_format);
@@ -367,14 +394,18 @@ std::vector<ConfigKey>* BuildTable() {
       },
       "auto",
       "auto json json.gz json.zst perfetto perfetto.zst; auto picks the format from the "
-      "file name")));
-  t->push_back(Kairos(BaseOnly(
-      List("KAIROS_EXTRA_OUTPUTS", &Config::extra_outputs, "empty",
-           "More output paths for the same trace (format from each name). Base config only, "
-           "because daemon paths must stay in the allowed directory"))));
-  t->push_back(Kairos(Int("KAIROS_ZSTD_LEVEL", &Config::zstd_level, "1",
-                          "zstd level for .zst outputs; 1 is fast enough to run on exit", 1, 22)));
-  t->push_back(Kairos(Custom(
+      "file name"))));
+  t->push_back(
+      Kairos(List("KAIROS_EXTRA_OUTPUTS", &Config::extra_outputs, "empty",
+                  "More output paths for the same trace (format from each name). Base config "
+                  "only, because daemon paths must stay in the allowed directory")));
+  t->push_back(OnDemand(Kairos(Int("KAIROS_ZSTD_LEVEL", &Config::zstd_level, "1",
+                                   "zstd level for .zst outputs; 1 is fast enough to run on "
+                                   "exit. A daemon request may ask for at most 3 (higher levels "
+                                   "can stall the job's exit)",
+                                   1, 22)),
+                        3));
+  t->push_back(OnDemand(Kairos(Custom(
       "KAIROS_SUMMARY", "choice",
       [](Config& c, std::string_view v) {
         return ParseChoice(v, kSummaryNames, "a summary mode", &c.summary);
@@ -383,21 +414,26 @@ std::vector<ConfigKey>* BuildTable() {
         const size_t i = static_cast<size_t>(c.summary);
         return i < std::size(kSummaryNames) ? std::string(kSummaryNames[i]) : "invalid";
       },
-      "file", "file (next to the trace), stdout or off")));
+      "file", "file (next to the trace), stdout or off"))));
   t->push_back(Kairos(Int("KAIROS_HOST_METRICS_INTERVAL_MS", &Config::host_metrics_interval_ms,
-                          "100", "Host counter sampling period; 0 = off", 0, 3600000)));
-  t->push_back(
+                          "100",
+                          "Host counter sampling period; 0 = off. Base config only (a short "
+                          "period costs the job CPU)",
+                          0, 3600000)));
+  t->push_back(OnDemand(
       Kairos(Custom("KAIROS_NVTX_DOMAINS", "list", ParseNvtxDomains, NvtxDomainsText, "all",
-                    "Comma list of +name (record only these) and -name (drop these)")));
-  t->push_back(
-      Kairos(BaseOnly(Int("KAIROS_DAEMON_POLL_MS", &Config::daemon_poll_ms, "1000",
-                          "Daemon poll period (libkineto: 5 s). Base config only", 10, 3600000))));
-  t->push_back(Kairos(Int("KAIROS_ITERATION_FALLBACK_TIMEOUT_MS",
-                          &Config::iteration_fallback_timeout_ms, "10000",
-                          "An iteration request in a process that never steps falls back to a "
-                          "duration window after this long")));
+                    "Comma list of +name (record only these) and -name (drop these)"))));
+  t->push_back(Kairos(Int("KAIROS_DAEMON_POLL_MS", &Config::daemon_poll_ms, "1000",
+                          "Daemon poll period (libkineto: 5 s). Base config only", 10, 3600000)));
+  t->push_back(OnDemand(Kairos(Int("KAIROS_ITERATION_FALLBACK_TIMEOUT_MS",
+                                   &Config::iteration_fallback_timeout_ms, "10000",
+                                   "An iteration request in a process that never steps falls "
+                                   "back to a duration window after this long")),
+                        600000));
   t->push_back(Kairos(Int("KAIROS_EXIT_FLUSH_TIMEOUT_MS", &Config::exit_flush_timeout_ms, "5000",
-                          "Longest wait at process exit for a trace to be written", 0, 600000)));
+                          "Longest wait at process exit for a trace to be written. Base config "
+                          "only: a request must not be able to stall the job's exit",
+                          0, 600000)));
 
   // ---- removed keys (config-and-env.md §3.2) ----
   t->push_back(Removed("ENABLE_SIGUSR2", "SIGUSR2 trigger removed (kineto #1408)"));
@@ -479,8 +515,7 @@ std::vector<std::string> SplitConfigList(std::string_view text) {
     size_t end = text.find(',', start);
     if (end == std::string_view::npos) end = text.size();
     std::string_view item = text.substr(start, end - start);
-    while (!item.empty() && std::strchr(" \t\r\n", item.front()) != nullptr) item.remove_prefix(1);
-    while (!item.empty() && std::strchr(" \t\r\n", item.back()) != nullptr) item.remove_suffix(1);
+    item = TrimBlanks(item);
     if (!item.empty()) items.emplace_back(item);
     start = end + 1;
   }
@@ -505,22 +540,26 @@ std::string QuoteForLog(std::string_view s, size_t max_chars) {
 std::string ConfigKeysMarkdown() {
   std::string out;
   auto row = [&out](const ConfigKey& k, std::string_view note) {
+    const std::string on_demand =
+        !k.daemon ? "no"
+                  : (k.daemon_max_value >= 0 ? absl::StrCat("yes, <= ", k.daemon_max_value)
+                                             : std::string("yes"));
     absl::StrAppend(
         &out, "| `", internal::AV(k.name), "` | ", TypeName(k), " | ", RangeText(k), " | ",
         k.default_text == "-" ? "-" : absl::StrCat("`", internal::AV(k.default_text), "`"), " | ",
-        internal::AV(note), " |\n");
+        on_demand, " | ", internal::AV(note), " |\n");
   };
   out +=
-      "### Kineto keys\n\n| Key | Type | Range | Default | kairos behaviour |\n"
-      "|---|---|---|---|---|\n";
+      "### Kineto keys\n\n| Key | Type | Range | Default | On demand | kairos behaviour |\n"
+      "|---|---|---|---|---|---|\n";
   for (const ConfigKey& k : ConfigKeys()) {
     if (k.kind == KeyKind::kKineto) row(k, k.doc);
     if (k.kind == KeyKind::kAlias) row(k, absl::StrCat("Alias of `", internal::AV(k.target), "`"));
     if (k.kind == KeyKind::kInert) row(k, k.doc);
   }
   out +=
-      "\n### kairos keys\n\n| Key | Type | Range | Default | Meaning and reasoning |\n"
-      "|---|---|---|---|---|\n";
+      "\n### kairos keys\n\n| Key | Type | Range | Default | On demand | Meaning and reasoning |\n"
+      "|---|---|---|---|---|---|\n";
   for (const ConfigKey& k : ConfigKeys()) {
     if (k.kind == KeyKind::kKairos) row(k, k.doc);
   }

@@ -43,9 +43,17 @@ struct ConfigKey {
   int64_t min_value = 0;
   int64_t max_value = kInt32Max;
   IntCheck int_check = IntCheck::kNone;
-  // Ignored with a warning in daemon (on-demand) configs: settings of the in-process loader
-  // and paths that would bypass the on-demand output directory restriction.
-  bool base_only = false;
+  // The on-demand whitelist: a daemon request may set this key (every other key in a request
+  // rejects the whole request by name). Keys left out are base-only: settings of the
+  // in-process loader, memory and exit-time bounds, and paths that would bypass the on-demand
+  // output directory restriction.
+  bool daemon = false;
+  // Upper bound for an integer set by a daemon request (-1 = max_value). Keeps a request from
+  // raising a cost the job owner did not choose (duration, zstd level, ...).
+  int64_t daemon_max_value = -1;
+  // Accepted (and validated) for compatibility but not implemented by kairos: setting it
+  // warns once per config text, by name.
+  bool unimplemented = false;
   std::string_view default_text;  // for docs
   std::string_view doc;           // for docs: meaning and kairos behaviour
   std::string_view target;        // alias: the key it stands for; removed: why
@@ -69,6 +77,18 @@ struct ConfigKey {
 // Debian's abseil is built without std::string_view support, so absl::StrCat and friends need
 // this explicit conversion.
 inline absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+// Longest string or list value any config source may set (PATH_MAX on Linux).
+inline constexpr size_t kMaxValueBytes = 4096;
+// PROFILE_START_TIME may be at most this far in the future (24 h): a farther start is a typo
+// or an attack, and bounding it keeps every later ms->ns conversion far from overflow.
+inline constexpr int64_t kMaxStartTimeAheadMs = 24LL * 3600 * 1000;
+
+// The upper bound for `k` in a text from `source`.
+inline int64_t MaxValueFor(const ConfigKey& k, ConfigSource source) {
+  return source == ConfigSource::kDaemon && k.daemon_max_value >= 0 ? k.daemon_max_value
+                                                                    : k.max_value;
+}
 
 // Every known key (current, alias, inert, kairos and removed), in documentation order.
 const std::vector<ConfigKey>& ConfigKeys();

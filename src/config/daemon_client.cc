@@ -260,7 +260,7 @@ bool DaemonClient::DrainSocket() {
     }
     if (static_cast<size_t>(n) > buffer_.size()) {
       invalid_datagrams_.fetch_add(1, std::memory_order_relaxed);
-      KAIROS_LOG_WARNING("daemon client: dropped a %zd-byte datagram (limit %zu)", n,
+      KAIROS_LOG_WARNING_LIMITED("daemon client: dropped a %zd-byte datagram (limit %zu)", n,
                          buffer_.size() - 1);
       continue;
     }
@@ -279,14 +279,14 @@ void DaemonClient::HandleDatagram(std::string_view bytes, const sockaddr_un& fro
                                   socklen_t from_len) {
   if (!FromDaemon(from, from_len)) {
     invalid_datagrams_.fetch_add(1, std::memory_order_relaxed);
-    KAIROS_LOG_WARNING("daemon client: ignored a datagram from %s (not the daemon)",
+    KAIROS_LOG_WARNING_LIMITED("daemon client: ignored a datagram from %s (not the daemon)",
                        internal::DescribeDaemonAddress(from, from_len).c_str());
     return;
   }
   absl::StatusOr<internal::DaemonDatagram> datagram = internal::DecodeDaemonDatagram(bytes);
   if (!datagram.ok() || datagram->kind != internal::DaemonMessageKind::kRequest) {
     invalid_datagrams_.fetch_add(1, std::memory_order_relaxed);
-    KAIROS_LOG_WARNING("daemon client: ignored an invalid datagram: %s",
+    KAIROS_LOG_WARNING_LIMITED("daemon client: ignored an invalid datagram: %s",
                        datagram.ok() ? "unexpected \"ctxt\" message"
                                      : std::string(datagram.status().message()).c_str());
     return;
@@ -301,16 +301,16 @@ void DaemonClient::HandleConfig(std::string_view text) {
   absl::StatusOr<Config> config = preparer_(text, &note);
   if (!config.ok()) {
     configs_rejected_.fetch_add(1, std::memory_order_relaxed);
-    KAIROS_LOG_WARNING("daemon client: rejected the on-demand config: %s",
+    KAIROS_LOG_WARNING_LIMITED("daemon client: rejected the on-demand config: %s",
                        std::string(config.status().message()).c_str());
     return;
   }
-  if (!note.empty()) KAIROS_LOG_WARNING("daemon client: %s", note.c_str());
+  if (!note.empty()) KAIROS_LOG_WARNING_LIMITED("daemon client: %s", note.c_str());
   std::string message;
   absl::Status status = handler_->OnTraceRequest(*config, &message);
   if (!status.ok()) {
     configs_rejected_.fetch_add(1, std::memory_order_relaxed);
-    KAIROS_LOG_WARNING("daemon client: on-demand trace (trace id %s) not started: %s",
+    KAIROS_LOG_WARNING_LIMITED("daemon client: on-demand trace (trace id %s) not started: %s",
                        config->request_trace_id.empty() ? "none"
                                                         : config->request_trace_id.c_str(),
                        std::string(status.message()).c_str());

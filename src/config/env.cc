@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -101,7 +102,12 @@ const EnvSettings* ReadEnvOnce() {
 }
 
 absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading blocks until a writer appears, so KAIROS_CONFIG
+  // naming one would hang the job at init; with it the open returns at once and the type
+  // check below refuses it. Symlinks are followed on purpose: a config file that is a link
+  // to a regular file (a dotfile manager, /etc/alternatives) is normal. The size is bounded
+  // twice: by fstat and by the read loop (a file may grow while read).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT) return absl::NotFoundError("config file does not exist");
@@ -111,7 +117,8 @@ absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return absl::InvalidArgumentError("config file is not a regular file");
+    return absl::InvalidArgumentError(
+        "config file is not a regular file (a FIFO, device or directory is refused)");
   }
   if (st.st_size > kMaxConfigFileBytes) {
     ::close(fd);
@@ -151,6 +158,15 @@ void Report(const std::string& origin, const std::vector<std::string>& remarks,
       KAIROS_LOG_WARNING("%s", line.c_str());
     }
   }
+}
+
+// The file's keys, then the env text's keys not already listed.
+void MergeInfo(const ConfigParseInfo& from, ConfigParseInfo* into) {
+  for (const std::string& key : from.keys_set) {
+    if (std::find(into->keys_set.begin(), into->keys_set.end(), key) == into->keys_set.end())
+      into->keys_set.push_back(key);
+  }
+  into->names_window = into->names_window || from.names_window;
 }
 
 }  // namespace
@@ -222,13 +238,6 @@ void ReloadEnvForTest() {
   g_env.store(new EnvSettings(DecodeEnv(RealGetenv)), std::memory_order_release);
 }
 
-namespace {
-void AddParseInfo(const ConfigParseInfo& from, ConfigParseInfo* to) {
-  to->keys_set.insert(to->keys_set.end(), from.keys_set.begin(), from.keys_set.end());
-  to->names_window = to->names_window || from.names_window;
-}
-}  // namespace
-
 absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
                                                      std::vector<std::string>* warnings,
                                                      int64_t now_unix_ms) {
@@ -249,11 +258,11 @@ absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
     ConfigParseInfo info;
     absl::StatusOr<Config> parsed = ParseConfig(*text, config, options, &remarks, &info);
     Report(origin, remarks, warnings);
+    MergeInfo(info, &result.info);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(origin, ": ", parsed.status().message()));
     }
     config = *std::move(parsed);
-    AddParseInfo(info, &result.info);
     result.origin = origin;
     absl::StrAppend(&result.text, *text, "\n");
   }
@@ -267,12 +276,12 @@ absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
     ConfigParseInfo info;
     absl::StatusOr<Config> parsed = ParseConfig(text, config, options, &remarks, &info);
     Report("KAIROS_CONFIG_TEXT", remarks, warnings);
+    MergeInfo(info, &result.info);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("KAIROS_CONFIG_TEXT: ", parsed.status().message()));
     }
     config = *std::move(parsed);
-    AddParseInfo(info, &result.info);
     absl::StrAppend(&result.origin, result.origin.empty() ? "" : " + ", "KAIROS_CONFIG_TEXT");
     absl::StrAppend(&result.text, text, "\n");
   }

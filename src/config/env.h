@@ -113,7 +113,8 @@ struct ConfigFromEnv {
   // The texts that were parsed (file text, then env text with ';' turned into newlines), so
   // the session can tell a config that names a window from one that only sets options.
   std::string text;
-  // What the parser saw across both texts (keys_set in order; names_window if either did).
+  // What the texts set (file keys, then env-text keys): names_window tells a config that
+  // schedules a trace from one that only sets options.
   ConfigParseInfo info;
 };
 

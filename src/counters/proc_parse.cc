@@ -1,5 +1,6 @@
 // File: proc_parse.cc — see proc_parse.h.
 #include "counters/proc_parse.h"
+#include "trim.h"
 
 #include <charconv>
 #include <string>
@@ -44,11 +45,6 @@ uint64_t U64(std::string_view s) {
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 bool ParseCpuLine(const std::vector<std::string_view>& f, CpuTicks* t) {
   if (f.size() < 5) return false;
@@ -150,7 +146,7 @@ absl::StatusOr<IoTotals> ParseNetDev(std::string_view text) {
   for (std::string_view line : SplitSkipEmpty(text, '\n')) {
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;  // the two header lines
-    std::string_view name = Trim(line.substr(0, colon));
+    std::string_view name = TrimBlanks(line.substr(0, colon));
     if (name == "lo") continue;
     auto f = Fields(line.substr(colon + 1));
     if (f.size() < 9) return absl::InvalidArgumentError("/proc/net/dev: short line for " + std::string(name));

@@ -27,6 +27,10 @@ struct OutputOptions {
   // The analysis summary; when not empty it is written to SummaryPathFor(path) after, and
   // only after, the trace itself was written (same sink, same permissions).
   std::string summary_json;
+  // Non-empty for daemon-requested traces: the trace and its summary must stay inside this
+  // directory, no symlink in the path is followed and nothing is replaced
+  // (FileSinkOptions::confine_dir).
+  std::string confine_dir;
 };
 
 // "run.json" -> "run.summary.json", "run.pftrace.zst" -> "run.summary.json"; other names get

@@ -29,10 +29,18 @@ absl::Status WriteThrough(const TraceData& data, TraceWriter& writer, ByteSink& 
 
 absl::Status WriteTraceOnly(const TraceData& data, const OutputOptions& request);
 
+FileSinkOptions SinkOptions(const std::string& confine_dir) {
+  FileSinkOptions options;
+  options.confine_dir = confine_dir;
+  return options;
+}
+
 }  // namespace
 
-absl::Status WriteSummaryFile(const std::string& path, std::string_view json) {
-  absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(path);
+absl::Status WriteSummaryFile(const std::string& path, std::string_view json,
+                              const std::string& confine_dir) {
+  absl::StatusOr<std::unique_ptr<AtomicFileSink>> file =
+      AtomicFileSink::Create(path, SinkOptions(confine_dir));
   if (!file.ok()) return file.status();
   absl::Status s = (*file)->Write(json.data(), json.size());
   if (s.ok()) s = (*file)->Write("\n", 1);
@@ -45,7 +53,8 @@ absl::Status WriteTraceFile(const TraceData& data, const OutputOptions& options,
                             absl::Status* summary_status) {
   absl::Status trace = WriteTraceOnly(data, options);
   if (!trace.ok() || options.summary_json.empty()) return trace;
-  absl::Status summary = WriteSummaryFile(SummaryPathFor(options.path), options.summary_json);
+  absl::Status summary = WriteSummaryFile(SummaryPathFor(options.path), options.summary_json,
+                                          options.confine_dir);
   if (summary_status != nullptr) {
     *summary_status = summary;
   } else if (!summary.ok()) {
@@ -62,7 +71,7 @@ absl::Status WriteTraceOnly(const TraceData& data, const OutputOptions& request)
 
   // ---- Perfetto dispatch point (the Perfetto engineer replaces this block) ----
   if (format == TraceFormat::kPerfetto || format == TraceFormat::kPerfettoZstd) {
-    absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(request.path);
+    absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(request.path, SinkOptions(request.confine_dir));
     if (!file.ok()) return file.status();
     PerfettoTraceWriter writer;
     if (format == TraceFormat::kPerfettoZstd) {
@@ -73,7 +82,7 @@ absl::Status WriteTraceOnly(const TraceData& data, const OutputOptions& request)
   }
   // ---- end of Perfetto dispatch point ----
 
-  absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(request.path);
+  absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(request.path, SinkOptions(request.confine_dir));
   if (!file.ok()) return file.status();
   JsonTraceWriter writer;
   switch (format) {

@@ -31,8 +31,10 @@ class TraceWriter {
 absl::Status WriteTraceFile(const TraceData& data, const OutputOptions& options,
                             absl::Status* summary_status = nullptr);
 
-// The summary file alone: `json` plus a newline to `path` via AtomicFileSink.
-absl::Status WriteSummaryFile(const std::string& path, std::string_view json);
+// The summary file alone: `json` plus a newline to `path` via AtomicFileSink (confined to
+// `confine_dir` when it is not empty, as a daemon request's trace is).
+absl::Status WriteSummaryFile(const std::string& path, std::string_view json,
+                              const std::string& confine_dir = std::string());
 
 }  // namespace kairos
 

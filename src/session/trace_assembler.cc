@@ -87,6 +87,10 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
     out.summary_json = EmitSummary(data, options);
     data.metadata_json.emplace_back("kairos_summary", out.summary_json);
   }
+  // A daemon request's file is created confined to the allowed directory (no symlink in the
+  // path followed, nothing replaced), closing the window between ResolveOnDemandPath's check
+  // and the creation.
+  if (request.source == ConfigSource::kDaemon) out.confine_dir = OnDemandAllowedDir(env);
   absl::Status st = WriteTraceFile(data, out);
   if (!st.ok()) {
     KAIROS_LOG_WARNING("trace not written to %s: %s", path.c_str(),

@@ -22,9 +22,12 @@ extern "C" int KairosFuzzConfig(const uint8_t* data, size_t size) {
     std::vector<std::string> warnings;
     absl::StatusOr<Config> config = ParseConfig(text, Config{}, options, &warnings);
     if (!config.ok()) continue;
-    // Whatever parses must read back to the same text.
+    // Whatever parses must read back to the same text. The canonical text is trace
+    // metadata (trusted), not a request, so it is read back as a file would be.
     const std::string canonical = ConfigToText(*config);
-    absl::StatusOr<Config> again = ParseConfig(canonical, Config{}, options, &warnings);
+    ParseOptions trusted = options;
+    trusted.source = ConfigSource::kFile;
+    absl::StatusOr<Config> again = ParseConfig(canonical, Config{}, trusted, &warnings);
     if (!again.ok() || ConfigToText(*again) != canonical) __builtin_trap();
     if (source == ConfigSource::kDaemon) {
       PathContext context;

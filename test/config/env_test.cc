@@ -251,7 +251,43 @@ TEST_CASE("LoadConfigFromSettings errors name the source", "[env]") {
   absl::StatusOr<ConfigFromEnv> not_file = LoadConfigFromSettings(env, nullptr, kNow);
   REQUIRE_FALSE(not_file.ok());
   CHECK(not_file.status().message() ==
-        "KAIROS_CONFIG=" + dir + ": config file is not a regular file");
+        "KAIROS_CONFIG=" + dir +
+            ": config file is not a regular file (a FIFO, device or directory is refused)");
+
+  // A FIFO with no writer: opening it for reading used to block the job forever at init.
+  // The test would hang (and time out) if the open blocked.
+  const std::string fifo = dir + "/fifo.conf";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  env.config_file = fifo;
+  absl::StatusOr<ConfigFromEnv> from_fifo = LoadConfigFromSettings(env, nullptr, kNow);
+  REQUIRE_FALSE(from_fifo.ok());
+  CHECK(from_fifo.status().message() ==
+        "KAIROS_CONFIG=" + fifo +
+            ": config file is not a regular file (a FIFO, device or directory is refused)");
+  // A symlink to a FIFO is refused the same way; a symlink to a regular file is followed.
+  const std::string link = dir + "/link.conf";
+  REQUIRE(symlink(fifo.c_str(), link.c_str()) == 0);
+  env.config_file = link;
+  CHECK_FALSE(LoadConfigFromSettings(env, nullptr, kNow).ok());
+  unlink(link.c_str());
+  const std::string real = dir + "/real.conf";
+  std::ofstream(real) << "ACTIVITIES_ITERATIONS=4\nPROFILE_START_ITERATION=1\n";
+  REQUIRE(symlink(real.c_str(), link.c_str()) == 0);
+  absl::StatusOr<ConfigFromEnv> via_link = LoadConfigFromSettings(env, nullptr, kNow);
+  REQUIRE(via_link.ok());
+  CHECK(via_link->config->iterations == 4);
+  CHECK(via_link->info.names_window);
+  CHECK(via_link->info.keys_set ==
+        std::vector<std::string>{"ACTIVITIES_ITERATIONS", "PROFILE_START_ITERATION"});
+  unlink(link.c_str());
+  unlink(real.c_str());
+  unlink(fifo.c_str());
+  // /dev/null is a character device: refused without reading.
+  env.config_file = "/dev/null";
+  CHECK(LoadConfigFromSettings(env, nullptr, kNow).status().message() ==
+        "KAIROS_CONFIG=/dev/null: config file is not a regular file (a FIFO, device or "
+        "directory is refused)");
+  env.config_file = dir;
 
   const std::string path = dir + "/bad.conf";
   std::ofstream(path) << "ACTIVITIES_ITERATIONS=1\nACTIVITIES_WARMUP_PERIOD_SECS=-1\n";

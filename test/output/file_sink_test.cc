@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <string>
 
 #include "json_test_util.h"
@@ -27,10 +28,14 @@ TEST_CASE("AtomicFileSink writes a temp file and renames it on Finish") {
   auto sink = AtomicFileSink::Create(path);
   REQUIRE(sink.ok());
   const std::string temp = (*sink)->temp_path();
-  CHECK(temp == path + ".tmp." + std::to_string(getpid()));
+  // "<path>.tmp.<pid>.<16 random hex digits>": nobody can plant a file at it in advance.
+  const std::string prefix = path + ".tmp." + std::to_string(getpid()) + ".";
+  REQUIRE(temp.size() == prefix.size() + 16);
+  CHECK(temp.compare(0, prefix.size(), prefix) == 0);
+  CHECK(temp.find_first_not_of("0123456789abcdef", prefix.size()) == std::string::npos);
   REQUIRE((*sink)->Write("hello ", 6).ok());
   REQUIRE((*sink)->Write("world", 5).ok());
-  CHECK(dir.List() == std::vector<std::string>{"trace.json.tmp." + std::to_string(getpid())});
+  CHECK(dir.List() == std::vector<std::string>{temp.substr(dir.path().size() + 1)});
   struct stat st;
   REQUIRE(stat(temp.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0640);
@@ -74,7 +79,7 @@ TEST_CASE("Two sinks for one path in one process get distinct temp files") {
   auto b = AtomicFileSink::Create(path);
   REQUIRE(a.ok());
   REQUIRE(b.ok());
-  CHECK((*b)->temp_path() == (*a)->temp_path() + ".1");
+  CHECK((*b)->temp_path() != (*a)->temp_path());
   REQUIRE((*a)->Write("a", 1).ok());
   REQUIRE((*b)->Write("b", 1).ok());
   REQUIRE((*a)->Finish().ok());
@@ -134,6 +139,114 @@ TEST_CASE("A symlink at the final path is refused, at Create and at Finish") {
   CHECK(st.code() == absl::StatusCode::kFailedPrecondition);
   CHECK(dir.List() == std::vector<std::string>{"later.json", "link.json"});
   CHECK(access(target.c_str(), F_OK) != 0);  // nothing written through the link
+}
+
+TEST_CASE("A FIFO, a directory or a symlink to /dev/null at the target is never replaced") {
+  TempDir dir;
+  const std::string fifo = dir.File("fifo.json");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  auto at_fifo = AtomicFileSink::Create(fifo);
+  REQUIRE_FALSE(at_fifo.ok());
+  CHECK(at_fifo.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(at_fifo.status().message() ==
+        "refusing to write trace '" + fifo +
+            "': it exists and is not a regular file (a FIFO, device, socket or directory is "
+            "never replaced)");
+  const std::string null_link = dir.File("null.json");
+  REQUIRE(symlink("/dev/null", null_link.c_str()) == 0);
+  auto at_link = AtomicFileSink::Create(null_link);
+  REQUIRE_FALSE(at_link.ok());
+  CHECK(at_link.status().message() ==
+        "refusing to write trace '" + null_link + "': the path is a symbolic link");
+  const std::string sub = dir.File("sub.json");
+  REQUIRE(mkdir(sub.c_str(), 0700) == 0);
+  CHECK(AtomicFileSink::Create(sub).status().code() == absl::StatusCode::kFailedPrecondition);
+  // /dev/null itself (a character device): refused before anything is created in /dev.
+  auto dev_null = AtomicFileSink::Create("/dev/null");
+  REQUIRE_FALSE(dev_null.ok());
+  CHECK(dev_null.status().message() ==
+        "refusing to write trace '/dev/null': it exists and is not a regular file (a FIFO, "
+        "device, socket or directory is never replaced)");
+  struct stat st;
+  REQUIRE(stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+
+  // A FIFO that appears at the final name while the trace is written is not replaced either.
+  const std::string late = dir.File("late.json");
+  auto sink = AtomicFileSink::Create(late);
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Write("x", 1).ok());
+  REQUIRE(mkfifo(late.c_str(), 0600) == 0);
+  CHECK((*sink)->Finish().code() == absl::StatusCode::kFailedPrecondition);
+  REQUIRE(lstat(late.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  CHECK(dir.List() ==
+        std::vector<std::string>{"fifo.json", "late.json", "null.json", "sub.json"});
+}
+
+TEST_CASE("Paths with NUL or control characters are rejected with a clear error") {
+  TempDir dir;
+  const std::string with_nul = dir.File("a") + std::string("\0b.json", 7);
+  auto nul = AtomicFileSink::Create(with_nul);
+  REQUIRE_FALSE(nul.ok());
+  CHECK(nul.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(nul.status().message() ==
+        "refusing to write a file: the path contains the control character \\x00 (NUL and "
+        "control characters are never accepted in a file name)");
+  CHECK(AtomicFileSink::Create(dir.File("a\nb.json")).status().message() ==
+        "refusing to write a file: the path contains the control character \\x0a (NUL and "
+        "control characters are never accepted in a file name)");
+  CHECK(dir.List().empty());
+}
+
+TEST_CASE("Confined sink: planted symlinks cannot redirect the write outside the directory") {
+  TempDir allowed;
+  TempDir outside;
+  FileSinkOptions confined;
+  confined.confine_dir = allowed.path() + "/";
+  // A symlinked directory component inside the allowed directory, pointing outside.
+  const std::string escape = allowed.File("escape");
+  REQUIRE(symlink(outside.path().c_str(), escape.c_str()) == 0);
+  auto via_link = AtomicFileSink::Create(escape + "/t.json", confined);
+  REQUIRE_FALSE(via_link.ok());
+  CHECK(via_link.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(via_link.status().message() ==
+        "refusing to write '" + escape +
+            "/t.json': directory component 'escape' is a symbolic link or not a directory "
+            "(never followed in a confined path)");
+  // The same path without confinement follows the link (a trusted config may use one).
+  {
+    auto trusted = AtomicFileSink::Create(escape + "/t.json");
+    REQUIRE(trusted.ok());
+    (*trusted)->Abort();
+  }
+  // Outside, "..", and an existing file (never replaced when confined).
+  CHECK(AtomicFileSink::Create(outside.File("t.json"), confined).status().message() ==
+        "refusing to write '" + outside.File("t.json") + "': outside the allowed directory " +
+            allowed.path() + "/");
+  CHECK(AtomicFileSink::Create(allowed.File("../x.json"), confined).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+  const std::string existing = allowed.File("existing.json");
+  {
+    auto first = AtomicFileSink::Create(existing, confined);
+    REQUIRE(first.ok());
+    REQUIRE((*first)->Write("one", 3).ok());
+    REQUIRE((*first)->Finish().ok());
+  }
+  CHECK(AtomicFileSink::Create(existing, confined).status().message() ==
+        "refusing to write trace '" + existing +
+            "': it already exists (a confined output never replaces a file)");
+  // A real subdirectory is fine; a regular file appearing at the name while writing is not
+  // replaced (the rename refuses to overwrite).
+  REQUIRE(mkdir(allowed.File("sub").c_str(), 0700) == 0);
+  const std::string inner = allowed.File("sub/t.json");
+  auto sink = AtomicFileSink::Create(inner, confined);
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Write("data", 4).ok());
+  { std::ofstream(inner) << "planted"; }
+  CHECK((*sink)->Finish().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(testing::ReadFile(inner) == "planted");
+  CHECK(outside.List().empty());
 }
 
 TEST_CASE("File too large (EFBIG via RLIMIT_FSIZE): no temp, no final file, error names path") {
