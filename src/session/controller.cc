@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/emit_summary.h"
+#include "report/report.h"
 #include "clock.h"
 #include "config/env.h"
 #include "config/output_path.h"
@@ -313,6 +314,11 @@ Profiler::Result Profiler::CollectAndWrite(
     if (!ss.ok())
       KAIROS_LOG_WARNING("summary not written: %s", std::string(ss.message()).c_str());
     if (!summary_json.empty()) data.metadata_json.emplace_back("kairos_summary", summary_json);
+  }
+  // Opt-in HTML report next to the trace (docs/REPORT.md); it analyses the data again.
+  if (config.report == ReportMode::kHtml) {
+    absl::Status rs = WriteReportFile(ReportPathFor(path), RenderHtmlReport({{path, &data}}));
+    if (!rs.ok()) KAIROS_LOG_WARNING("report not written: %s", std::string(rs.message()).c_str());
   }
 
   OutputRequest request;

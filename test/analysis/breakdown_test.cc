@@ -116,14 +116,14 @@ TEST_CASE("Ops are clipped to the window; a busy device gets a busy verdict") {
   CHECK(d.verdict == "GPU 0 busy 90% of the window: compute 50%, communication 40%, memory copies and sets 0%");
 }
 
-TEST_CASE("A device with no work in the window still gets a row and a verdict") {
+TEST_CASE("A device with no work in the window gets one shared line, not a row") {
   TraceBuilder b(0, 1000);
   b.Device(3);
   const Summary s = Analyze(b.Done());
-  REQUIRE(s.devices.size() == 1);
-  CHECK(s.devices[0].idle_ns == 1000);
-  CHECK(s.devices[0].idle_other_ns == 1000);
-  CHECK(s.devices[0].verdict == "GPU 3: no GPU work in the window");
+  CHECK(s.devices.empty());
+  CHECK(s.idle_devices == std::vector<uint32_t>{3});
+  CHECK(s.verdicts == std::vector<std::string>{"GPU 3: no GPU work in the window"});
+  CHECK(s.verdict == "No GPU work in the window");
   CHECK(s.findings.empty());
 }
 
