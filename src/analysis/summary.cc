@@ -82,8 +82,13 @@ std::string OverallVerdict(const AnalysisOptions& options, const Summary& s) {
     comm += d.communication_ns;
     window += d.window_ns;
   }
-  if (static_cast<double>(idlest->idle_ns) >= options.idle_min_fraction * static_cast<double>(idlest->window_ns)) {
-    std::snprintf(buf, sizeof buf, "No finding above %.0f%% of the window, but %s", floor_pct, idlest->verdict.c_str());
+  if (static_cast<double>(idlest->idle_ns) >= options.well_tuned_max_idle * static_cast<double>(idlest->window_ns)) {
+    std::snprintf(buf, sizeof buf,
+                  "No finding above %.0f%% of the window, but GPU %u is idle %.0f%% of it (host wait "
+                  "%.0f%%, kernel wait %.0f%%, other %.0f%%)",
+                  floor_pct, idlest->device, Pct(idlest->idle_ns, idlest->window_ns),
+                  Pct(idlest->idle_host_wait_ns, idlest->window_ns), Pct(idlest->idle_kernel_wait_ns, idlest->window_ns),
+                  Pct(idlest->idle_other_ns, idlest->window_ns));
     return buf;
   }
   std::string busy = std::to_string(static_cast<int>(100.0 * lo + 0.5));

@@ -47,6 +47,8 @@ struct AnalysisOptions {
   double pageable_min_window_fraction = 0.01;
   // gpu_idle_host_bound
   double idle_min_fraction = 0.3;
+  // The "well tuned" verdict: no finding and every device idle below this share.
+  double well_tuned_max_idle = 0.1;
   double host_wait_min_share = 0.5;
   double iowait_high_pct = 10.0;
   // excessive_sync

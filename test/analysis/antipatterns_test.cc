@@ -72,6 +72,9 @@ TEST_CASE("A clean, well-fed workload fires no detector") {
   CHECK(sum.steps.outliers.empty());
   CHECK(sum.devices[0].verdict ==
         "GPU 0 busy 94% of the window: compute 90%, communication 0%, memory copies and sets 4%");
+  CHECK(sum.verdict ==
+        "Well tuned: no finding above 2% of the window; GPU busy 94% of the window, communication 0% on "
+        "top of compute");
 }
 
 TEST_CASE("launch_bound: 200 kernels of 2 us each") {

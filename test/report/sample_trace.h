@@ -2,7 +2,7 @@
 // Layer: tests for kairos_report. A synthetic training run with everything the report
 // draws: 60 steps (one a slow outlier), forward/backward kernels, an NCCL all-reduce
 // partly overlapping compute, input copies, a data loader that starves the GPU in rank 0's
-// first steps, CPU ranges on two threads, host counters every 10 ms, and deviceProperties
+// first 36 steps, CPU ranges on two threads, host counters every 10 ms, and deviceProperties
 // naming 8 GPUs of which only GPU `rank` has work.
 // Threading: test thread only.
 #ifndef KAIROS_TEST_REPORT_SAMPLE_TRACE_H_
@@ -18,7 +18,7 @@ inline TraceData SampleTrainingTrace(int rank, int world_size = 2) {
   constexpr int64_t kUs = 1000, kMs = 1000000;
   constexpr int kSteps = 60;
   const int64_t start = 1700000000000000000LL;
-  // Steps are 10 ms; step 41 takes 25 ms; rank 0 loads data slowly in steps 0-11.
+  // Steps are 10 ms; step 41 takes 25 ms; rank 0 loads data slowly in steps 0-35.
   int64_t total = 0;
   for (int i = 0; i < kSteps; ++i) total += (i == 41 ? 25 : 10) * kMs;
   TraceBuilder b(start, start + total + 2 * kMs);
@@ -30,7 +30,7 @@ inline TraceData SampleTrainingTrace(int rank, int world_size = 2) {
   int64_t t = start + kMs;
   for (int i = 0; i < kSteps; ++i) {
     const int64_t len = (i == 41 ? 25 : 10) * kMs;
-    const bool slow_input = rank == 0 && i < 12;
+    const bool slow_input = rank == 0 && i < 36;
     b.Step(main_thread, i, t, t + len);
     const int64_t load = slow_input ? 6 * kMs : 300 * kUs;
     b.Range(loader, "DataLoader.__next__", t, t + load);
@@ -49,7 +49,7 @@ inline TraceData SampleTrainingTrace(int rank, int world_size = 2) {
     const int64_t each = body / kernels;
     for (int j = 0; j < kernels; ++j) {
       b.Launch(main_thread, t + load + 60 * kUs + j * 8 * kUs, t + load + 66 * kUs + j * 8 * kUs, corr);
-      b.Kernel(compute, names[j % 4], k, k + each - 5 * kUs, corr++, j % 4 == 1 ? 4096 : 264, 256, 64);
+      b.Kernel(compute, names[j % 4], k, k + each - 5 * kUs, corr++, j % 4 == 0 || j % 4 == 2 ? 264 : 4096, 256, 64);
       k += each;
     }
     // All-reduce of the gradients: starts in the last quarter of backward, ends after it.
