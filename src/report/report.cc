@@ -86,7 +86,6 @@ svg.chart .hbar{fill:#4e79a7}
 .legend i{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:5px;vertical-align:-1px}
 .sbar{display:flex;height:22px;border-radius:4px;overflow:hidden;background:#eee;margin:4px 0}
 .sbar>span{display:block;height:22px}
-.grid2{display:grid;grid-template-columns:1fr 1fr;gap:18px}
 .note{color:var(--muted);font-size:14px}
 details>summary{cursor:pointer;font-weight:600;margin:10px 0}
 )CSS";
@@ -170,9 +169,8 @@ void UtilisationSection(std::string* out, const std::vector<Analysed>& all, cons
 }
 
 void BreakdownSection(std::string* out, const std::vector<Analysed>& all) {
-  *out += "<section id=\"breakdown\"><h2>Time and idle breakdown</h2><div class=\"grid2\"><div><h3>Where "
-          "the window went</h3>";
-  std::string idle = "<div><h3>Why the GPU was idle</h3>";
+  *out += "<section id=\"breakdown\"><h2>Time and idle breakdown</h2><h3>Where the window went</h3>";
+  std::string idle = "<h3>Why the GPU was idle (share of idle time)</h3>";
   for (const Analysed& a : all) {
     for (const DeviceSummary& d : a.summary.devices) {
       const std::string who = "<p class=\"note\">" + Prefix(all, a) + "GPU " + std::to_string(d.device) + "</p>";
@@ -193,7 +191,9 @@ void BreakdownSection(std::string* out, const std::vector<Analysed>& all) {
       }
     }
   }
-  *out += "<h3>Kernel time by class</h3><table><tr><th>device</th>";
+  *out += idle + "<h3>Kernel time by class</h3><p class=\"note\">Classes from kernel names and launch "
+          "shapes (docs/SUMMARY.md); occupancy and concurrency findings skip communication, library "
+          "GEMM/attention and persistent kernels.</p><table><tr><th>device</th>";
   for (int c = 0; c < kNumKernelClasses; ++c) *out += std::string("<th class=\"n\">") + KernelClassId(static_cast<KernelClass>(c)) + "</th>";
   *out += "</tr>";
   for (const Analysed& a : all) {
@@ -205,7 +205,7 @@ void BreakdownSection(std::string* out, const std::vector<Analysed>& all) {
       *out += "</tr>";
     }
   }
-  *out += "</table></div>" + idle + "</div></div></section>";
+  *out += "</table></section>";
 }
 
 void StepsSection(std::string* out, const std::vector<Analysed>& all, const ReportOptions& o) {
@@ -260,10 +260,9 @@ void StepsSection(std::string* out, const std::vector<Analysed>& all, const Repo
       counts[std::min(b, counts.size() - 1)]++;
     }
   }
-  *out += "<div class=\"grid2\"><div>" +
-          report::LineSvg(lines, colors, labels, "", "ms", "Step duration by step number") + "</div><div>" +
+  *out += report::LineSvg(lines, colors, labels, "", "ms", "Step duration by step number (outliers in red)") +
           report::HistogramSvg(counts, Ms(lo), Ms(hi == lo ? lo + 1 : hi), "ms", "Step duration histogram") +
-          "</div></div></section>";
+          "</section>";
 }
 
 void HotspotTable(std::string* out, const std::vector<Hotspot>& rows, bool kernels) {
@@ -361,12 +360,12 @@ void HostSection(std::string* out, const std::vector<Analysed>& all, const Repor
       }
       if (lines.empty()) continue;
       ++drawn;
-      charts += "<div>" + report::LineSvg(lines, colors, labels, "ms", g.unit, g.title) + "</div>";
+      charts += report::LineSvg(lines, colors, labels, "ms", g.unit, g.title);
     }
     if (drawn == 0) {
       *out += "<p>No host metrics in this trace (KAIROS_HOST_METRICS_INTERVAL_MS=0 or a foreign trace).</p>";
     } else {
-      *out += "<div class=\"grid2\">" + charts + "</div>";
+      *out += charts;
     }
   });
   *out += "</section>";
