@@ -48,10 +48,11 @@ void PrintList(const char* label, const std::vector<int64_t>& pids) {
 
 std::vector<int64_t> IntArray(const JsonValue& reply, const char* key) {
   std::vector<int64_t> out;
-  auto it = reply.object.find(key);
-  if (it == reply.object.end() || it->second.type != JsonValue::Type::kArray) return out;
-  for (const JsonValue& v : it->second.array) {
-    if (v.type == JsonValue::Type::kNumber && v.is_integer) out.push_back(v.integer);
+  const JsonValue* list = reply.Find(key);
+  if (list == nullptr || !list->is_array()) return out;
+  for (const JsonValue& v : list->items) {
+    int64_t i = 0;
+    if (v.AsExactInt(&i)) out.push_back(i);
   }
   return out;
 }
@@ -130,9 +131,8 @@ int TraceMain(int argc, char** argv) {
     return 1;
   }
   printf("response length = %zu\nresponse = %s\n", reply->size(), reply->c_str());
-  absl::StatusOr<JsonValue> json = ParseJson(*reply);
-  if (!json.ok() || json->type != JsonValue::Type::kObject ||
-      json->object.count("processesMatched") == 0) {
+  absl::StatusOr<JsonValue> json = ParseRpcJson(*reply);
+  if (!json.ok() || !json->is_object() || json->Find("processesMatched") == nullptr) {
     fprintf(stderr, "kairos trace: the daemon did not accept the request\n");
     return 1;
   }

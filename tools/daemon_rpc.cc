@@ -22,10 +22,10 @@ namespace {
 
 const char* Bool(bool b) { return b ? "true" : "false"; }
 
-std::string IntList(const std::vector<int32_t>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) absl::StrAppend(&out, i ? "," : "", values[i]);
-  return out + "]";
+void IntList(const std::vector<int32_t>& values, JsonWriter& out) {
+  out.BeginArray();
+  for (int32_t v : values) out.Int(v);
+  out.EndArray();
 }
 
 int64_t NowMs() {
@@ -78,8 +78,9 @@ absl::Status RecvAll(int fd, char* data, size_t size, int64_t deadline_ms) {
 }
 
 std::string Failed(std::string_view why) {
-  return absl::StrCat("{\"status\":", JsonQuote(absl::StrCat("failed with exception = ", std::string(why))),
-                      "}");
+  JsonWriter out;
+  out.BeginObject().Key("status").String(absl::StrCat("failed with exception = ", std::string(why)));
+  return out.EndObject().str();
 }
 
 }  // namespace
@@ -110,16 +111,26 @@ std::string BuildGputraceRequest(const GputraceOptions& o, const std::string& co
 }
 
 std::string EncodeOnDemandReply(const OnDemandResult& r) {
-  return absl::StrCat("{\"activityProfilersBusy\":", r.profilers_busy,
-                      ",\"activityProfilersTriggered\":", IntList(r.profilers_triggered),
-                      ",\"eventProfilersBusy\":0,\"eventProfilersTriggered\":[],",
-                      "\"processesMatched\":", IntList(r.processes_matched), "}");
+  JsonWriter out;
+  out.BeginObject().Key("activityProfilersBusy").Int(r.profilers_busy);
+  IntList(r.profilers_triggered, out.Key("activityProfilersTriggered"));
+  out.Key("eventProfilersBusy").Int(0);
+  out.Key("eventProfilersTriggered").BeginArray().EndArray();
+  IntList(r.processes_matched, out.Key("processesMatched"));
+  return out.EndObject().str();
+}
+
+absl::StatusOr<JsonValue> ParseRpcJson(std::string_view text) {
+  JsonParseOptions options;
+  options.max_depth = kMaxRpcJsonDepth;
+  options.strict = true;
+  return ParseJson(text, options);
 }
 
 std::optional<std::string> HandleRpcRequest(std::string_view request, DaemonRegistry& registry,
                                             int64_t now_ms, int64_t now_unix_s,
                                             std::string* log_line) {
-  absl::StatusOr<JsonValue> json = ParseJson(request);
+  absl::StatusOr<JsonValue> json = ParseRpcJson(request);
   if (!json.ok()) {
     *log_line = absl::StrCat("rpc: unparsable request (", json.status().message(), ")");
     return std::nullopt;
@@ -128,12 +139,12 @@ std::optional<std::string> HandleRpcRequest(std::string_view request, DaemonRegi
     *log_line = "rpc: request is not a JSON object";
     return std::nullopt;
   }
-  auto fn = json->object.find("fn");
-  if (fn == json->object.end() || fn->second.type != JsonValue::Type::kString) {
+  const JsonValue* fn = json->Find("fn");
+  if (fn == nullptr || !fn->is_string()) {
     *log_line = "rpc: request without \"fn\"";
     return std::nullopt;
   }
-  const std::string& name = fn->second.string;
+  const std::string& name = fn->text;
   *log_line = absl::StrCat("rpc: ", name);
   if (name == "getStatus") return std::string("{\"status\":1}");
   if (name == "getVersion") return std::string("{\"version\":\"kairos-0.1.0\"}");
@@ -144,36 +155,29 @@ std::optional<std::string> HandleRpcRequest(std::string_view request, DaemonRegi
     *log_line = absl::StrCat("rpc: unknown fn \"", name, "\"");
     return std::nullopt;
   }
-  const auto& obj = json->object;
-  auto config = obj.find("config");
-  auto pids = obj.find("pids");
-  if (config == obj.end() || pids == obj.end()) return std::string("{\"status\":\"failed\"}");
-  if (config->second.type != JsonValue::Type::kString) return Failed("config is not a string");
-  if (pids->second.type != JsonValue::Type::kArray) return Failed("pids is not an array");
+  const JsonValue* config = json->Find("config");
+  const JsonValue* pids = json->Find("pids");
+  if (config == nullptr || pids == nullptr) return std::string("{\"status\":\"failed\"}");
+  if (!config->is_string()) return Failed("config is not a string");
+  if (!pids->is_array()) return Failed("pids is not an array");
   std::vector<int32_t> pid_list;
-  for (const JsonValue& v : pids->second.array) {
-    if (v.type != JsonValue::Type::kNumber || !v.is_integer || v.integer < INT32_MIN ||
-        v.integer > INT32_MAX) {
+  for (const JsonValue& v : pids->items) {
+    int64_t pid = 0;
+    if (!v.AsExactInt(&pid) || pid < INT32_MIN || pid > INT32_MAX) {
       return Failed("pids must be 32-bit integers");
     }
-    pid_list.push_back(static_cast<int32_t>(v.integer));
+    pid_list.push_back(static_cast<int32_t>(pid));
   }
-  int64_t job_id = 0;
-  if (auto it = obj.find("job_id"); it != obj.end()) {
-    if (it->second.type != JsonValue::Type::kNumber || !it->second.is_integer) {
-      return Failed("job_id is not an integer");
-    }
-    job_id = it->second.integer;  // 64-bit: no truncation to int (anchor defect #4)
+  int64_t job_id = 0;  // 64-bit: no truncation to int (anchor defect #4)
+  if (const JsonValue* v = json->Find("job_id"); v != nullptr && !v->AsExactInt(&job_id)) {
+    return Failed("job_id is not an integer");
   }
   int64_t limit = 1000;
-  if (auto it = obj.find("process_limit"); it != obj.end()) {
-    if (it->second.type != JsonValue::Type::kNumber || !it->second.is_integer) {
-      return Failed("process_limit is not an integer");
-    }
-    limit = it->second.integer;
+  if (const JsonValue* v = json->Find("process_limit"); v != nullptr && !v->AsExactInt(&limit)) {
+    return Failed("process_limit is not an integer");
   }
   const OnDemandResult result =
-      registry.Request(job_id, pid_list, config->second.string, limit, now_ms, now_unix_s);
+      registry.Request(job_id, pid_list, config->text, limit, now_ms, now_unix_s);
   absl::StrAppend(log_line, " job ", job_id, ": matched ", result.processes_matched.size(),
                   ", triggered ", result.profilers_triggered.size(), ", busy ",
                   result.profilers_busy);

@@ -1,8 +1,8 @@
 // File: daemon_rpc.h
 // Layer: tools (`kairos daemon`, `kairos trace`). The Dynolog TCP JSON RPC
 // (dynolog-wire-protocol.md §6): the request text `dyno gputrace` sends, the replies the
-// daemon gives, a small JSON reader (the library may not depend on a JSON package), and a
-// blocking-with-deadline client for one request.
+// daemon gives (JSON read and written with kairos_json), and a blocking-with-deadline client
+// for one request.
 // Threading: stateless functions, any thread.
 #ifndef KAIROS_TOOLS_DAEMON_RPC_H_
 #define KAIROS_TOOLS_DAEMON_RPC_H_
@@ -16,12 +16,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "daemon_json.h"
+#include "json/json_escape.h"
+#include "json/json_reader.h"
+#include "json/json_writer.h"
 #include "daemon_registry.h"
 
 namespace kairos::tools {
 
 inline constexpr int kDefaultRpcPort = 1778;
+// Most JSON containers one RPC message may nest (hostile input cannot recurse deeply).
+inline constexpr int kMaxRpcJsonDepth = 32;
 // Our cap on one RPC message; a dyno request is well under 2 KiB.
 inline constexpr int32_t kMaxRpcMessage = 1 << 20;
 
@@ -39,6 +43,10 @@ struct GputraceOptions {
        with_modules = false;
 };
 std::string BuildGputraceConfig(const GputraceOptions& options);
+// An RPC message: THE JSON reader in strict mode (valid UTF-8, no repeated keys, at most
+// kMaxRpcJsonDepth nested containers). Errors name the byte offset.
+absl::StatusOr<JsonValue> ParseRpcJson(std::string_view text);
+
 // §6.3 request text. Identical to dyno's for ordinary paths; unlike dyno, `"` and `\` in the
 // config are escaped so the JSON stays valid.
 std::string BuildGputraceRequest(const GputraceOptions& options, const std::string& config);

@@ -8,91 +8,56 @@
 #include <string>
 
 #include "analysis/summary.h"
+#include "json/json_writer.h"
 
 namespace kairos {
 namespace {
 
+// The summary's view of THE JSON writer (kairos_json): its number spelling (see the file
+// comment) on top of the shared escaper and comma placement.
 class Json {
  public:
-  std::string& out() { return s_; }
+  std::string out() const { return w_.str(); }
   Json& Key(const char* k) {
-    Sep();
-    Quote(k);
-    s_ += ':';
-    fresh_ = true;
+    w_.Key(k);
     return *this;
   }
   Json& Str(std::string_view v) {
-    Sep();
-    Quote(v);
+    w_.String(v);
     return *this;
   }
-  // RFC 8259 string: quotes, backslash and control characters escaped; other bytes as is.
-  void Quote(std::string_view v) {
-    s_ += '"';
-    for (unsigned char c : v) {
-      switch (c) {
-        case '"': s_ += "\\\""; break;
-        case '\\': s_ += "\\\\"; break;
-        case '\n': s_ += "\\n"; break;
-        case '\t': s_ += "\\t"; break;
-        case '\r': s_ += "\\r"; break;
-        default:
-          if (c < 0x20) {
-            char b[8];
-            std::snprintf(b, sizeof b, "\\u%04x", c);
-            s_ += b;
-          } else {
-            s_ += static_cast<char>(c);
-          }
-      }
-    }
-    s_ += '"';
-  }
   Json& Int(int64_t v) {
-    Sep();
-    s_ += std::to_string(v);
+    w_.Int(v);
     return *this;
   }
   Json& Num(double v) {
-    Sep();
     if (!std::isfinite(v)) {
-      s_ += "null";
+      w_.Null();
     } else if (v == std::floor(v) && std::fabs(v) < 9.0e15) {
-      s_ += std::to_string(static_cast<int64_t>(v));
+      w_.Int(static_cast<int64_t>(v));
     } else {
       char b[32];
       std::snprintf(b, sizeof b, "%.6g", v);
-      s_ += b;
+      w_.RawValue(b);
     }
     return *this;
   }
   Json& NumOrNull(double v, bool known) {
     if (known) return Num(v);
-    Sep();
-    s_ += "null";
+    w_.Null();
     return *this;
   }
   Json& Open(char c) {
-    Sep();
-    s_ += c;
-    fresh_ = true;
+    if (c == '{') w_.BeginObject(); else w_.BeginArray();
     return *this;
   }
   Json& Close(char c) {
-    s_ += c;
-    fresh_ = false;
+    if (c == '}') w_.EndObject(); else w_.EndArray();
     return *this;
   }
 
  private:
-  // A comma before every value or key except the first in a container and after a key.
-  void Sep() {
-    if (!fresh_) s_ += ',';
-    fresh_ = false;
-  }
-  std::string s_;
-  bool fresh_ = true;
+  JsonWriter w_;
 };
 
 void Stats(Json& j, const Hotspot& h) {
@@ -184,7 +149,7 @@ std::string SummaryToJson(const Summary& s) {
     j.Close(']').Key("recommendation").Str(f.recommendation).Close('}');
   }
   j.Close(']').Close('}');
-  return std::move(j.out());
+  return j.out();
 }
 
 }  // namespace kairos

@@ -4,7 +4,7 @@
 // string pids "Spans"/"Traces", legacy categories), plain or gzip- or zstd-compressed
 // (detected from the magic bytes, not the file name). It reads in 64 KiB chunks and holds
 // one trace event at a time, so memory is bounded by the largest single event, whatever
-// the file size. Hand-written; no JSON library.
+// the file size. The parser is kairos_json's (json/json_reader.h).
 // Threading: a reader call runs on the calling thread; callbacks run on that thread.
 //
 // Example (offline analysis in bounded memory):
@@ -23,35 +23,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "json/json_reader.h"
+#include "json/json_value.h"
 #include "trace_data.h"
 
 namespace kairos {
-
-// A parsed JSON value. Numbers keep their source text so 64-bit integers and the
-// 3-digit-ns `ts` fractions survive exactly.
-struct JsonValue {
-  enum class Type : uint8_t { kNull = 0, kBool, kNumber, kString, kArray, kObject };
-  Type type = Type::kNull;
-  bool boolean = false;
-  std::string text;  // kString: the decoded string; kNumber: the number as written
-  std::vector<JsonValue> items;                              // kArray
-  std::vector<std::pair<std::string, JsonValue>> members;    // kObject, in file order
-
-  bool is_number() const { return type == Type::kNumber; }
-  bool is_string() const { return type == Type::kString; }
-  // First member named `key`, or null. Objects only.
-  const JsonValue* Find(std::string_view key) const;
-  // Numeric value (numbers, and strings holding a number); `fallback` otherwise.
-  int64_t AsInt(int64_t fallback = 0) const;
-  uint64_t AsUint(uint64_t fallback = 0) const;
-  double AsDouble(double fallback = 0) const;
-  // Compact JSON text of this value (keys and strings re-escaped).
-  std::string ToJson() const;
-};
-
-// Parses one complete JSON text (e.g. a metadata value or the Perfetto writer's detail
-// text). Errors name the byte offset.
-absl::StatusOr<JsonValue> ParseJson(std::string_view text);
 
 // One trace event, with the time fields already converted to Unix ns.
 struct KinetoEvent {

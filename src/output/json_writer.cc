@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "log.h"
-#include "output/json_escape.h"
+#include "json/json_reader.h"
 #include "output/json_event_args.h"
 #include "output/json_out.h"
 
@@ -53,6 +53,9 @@ class TraceJsonWriter {
  public:
   TraceJsonWriter(const TraceData& data, ByteSink& sink)
       : data_(data), out_(sink), formatter_(data) {}
+
+  // Invalid UTF-8 subparts replaced by U+FFFD in everything written so far.
+  uint64_t replaced_utf8() const { return out_.replaced(); }
 
   absl::Status Run() {
     PlanMetadata();
@@ -102,8 +105,9 @@ class TraceJsonWriter {
 
   void WriteHeader() {
     out_.Raw("{\n\"schemaVersion\": 1");
-    if (!data_.devices.empty()) {
-      out_.Raw(",\n\"deviceProperties\": [");
+    // Always present, an empty list without a GPU: consumers index it without a key check.
+    out_.Raw(",\n\"deviceProperties\": [");
+    {
       bool first = true;
       for (const DeviceInfo& d : data_.devices) {
         out_.Raw(first ? "\n{\"id\":" : ",\n{\"id\":");
@@ -137,7 +141,7 @@ class TraceJsonWriter {
         out_.Uint(d.shared_mem_per_multiprocessor);
         out_.Char('}');
       }
-      out_.Raw("\n]");
+      out_.Raw(data_.devices.empty() ? "]" : "\n]");
     }
     if (!data_.trace_id.empty()) {
       out_.Raw(",\n\"trace_id\": ");
@@ -401,7 +405,14 @@ class TraceJsonWriter {
 }  // namespace
 
 absl::Status JsonTraceWriter::Write(const TraceData& data, ByteSink& sink) {
-  return TraceJsonWriter(data, sink).Run();
+  TraceJsonWriter writer(data, sink);
+  absl::Status s = writer.Run();
+  replaced_utf8_ = writer.replaced_utf8();
+  if (replaced_utf8_ != 0) {
+    KAIROS_LOG_WARNING("json writer: %llu invalid UTF-8 sequences in names or metadata "
+                       "written as U+FFFD", static_cast<unsigned long long>(replaced_utf8_));
+  }
+  return s;
 }
 
 }  // namespace kairos

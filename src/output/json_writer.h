@@ -23,6 +23,12 @@ class JsonTraceWriter : public TraceWriter {
   // Streams `data` into `sink` as one JSON object. Does not call sink.Finish(). Returns the
   // sink's first error; nothing is written after it.
   absl::Status Write(const TraceData& data, ByteSink& sink) override;
+
+  // Invalid UTF-8 subparts the last Write() replaced with U+FFFD (also logged once per write).
+  uint64_t replaced_utf8() const { return replaced_utf8_; }
+
+ private:
+  uint64_t replaced_utf8_ = 0;
 };
 
 namespace internal {

@@ -10,7 +10,7 @@
 #include <cstdio>
 
 #include "occupancy.h"
-#include "output/json_escape.h"
+#include "json/json_escape.h"
 #include "output/json_event_args.h"  // SyncKindName: the same names as the JSON writer
 
 namespace kairos::internal {

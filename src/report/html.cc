@@ -108,22 +108,6 @@ std::string Escape(std::string_view s) {
   return out;
 }
 
-std::string RepairUtf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = Utf8Len(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s.data() + i, n);
-      i += n;
-    }
-  }
-  return out;
-}
-
 std::string EscapeShort(std::string_view s, size_t max_chars) {
   if (s.size() <= max_chars) return Escape(s);
   size_t cut = max_chars;

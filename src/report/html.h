@@ -17,8 +17,6 @@ namespace kairos::report {
 // Text for element content and attribute values: & < > " ' escaped; invalid UTF-8 bytes
 // become U+FFFD so the page is always valid UTF-8.
 std::string Escape(std::string_view text);
-// Only the UTF-8 repair of Escape(): invalid bytes become U+FFFD, nothing else changes.
-std::string RepairUtf8(std::string_view text);
 // Escape() of at most `max_chars` bytes (cut at a UTF-8 boundary), "..." appended if cut.
 std::string EscapeShort(std::string_view text, size_t max_chars);
 

@@ -409,7 +409,7 @@ void RanksSection(std::string* out, const std::vector<Analysed>& all) {
 // JSON), so no name can close the script element or open a comment inside it.
 void EmbeddedSummaries(std::string* out, const std::vector<Analysed>& all) {
   for (size_t i = 0; i < all.size(); ++i) {
-    const std::string json = report::RepairUtf8(SummaryToJson(all[i].summary));
+    const std::string json = SummaryToJson(all[i].summary);  // valid UTF-8: kairos_json's escaper
     std::string safe;
     safe.reserve(json.size());
     for (char c : json) {

@@ -53,9 +53,9 @@ TEST_CASE("gputrace request text is dyno's, byte for byte (§6.3)") {
         "    \"job_id\": 42,\n    \"pids\": [5,6],\n    \"process_limit\": 3\n}");
   // Unlike dyno, a quote in the path keeps the JSON valid.
   o.log_file = "/tmp/a\"b.json";
-  auto json = ParseJson(BuildGputraceRequest(o, BuildGputraceConfig(o)));
+  auto json = ParseRpcJson(BuildGputraceRequest(o, BuildGputraceConfig(o)));
   REQUIRE(json.ok());
-  CHECK(json->object.at("config").string.rfind("ACTIVITIES_LOG_FILE=/tmp/a\"b.json\n", 0) == 0);
+  CHECK(json->Find("config")->text.rfind("ACTIVITIES_LOG_FILE=/tmp/a\"b.json\n", 0) == 0);
 }
 
 TEST_CASE("RPC handler: replies exactly like Dynolog, or closes silently") {
@@ -87,23 +87,31 @@ TEST_CASE("RPC handler: replies exactly like Dynolog, or closes silently") {
   CHECK_FALSE(HandleRpcRequest("", reg, 0, 0, &log).has_value());
 }
 
-TEST_CASE("JSON reader: values, escapes, errors, depth limit") {
-  auto v = ParseJson(" {\"a\": [1, -2, 3.5, true, false, null], \"s\": \"q\\\"\\n\\u00e9\"} ");
+TEST_CASE("RPC JSON reader: values, escapes, errors, depth limit, repeated keys") {
+  auto v = ParseRpcJson(" {\"a\": [1, -2, 3.5, true, false, null], \"s\": \"q\\\"\\n\\u00e9\"} ");
   REQUIRE(v.ok());
-  const auto& a = v->object.at("a").array;
+  const auto& a = v->Find("a")->items;
   REQUIRE(a.size() == 6);
-  CHECK(a[1].integer == -2);
-  CHECK_FALSE(a[2].is_integer);
+  int64_t i = 0;
+  CHECK(a[1].AsExactInt(&i));
+  CHECK(i == -2);
+  CHECK_FALSE(a[2].AsExactInt(&i));
   CHECK(a[3].boolean);
   CHECK_FALSE(a[4].boolean);
   CHECK(a[5].type == JsonValue::Type::kNull);
-  CHECK(v->object.at("s").string == "q\"\n\xc3\xa9");
-  CHECK(ParseJson("{\"a\":1} x").status().message() == "JSON: trailing characters at byte 8");
-  CHECK_FALSE(ParseJson("{\"a\":}").ok());
-  CHECK_FALSE(ParseJson("\"unterminated").ok());
-  CHECK(ParseJson(std::string(32, '[') + std::string(32, ']')).ok());
-  CHECK(ParseJson(std::string(40, '[') + std::string(40, ']')).status().message() ==
-        "JSON: nesting too deep at byte 33");
+  CHECK(v->Find("s")->text == "q\"\n\xc3\xa9");
+  CHECK(ParseRpcJson("{\"a\":1} x").status().message() == "JSON: trailing data at byte 8");
+  CHECK_FALSE(ParseRpcJson("{\"a\":}").ok());
+  CHECK_FALSE(ParseRpcJson("\"unterminated").ok());
+  CHECK(ParseRpcJson(std::string(kMaxRpcJsonDepth, '[') + std::string(kMaxRpcJsonDepth, ']')).ok());
+  CHECK(ParseRpcJson(std::string(40, '[') + std::string(40, ']')).status().message() ==
+        "JSON: nesting too deep at byte 32");
+  // Hostile input: a key given twice is rejected (no "which one wins" ambiguity), and so
+  // are invalid UTF-8 and numbers outside the RFC 8259 grammar.
+  CHECK(ParseRpcJson("{\"fn\":\"a\",\"fn\":\"b\"}").status().message() ==
+        "JSON: duplicate key at byte 14");
+  CHECK_FALSE(ParseRpcJson("\"\xC3(\"").ok());
+  CHECK_FALSE(ParseRpcJson("[01]").ok());
   CHECK(JsonQuote("a\"b\\c\n\x01") == "\"a\\\"b\\\\c\\n\\u0001\"");
 }
 

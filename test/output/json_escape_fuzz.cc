@@ -9,7 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "output/json_escape.h"
+#include "json/json_escape.h"
+#include "json/json_reader.h"
 
 namespace {
 

@@ -2,7 +2,8 @@
 // Layer: tests (output). The RFC 8259 encoder (byte-exact) and the raw-JSON validator, each
 // cross-checked with nlohmann's parser; replays the escaper fuzz corpus.
 // Threading: single-threaded.
-#include "output/json_escape.h"
+#include "json/json_escape.h"
+#include "json/json_reader.h"
 
 #include <catch2/catch.hpp>
 

@@ -72,13 +72,14 @@ TEST_CASE("FormatMicros writes three fraction digits") {
   CHECK(f(INT64_MAX) == "9223372036854775.807");
 }
 
-TEST_CASE("CPU-only trace: layout, key order, rank with a space, no deviceProperties") {
+TEST_CASE("CPU-only trace: layout, key order, rank with a space, empty deviceProperties") {
   TraceData data;
   testing::BuildCpuOnly(&data);
   const std::string text = WriteToString(data);
   const OrderedJson j = ParseOrFail(text);
   CHECK(TopLevelKeys(j) == std::vector<std::string>{
-                               "schemaVersion", "host_name", "kairos_stats", "kairos_warnings",
+                               "schemaVersion", "deviceProperties", "host_name", "kairos_stats",
+                               "kairos_warnings",
                                "kairos_config", "distributedInfo", "displayTimeUnit",
                                "baseTimeNanoseconds", "traceEvents", "traceName"});
   CHECK(j["schemaVersion"] == 1);
@@ -91,7 +92,9 @@ TEST_CASE("CPU-only trace: layout, key order, rank with a space, no deviceProper
   REQUIRE(rank != std::string::npos);
   CHECK(rank < text.find("\"traceEvents\""));
   CHECK(text.find("\"rank\":0") == std::string::npos);
-  CHECK(text.find("deviceProperties") == std::string::npos);
+  // No GPU: an empty list, not a missing key (issue 12 item 5).
+  CHECK(text.find("\"deviceProperties\": [],") != std::string::npos);
+  CHECK(j["deviceProperties"].dump() == "[]");
 
   const std::vector<std::string> lines = EventLines(text);
   REQUIRE(lines.size() == 7);
@@ -297,7 +300,7 @@ TEST_CASE("Metadata strings are escaped; raw JSON validated; duplicate keys drop
   const std::string text = WriteToString(data);
   const OrderedJson j = ParseOrFail(text);
   CHECK(TopLevelKeys(j) ==
-        std::vector<std::string>{"schemaVersion", "host_name", "PT_PROFILER_JOB_NAME",
+        std::vector<std::string>{"schemaVersion", "deviceProperties", "host_name", "PT_PROFILER_JOB_NAME",
                                  "bad\xEF\xBF\xBDkey", "with_stack", "record_shapes", "broken",
                                  "kairos_stats", "kairos_warnings", "kairos_config",
                                  "distributedInfo", "displayTimeUnit", "baseTimeNanoseconds",

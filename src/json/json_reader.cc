@@ -1,0 +1,381 @@
+// File: json_reader.cc
+// Layer: kairos_json. See json_reader.h: the chunked pull parser and the JsonValue helpers.
+// Threading: no shared state.
+#include "json/json_reader.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "json/json_escape.h"
+
+namespace kairos {
+namespace {
+
+void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// RFC 8259 number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+bool IsJsonNumber(std::string_view t) {
+  size_t i = 0;
+  const size_t n = t.size();
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < n && t[i] == '-') ++i;
+  if (i < n && t[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < n && t[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < n && (t[i] == '+' || t[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == n;
+}
+
+}  // namespace
+
+absl::StatusOr<size_t> JsonTextSource::Read(char* buf, size_t cap) {
+  const size_t n = std::min(cap, text_.size() - pos_);
+  std::memcpy(buf, text_.data() + pos_, n);
+  pos_ += n;
+  return n;
+}
+
+JsonStreamParser::JsonStreamParser(JsonByteSource& src, JsonParseOptions options)
+    : src_(src), options_(options), buf_(new char[kChunk]) {}
+
+int JsonStreamParser::Peek() {
+  for (;;) {
+    if (pos_ == len_ && !Fill()) return -1;
+    const char c = buf_[pos_];
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+      ++pos_;
+      continue;
+    }
+    return static_cast<unsigned char>(c);
+  }
+}
+
+bool JsonStreamParser::Expect(char c) {
+  if (Peek() != static_cast<unsigned char>(c))
+    return Fail(absl::StrCat("expected '", std::string(1, c), "'"));
+  ++pos_;
+  return true;
+}
+
+bool JsonStreamParser::Consume(char c) {
+  if (Peek() != static_cast<unsigned char>(c)) return false;
+  ++pos_;
+  return true;
+}
+
+bool JsonStreamParser::ExpectEnd() {
+  if (Peek() == -1) return error_.ok();
+  return Fail("trailing data");
+}
+
+bool JsonStreamParser::Fail(std::string_view what) {
+  if (error_.ok())
+    error_ = absl::InvalidArgumentError(absl::StrCat("JSON: ", std::string(what), " at byte ", offset()));
+  return false;
+}
+
+bool JsonStreamParser::Fill() {
+  if (!error_.ok()) return false;
+  consumed_ += len_;
+  pos_ = len_ = 0;
+  absl::StatusOr<size_t> n = src_.Read(buf_.get(), kChunk);
+  if (!n.ok()) {
+    error_ = n.status();
+    return false;
+  }
+  len_ = *n;
+  return len_ > 0;
+}
+
+int JsonStreamParser::Raw() {  // next byte, whitespace included
+  if (pos_ == len_ && !Fill()) return -1;
+  return static_cast<unsigned char>(buf_[pos_++]);
+}
+
+bool JsonStreamParser::Literal(const char* word) {
+  for (const char* p = word; *p; ++p)
+    if (Raw() != static_cast<unsigned char>(*p)) return Fail("bad literal");
+  return true;
+}
+
+bool JsonStreamParser::Hex4(uint32_t* out) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) {
+    const int c = Raw();
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= c - '0';
+    else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+    else return Fail("bad \\u escape");
+  }
+  *out = v;
+  return true;
+}
+
+bool JsonStreamParser::ParseString(std::string* out) {
+  if (!Expect('"')) return false;
+  out->clear();
+  for (;;) {
+    // Bulk-copy the run of plain bytes in the current chunk.
+    const size_t start = pos_;
+    while (pos_ < len_ && buf_[pos_] != '"' && buf_[pos_] != '\\' &&
+           static_cast<unsigned char>(buf_[pos_]) >= 0x20)
+      ++pos_;
+    out->append(buf_.get() + start, pos_ - start);
+    int c = Raw();
+    if (c < 0) return Fail("unterminated string");
+    if (c == '"') {
+      // \u escapes below always produce valid UTF-8, so only raw bytes can be invalid.
+      if (options_.strict && !IsValidUtf8(*out)) return Fail("invalid UTF-8 in string");
+      return true;
+    }
+    if (c < 0x20) return Fail("control character in string");
+    if (c != '\\') {
+      out->push_back(static_cast<char>(c));
+      continue;
+    }
+    if (!Escape(out)) return false;
+  }
+}
+
+bool JsonStreamParser::Escape(std::string* out) {
+  switch (Raw()) {
+    case '"': out->push_back('"'); return true;
+    case '\\': out->push_back('\\'); return true;
+    case '/': out->push_back('/'); return true;
+    case 'b': out->push_back('\b'); return true;
+    case 'f': out->push_back('\f'); return true;
+    case 'n': out->push_back('\n'); return true;
+    case 'r': out->push_back('\r'); return true;
+    case 't': out->push_back('\t'); return true;
+    case 'u': return UnicodeEscape(out);
+    default: return Fail("bad escape");
+  }
+}
+
+int JsonStreamParser::PeekRaw() {
+  if (pos_ == len_ && !Fill()) return -1;
+  return static_cast<unsigned char>(buf_[pos_]);
+}
+
+bool JsonStreamParser::UnicodeEscape(std::string* out) {
+  constexpr uint32_t kReplacement = 0xFFFD;
+  uint32_t cp = 0;
+  if (!Hex4(&cp)) return false;
+  if (cp >= 0xDC00 && cp < 0xE000) cp = kReplacement;  // a low half alone
+  if (cp >= 0xD800 && cp < 0xDC00) {
+    // A high half needs a \u low half right after it; without one it becomes U+FFFD and
+    // what follows is read on its own (nothing after it is swallowed).
+    if (PeekRaw() != '\\') {
+      AppendUtf8(kReplacement, out);
+      return error_.ok();
+    }
+    ++pos_;
+    if (PeekRaw() != 'u') {
+      AppendUtf8(kReplacement, out);
+      return error_.ok() && Escape(out);
+    }
+    ++pos_;
+    uint32_t lo = 0;
+    if (!Hex4(&lo)) return false;
+    if (lo >= 0xDC00 && lo < 0xE000) {
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+    } else {
+      AppendUtf8(kReplacement, out);
+      cp = lo >= 0xD800 && lo < 0xE000 ? kReplacement : lo;
+    }
+  }
+  AppendUtf8(cp, out);
+  return true;
+}
+
+bool JsonStreamParser::ParseNumber(std::string* out) {
+  for (;;) {
+    if (pos_ == len_ && !Fill()) break;
+    const char d = buf_[pos_];
+    if ((d >= '0' && d <= '9') || d == '-' || d == '+' || d == '.' || d == 'e' || d == 'E') {
+      out->push_back(d);
+      ++pos_;
+    } else {
+      break;
+    }
+  }
+  if (!error_.ok()) return false;
+  return IsJsonNumber(*out) || Fail("bad number");
+}
+
+bool JsonStreamParser::ParseValueAt(JsonValue* v, int depth) {
+  const int c = Peek();
+  v->items.clear();
+  v->members.clear();
+  v->text.clear();
+  if ((c == '{' || c == '[') && depth >= options_.max_depth) return Fail("nesting too deep");
+  switch (c) {
+    case '{': {
+      ++pos_;
+      v->type = JsonValue::Type::kObject;
+      if (Consume('}')) return true;
+      // Strict mode: duplicate keys by a linear scan for the usual handful of keys, by a set
+      // once an object grows large, so hostile input cannot make parsing quadratic.
+      std::unordered_set<std::string> keys;
+      do {
+        v->members.emplace_back();
+        const std::string& key = v->members.back().first;
+        if (!ParseString(&v->members.back().first)) return false;
+        if (options_.strict) {
+          const size_t n = v->members.size();
+          if (n <= 16) {
+            for (size_t i = 0; i + 1 < n; ++i)
+              if (v->members[i].first == key) return Fail("duplicate key");
+            if (n == 16)
+              for (const auto& m : v->members) keys.insert(m.first);
+          } else if (!keys.insert(key).second) {
+            return Fail("duplicate key");
+          }
+        }
+        if (!Expect(':') || !ParseValueAt(&v->members.back().second, depth + 1)) return false;
+      } while (Consume(','));
+      return Expect('}');
+    }
+    case '[': {
+      ++pos_;
+      v->type = JsonValue::Type::kArray;
+      if (Consume(']')) return true;
+      do {
+        v->items.emplace_back();
+        if (!ParseValueAt(&v->items.back(), depth + 1)) return false;
+      } while (Consume(','));
+      return Expect(']');
+    }
+    case '"':
+      v->type = JsonValue::Type::kString;
+      return ParseString(&v->text);
+    case 't': v->type = JsonValue::Type::kBool; v->boolean = true; return Literal("true");
+    case 'f': v->type = JsonValue::Type::kBool; v->boolean = false; return Literal("false");
+    case 'n': v->type = JsonValue::Type::kNull; return Literal("null");
+    case -1: return error_.ok() ? Fail("unexpected end of input") : false;
+    default:
+      if (c != '-' && (c < '0' || c > '9')) return Fail("unexpected character");
+      v->type = JsonValue::Type::kNumber;
+      return ParseNumber(&v->text);
+  }
+}
+
+absl::StatusOr<JsonValue> ParseJson(std::string_view text, const JsonParseOptions& options) {
+  JsonTextSource src(text);
+  JsonStreamParser p(src, options);
+  JsonValue v;
+  if (!p.ParseValue(&v) || !p.ExpectEnd()) return p.error();
+  return v;
+}
+
+bool IsValidJson(std::string_view text) {
+  JsonParseOptions options;
+  options.max_depth = kMaxJsonDepth;
+  options.strict = true;
+  return ParseJson(text, options).ok();
+}
+
+// ---- JsonValue ----
+
+const JsonValue* JsonValue::Find(std::string_view key) const {
+  for (const auto& [k, v] : members)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+int64_t JsonValue::AsInt(int64_t fallback) const {
+  if (type != Type::kNumber && type != Type::kString) return type == Type::kBool ? boolean : fallback;
+  int64_t v;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec == std::errc() && r.ptr == text.data() + text.size()) return v;
+  char* end = nullptr;
+  const double d = strtod(text.c_str(), &end);
+  return end != text.c_str() ? static_cast<int64_t>(d) : fallback;
+}
+
+uint64_t JsonValue::AsUint(uint64_t fallback) const {
+  if (type != Type::kNumber && type != Type::kString) return type == Type::kBool ? boolean : fallback;
+  uint64_t v;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec == std::errc() && r.ptr == text.data() + text.size()) return v;
+  return static_cast<uint64_t>(AsInt(static_cast<int64_t>(fallback)));
+}
+
+double JsonValue::AsDouble(double fallback) const {
+  if (type != Type::kNumber && type != Type::kString) return fallback;
+  char* end = nullptr;
+  const double d = strtod(text.c_str(), &end);
+  return end != text.c_str() ? d : fallback;
+}
+
+bool JsonValue::AsExactInt(int64_t* out) const {
+  if (type != Type::kNumber) return false;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
+std::string JsonValue::ToJson() const {
+  std::string out;
+  switch (type) {
+    case Type::kNull: return "null";
+    case Type::kBool: return boolean ? "true" : "false";
+    case Type::kNumber: return text;
+    case Type::kString: AppendJsonString(text, &out); return out;
+    case Type::kArray:
+      out.push_back('[');
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out.push_back(',');
+        out += items[i].ToJson();
+      }
+      out.push_back(']');
+      return out;
+    case Type::kObject:
+      out.push_back('{');
+      for (size_t i = 0; i < members.size(); ++i) {
+        if (i) out.push_back(',');
+        AppendJsonString(members[i].first, &out);
+        out.push_back(':');
+        out += members[i].second.ToJson();
+      }
+      out.push_back('}');
+      return out;
+  }
+  return out;
+}
+
+}  // namespace kairos

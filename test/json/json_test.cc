@@ -1,0 +1,130 @@
+// File: json_test.cc
+// Layer: tests (json). THE JSON reader (chunked streaming, strict mode, limits), the escaper's
+// replacement count and the structured writer, with exact expected bytes.
+#include <string>
+
+#include <catch2/catch.hpp>
+#include "json/json_escape.h"
+#include "json/json_reader.h"
+#include "json/json_writer.h"
+
+namespace kairos {
+namespace {
+
+// Hands out at most `step` bytes per Read, so every token crosses chunk boundaries.
+class TrickleSource : public JsonByteSource {
+ public:
+  TrickleSource(std::string text, size_t step) : text_(std::move(text)), step_(step) {}
+  absl::StatusOr<size_t> Read(char* buf, size_t cap) override {
+    const size_t n = std::min({cap, step_, text_.size() - pos_});
+    text_.copy(buf, n, pos_);
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  std::string text_;
+  size_t step_;
+  size_t pos_ = 0;
+};
+
+TEST_CASE("Reader: values survive one-byte reads (every token split across reads)") {
+  const std::string text =
+      " {\"a\": [1, -2.5e3, true, false, null], \"s\": \"q\\\"\\n\\u00e9\\ud83d\\ude00\","
+      " \"n\": 12345678901234567890} ";
+  TrickleSource src(text, 1);
+  JsonStreamParser p(src);
+  JsonValue v;
+  REQUIRE(p.ParseValue(&v));
+  REQUIRE(p.ExpectEnd());
+  CHECK(p.offset() == text.size());
+  REQUIRE(v.members.size() == 3);
+  CHECK(v.Find("a")->items.size() == 5);
+  CHECK(v.Find("a")->items[1].text == "-2.5e3");
+  CHECK(v.Find("s")->text == "q\"\n\xC3\xA9\xF0\x9F\x98\x80");
+  CHECK(v.Find("n")->text == "12345678901234567890");  // kept exactly, beyond int64
+  CHECK(v.Find("n")->AsUint() == 12345678901234567890ull);
+  int64_t i = 0;
+  CHECK_FALSE(v.Find("n")->AsExactInt(&i));
+  CHECK(v.ToJson() ==
+        "{\"a\":[1,-2.5e3,true,false,null],\"s\":\"q\\\"\\n\xC3\xA9\xF0\x9F\x98\x80\","
+        "\"n\":12345678901234567890}");
+}
+
+TEST_CASE("Reader: a string longer than a chunk is read whole") {
+  const std::string body(3 * JsonStreamParser::kChunk + 7, 'x');
+  absl::StatusOr<JsonValue> v = ParseJson("[\"" + body + "\"]");
+  REQUIRE(v.ok());
+  CHECK(v->items[0].text == body);
+}
+
+TEST_CASE("Reader: errors name the byte offset; lone surrogates become U+FFFD") {
+  CHECK(ParseJson("[1,]").status().message() == "JSON: unexpected character at byte 3");
+  CHECK(ParseJson("[1 2]").status().message() == "JSON: expected ']' at byte 3");
+  CHECK(ParseJson("").status().message() == "JSON: unexpected end of input at byte 0");
+  CHECK(ParseJson("01").status().message() == "JSON: bad number at byte 2");
+  CHECK(ParseJson("\"\\ud800\"")->text == "\xEF\xBF\xBD");
+  CHECK(ParseJson("\"\\udc00x\"")->text == "\xEF\xBF\xBDx");
+}
+
+TEST_CASE("Reader: lax by default, strict on request") {
+  // Traces are read lax: a repeated key keeps both members (Find returns the first), and
+  // invalid UTF-8 passes through to be replaced when written again.
+  absl::StatusOr<JsonValue> lax = ParseJson("{\"k\":1,\"k\":2,\"s\":\"\xC3(\"}");
+  REQUIRE(lax.ok());
+  CHECK(lax->Find("k")->text == "1");
+  CHECK(lax->Find("s")->text == "\xC3(");
+  JsonParseOptions strict;
+  strict.strict = true;
+  CHECK(ParseJson("{\"k\":1,\"k\":2}", strict).status().message() ==
+        "JSON: duplicate key at byte 10");
+  CHECK(ParseJson("\"\xC3(\"", strict).status().message() ==
+        "JSON: invalid UTF-8 in string at byte 4");
+  // Past 16 keys the check switches to a set; it must still find a repeat, and not a false one.
+  std::string big = "{";
+  for (int i = 0; i < 40; ++i) big += "\"k" + std::to_string(i) + "\":0,";
+  CHECK(ParseJson(big.substr(0, big.size() - 1) + "}", strict).ok());
+  CHECK_FALSE(ParseJson(big + "\"k3\":1}", strict).ok());
+  CHECK_FALSE(ParseJson(big + "\"k39\":1}", strict).ok());
+  // Depth: max_depth containers open at once, not one more.
+  JsonParseOptions shallow;
+  shallow.max_depth = 3;
+  CHECK(ParseJson("[[[]]]", shallow).ok());
+  CHECK(ParseJson("[[[[]]]]", shallow).status().message() == "JSON: nesting too deep at byte 3");
+}
+
+TEST_CASE("Escaper: invalid UTF-8 is replaced and counted") {
+  uint64_t replaced = 0;
+  std::string out;
+  AppendJsonString("ok\xFF\xC3(\xE2\x82", &out, &replaced);
+  CHECK(out == "\"ok\xEF\xBF\xBD\xEF\xBF\xBD(\xEF\xBF\xBD\"");
+  CHECK(replaced == 3);
+  CHECK(IsValidUtf8("\xE2\x82\xAC"));
+  CHECK_FALSE(IsValidUtf8("\xED\xA0\x80"));  // a UTF-16 surrogate spelled in UTF-8
+  CHECK(JsonQuote("a\"b") == "\"a\\\"b\"");
+}
+
+TEST_CASE("Writer: commas, nesting, escaping and the replacement count") {
+  JsonWriter w;
+  w.BeginObject().Key("a").Int(-1).Key("b").BeginArray().Uint(2).Double(0.5).Null().Bool(true);
+  w.BeginObject().EndObject().EndArray().Key("s\n").String("x\xFFy").Key("r").RawValue("[1]");
+  w.Key("nan").Double(0.0 / 0.0);
+  w.EndObject();
+  CHECK(w.str() ==
+        "{\"a\":-1,\"b\":[2,0.5,null,true,{}],\"s\\n\":\"x\xEF\xBF\xBDy\",\"r\":[1],\"nan\":null}");
+  CHECK(w.replaced() == 1);
+  CHECK(IsValidJson(w.view()));
+}
+
+TEST_CASE("Buffer: Clear gives back memory a huge string grew") {
+  JsonBuffer b(64);
+  b.Str(std::string(10000, 'a'));
+  CHECK(b.size() == 10002);
+  b.Clear();
+  CHECK(b.size() == 0);
+  b.Raw("{}");
+  CHECK(b.view() == "{}");
+}
+
+}  // namespace
+}  // namespace kairos
