@@ -79,8 +79,10 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
   converter.Finalize();
   std::vector<Event>& events = converter.events();
 
-  // Pass 1: correlation id -> launching call. The runtime call wins over a driver call it
-  // made internally with the same id.
+  // Pass 1: correlation id -> launching call. CUPTI gives every API call its own id and
+  // reports only the driver calls the program makes itself, so one id has one call; should a
+  // tool (or another CUPTI version) report a runtime call and a driver call under one id, the
+  // runtime call, the one the program made, is the launch.
   absl::flat_hash_map<uint32_t, uint32_t> launch;
   launch.reserve(events.size() / 2 + 1);
   for (uint32_t i = 0; i < events.size(); ++i) {

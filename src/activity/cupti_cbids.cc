@@ -31,7 +31,29 @@ constexpr uint32_t kFilteredRuntime[] = {
     CUPTI_RUNTIME_TRACE_CBID___cudaGetProcAddress_v13000,
 };
 
+// Driver records only come from driver calls the program makes itself (CUPTI does not report
+// the driver calls the runtime makes on the program's behalf), e.g. Triton's launcher. Kept:
+// launches, the copies, memsets and synchronizations such a program issues (they own their
+// GPU records' correlation ids), and the VMM calls.
 constexpr uint32_t kKeptDriver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
@@ -102,10 +124,18 @@ bool IsFlowStartRuntimeCbid(uint32_t cbid) {
 }
 
 bool IsFlowStartDriverCbid(uint32_t cbid) {
-  return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz;
+  // Every kept driver call that puts work on (or waits for) a stream, as for the runtime.
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemRelease:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemMap:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemExportToShareableHandle:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemImportFromShareableHandle:
+      return false;
+    default:
+      return IsKeptDriverCbid(cbid);
+  }
 }
 
 std::string DisplayApiName(std::string_view name) {

@@ -69,6 +69,7 @@ void Profiler::OpenWindow(std::unique_lock<std::mutex>& lock, Window& w, uint64_
                           bool exact) {
   w.start_raw = raw;
   w.start_is_step_boundary = exact;
+  ClockWindowOpened();  // first TSC<->Unix anchor of this window (clock.h)
   lock.unlock();
   const int64_t now_ns = UnixNowNs();
   for (TraceSource* s : w.warmed) s->StartRecording(now_ns);
@@ -266,8 +267,7 @@ Profiler::Result Profiler::CollectAndWrite(
     const Config& config, ConfigSource source, Window& w,
     std::vector<std::pair<std::string, std::string>> metadata) {
   TraceData data;
-  ClockConverter clock;
-  clock.Calibrate();
+  const ClockConverter clock = WindowClockConverter();  // anchors from open to now (clock.h)
   cpu_->SetWindow(w.start_raw, w.end_raw, clock, w.start_is_step_boundary);
 
   const EnvSettings& env = Env();

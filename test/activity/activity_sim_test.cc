@@ -117,9 +117,9 @@ TraceData RunSession(CuptiSource& source, bool* workload_ok) {
   cudaStreamSynchronize(s);
   source.StartRecording(UnixNowNs());
   *workload_ok = Workload(d, h, s);
-  // The window closes 1 ms after the workload returned: the simulator's CUPTI clock
-  // (CLOCK_MONOTONIC plus an offset fixed at registration) drifts from CLOCK_REALTIME by
-  // microseconds, and work finished before the window's end must count.
+  // The window closes 1 ms after the workload returned: the simulator maps GPU times into
+  // the CUPTI timebase with a fitted line (tens of ns off), and work finished before the
+  // window's end must count.
   source.StopRecording(UnixNowNs() + 1000000);
   TraceData data;
   data.pid = 1;

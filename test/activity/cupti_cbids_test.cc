@@ -35,6 +35,10 @@ TEST_CASE("flow starts are launches, copies, sets and synchronizations", "[cupti
   CHECK(IsFlowStartDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
   CHECK(IsFlowStartDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx));
   CHECK_FALSE(IsFlowStartDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuMemCreate));
+  // A program's own driver copies and syncs start flows like their runtime counterparts.
+  CHECK(IsFlowStartDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2));
+  CHECK(IsFlowStartDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize));
+  CHECK_FALSE(IsFlowStartDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction));
 }
 
 TEST_CASE("filter lists", "[cupti_cbids]") {
@@ -45,6 +49,8 @@ TEST_CASE("filter lists", "[cupti_cbids]") {
   CHECK(FilteredRuntimeCbids().size() == 20);
   CHECK(IsKeptDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
   CHECK(IsKeptDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuMemMap));
+  CHECK(IsKeptDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2));
+  CHECK_FALSE(IsKeptDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData));
   CHECK_FALSE(IsKeptDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent));
   CHECK_FALSE(IsKeptDriverCbid(CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute));
 }

@@ -28,3 +28,56 @@ TEST_CASE("Calibrated clock agrees with CLOCK_REALTIME") {
 }
 
 }  // namespace kairos
+
+namespace kairos {
+
+TEST_CASE("ClockConverter interpolates between anchors and extrapolates past them") {
+  ClockConverter c;
+  // Two segments with different slopes (a clock slewed mid-window).
+  c.SetAnchors({{3000, 5000}, {1000, 1000}, {2000, 3000}});
+  CHECK(c.anchor_count() == 3);
+  CHECK(c.ToUnixNs(1000) == 1000);
+  CHECK(c.ToUnixNs(1500) == 2000);  // slope 2
+  CHECK(c.ToUnixNs(2000) == 3000);
+  CHECK(c.ToUnixNs(2500) == 4000);  // slope 2
+  CHECK(c.ToUnixNs(500) == 0);      // before the first anchor: first segment's slope
+  CHECK(c.ToUnixNs(4000) == 7000);  // after the last: last segment's slope
+}
+
+TEST_CASE("anchors that do not advance on both clocks are ignored") {
+  ClockConverter c;
+  c.SetAnchors({{1000, 1000}, {2000, 3000}, {2000, 9000}, {2500, 2000}});
+  CHECK(c.anchor_count() == 2);
+  CHECK(c.ToUnixNs(1500) == 2000);
+}
+
+TEST_CASE("window converter: anchors at open and close, CLOCK_REALTIME within a few us") {
+  ClockWindowOpened();
+  const int64_t t0 = MonotonicNowNs();
+  while (MonotonicNowNs() - t0 < 3000000) {
+  }
+  ClockAnchorNow();
+  const ClockConverter c = WindowClockConverter();
+  CHECK(c.anchor_count() == 3);
+  const int64_t a = UnixNowNs();
+  const int64_t mapped = c.ToUnixNs(ReadRawClock());
+  const int64_t b = UnixNowNs();
+  // Extrapolated a few us past the closing anchor over a 3 ms fit: generous 50 us slack.
+  CHECK(mapped >= a - 50000);
+  CHECK(mapped <= b + 50000);
+  // The log is closed: a second converter without a new window falls back to Calibrate().
+  CHECK(WindowClockConverter().anchor_count() == 2);
+}
+
+TEST_CASE("the raw clock is the TSC exactly when the TSC is invariant") {
+#if defined(__x86_64__)
+  CHECK(RawClockIsTsc() == TscIsInvariant());
+#else
+  CHECK_FALSE(RawClockIsTsc());
+#endif
+  const uint64_t a = ReadRawClock();
+  const uint64_t b = ReadRawClock();
+  CHECK(b >= a);
+}
+
+}  // namespace kairos

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cudart_ops.h"
 #include "cudart_state.h"
 #include "sim_common.h"
 
@@ -20,7 +21,6 @@ using namespace kairos::sim;  // NOLINT: this file is the runtime's C surface
 
 #define KSIM_RT extern "C" __attribute__((visibility("default")))
 #define RT_CBID(name) CUPTI_RUNTIME_TRACE_CBID_##name
-#define DRV_CBID(name) CUPTI_DRIVER_TRACE_CBID_##name
 
 namespace {
 
@@ -28,7 +28,6 @@ constexpr size_t kAllocAlign = 256;
 
 bool HaveDevice(int dev) { return dev >= 0 && static_cast<size_t>(dev) < Rt().devices.size(); }
 
-cudaError_t NoDeviceError() { return Rt().devices.empty() ? cudaErrorNoDevice : cudaErrorInvalidDevice; }
 
 uint8_t CuptiMemKind(const Alloc* a) {
   if (a == nullptr) return CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
@@ -51,15 +50,20 @@ void EmitMemory(CUpti_ActivityMemoryOperationType op, const Alloc& a, uintptr_t 
   r.correlationId = corr;
   r.address = addr;
   r.bytes = a.size;
-  r.timestamp = KSimToCuptiTime(MonoNowNs());
+  r.timestamp = KSimCuptiNow();
   r.processId = static_cast<uint32_t>(getpid());
   r.deviceId = static_cast<uint32_t>(a.device);
   r.contextId = ctx != nullptr ? ctx->context_id : 0;
   KSimEmitRecord(&r, sizeof(r));
 }
 
-cudaError_t AllocCommon(ApiScope& api, void** ptr, size_t size, MemKind kind, CUpti_CallbackId drv,
-                        const char* drv_name) {
+}  // namespace
+
+namespace kairos::sim {
+
+cudaError_t NoDeviceError() { return Rt().devices.empty() ? cudaErrorNoDevice : cudaErrorInvalidDevice; }
+
+cudaError_t AllocCommon(ApiScope& api, void** ptr, size_t size, MemKind kind) {
   if (api.blocked() != cudaSuccess) return api.Finish(api.blocked());
   if (ptr == nullptr) return api.Finish(cudaErrorInvalidValue);
   Runtime& rt = Rt();
@@ -76,12 +80,14 @@ cudaError_t AllocCommon(ApiScope& api, void** ptr, size_t size, MemKind kind, CU
   }
   void* p = std::aligned_alloc(kAllocAlign, (size + kAllocAlign - 1) / kAllocAlign * kAllocAlign);
   if (p == nullptr) return api.Finish(cudaErrorMemoryAllocation);
+  // Touch every page now, as pinning does for host memory and as a device's memory is simply
+  // there: the first copy into the buffer then costs its memmove, not its page faults.
+  std::memset(p, 0, size);
   Alloc a{size, kind, dev};
   rt.allocs[reinterpret_cast<uintptr_t>(p)] = a;
   if (kind != MemKind::kPinned) ctx->used_bytes += size;
   *ptr = p;
   lock.unlock();
-  api.Driver(drv, drv_name, cudaSuccess);
   EmitMemory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, a, reinterpret_cast<uintptr_t>(p),
              api.correlation(), ctx);
   return api.Finish(cudaSuccess);
@@ -106,14 +112,12 @@ cudaError_t FreeCommon(ApiScope& api, void* ptr, bool host) {
   lock.unlock();
   if (!host) SleepUntilMono(tail);
   std::free(ptr);
-  api.Driver(host ? DRV_CBID(cuMemFreeHost) : DRV_CBID(cuMemFree_v2), host ? "cuMemFreeHost" : "cuMemFree_v2",
-             cudaSuccess);
   EmitMemory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, a, reinterpret_cast<uintptr_t>(ptr), api.correlation(),
              ctx);
   return api.Finish(cudaSuccess);
 }
 
-}  // namespace
+}  // namespace kairos::sim
 
 // ---- Errors and versions ----
 
@@ -220,41 +224,130 @@ KSIM_RT cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   if (prop == nullptr) return api.Finish(cudaErrorInvalidValue);
   if (!HaveDevice(device)) return api.Finish(NoDeviceError());
   const DeviceSpec& d = Rt().devices[device];
-  std::memset(prop, 0, sizeof(*prop));
-  std::snprintf(prop->name, sizeof(prop->name), "%s", d.name.c_str());
-  prop->uuid.bytes[0] = 0x4b;
-  prop->uuid.bytes[15] = static_cast<char>(device);
-  prop->totalGlobalMem = d.memory_bytes;
-  prop->sharedMemPerBlock = static_cast<size_t>(d.shared_per_block);
-  prop->regsPerBlock = 65536;
-  prop->warpSize = 32;
-  prop->memPitch = 2147483647;
-  prop->maxThreadsPerBlock = 1024;
-  prop->maxThreadsDim[0] = prop->maxThreadsDim[1] = 1024;
-  prop->maxThreadsDim[2] = 64;
-  prop->maxGridSize[0] = 2147483647;
-  prop->maxGridSize[1] = prop->maxGridSize[2] = 65535;
-  prop->totalConstMem = 65536;
-  prop->major = d.cc_major;
-  prop->minor = d.cc_minor;
-  prop->textureAlignment = 512;
-  prop->multiProcessorCount = d.sm_count;
-  prop->integrated = 0;
-  prop->canMapHostMemory = 1;
-  prop->concurrentKernels = 1;
-  prop->pciBusID = 0x18 + device;
-  prop->asyncEngineCount = 3;
-  prop->unifiedAddressing = 1;
-  prop->memoryBusWidth = d.memory_bus_width;
-  prop->l2CacheSize = d.l2_bytes;
-  prop->maxThreadsPerMultiProcessor = d.max_threads_per_sm;
-  prop->sharedMemPerMultiprocessor = static_cast<size_t>(d.shared_per_sm);
-  prop->regsPerMultiprocessor = d.regs_per_sm;
-  prop->managedMemory = 1;
-  prop->concurrentManagedAccess = 1;
-  prop->sharedMemPerBlockOptin = static_cast<size_t>(d.shared_per_sm - 1024);
-  prop->maxBlocksPerMultiProcessor = d.max_blocks_per_sm;
+  FillDeviceProperties(d, device, prop);
   return api.Finish(cudaSuccess);
+}
+
+cudaError_t kairos::sim::DeviceAttributeValue(const DeviceSpec& d, int attr, int* value) {
+  // Every value cudaDeviceAttr defines in CUDA 13 (driver_types.h) answers: the simulated
+  // device's value, the H100/A100 value where the simulator has no field for it, and 0 for
+  // features a simulated device does not have (textures and surfaces are not simulated,
+  // so their limits are the hardware's, but the texture calls themselves return 801).
+  switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
+    case cudaDevAttrMaxBlockDimX: case cudaDevAttrMaxBlockDimY: *value = 1024; break;
+    case cudaDevAttrMaxBlockDimZ: *value = 64; break;
+    case cudaDevAttrMaxGridDimX: *value = 2147483647; break;
+    case cudaDevAttrMaxGridDimY: case cudaDevAttrMaxGridDimZ: *value = 65535; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = d.shared_per_block; break;
+    case cudaDevAttrTotalConstantMemory: *value = 65536; break;
+    case cudaDevAttrWarpSize: *value = 32; break;
+    case cudaDevAttrMaxPitch: *value = 2147483647; break;
+    case cudaDevAttrMaxRegistersPerBlock: *value = 65536; break;
+    case cudaDevAttrClockRate: *value = d.clock_khz; break;
+    case cudaDevAttrTextureAlignment: *value = 512; break;
+    case cudaDevAttrGpuOverlap: *value = 1; break;
+    case cudaDevAttrMultiProcessorCount: *value = d.sm_count; break;
+    case cudaDevAttrKernelExecTimeout: *value = 0; break;
+    case cudaDevAttrIntegrated: *value = 0; break;
+    case cudaDevAttrCanMapHostMemory: *value = 1; break;
+    case cudaDevAttrComputeMode: *value = cudaComputeModeDefault; break;
+    case cudaDevAttrMaxTexture1DWidth: *value = 131072; break;
+    case cudaDevAttrMaxTexture2DWidth: case cudaDevAttrMaxTexture2DHeight: *value = 131072; break;
+    case cudaDevAttrMaxTexture3DWidth: case cudaDevAttrMaxTexture3DHeight: case cudaDevAttrMaxTexture3DDepth:
+      *value = 16384; break;
+    case cudaDevAttrMaxTexture2DLayeredWidth: case cudaDevAttrMaxTexture2DLayeredHeight: *value = 32768; break;
+    case cudaDevAttrMaxTexture2DLayeredLayers: *value = 2048; break;
+    case cudaDevAttrSurfaceAlignment: *value = 512; break;
+    case cudaDevAttrConcurrentKernels: *value = 1; break;
+    case cudaDevAttrEccEnabled: *value = 1; break;
+    case cudaDevAttrPciBusId: *value = d.pci_bus_id; break;
+    case cudaDevAttrPciDeviceId: *value = 0; break;
+    case cudaDevAttrTccDriver: *value = 0; break;
+    case cudaDevAttrMemoryClockRate: *value = d.memory_clock_khz; break;
+    case cudaDevAttrGlobalMemoryBusWidth: *value = d.memory_bus_width; break;
+    case cudaDevAttrL2CacheSize: *value = d.l2_bytes; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = d.max_threads_per_sm; break;
+    case cudaDevAttrAsyncEngineCount: *value = 3; break;
+    case cudaDevAttrUnifiedAddressing: *value = 1; break;
+    case cudaDevAttrMaxTexture1DLayeredWidth: *value = 32768; break;
+    case cudaDevAttrMaxTexture1DLayeredLayers: *value = 2048; break;
+    case cudaDevAttrMaxTexture2DGatherWidth: case cudaDevAttrMaxTexture2DGatherHeight: *value = 32768; break;
+    case cudaDevAttrMaxTexture3DWidthAlt: case cudaDevAttrMaxTexture3DHeightAlt: *value = 8192; break;
+    case cudaDevAttrMaxTexture3DDepthAlt: *value = 32768; break;
+    case cudaDevAttrPciDomainId: *value = 0; break;
+    case cudaDevAttrTexturePitchAlignment: *value = 32; break;
+    case cudaDevAttrMaxTextureCubemapWidth: case cudaDevAttrMaxTextureCubemapLayeredWidth: *value = 32768; break;
+    case cudaDevAttrMaxTextureCubemapLayeredLayers: *value = 2046; break;
+    case cudaDevAttrMaxSurface1DWidth: case cudaDevAttrMaxSurface2DWidth: case cudaDevAttrMaxSurface2DHeight:
+      *value = 32768; break;
+    case cudaDevAttrMaxSurface3DWidth: case cudaDevAttrMaxSurface3DHeight: case cudaDevAttrMaxSurface3DDepth:
+      *value = 16384; break;
+    case cudaDevAttrMaxSurface1DLayeredWidth: case cudaDevAttrMaxSurface2DLayeredWidth:
+    case cudaDevAttrMaxSurface2DLayeredHeight: case cudaDevAttrMaxSurfaceCubemapWidth:
+    case cudaDevAttrMaxSurfaceCubemapLayeredWidth: *value = 32768; break;
+    case cudaDevAttrMaxSurface1DLayeredLayers: case cudaDevAttrMaxSurface2DLayeredLayers: *value = 2048; break;
+    case cudaDevAttrMaxSurfaceCubemapLayeredLayers: *value = 2046; break;
+    case cudaDevAttrMaxTexture1DLinearWidth: *value = 268435456; break;
+    case cudaDevAttrMaxTexture2DLinearWidth: case cudaDevAttrMaxTexture2DLinearHeight: *value = 131072; break;
+    case cudaDevAttrMaxTexture2DLinearPitch: *value = 2097120; break;
+    case cudaDevAttrMaxTexture2DMipmappedWidth: case cudaDevAttrMaxTexture2DMipmappedHeight: *value = 32768; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = d.cc_major; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = d.cc_minor; break;
+    case cudaDevAttrMaxTexture1DMipmappedWidth: *value = 32768; break;
+    case cudaDevAttrStreamPrioritiesSupported: *value = 1; break;
+    case cudaDevAttrGlobalL1CacheSupported: case cudaDevAttrLocalL1CacheSupported: *value = 1; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = d.shared_per_sm; break;
+    case cudaDevAttrMaxRegistersPerMultiprocessor: *value = d.regs_per_sm; break;
+    case cudaDevAttrManagedMemory: *value = 1; break;
+    case cudaDevAttrIsMultiGpuBoard: *value = 0; break;
+    case cudaDevAttrMultiGpuBoardGroupID: *value = 0; break;
+    case cudaDevAttrHostNativeAtomicSupported: *value = 0; break;
+    case cudaDevAttrSingleToDoublePrecisionPerfRatio: *value = 2; break;
+    case cudaDevAttrPageableMemoryAccess: *value = 0; break;
+    case cudaDevAttrConcurrentManagedAccess: *value = 1; break;
+    case cudaDevAttrComputePreemptionSupported: *value = 1; break;
+    case cudaDevAttrCanUseHostPointerForRegisteredMem: *value = 1; break;
+    case cudaDevAttrReserved92: case cudaDevAttrReserved93: case cudaDevAttrReserved94: case cudaDevAttrReserved96:
+    case cudaDevAttrReserved122: case cudaDevAttrReserved123: case cudaDevAttrReserved124:
+    case cudaDevAttrReserved127: case cudaDevAttrReserved128: case cudaDevAttrReserved129:
+    case cudaDevAttrReserved132: case cudaDevAttrReserved141: case cudaDevAttrReserved145:
+      *value = 0; break;
+    case cudaDevAttrCooperativeLaunch: *value = 1; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = d.shared_per_sm - 1024; break;
+    case cudaDevAttrCanFlushRemoteWrites: *value = 0; break;
+    case cudaDevAttrHostRegisterSupported: *value = 1; break;
+    case cudaDevAttrPageableMemoryAccessUsesHostPageTables: *value = 0; break;
+    case cudaDevAttrDirectManagedMemAccessFromHost: *value = 0; break;
+    case cudaDevAttrMaxBlocksPerMultiprocessor: *value = d.max_blocks_per_sm; break;
+    case cudaDevAttrMaxPersistingL2CacheSize: *value = d.l2_bytes / 4 * 3; break;
+    case cudaDevAttrMaxAccessPolicyWindowSize: *value = 134213632; break;
+    case cudaDevAttrReservedSharedMemoryPerBlock: *value = 1024; break;
+    case cudaDevAttrSparseCudaArraySupported: *value = 0; break;
+    case cudaDevAttrHostRegisterReadOnlySupported: *value = 1; break;
+    case cudaDevAttrTimelineSemaphoreInteropSupported: *value = 0; break;
+    case cudaDevAttrMemoryPoolsSupported: *value = 1; break;
+    case cudaDevAttrGPUDirectRDMASupported: *value = 0; break;
+    case cudaDevAttrGPUDirectRDMAFlushWritesOptions: *value = 0; break;
+    case cudaDevAttrGPUDirectRDMAWritesOrdering: *value = 0; break;
+    case cudaDevAttrMemoryPoolSupportedHandleTypes: *value = 0; break;  // no IPC
+    case cudaDevAttrClusterLaunch: *value = d.cc_major >= 9 ? 1 : 0; break;
+    case cudaDevAttrDeferredMappingCudaArraySupported: *value = 0; break;
+    case cudaDevAttrIpcEventSupport: *value = 0; break;
+    case cudaDevAttrMemSyncDomainCount: *value = d.cc_major >= 9 ? 4 : 1; break;
+    case cudaDevAttrNumaConfig: *value = 0; break;
+    case cudaDevAttrNumaId: *value = -1; break;
+    case cudaDevAttrMpsEnabled: *value = 0; break;
+    case cudaDevAttrHostNumaId: *value = -1; break;
+    case cudaDevAttrD3D12CigSupported: case cudaDevAttrVulkanCigSupported: *value = 0; break;
+    case cudaDevAttrGpuPciDeviceId: *value = d.pci_device_id; break;
+    case cudaDevAttrGpuPciSubsystemId: *value = 0; break;
+    case cudaDevAttrHostNumaMemoryPoolsSupported: case cudaDevAttrHostNumaMultinodeIpcSupported: *value = 0; break;
+    case cudaDevAttrHostMemoryPoolsSupported: *value = 0; break;
+    case cudaDevAttrOnlyPartialHostNativeAtomicSupported: *value = 0; break;
+    default: return cudaErrorInvalidValue;  // not a value CUDA 13 defines
+  }
+  return cudaSuccess;
 }
 
 KSIM_RT cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
@@ -262,25 +355,7 @@ KSIM_RT cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int 
   if (api.blocked() != cudaSuccess) return api.Finish(api.blocked());
   if (value == nullptr) return api.Finish(cudaErrorInvalidValue);
   if (!HaveDevice(device)) return api.Finish(NoDeviceError());
-  const DeviceSpec& d = Rt().devices[device];
-  switch (attr) {
-    case cudaDevAttrMultiProcessorCount: *value = d.sm_count; break;
-    case cudaDevAttrComputeCapabilityMajor: *value = d.cc_major; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = d.cc_minor; break;
-    case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
-    case cudaDevAttrWarpSize: *value = 32; break;
-    case cudaDevAttrClockRate: *value = d.clock_khz; break;
-    case cudaDevAttrMemoryClockRate: *value = d.memory_clock_khz; break;
-    case cudaDevAttrGlobalMemoryBusWidth: *value = d.memory_bus_width; break;
-    case cudaDevAttrL2CacheSize: *value = d.l2_bytes; break;
-    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = d.max_threads_per_sm; break;
-    case cudaDevAttrMaxSharedMemoryPerBlock: *value = d.shared_per_block; break;
-    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = d.shared_per_sm; break;
-    case cudaDevAttrUnifiedAddressing: *value = 1; break;
-    case cudaDevAttrConcurrentKernels: *value = 1; break;
-    default: return api.Finish(cudaErrorInvalidValue);
-  }
-  return api.Finish(cudaSuccess);
+  return api.Finish(DeviceAttributeValue(Rt().devices[device], static_cast<int>(attr), value));
 }
 
 KSIM_RT cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
@@ -303,6 +378,10 @@ KSIM_RT cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
 
 KSIM_RT cudaError_t cudaDeviceSynchronize(void) {
   ApiScope api(RT_CBID(cudaDeviceSynchronize_v3020), "cudaDeviceSynchronize");
+  return DeviceSyncCommon(api);
+}
+
+cudaError_t kairos::sim::DeviceSyncCommon(ApiScope& api) {
   if (api.blocked() != cudaSuccess) return api.Finish(api.blocked());
   Runtime& rt = Rt();
   std::unique_lock<std::mutex> lock(rt.mu);
@@ -312,7 +391,7 @@ KSIM_RT cudaError_t cudaDeviceSynchronize(void) {
   lock.unlock();
   uint64_t t0 = MonoNowNs();
   SleepUntilMono(tail);
-  api.Driver(DRV_CBID(cuCtxSynchronize), "cuCtxSynchronize", cudaSuccess);
+  WaitHostFuncs(nullptr, ctx);
   KSimSynchronizeCallback(CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED, reinterpret_cast<CUcontext>(ctx), nullptr);
   EmitSync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, ctx, nullptr, nullptr, t0, MonoNowNs(),
            api.correlation(), cudaSuccess);
@@ -323,22 +402,22 @@ KSIM_RT cudaError_t cudaDeviceSynchronize(void) {
 
 KSIM_RT cudaError_t cudaMalloc(void** ptr, size_t size) {
   ApiScope api(RT_CBID(cudaMalloc_v3020), "cudaMalloc");
-  return AllocCommon(api, ptr, size, MemKind::kDevice, DRV_CBID(cuMemAlloc_v2), "cuMemAlloc_v2");
+  return AllocCommon(api, ptr, size, MemKind::kDevice);
 }
 
 KSIM_RT cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int) {
   ApiScope api(RT_CBID(cudaMallocManaged_v6000), "cudaMallocManaged");
-  return AllocCommon(api, ptr, size, MemKind::kManaged, DRV_CBID(cuMemAllocManaged), "cuMemAllocManaged");
+  return AllocCommon(api, ptr, size, MemKind::kManaged);
 }
 
 KSIM_RT cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) {
   ApiScope api(RT_CBID(cudaHostAlloc_v3020), "cudaHostAlloc");
-  return AllocCommon(api, ptr, size, MemKind::kPinned, DRV_CBID(cuMemHostAlloc), "cuMemHostAlloc");
+  return AllocCommon(api, ptr, size, MemKind::kPinned);
 }
 
 KSIM_RT cudaError_t cudaMallocHost(void** ptr, size_t size) {
   ApiScope api(RT_CBID(cudaMallocHost_v3020), "cudaMallocHost");
-  return AllocCommon(api, ptr, size, MemKind::kPinned, DRV_CBID(cuMemHostAlloc), "cuMemHostAlloc");
+  return AllocCommon(api, ptr, size, MemKind::kPinned);
 }
 
 KSIM_RT cudaError_t cudaFree(void* ptr) {

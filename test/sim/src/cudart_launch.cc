@@ -18,7 +18,6 @@ using namespace kairos::sim;  // NOLINT: this file is the runtime's C surface
 
 #define KSIM_RT extern "C" __attribute__((visibility("default")))
 #define RT_CBID(name) CUPTI_RUNTIME_TRACE_CBID_##name
-#define DRV_CBID(name) CUPTI_DRIVER_TRACE_CBID_##name
 
 namespace {
 
@@ -69,6 +68,13 @@ cudaError_t Launch(CUpti_CallbackId cbid, const char* api_name, const KernelInfo
                    dim3 block, void** args, size_t shared, cudaStream_t stream) {
   cudaLaunchKernel_v7000_params params{func, grid, block, args, shared, stream};
   ApiScope api(cbid, api_name, &params, k != nullptr ? k->name.c_str() : nullptr);
+  return LaunchCommon(api, k, grid, block, shared, stream);
+}
+
+}  // namespace
+
+cudaError_t kairos::sim::LaunchCommon(ApiScope& api, const KernelInfo* k, dim3 grid, dim3 block, size_t shared,
+                                      cudaStream_t stream) {
   if (api.blocked() != cudaSuccess) return api.Finish(api.blocked());
   if (k == nullptr) return api.Finish(cudaErrorInvalidDeviceFunction);
   uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
@@ -96,11 +102,8 @@ cudaError_t Launch(CUpti_CallbackId cbid, const char* api_name, const KernelInfo
   Stream* stream_obj = s;
   EmitKernel(ctx, stream_obj, k, shape, queued, start, end, api.correlation(), 0, 0);
   lock.unlock();
-  api.Driver(DRV_CBID(cuLaunchKernel), "cuLaunchKernel", cudaSuccess);
   return api.Finish(cudaSuccess);
 }
-
-}  // namespace
 
 // ---- Registration (called from nvcc-generated static constructors) ----
 
@@ -300,8 +303,8 @@ KSIM_RT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
     std::memset(&r, 0, sizeof(r));
     r.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
     r.correlationId = api.correlation();
-    r.start = KSimToCuptiTime(first_start);
-    r.end = KSimToCuptiTime(last_end);
+    r.start = first_start;
+    r.end = last_end;
     r.deviceId = r.endDeviceId = static_cast<uint32_t>(s->ctx->device);
     r.graphId = e->graph_id;
     r.contextId = r.endContextId = s->ctx->context_id;
@@ -309,7 +312,6 @@ KSIM_RT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
     KSimEmitGpuRecord(&r, sizeof(r), last_end);
   }
   lock.unlock();
-  api.Driver(DRV_CBID(cuGraphLaunch), "cuGraphLaunch", err);
   return api.Finish(err);
 }
 

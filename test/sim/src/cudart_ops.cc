@@ -15,15 +15,18 @@ using namespace kairos::sim;  // NOLINT: this file is the runtime's C surface
 
 #define KSIM_RT extern "C" __attribute__((visibility("default")))
 #define RT_CBID(name) CUPTI_RUNTIME_TRACE_CBID_##name
-#define DRV_CBID(name) CUPTI_DRIVER_TRACE_CBID_##name
 
 namespace kairos::sim {
 
 cudaError_t EnqueueCopy(Runtime& rt, Stream* s, void* dst, const void* src, size_t n, cudaMemcpyKind kind,
-                        bool async, uint32_t corr, uint32_t graph_id, uint64_t node_id, uint64_t* end_out) {
+                        bool async, uint32_t corr, uint32_t graph_id, uint64_t node_id, uint64_t* end_out,
+                        const Copy2DShape* shape) {
   uintptr_t base = 0;
-  const Alloc* da = rt.FindLocked(dst, n, &base);
-  const Alloc* sa = rt.FindLocked(src, n, &base);
+  // The extent each side spans: the whole pitched block for a 2D copy.
+  const size_t dspan = shape != nullptr ? shape->dpitch * (shape->height - 1) + shape->width : n;
+  const size_t sspan = shape != nullptr ? shape->spitch * (shape->height - 1) + shape->width : n;
+  const Alloc* da = rt.FindLocked(dst, dspan, &base);
+  const Alloc* sa = rt.FindLocked(src, sspan, &base);
   bool d_dev = da != nullptr && da->kind != MemKind::kPinned;
   bool s_dev = sa != nullptr && sa->kind != MemKind::kPinned;
   if (kind == cudaMemcpyDefault) {
@@ -72,7 +75,14 @@ cudaError_t EnqueueCopy(Runtime& rt, Stream* s, void* dst, const void* src, size
   uint64_t start = 0, end = 0;
   rt.ScheduleLocked(s, CopyDurationNs(spec, path, n), &start, &end);
   // Device memory is host memory: the bytes move now, in program order.
-  if (n > 0 && dst != src) std::memmove(dst, src, n);
+  if (shape != nullptr) {
+    for (size_t row = 0; row < shape->height; ++row) {
+      std::memmove(static_cast<uint8_t*>(dst) + row * shape->dpitch,
+                   static_cast<const uint8_t*>(src) + row * shape->spitch, shape->width);
+    }
+  } else if (n > 0 && dst != src) {
+    std::memmove(dst, src, n);
+  }
   EmitMemcpy(s->ctx, s, copy_kind, src_kind, dst_kind, async, n, start, end, corr, graph_id, node_id, src_dev,
              dst_dev);
   // A copy from/to pageable memory is synchronous for the host even when
@@ -95,10 +105,6 @@ cudaError_t EnqueueMemset(Runtime& rt, Stream* s, void* dst, int value, size_t n
   return cudaSuccess;
 }
 
-}  // namespace kairos::sim
-
-namespace {
-
 cudaError_t CopyApi(ApiScope& api, void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream,
                     bool async) {
   if (api.blocked() != cudaSuccess) return api.Finish(api.blocked());
@@ -119,7 +125,6 @@ cudaError_t CopyApi(ApiScope& api, void* dst, const void* src, size_t n, cudaMem
   cudaError_t err = EnqueueCopy(rt, s, dst, src, n, kind, async, api.correlation(), 0, 0, &wait_until);
   lock.unlock();
   if (err == cudaSuccess) SleepUntilMono(wait_until);
-  api.Driver(async ? DRV_CBID(cuMemcpyAsync) : DRV_CBID(cuMemcpy), async ? "cuMemcpyAsync" : "cuMemcpy", err);
   return api.Finish(err);
 }
 
@@ -139,12 +144,10 @@ cudaError_t MemsetApi(ApiScope& api, void* dst, int value, size_t n, cudaStream_
   }
   cudaError_t err = EnqueueMemset(rt, s, dst, value, n, async, api.correlation(), 0, 0);
   lock.unlock();
-  api.Driver(async ? DRV_CBID(cuMemsetD8Async) : DRV_CBID(cuMemsetD8_v2), async ? "cuMemsetD8Async" : "cuMemsetD8_v2",
-             err);
   return api.Finish(err);
 }
 
-}  // namespace
+}  // namespace kairos::sim
 
 KSIM_RT cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
   ApiScope api(RT_CBID(cudaMemcpy_v3020), "cudaMemcpy");
@@ -178,9 +181,7 @@ KSIM_RT cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t
 
 // ---- Streams ----
 
-namespace {
-
-cudaError_t CreateStream(ApiScope& api, cudaStream_t* out, unsigned flags, int priority) {
+cudaError_t kairos::sim::CreateStreamCommon(ApiScope& api, cudaStream_t* out, unsigned flags, int priority) {
   if (api.blocked() != cudaSuccess) return api.Finish(api.blocked());
   if (out == nullptr) return api.Finish(cudaErrorInvalidValue);
   Runtime& rt = Rt();
@@ -199,26 +200,23 @@ cudaError_t CreateStream(ApiScope& api, cudaStream_t* out, unsigned flags, int p
   rt.streams[raw] = std::move(s);
   *out = reinterpret_cast<cudaStream_t>(raw);
   lock.unlock();
-  api.Driver(DRV_CBID(cuStreamCreate), "cuStreamCreate", cudaSuccess);
   KSimResourceCallback(CUPTI_CBID_RESOURCE_STREAM_CREATED, reinterpret_cast<CUcontext>(ctx), raw, nullptr);
   return api.Finish(cudaSuccess);
 }
 
-}  // namespace
-
 KSIM_RT cudaError_t cudaStreamCreate(cudaStream_t* s) {
   ApiScope api(RT_CBID(cudaStreamCreate_v3020), "cudaStreamCreate");
-  return CreateStream(api, s, cudaStreamDefault, 0);
+  return CreateStreamCommon(api, s, cudaStreamDefault, 0);
 }
 
 KSIM_RT cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
   ApiScope api(RT_CBID(cudaStreamCreateWithFlags_v5000), "cudaStreamCreateWithFlags");
-  return CreateStream(api, s, flags, 0);
+  return CreateStreamCommon(api, s, flags, 0);
 }
 
 KSIM_RT cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int priority) {
   ApiScope api(RT_CBID(cudaStreamCreateWithPriority_v5050), "cudaStreamCreateWithPriority");
-  return CreateStream(api, s, flags, priority);
+  return CreateStreamCommon(api, s, flags, priority);
 }
 
 KSIM_RT cudaError_t cudaStreamGetPriority(cudaStream_t stream, int* priority) {
@@ -233,6 +231,10 @@ KSIM_RT cudaError_t cudaStreamGetPriority(cudaStream_t stream, int* priority) {
 
 KSIM_RT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   ApiScope api(RT_CBID(cudaStreamDestroy_v5050), "cudaStreamDestroy");
+  return DestroyStreamCommon(api, stream);
+}
+
+cudaError_t kairos::sim::DestroyStreamCommon(ApiScope& api, cudaStream_t stream) {
   if (api.blocked() != cudaSuccess) return api.Finish(api.blocked());
   Runtime& rt = Rt();
   std::unique_lock<std::mutex> lock(rt.mu);
@@ -253,12 +255,15 @@ KSIM_RT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   ctx->streams.erase(std::remove(ctx->streams.begin(), ctx->streams.end(), s), ctx->streams.end());
   rt.streams.erase(it);
   lock.unlock();
-  api.Driver(DRV_CBID(cuStreamDestroy_v2), "cuStreamDestroy_v2", cudaSuccess);
   return api.Finish(cudaSuccess);
 }
 
 KSIM_RT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   ApiScope api(RT_CBID(cudaStreamSynchronize_v3020), "cudaStreamSynchronize");
+  return StreamSyncCommon(api, stream);
+}
+
+cudaError_t kairos::sim::StreamSyncCommon(ApiScope& api, cudaStream_t stream) {
   if (api.blocked() != cudaSuccess) return api.Finish(api.blocked());
   Runtime& rt = Rt();
   std::unique_lock<std::mutex> lock(rt.mu);
@@ -267,10 +272,11 @@ KSIM_RT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   if (s->capture != nullptr) return api.Finish(cudaErrorStreamCaptureUnsupported);
   uint64_t tail = s->tail;
   Stream snapshot = *s;  // the stream may be destroyed by another thread while we wait
+  const Stream* key = s;  // only compared, never dereferenced after this
   lock.unlock();
   uint64_t t0 = MonoNowNs();
   SleepUntilMono(tail);
-  api.Driver(DRV_CBID(cuStreamSynchronize), "cuStreamSynchronize", cudaSuccess);
+  WaitHostFuncs(key, nullptr);
   KSimSynchronizeCallback(CUPTI_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED, reinterpret_cast<CUcontext>(snapshot.ctx),
                           reinterpret_cast<CUstream>(stream));
   EmitSync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, snapshot.ctx, &snapshot, nullptr, t0,
@@ -324,7 +330,6 @@ cudaError_t RecordEvent(ApiScope& api, cudaEvent_t event, cudaStream_t stream) {
   rt.ScheduleLocked(s, 0, &start, &end);
   e->recorded = true;
   e->time = end;
-  api.Driver(DRV_CBID(cuEventRecord), "cuEventRecord", cudaSuccess);
   return api.Finish(cudaSuccess);
 }
 
@@ -371,7 +376,6 @@ KSIM_RT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   lock.unlock();
   uint64_t t0 = MonoNowNs();
   if (copy.recorded) SleepUntilMono(copy.time);
-  api.Driver(DRV_CBID(cuEventSynchronize), "cuEventSynchronize", cudaSuccess);
   EmitSync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, ctx, nullptr, &copy, t0, MonoNowNs(),
            api.correlation(), cudaSuccess);
   return api.Finish(cudaSuccess);
@@ -411,7 +415,6 @@ KSIM_RT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, 
   if (e == nullptr || s == nullptr) return api.Finish(cudaErrorInvalidResourceHandle);
   if (e->recorded && s->capture == nullptr) s->tail = std::max(s->tail, e->time);
   uint64_t now = MonoNowNs();
-  api.Driver(DRV_CBID(cuStreamWaitEvent), "cuStreamWaitEvent", cudaSuccess);
   EmitSync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, s->ctx, s, e, now, now, api.correlation(),
            cudaSuccess);
   return api.Finish(cudaSuccess);

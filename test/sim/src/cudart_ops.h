@@ -9,12 +9,42 @@
 
 namespace kairos::sim {
 
-// Schedules a copy on `s`, moves the bytes and emits its record. `*end_out`
-// is the time the host must wait until (0 when the call is asynchronous).
+// A 2D copy: `height` rows of `width` bytes, `dpitch`/`spitch` bytes apart.
+struct Copy2DShape {
+  size_t dpitch, spitch, width, height;
+};
+
+// Schedules a copy on `s`, moves the bytes and emits its record (one record, `n` bytes,
+// also for a 2D copy). `*end_out` is the time the host must wait until (0 when the call is
+// asynchronous).
 cudaError_t EnqueueCopy(Runtime& rt, Stream* s, void* dst, const void* src, size_t n, cudaMemcpyKind kind,
-                        bool async, uint32_t corr, uint32_t graph_id, uint64_t node_id, uint64_t* end_out);
+                        bool async, uint32_t corr, uint32_t graph_id, uint64_t node_id, uint64_t* end_out,
+                        const Copy2DShape* shape = nullptr);
 cudaError_t EnqueueMemset(Runtime& rt, Stream* s, void* dst, int value, size_t n, bool async, uint32_t corr,
                           uint32_t graph_id, uint64_t node_id);
+
+// The bodies of the copy, memset, allocation, free, launch and synchronize entry points,
+// shared by the runtime API (cudart_*.cc) and the driver API (cuda_driver.cc): each runs
+// inside the caller's ApiScope and finishes it.
+cudaError_t CopyApi(ApiScope& api, void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream,
+                    bool async);
+cudaError_t MemsetApi(ApiScope& api, void* dst, int value, size_t n, cudaStream_t stream, bool async);
+cudaError_t AllocCommon(ApiScope& api, void** ptr, size_t size, MemKind kind);
+cudaError_t FreeCommon(ApiScope& api, void* ptr, bool host);
+cudaError_t LaunchCommon(ApiScope& api, const KernelInfo* k, dim3 grid, dim3 block, size_t shared,
+                         cudaStream_t stream);
+cudaError_t StreamSyncCommon(ApiScope& api, cudaStream_t stream);
+cudaError_t DeviceSyncCommon(ApiScope& api);
+cudaError_t NoDeviceError();
+cudaError_t CreateStreamCommon(ApiScope& api, cudaStream_t* out, unsigned flags, int priority);
+cudaError_t DestroyStreamCommon(ApiScope& api, cudaStream_t stream);
+// The value of a cudaDeviceAttr (== CUdevice_attribute) for `d`; cudaErrorInvalidValue for a
+// value CUDA 13 does not define.
+cudaError_t DeviceAttributeValue(const DeviceSpec& d, int attr, int* value);
+// Blocks until the host functions queued on `s` (and on every stream of `ctx` when `s` is
+// nullptr) have run.
+void WaitHostFuncs(const Stream* s, const Context* ctx);
+void FillDeviceProperties(const DeviceSpec& d, int device, cudaDeviceProp* prop);
 
 }  // namespace kairos::sim
 

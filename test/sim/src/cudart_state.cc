@@ -191,11 +191,12 @@ void EmitContextRecords(const Context* ctx) {
   }
 }
 
-ApiScope::ApiScope(CUpti_CallbackId cbid, const char* name, const void* params, const char* symbol) {
+ApiScope::ApiScope(CUpti_CallbackId cbid, const char* name, const void* params, const char* symbol,
+                   CUpti_CallbackDomain domain) {
   Runtime& rt = Rt();
   InjectOnce();
   std::memset(&call_, 0, sizeof(call_));
-  call_.domain = CUPTI_CB_DOMAIN_RUNTIME_API;
+  call_.domain = domain;
   call_.cbid = cbid;
   call_.function_name = name;
   call_.params = params;
@@ -243,20 +244,6 @@ ApiScope::~ApiScope() {
   }
 }
 
-void ApiScope::Driver(CUpti_CallbackId cbid, const char* name, cudaError_t result) {
-  KSimApiCall d;
-  std::memset(&d, 0, sizeof(d));
-  d.domain = CUPTI_CB_DOMAIN_DRIVER_API;
-  d.cbid = cbid;
-  d.function_name = name;
-  d.symbol_name = call_.symbol_name;
-  d.context = call_.context;
-  d.context_uid = call_.context_uid;
-  KSimApiEnter(&d, call_.correlation_id);
-  d.return_value = static_cast<int>(result);  // cudaError_t and CUresult agree for these
-  KSimApiExit(&d);
-}
-
 void EmitKernel(const Context* ctx, const Stream* s, const KernelInfo* k, const LaunchShape& shape,
                 uint64_t queued, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph_id,
                 uint64_t node_id) {
@@ -270,8 +257,8 @@ void EmitKernel(const Context* ctx, const Stream* s, const KernelInfo* k, const 
   std::memset(&r, 0, sizeof(r));
   r.kind = kind;
   r.registersPerThread = 32;
-  r.start = KSimToCuptiTime(start);
-  r.end = KSimToCuptiTime(end);
+  r.start = start;  // CLOCK_MONOTONIC: libcupti converts at completion
+  r.end = end;
   r.completed = r.end;
   r.deviceId = static_cast<uint32_t>(ctx->device);
   r.contextId = ctx->context_id;
@@ -287,8 +274,8 @@ void EmitKernel(const Context* ctx, const Stream* s, const KernelInfo* k, const 
   r.gridId = grid_id.fetch_add(1);
   r.name = k->name.c_str();  // owned by the (leaked) kernel registry
   if (KSimLatencyTimestamps()) {
-    r.queued = KSimToCuptiTime(queued);
-    r.submitted = KSimToCuptiTime(std::min(start, queued + 1000));
+    r.queued = queued;
+    r.submitted = std::min(start, queued + 1000);
   }
   r.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
   r.sharedMemoryExecuted = static_cast<uint32_t>(ctx->spec.shared_per_block);
@@ -310,8 +297,8 @@ void EmitMemcpy(const Context* ctx, const Stream* s, uint8_t copy_kind, uint8_t 
     r.dstKind = dst_kind;
     r.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
     r.bytes = bytes;
-    r.start = KSimToCuptiTime(start);
-    r.end = KSimToCuptiTime(end);
+    r.start = start;
+    r.end = end;
     r.deviceId = static_cast<uint32_t>(ctx->device);
     r.contextId = ctx->context_id;
     r.streamId = s->stream_id;
@@ -332,8 +319,8 @@ void EmitMemcpy(const Context* ctx, const Stream* s, uint8_t copy_kind, uint8_t 
     p.dstKind = dst_kind;
     p.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
     p.bytes = bytes;
-    p.start = KSimToCuptiTime(start);
-    p.end = KSimToCuptiTime(end);
+    p.start = start;
+    p.end = end;
     p.deviceId = static_cast<uint32_t>(ctx->device);
     p.contextId = ctx->context_id;
     p.streamId = s->stream_id;
@@ -356,8 +343,8 @@ void EmitMemset(const Context* ctx, const Stream* s, uint32_t value, uint64_t by
   r.kind = CUPTI_ACTIVITY_KIND_MEMSET;
   r.value = value;
   r.bytes = bytes;
-  r.start = KSimToCuptiTime(start);
-  r.end = KSimToCuptiTime(end);
+  r.start = start;
+  r.end = end;
   r.deviceId = static_cast<uint32_t>(ctx->device);
   r.contextId = ctx->context_id;
   r.streamId = s->stream_id;
@@ -377,7 +364,7 @@ void EmitSync(CUpti_ActivitySynchronizationType type, const Context* ctx, const 
   std::memset(&r, 0, sizeof(r));
   r.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
   r.type = type;
-  r.start = KSimToCuptiTime(start);
+  r.start = KSimToCuptiTime(start);  // a CPU-side record: written now, in the CUPTI base
   r.end = KSimToCuptiTime(end);
   r.correlationId = corr;
   r.contextId = ctx != nullptr ? ctx->context_id : CUPTI_SYNCHRONIZATION_INVALID_VALUE;

@@ -15,6 +15,7 @@
 #include <cupti.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -52,6 +53,8 @@ struct Alloc {
   size_t size;
   MemKind kind;
   int device;
+  bool registered = false;  // cudaHostRegister'ed program memory (never freed by us)
+  bool from_pool = false;   // cudaMallocAsync
 };
 
 struct KernelInfo {
@@ -110,6 +113,12 @@ struct Runtime {
   // are still due; ApiScope::Finish delivers them with `mu` released so the
   // client may call back into the runtime.
   std::vector<Context*> created_contexts;
+  // Device flags set by cudaSetDeviceFlags, by device.
+  std::map<int, unsigned> device_flags;
+  // Host functions (cudaLaunchHostFunc, cudaStreamAddCallback) queued and not yet run, per
+  // stream and per context; syncs wait for them. Guarded by `mu`, signalled on host_cv.
+  std::map<const void*, int> host_pending;
+  std::condition_variable host_cv;
 
   // Lazily creates the primary context of `device` (mu held).
   Context* ContextLocked(int device);
@@ -134,12 +143,12 @@ cudaError_t& LastError();
 // Emits the context's CONTEXT and DEVICE records (when enabled).
 void EmitContextRecords(const Context* ctx);
 
-// Scoped runtime API call: correlation id, callbacks, API record, last error,
+// Scoped runtime (or, from cuda_driver.cc, driver) API call: correlation id, callbacks, API record, last error,
 // the stop-device fault knob and the one-time CUDA injection.
 class ApiScope {
  public:
   ApiScope(CUpti_CallbackId cbid, const char* name, const void* params = nullptr,
-           const char* symbol = nullptr);
+           const char* symbol = nullptr, CUpti_CallbackDomain domain = CUPTI_CB_DOMAIN_RUNTIME_API);
   ~ApiScope();
   ApiScope(const ApiScope&) = delete;
   ApiScope& operator=(const ApiScope&) = delete;
@@ -149,9 +158,6 @@ class ApiScope {
   uint32_t correlation() const { return call_.correlation_id; }
   // Records the result; sets the thread's last error on failure.
   cudaError_t Finish(cudaError_t err);
-  // Runs a nested driver call (same correlation id) around nothing: the
-  // simulator does the work in the runtime call, but tracers see the pair.
-  void Driver(CUpti_CallbackId cbid, const char* name, cudaError_t result);
 
  private:
   KSimApiCall call_;

@@ -230,15 +230,15 @@ KSIM_PUBLIC CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, 
 KSIM_PUBLIC CUptiResult cuptiGetTimestamp(uint64_t* timestamp) {
   KSIM_CUPTI_ENTRY("cuptiGetTimestamp");
   if (timestamp == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
-  CUpti_TimestampCallbackFunc cb = Core().timestamp_callback.load();
-  *timestamp = cb != nullptr ? cb() : kairos::sim::RealtimeNowNs();
+  // "Normalized to correspond with the ... timestamps reported in the activity records".
+  *timestamp = Core().timebase.Now();
   return CUPTI_SUCCESS;
 }
 
 KSIM_PUBLIC CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc func) {
   KSIM_CUPTI_ENTRY("cuptiActivityRegisterTimestampCallback");
-  Core().timestamp_callback.store(func);
-  Core().Recalibrate();
+  if (func == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  Core().timebase.SetCallback(func);
   return CUPTI_SUCCESS;
 }
 

@@ -74,7 +74,6 @@ CuptiCore::CuptiCore() : store(ReadStoreFaults()) {
     }
     pos = comma + 1;
   }
-  Recalibrate();
   store.set_overhead_enabled(&OverheadEnabled);
 }
 
@@ -83,17 +82,6 @@ CUptiResult CuptiCore::ForcedResult(const char* function) const {
   if (forced_.empty()) return CUPTI_SUCCESS;
   auto it = forced_.find(function);
   return it == forced_.end() ? CUPTI_SUCCESS : static_cast<CUptiResult>(it->second);
-}
-
-void CuptiCore::Recalibrate() {
-  CUpti_TimestampCallbackFunc cb = timestamp_callback.load();
-  uint64_t mono = MonoNowNs();
-  uint64_t base = cb != nullptr ? cb() : RealtimeNowNs();
-  time_offset.store(static_cast<int64_t>(base - mono));
-}
-
-uint64_t CuptiCore::Now() const {
-  return MonoNowNs() + static_cast<uint64_t>(time_offset.load(std::memory_order_relaxed));
 }
 
 CuptiCore& Core() {
@@ -152,17 +140,21 @@ KSIM_API void KSimApiEnter(KSimApiCall* call, uint32_t parent_correlation) {
   call->return_value = 0;
   call->start_mono_ns = kairos::sim::MonoNowNs();
   FireApiCallback(call, CUPTI_API_ENTER);
+  // CPU-side records take their timestamps from the timebase at the moment (as CUPTI calls
+  // the client's timestamp callback), after the ENTER callback like CUPTI's own stamp.
+  call->start_cupti = core.timebase.Now();
 }
 
 KSIM_API void KSimApiExit(KSimApiCall* call) {
   CuptiCore& core = Core();
-  uint64_t end_mono = kairos::sim::MonoNowNs();
+  uint64_t end_cupti = core.timebase.Now();
   FireApiCallback(call, CUPTI_API_EXIT);
   if (!core.store.registered()) return;
   bool runtime = call->domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-  // One external-correlation record per kind with a pushed id precedes the
-  // API record (only for the outermost call; nested driver calls share it).
-  if (runtime && core.kinds[CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION].load() != 0) {
+  // One external-correlation record per kind with a pushed id precedes the API record.
+  // Every call the program makes is outermost (the runtime makes no driver calls that
+  // CUPTI reports), so runtime and driver calls both get them.
+  if (core.kinds[CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION].load() != 0) {
     for (int kind = 0; kind < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; ++kind) {
       std::vector<uint64_t>* stack = kairos::sim::ExternalStack(kind);
       if (stack->empty()) continue;
@@ -185,8 +177,8 @@ KSIM_API void KSimApiExit(KSimApiCall* call) {
   std::memset(&r, 0, sizeof(r));
   r.kind = kind;
   r.cbid = call->cbid;
-  r.start = KSimToCuptiTime(call->start_mono_ns);
-  r.end = KSimToCuptiTime(end_mono);
+  r.start = call->start_cupti;
+  r.end = end_cupti;
   r.processId = static_cast<uint32_t>(getpid());
   r.threadId = KSimThreadId();
   r.correlationId = call->correlation_id;
@@ -201,9 +193,9 @@ KSIM_API int KSimKindEnabled(CUpti_ActivityKind kind) {
 
 KSIM_API int KSimLatencyTimestamps(void) { return Core().latency_timestamps.load() ? 1 : 0; }
 
-KSIM_API uint64_t KSimToCuptiTime(uint64_t mono_ns) {
-  return mono_ns + static_cast<uint64_t>(Core().time_offset.load(std::memory_order_relaxed));
-}
+KSIM_API uint64_t KSimToCuptiTime(uint64_t mono_ns) { return Core().timebase.FromMono(mono_ns); }
+
+KSIM_API uint64_t KSimCuptiNow(void) { return Core().timebase.Now(); }
 
 KSIM_API void KSimEmitGpuRecord(const void* record, size_t size, uint64_t complete_mono_ns) {
   Core().store.QueueGpu(record, size, complete_mono_ns);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cupti_store.h"
+#include "cupti_timebase.h"
 
 namespace kairos::sim {
 
@@ -38,12 +39,9 @@ struct CuptiCore {
   std::atomic<bool> event_device_timestamps{false};
   std::atomic<int> thread_id_type{CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT};
 
-  // Timebase: CUPTI time = monotonic + offset; recomputed when the client
-  // registers a timestamp callback.
-  std::atomic<int64_t> time_offset{0};
-  std::atomic<CUpti_TimestampCallbackFunc> timestamp_callback{nullptr};
-  void Recalibrate();
-  uint64_t Now() const;
+  // Timebase: the client's timestamp callback (sampled for CPU-side records, fitted for
+  // GPU records) or CLOCK_REALTIME ns.
+  Timebase timebase;
 
   // Callback API: at most one subscriber.
   std::mutex subscriber_mu;

@@ -84,6 +84,59 @@ inline void ClearGpuTimestamps(uint8_t* record) {
   }
 }
 
+// Maps the timing fields of a completed GPU record (written in CLOCK_MONOTONIC ns by the
+// runtime) into the CUPTI timebase with `to_cupti`; zero fields stay zero (not set).
+template <typename F>
+void ConvertGpuTimestamps(uint8_t* record, F&& to_cupti) {
+  // Packed fields cannot bind to references: read and write them by value.
+#define KSIM_CONV(field)                          \
+  do {                                            \
+    uint64_t t_ = (field);                        \
+    if (t_ != 0) (field) = to_cupti(t_);          \
+  } while (0)
+  uint32_t kind;
+  std::memcpy(&kind, record, sizeof(kind));
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
+      KSIM_CONV(k->start);
+      KSIM_CONV(k->end);
+      KSIM_CONV(k->completed);
+      KSIM_CONV(k->queued);
+      KSIM_CONV(k->submitted);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      auto* m = reinterpret_cast<CUpti_ActivityMemcpy6*>(record);
+      KSIM_CONV(m->start);
+      KSIM_CONV(m->end);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+      auto* m = reinterpret_cast<CUpti_ActivityMemcpyPtoP4*>(record);
+      KSIM_CONV(m->start);
+      KSIM_CONV(m->end);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      auto* m = reinterpret_cast<CUpti_ActivityMemset4*>(record);
+      KSIM_CONV(m->start);
+      KSIM_CONV(m->end);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+      auto* g = reinterpret_cast<CUpti_ActivityGraphTrace2*>(record);
+      KSIM_CONV(g->start);
+      KSIM_CONV(g->end);
+      break;
+    }
+    default:
+      break;
+  }
+#undef KSIM_CONV
+}
+
 }  // namespace kairos::sim
 
 #endif  // KAIROS_TEST_SIM_SRC_CUPTI_RECORDS_H_

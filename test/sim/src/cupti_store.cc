@@ -131,7 +131,11 @@ void ActivityStore::DrainLocked(bool forced, uint64_t now) {
   // running has been passed over, so scan the whole queue.
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (it->complete_mono_ns <= now || forced) {
-      if (it->complete_mono_ns > now) ClearGpuTimestamps(it->bytes);
+      if (it->complete_mono_ns > now) {
+        ClearGpuTimestamps(it->bytes);
+      } else {
+        ConvertGpuTimestamps(it->bytes, [](uint64_t t) { return KSimToCuptiTime(t); });
+      }
       WriteLocked(it->bytes, it->size);
       it = pending_.erase(it);
     } else {

@@ -32,6 +32,7 @@ DeviceSpec A100() {
   d.pcie_pageable_gbps = 8.0;
   d.p2p_gbps = 100.0;
   d.kernel_wave_us = 5.0;
+  d.pci_device_id = 0x20b2;  // GA100
   return d;
 }
 
@@ -77,7 +78,9 @@ std::vector<DeviceSpec> LoadDevices() {
   std::string base = spec.substr(0, colon);
   if (Preset(base, &preset)) {
     int count = colon == std::string::npos ? 1 : std::max(0, std::atoi(spec.c_str() + colon + 1));
-    return std::vector<DeviceSpec>(static_cast<size_t>(std::min(count, 16)), preset);
+    std::vector<DeviceSpec> out(static_cast<size_t>(std::min(count, 16)), preset);
+    for (size_t i = 0; i < out.size(); ++i) out[i].pci_bus_id += static_cast<int>(i);
+    return out;
   }
   std::string text = spec;
   if (!spec.empty() && spec[0] == '@') {
@@ -101,6 +104,7 @@ std::vector<DeviceSpec> LoadDevices() {
       }
       if (!ok) continue;
       Apply(item, &d);
+      d.pci_bus_id += static_cast<int>(out.size());
       out.push_back(d);
     }
     return out;

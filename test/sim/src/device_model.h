@@ -26,6 +26,8 @@ struct DeviceSpec {
   int clock_khz = 1980000;
   int memory_clock_khz = 2619000;
   int memory_bus_width = 5120;
+  int pci_bus_id = 0x18;       // LoadDevices adds the ordinal
+  int pci_device_id = 0x2330;  // GH100
   int l2_bytes = 50 << 20;
   int max_threads_per_sm = 2048;
   int max_blocks_per_sm = 32;

@@ -53,6 +53,7 @@ struct KSimApiCall {
   // Filled by KSimApiEnter:
   uint32_t correlation_id;
   uint64_t start_mono_ns;
+  uint64_t start_cupti;  // CUPTI timebase (client callback) at entry
   uint64_t correlation_data;
   // Set by the runtime before KSimApiExit:
   int return_value;
@@ -70,14 +71,18 @@ KSIM_API void KSimApiExit(KSimApiCall* call);
 KSIM_API int KSimKindEnabled(CUpti_ActivityKind kind);
 // Whether kernel queued/submitted stamps were requested.
 KSIM_API int KSimLatencyTimestamps(void);
-// Converts a simulator (CLOCK_MONOTONIC) time to the CUPTI timebase
-// (CLOCK_REALTIME, or the client's timestamp callback).
+// Converts a simulator (CLOCK_MONOTONIC) time to the CUPTI timebase (CLOCK_REALTIME, or
+// the client's timestamp callback, through a refreshed linear fit).
 KSIM_API uint64_t KSimToCuptiTime(uint64_t mono_ns);
+// The CUPTI timestamp now (the client's callback called now): for CPU-side records.
+KSIM_API uint64_t KSimCuptiNow(void);
 
-// Queues a GPU-side record (kernel, memcpy, memset, graph trace). It becomes
-// "complete" and deliverable once the monotonic clock passes
-// `complete_mono_ns`; a forced flush delivers it earlier with its timestamps
-// zeroed (CUPTI_TIMESTAMP_UNKNOWN), as real CUPTI does for incomplete records.
+// Queues a GPU-side record (kernel, memcpy, memset, graph trace) whose timestamp
+// fields hold CLOCK_MONOTONIC ns. It becomes "complete" and deliverable once the
+// monotonic clock passes `complete_mono_ns`; its timestamps are then converted
+// into the CUPTI timebase (CUPTI's post-processing). A forced flush delivers it
+// earlier with its timestamps zeroed (CUPTI_TIMESTAMP_UNKNOWN), as real CUPTI
+// does for incomplete records.
 KSIM_API void KSimEmitGpuRecord(const void* record, size_t size, uint64_t complete_mono_ns);
 // Writes a CPU-side record (memory, device, context, synchronization) now.
 KSIM_API void KSimEmitRecord(const void* record, size_t size);

@@ -76,8 +76,9 @@ void Handle(const CUpti_Activity* rec) {
       ++g_counts["memcpy"];
       g_gpu_corr.push_back(m->correlationId);
       CheckStream(m->contextId, m->streamId, m->start, m->end);
-      Print("MEMCPY corr=%u kind=%u src=%u dst=%u async=%u bytes=%" PRIu64 " stream=%u dur_ns=%" PRIu64 "\n",
-            m->correlationId, m->copyKind, m->srcKind, m->dstKind, m->flags, m->bytes, m->streamId,
+      Print("MEMCPY corr=%u kind=%u src=%u dst=%u async=%u bytes=%" PRIu64 " stream=%u start=%" PRIu64
+            " dur_ns=%" PRIu64 "\n",
+            m->correlationId, m->copyKind, m->srcKind, m->dstKind, m->flags, m->bytes, m->streamId, m->start,
             m->end - m->start);
       break;
     }

@@ -243,6 +243,17 @@ TEST_CASE("flush without FORCED keeps incomplete GPU records; FORCED hands them 
 
 namespace {
 uint64_t FixedClock() { return 5000000000000ull; }
+uint64_t RealtimeClock() {
+  timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  return static_cast<uint64_t>(rt.tv_sec) * 1000000000ull + static_cast<uint64_t>(rt.tv_nsec);
+}
+// A TSC-like clock: 3 ticks per ns from an arbitrary epoch.
+uint64_t TicksClock() {
+  timespec m;
+  clock_gettime(CLOCK_MONOTONIC, &m);
+  return 777000000000ull + 3 * (static_cast<uint64_t>(m.tv_sec) * 1000000000ull + static_cast<uint64_t>(m.tv_nsec));
+}
 }  // namespace
 
 TEST_CASE("records use CLOCK_REALTIME, or the registered timestamp callback", "[cupti][timestamp]") {
@@ -268,9 +279,26 @@ TEST_CASE("records use CLOCK_REALTIME, or the registered timestamp callback", "[
     cudaGetDeviceCount(&n);
     auto api = Of<CUpti_ActivityAPI>(Take(0, true), CUPTI_ACTIVITY_KIND_RUNTIME);
     REQUIRE(api.size() == 1u);
-    // The client's clock is the base: records land near its value.
-    CHECK(api[0].start >= 5000000000000ull);
-    CHECK(api[0].start < 5000000000000ull + 1000000000ull);
+    // The client's clock is sampled at the moment of the call.
+    CHECK(api[0].start == 5000000000000ull);
+    CHECK(api[0].end == 5000000000000ull);
   }
-  REQUIRE(cuptiActivityRegisterTimestampCallback(nullptr) == CUPTI_SUCCESS);
+  // Any unit: GPU durations are scaled, not only shifted (2 ms pinned kernel = 6e6 ticks).
+  REQUIRE(cuptiActivityRegisterTimestampCallback(TicksClock) == CUPTI_SUCCESS);
+  {
+    Kinds kinds({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME});
+    REQUIRE(KsimLaunchPinned(nullptr) == cudaSuccess);
+    auto records = Take();
+    auto k = Of<CUpti_ActivityKernel10>(records, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    auto api = Of<CUpti_ActivityAPI>(records, CUPTI_ACTIVITY_KIND_RUNTIME);
+    REQUIRE(k.size() == 1u);
+    REQUIRE(!api.empty());
+    CHECK(k[0].end - k[0].start > 5940000u);
+    CHECK(k[0].end - k[0].start < 6060000u);
+    CHECK(k[0].start > api[0].start);  // the GPU starts after the launch call began
+    CHECK(k[0].start - api[0].start < 3u * 1000000000ull);
+  }
+  // NULL is rejected (cupti_activity.h); the test restores a CLOCK_REALTIME callback.
+  CHECK(cuptiActivityRegisterTimestampCallback(nullptr) == CUPTI_ERROR_INVALID_PARAMETER);
+  REQUIRE(cuptiActivityRegisterTimestampCallback(RealtimeClock) == CUPTI_SUCCESS);
 }
