@@ -39,6 +39,9 @@ void IdleHostBound(const AnalysisContext& ctx, size_t di, Summary* out) {
     waits.push_back({g.start_ns, g.start_ns + g.host_wait_ns});
     by_len.push_back(&g);
   }
+  // A single long wait (typically start-up before the first launch on a busy host) is set-up
+  // time, which long_initialization covers; host-boundness is a recurring pattern.
+  if (waits.size() < o.host_wait_min_intervals) return;
   std::stable_sort(by_len.begin(), by_len.end(),
                    [](const IdleGap* a, const IdleGap* c) { return a->host_wait_ns > c->host_wait_ns; });
   for (const IdleGap* g : by_len) {

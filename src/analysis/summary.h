@@ -50,6 +50,7 @@ struct AnalysisOptions {
   // The "well tuned" verdict: no finding and every device idle below this share.
   double well_tuned_max_idle = 0.1;
   double host_wait_min_share = 0.5;
+  uint64_t host_wait_min_intervals = 3;  // one long wait is set-up, not a feeding pattern
   double iowait_high_pct = 10.0;
   // excessive_sync
   uint64_t sync_min_count = 10;

@@ -195,6 +195,19 @@ TEST_CASE("gpu_idle_host_bound: high iowait points at storage") {
   CHECK(f.recommendation.find("waits on storage (iowait 40%)") != std::string::npos);
 }
 
+TEST_CASE("gpu_idle_host_bound: one long wait before the first launch is set-up, not a pattern") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  b.Range(th, "cuda init", 0, 8 * kMs);
+  b.Launch(th, 8 * kMs, 8 * kMs + 5 * kUs, 1);
+  b.Kernel(s, "forward", 8 * kMs + 10 * kUs, 10 * kMs, 1);
+  const Summary sum = Analyze(b.Done());
+  CHECK(sum.devices[0].idle_host_wait_ns == 8 * kMs + 5 * kUs);  // 80% idle, all host wait
+  CHECK(sum.findings.empty());
+}
+
 TEST_CASE("excessive_sync: two 50 us device syncs per step") {
   TraceBuilder b(0, 10 * kMs);
   b.Device(0);

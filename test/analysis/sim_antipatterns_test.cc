@@ -97,7 +97,7 @@ TEST_CASE("kernels with too few blocks fire insufficient_concurrency") {
 }
 
 TEST_CASE("a device sync after every step fires excessive_sync") {
-  Run run = RunWorkload("antipattern_sync_every_step", "20", "");
+  Run run = RunWorkload("antipattern_sync_every_step", "200", "");
   REQUIRE(run.findings.count("excessive_sync") == 1);
 }
 
