@@ -2,18 +2,33 @@
 // Layer: kairos_base. The one interface every data source implements (CPU ranges, CUPTI,
 // host counters), so the session drives them all the same way and knows none of their
 // internals.
-// Threading: every method is called on kairos' controller/flush thread, never on the
-// application's threads, and never concurrently for one source.
+// Config is only declared here: base must not include config (config depends on base), and
+// a source that reads the config includes config/config.h itself.
+// Threading: every method is called on kairos' session runner thread, never on the
+// application's threads, and never concurrently for one source, except the early-start
+// hooks below, which say where they run.
 #ifndef KAIROS_SRC_TRACE_SOURCE_H_
 #define KAIROS_SRC_TRACE_SOURCE_H_
 
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "config/config.h"
+#include "clock.h"
 #include "trace_data.h"
 
 namespace kairos {
+
+struct Config;
+
+// The recording window on the raw clock, with the converter the session calibrated for it.
+struct WindowEdges {
+  uint64_t start_raw = 0;
+  uint64_t end_raw = ~0ull;
+  const ClockConverter* clock = nullptr;
+  // The window starts exactly at an iteration boundary (iteration windows), so the step that
+  // runs at the start is not flagged as begun-before-window.
+  bool start_is_step_boundary = false;
+};
 
 class TraceSource {
  public:
@@ -35,6 +50,20 @@ class TraceSource {
   // The session is over (written or cancelled): disable collection and drop per-session
   // state so the job pays nothing between traces.
   virtual void Reset() = 0;
+
+  // Optional hooks for a source that records on the application's threads and must start
+  // at an exact iteration boundary (the cpu source); the defaults do nothing.
+  // An iteration window was accepted (requesting thread, session lock held): prepare so that
+  // StartEarly is a single store.
+  virtual void PrepareEarlyStart(const Config& config) { (void)config; }
+  // Record from this instant, before the window opens: the warm-up boundary of an iteration
+  // window (the step hook's thread, session lock held) and its warm-up (runner thread).
+  // Idempotent.
+  virtual void StartEarly() {}
+  // The prepared request ended before its window opened (cancelled or dropped).
+  virtual void CancelEarlyStart() {}
+  // The exact edges of the window, set on the runner thread before Collect.
+  virtual void SetWindowEdges(const WindowEdges& edges) { (void)edges; }
 };
 
 }  // namespace kairos

@@ -6,7 +6,16 @@
  *
  * Errors: fallible functions return an int: KAIROS_OK (0) or a negative KAIROS_ERR_* code
  * (values pinned; new codes are appended). kairos_last_error() then holds a one-line
- * message for the calling thread. No function ever throws or aborts.
+ * message for the calling thread. No function ever throws or aborts: every entry point has
+ * an exception barrier; an exception inside kairos becomes KAIROS_ERR_INTERNAL (NULL, 0 or
+ * nothing for functions without a code) and one rate-limited error line on stderr.
+ *
+ * Blocking: each function states the longest it can block the calling thread ("Blocks:").
+ * The bounds are fixed in the library; the one configurable bound,
+ * KAIROS_EXIT_FLUSH_TIMEOUT_MS, is taken from the base config only (file, environment or
+ * kairos_init; an on-demand daemon request cannot change it) and never exceeds 60 s.
+ * The first call of a process (any function but the hot path) also creates the profiler
+ * from the environment: a few ms, plus the wait of a startup window under LD_PRELOAD.
  *
  * Recording cost: the range, mark and step functions are the hot path. When no trace is
  * recording they cost one relaxed atomic load and a branch (plus the call itself through
@@ -44,13 +53,13 @@ extern "C" {
 #define KAIROS_ERR_NOT_FOUND (-7)           /* no trace was written */
 
 /* since 0.1: the runtime library's KAIROS_VERSION_NUMBER (compare with the header's). */
-KAIROS_API int32_t kairos_version(void);
+KAIROS_API int32_t kairos_version(void); /* Blocks: never. */
 
 /* since 0.1: a static description of `code` ("ok", "invalid argument", ...). */
-KAIROS_API const char* kairos_status_string(int32_t code);
+KAIROS_API const char* kairos_status_string(int32_t code); /* Blocks: never. */
 
 /* since 0.1: the message of the last failed kairos call on this thread ("" if none). The
- * pointer stays valid until the next kairos call on the same thread. */
+ * pointer stays valid until the next kairos call on the same thread. Blocks: never. */
 KAIROS_API const char* kairos_last_error(void);
 
 /* since 0.1: initialises kairos. `config_text` is a Kineto-syntax config (KEY=VALUE lines,
@@ -59,15 +68,23 @@ KAIROS_API const char* kairos_last_error(void);
  * of kairos_start() and later requests. If it names a window (PROFILE_START_TIME,
  * PROFILE_START_ITERATION[_ROUNDUP], ACTIVITIES_ITERATIONS, ACTIVITIES_DURATION_MSECS/_SECS,
  * ACTIVITIES_WARMUP_*), that window is scheduled now. On error the previous config stays in
- * force; kairos_last_error() names the key, line and reason. May be called again. */
+ * force; kairos_last_error() names the key, line and reason. A window is rejected with
+ * KAIROS_ERR_FAILED_PRECONDITION "profiler busy" while another trace is pending, recording
+ * or being written; the config is then not installed either. May be called again; re-enables
+ * kairos after kairos_shutdown(). Blocks: only for the session mutex (microseconds; never
+ * behind a trace being written), and for the first call's initialisation. */
 KAIROS_API int kairos_init(const char* config_text);
 
-/* since 0.1: closes a window that is still open (its trace is written, waiting at most
- * KAIROS_EXIT_FLUSH_TIMEOUT_MS) and refuses new traces until the next kairos_init(). */
+/* since 0.1: closes a window that is still open and waits for its trace, cancels one that
+ * has not opened yet, and refuses new traces until the next kairos_init().
+ * Blocks: at most KAIROS_EXIT_FLUSH_TIMEOUT_MS (base config; default 5 s, never over 60 s).
+ * The same bound applies at exit() and, with KAIROS_FLUSH_ON_SIGNAL=1, to SIGTERM/SIGINT. */
 KAIROS_API void kairos_shutdown(void);
 
 /* since 0.1: opens a nested range on the calling thread; closed by kairos_range_pop() on the
- * same thread. `name` is copied when needed (temporaries are fine); NULL records "". */
+ * same thread. `name` is copied when needed (temporaries are fine); NULL records "".
+ * Blocks: never (range, mark and step functions lock nothing on their fast path; the first
+ * record of a thread in a window takes the thread registry's mutex once). */
 KAIROS_API void kairos_range_push(const char* name);
 /* since 0.1: closes the innermost range opened by kairos_range_push() on this thread. */
 KAIROS_API void kairos_range_pop(void);
@@ -86,7 +103,9 @@ KAIROS_API void kairos_mark(const char* name);
  * and then counts one iteration, exactly like kairos_step(). kairos_step() counts one
  * iteration: iteration N+1 begins, and while recording the ProfilerStep#N range of the trace
  * ends here. Call post_step OR step once per iteration, not both. Iteration windows
- * (PROFILE_START_ITERATION, ACTIVITIES_ITERATIONS) count these calls. */
+ * (PROFILE_START_ITERATION, ACTIVITIES_ITERATIONS) count these calls. Blocks: never, except
+ * at the few boundaries a trace waits for (its warm-up, start and end), where the step takes
+ * the session mutex to wake the session thread (microseconds). */
 KAIROS_API void kairos_optimizer_pre_step(void);
 KAIROS_API void kairos_optimizer_post_step(void);
 KAIROS_API void kairos_step(void);
@@ -94,24 +113,31 @@ KAIROS_API void kairos_step(void);
 /* since 0.1: synchronous session. kairos_start() begins recording now with the base config
  * (it cancels an on-demand trace that is still warming up; KAIROS_ERR_FAILED_PRECONDITION
  * "profiler busy" while another trace records). kairos_stop() closes the window at this
- * instant; the trace is written on a kairos thread (use kairos_flush() to wait for it). */
+ * instant; the trace is written on a kairos thread (use kairos_flush() to wait for it).
+ * Blocks: kairos_start until the window is open, at most 10 s (then KAIROS_ERR_UNAVAILABLE
+ * and the window is cancelled); kairos_stop never (session mutex only). */
 KAIROS_API int kairos_start(void);
 KAIROS_API int kairos_stop(void);
 
 /* since 0.1: ends a recording window now (a window still warming up is cancelled), waits
  * until its trace is written and returns the path; with no trace active it returns the last
  * trace written. NULL on error (KAIROS_ERR_NOT_FOUND if no trace was ever written; see
- * kairos_last_error()). The string stays valid until the next kairos_flush() on this thread. */
+ * kairos_last_error()). The string stays valid until the next kairos_flush() on this thread.
+ * A window that had not opened yet is cancelled at once (KAIROS_ERR_NOT_FOUND).
+ * Blocks: until the trace is written, at most 60 s (then KAIROS_ERR_UNAVAILABLE; the trace
+ * is still written in the background). */
 KAIROS_API const char* kairos_flush(void);
 
 /* since 0.1: a key/value pair added to the top-level metadata of every later trace (a key
- * set again replaces its value). NULL key: KAIROS_ERR_INVALID_ARGUMENT. */
+ * set again replaces its value). NULL key: KAIROS_ERR_INVALID_ARGUMENT. Blocks: session
+ * mutex only. */
 KAIROS_API int kairos_set_metadata(const char* key, const char* value);
 
 /* since 0.1: the address of the recording flag: non-zero while a window records. Valid for
  * the life of the process; read it with a plain load to skip calls when not recording:
  *   static const volatile uint32_t* rec; if (!rec) rec = kairos_recording_flag();
  *   if (*rec) kairos_range_push("x");
+ * Blocks: never.
  */
 KAIROS_API const volatile uint32_t* kairos_recording_flag(void);
 

@@ -1,19 +1,20 @@
 // File: kairos_c.cc
 // Layer: bindings/c. The C ABI of libkairos.so: argument checks, the exception barrier,
-// error codes and the thread-local last-error string, the LD_PRELOAD constructor, and
-// forwarding to the session (src/session/profiler.h) and the CPU recorder hot path.
+// error codes and the thread-local last-error string, the LD_PRELOAD constructor. Every call
+// forwards to the core's public entry points (src/session/api.h) and nothing else.
 // Threading: every entry point is callable from any thread at any time (see kairos.h).
+//
+// Exception barrier: no exception crosses the C ABI. Each entry point catches everything;
+// a caught exception becomes KAIROS_ERR_INTERNAL (or the function's neutral result) and one
+// rate-limited error line. The try blocks cost nothing on the non-throwing path (table-based
+// unwinding), so the hot path keeps them too.
 #include "kairos.h"
 
-#include <cstdlib>
-#include <cstring>
+#include <exception>
 #include <string>
 
 #include "absl/status/status.h"
-#include "activity/cpu_recorder.h"
-#include "config/env.h"
-#include "log.h"
-#include "session/profiler.h"
+#include "session/api.h"
 
 namespace {
 
@@ -44,19 +45,44 @@ int Report(const absl::Status& s) {
   return CodeOf(s);
 }
 
-int ReportInternal() {
-  t_last_error = "internal error (exception caught at the kairos C ABI)";
+// Called from a catch block only. Never throws: every step is nothrow or guarded.
+int ReportInternal(const char* where) noexcept {
+  const char* what = "unknown exception";
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  kairos::api::LogBarrierError(where, what);  // rate-limited, one line
+  try {
+    t_last_error = "internal error in ";
+    t_last_error += where;
+    t_last_error += ": ";
+    t_last_error += what;
+  } catch (...) {
+  }
   return KAIROS_ERR_INTERNAL;
 }
 
 // Exception barrier for entry points that return an int code.
 template <typename F>
-int Guarded(F&& f) {
+int Guarded(const char* where, F&& f) noexcept {
   try {
     t_last_error.clear();
     return Report(f());
   } catch (...) {
-    return ReportInternal();
+    return ReportInternal(where);
+  }
+}
+
+// Exception barrier for entry points without a result.
+template <typename F>
+void GuardedVoid(const char* where, F&& f) noexcept {
+  try {
+    f();
+  } catch (...) {
+    ReportInternal(where);
   }
 }
 
@@ -89,85 +115,84 @@ KAIROS_API const char* kairos_last_error(void) {
 }
 
 KAIROS_API int kairos_init(const char* config_text) {
-  return Guarded([&] {
-    kairos::Profiler& p = kairos::Profiler::Get();
-    if (config_text == nullptr || config_text[0] == '\0') return absl::OkStatus();
-    return p.Init(config_text);
+  return Guarded("kairos_init", [&] {
+    return kairos::api::Init(config_text == nullptr ? std::string_view() : config_text);
   });
 }
 
 KAIROS_API void kairos_shutdown(void) {
-  try {
-    kairos::Profiler::Get().Shutdown();
-  } catch (...) {
-  }
+  GuardedVoid("kairos_shutdown", [] { kairos::api::Shutdown(); });
 }
 
-// The hot path: no exception can arise (no allocation outside the cold paths, which are
-// nothrow), so no try block keeps the fast path free of landing pads.
-KAIROS_API void kairos_range_push(const char* name) { kairos::internal::PushRange(name); }
-KAIROS_API void kairos_range_pop(void) { kairos::internal::PopRange(); }
+KAIROS_API void kairos_range_push(const char* name) {
+  GuardedVoid("kairos_range_push", [&] { kairos::api::RangePush(name); });
+}
+KAIROS_API void kairos_range_pop(void) {
+  GuardedVoid("kairos_range_pop", [] { kairos::api::RangePop(); });
+}
 KAIROS_API uint64_t kairos_range_start(const char* name) {
-  return kairos::internal::StartRange(name);
+  uint64_t id = 0;
+  GuardedVoid("kairos_range_start", [&] { id = kairos::api::RangeStart(name); });
+  return id;
 }
 KAIROS_API void kairos_range_end(uint64_t id) {
   if (id > 0xFFFFFFFFull) return;
-  kairos::internal::EndRange(static_cast<uint32_t>(id));
+  GuardedVoid("kairos_range_end", [&] { kairos::api::RangeEnd(static_cast<uint32_t>(id)); });
 }
-KAIROS_API void kairos_mark(const char* name) { kairos::internal::Mark(name); }
+KAIROS_API void kairos_mark(const char* name) {
+  GuardedVoid("kairos_mark", [&] { kairos::api::Mark(name); });
+}
 
 KAIROS_API void kairos_optimizer_pre_step(void) {
-  kairos::internal::PushRange("Optimizer.step");
-  t_optimizer_range = kairos::internal::CurrentCpuRangeId();
+  GuardedVoid("kairos_optimizer_pre_step", [] {
+    kairos::api::RangePush("Optimizer.step");
+    t_optimizer_range = kairos::api::CurrentRangeId();
+  });
 }
 
 KAIROS_API void kairos_optimizer_post_step(void) {
-  if (t_optimizer_range != 0 && kairos::internal::CurrentCpuRangeId() == t_optimizer_range)
-    kairos::internal::PopRange();
-  t_optimizer_range = 0;
-  kairos::StepHook();
+  GuardedVoid("kairos_optimizer_post_step", [] {
+    if (t_optimizer_range != 0 && kairos::api::CurrentRangeId() == t_optimizer_range)
+      kairos::api::RangePop();
+    t_optimizer_range = 0;
+    kairos::api::Step();
+  });
 }
 
-KAIROS_API void kairos_step(void) { kairos::StepHook(); }
+KAIROS_API void kairos_step(void) {
+  GuardedVoid("kairos_step", [] { kairos::api::Step(); });
+}
 
 KAIROS_API int kairos_start(void) {
-  return Guarded([] { return kairos::Profiler::Get().Start(); });
+  return Guarded("kairos_start", [] { return kairos::api::Start(); });
 }
 
 KAIROS_API int kairos_stop(void) {
-  return Guarded([] { return kairos::Profiler::Get().Stop(); });
+  return Guarded("kairos_stop", [] { return kairos::api::Stop(); });
 }
 
 KAIROS_API const char* kairos_flush(void) {
-  try {
-    t_last_error.clear();
-    absl::StatusOr<std::string> path = kairos::Profiler::Get().Flush();
-    if (!path.ok()) {
-      Report(path.status());
-      return nullptr;
-    }
-    t_flush_path = *path;
-    return t_flush_path.c_str();
-  } catch (...) {
-    ReportInternal();
-    return nullptr;
-  }
+  const char* result = nullptr;
+  const int code = Guarded("kairos_flush", [&] {
+    absl::StatusOr<std::string> path = kairos::api::Flush();
+    if (!path.ok()) return path.status();
+    t_flush_path = *std::move(path);
+    result = t_flush_path.c_str();
+    return absl::OkStatus();
+  });
+  return code == KAIROS_OK ? result : nullptr;
 }
 
 KAIROS_API int kairos_set_metadata(const char* key, const char* value) {
-  return Guarded([&] {
-    if (key == nullptr || key[0] == '\0')
+  return Guarded("kairos_set_metadata", [&] {
+    if (key == nullptr)
       return absl::InvalidArgumentError("kairos_set_metadata: key must be a non-empty string");
-    kairos::Profiler::Get().SetMetadata(key, value != nullptr ? value : "");
-    return absl::OkStatus();
+    return kairos::api::SetMetadata(key, value != nullptr ? value : "");
   });
 }
 
 KAIROS_API const volatile uint32_t* kairos_recording_flag(void) {
-  // std::atomic<uint32_t> has the size and representation of uint32_t (static_assert below);
-  // a plain volatile read of it is what Perfetto's C ABI offers its callers too.
-  static_assert(sizeof(kairos::internal::g_cpu_epoch) == sizeof(uint32_t), "flag layout");
-  return reinterpret_cast<const volatile uint32_t*>(&kairos::internal::g_cpu_epoch);
+  return kairos::api::RecordingFlag();  // no allocation, cannot throw
 }
 
 }  // extern "C"
@@ -177,14 +202,8 @@ namespace {
 // loaded. Cheap in a process that never profiles: it decodes the environment once and
 // starts no thread unless a trace is configured. Under LD_PRELOAD, a window the
 // environment opens at once (warm-up 0) is open before main() runs, so a short program is
-// traced from its start. Only then: a library loaded by dlopen() (NVTX or CUDA injection,
-// Python) runs this with the loader lock held, and the controller's warm-up (libcupti
-// loading the driver) would wait for that lock; CUDA injection waits in InitializeInjection.
+// traced from its start (see api::OnLibraryLoad).
 __attribute__((constructor)) void KairosLoadInit() {
-  try {
-    kairos::Profiler& p = kairos::Profiler::Get();
-    if (kairos::Env().kairos_preloaded) p.WaitForStartupWindow();
-  } catch (...) {
-  }
+  GuardedVoid("library load", [] { kairos::api::OnLibraryLoad(); });
 }
 }  // namespace

@@ -1,30 +1,12 @@
 // File: nvtx_injection.cc
 // Layer: bindings/c. Exports InitializeInjectionNvtx2, so NVTX_INJECTION64_PATH=libkairos.so
 // makes kairos the NVTX tool of an unmodified program (docs/NVTX.md). The logic lives in
-// src/activity/nvtx_injection.cc; this file only wires it to the process root.
+// src/activity/nvtx_injection.cc, wired to the process root by api::AttachNvtx.
 // Threading: NVTX calls the entry point once per shared object that uses NVTX, on whichever
 // thread makes that object's first NVTX call, possibly concurrently; the process-wide setup
-// runs once (std::call_once).
-#include <mutex>
-
-#include "activity/nvtx_injection.h"
-#include "activity/nvtx_registry.h"
+// runs once.
 #include "kairos.h"
-#include "session/profiler.h"
-
-namespace {
-
-void SetUpOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const kairos::Config config = kairos::Profiler::Get().base_config();
-    // Applied when a domain is created: a filtered domain then costs nothing per call.
-    kairos::internal::NvtxSetDomainFilter(config.nvtx_domains_include,
-                                          config.nvtx_domains_exclude);
-  });
-}
-
-}  // namespace
+#include "session/api.h"
 
 extern "C" {
 
@@ -32,9 +14,9 @@ extern "C" {
 // when the NVTX instance offers no callback table or setup failed.
 KAIROS_API int InitializeInjectionNvtx2(const void* (*get_export_table)(uint32_t)) {
   try {
-    SetUpOnce();
-    return kairos::internal::NvtxAttach(get_export_table);
+    return kairos::api::AttachNvtx(get_export_table);
   } catch (...) {
+    kairos::api::LogBarrierError("InitializeInjectionNvtx2", "exception");
     return 0;
   }
 }

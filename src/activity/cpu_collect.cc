@@ -60,7 +60,10 @@ class Collector {
   absl::flat_hash_map<uint32_t, StartedRange> started_;
   absl::flat_hash_map<uint32_t, uint64_t> ended_;
   uint64_t dropped_ = 0, unmatched_pops_ = 0, unmatched_ends_ = 0, unfinished_ = 0;
-  uint64_t names_dropped_ = 0, args_dropped_ = 0, threads_ = 0;
+  uint64_t names_dropped_ = 0, names_truncated_ = 0, args_dropped_ = 0, threads_ = 0;
+
+ public:
+  uint64_t alloc_failures = 0;  // set before Finish
   uint32_t next_id_ = 0, id_limit_ = 0;
 };
 
@@ -101,11 +104,14 @@ void Collector::EmitRange(uint32_t track, uint64_t start, uint64_t end, bool ope
 }
 
 void Collector::AddThread(ThreadState& s) {
-  ++threads_;
   ThreadRing& ring = *s.ring;
   const size_t n = ring.size();  // acquire: records [0, n) are complete
+  // Threads armed in warm-up that recorded nothing are not counted.
+  if (n == 0 && ring.dropped() == 0) return;
+  ++threads_;
   dropped_ += ring.dropped();
   names_dropped_ += s.names_dropped.load(std::memory_order_relaxed);
+  names_truncated_ += s.names_truncated.load(std::memory_order_relaxed);
   args_dropped_ += s.args_dropped.load(std::memory_order_relaxed);
   if (n == 0) return;
 
@@ -223,7 +229,9 @@ void Collector::Finish(bool start_is_step_boundary) {
     }
   }
 
-  data_.AddStat("cpu_dropped", dropped_);
+  data_.AddStat("cpu_dropped", dropped_ + alloc_failures);
+  data_.AddStat("cpu_alloc_failures", alloc_failures);
+  data_.AddStat("cpu_names_truncated", names_truncated_);
   data_.AddStat("cpu_unmatched_pops", unmatched_pops_);
   data_.AddStat("cpu_unmatched_range_ends", unmatched_ends_);
   data_.AddStat("cpu_unfinished_ranges", unfinished_);
@@ -239,6 +247,7 @@ void CpuRecorder::Collect(TraceData& data) {
   ForEachThreadStateLocked([&](ThreadState& s) {
     if (s.epoch.load(std::memory_order_acquire) == epoch_ && s.ring != nullptr) c.AddThread(s);
   });
+  c.alloc_failures = TakeAllocFailures();
   c.Finish(start_is_step_boundary_);
   if (CollectStatsHook hook = g_cpu_collect_stats_hook.load(std::memory_order_acquire)) hook(data);
 }

@@ -5,9 +5,13 @@
 // thread under the registry mutex.
 #include "activity/cpu_recorder.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <algorithm>
 #include <functional>
@@ -27,16 +31,27 @@ namespace {
 std::atomic<uint32_t> g_epoch_counter{0};
 std::atomic<uint32_t> g_next_id_block{1};
 
-// Every thread state ever created in this process image. Heap-allocated and never freed:
-// threads may still record while the process exits, after static destructors ran.
+// Every thread state created in this process image and not yet retired. Heap-allocated and
+// never freed: threads may still record while the process exits, after static destructors.
 struct Registry {
   std::mutex mu;
   std::vector<ThreadState*> states;
   uint64_t generation = 0;
   size_t ring_records = 1024 * 1024 / sizeof(RingRecord);
   size_t max_threads = 256;
-  size_t live_with_ring = 0;
-  uint64_t threads_over_limit = 0;
+  size_t live_with_ring = 0;  // live threads holding a slot (<= max_threads)
+  // Rings of exited threads, reset and still prefaulted: the next new thread takes one
+  // instead of allocating. Freed at the end of each session.
+  std::vector<std::unique_ptr<ThreadRing>> spare_rings;
+  // Records kept for exited threads until the flush; bounded by max_threads full rings.
+  size_t retained_records = 0;
+  // Rings replaced by a size change while their thread lives: a thread that read a stale
+  // epoch may still write to one, so they are only released to the kernel, never unmapped.
+  std::vector<std::unique_ptr<ThreadRing>> retired_rings;
+  std::atomic<uint64_t> name_bytes{0};
+  uint64_t name_budget = kDefaultNameByteBudget;
+  // Records dropped because the thread's state could not be allocated.
+  std::atomic<uint64_t> alloc_failures{0};
 };
 
 std::atomic<Registry*> g_registry{nullptr};
@@ -44,9 +59,18 @@ std::atomic<Registry*> g_registry{nullptr};
 Registry* g_abandoned[16];
 int g_abandoned_count = 0;
 
+pthread_key_t g_exit_key;
+void OnThreadExit(void* state);
+
 Registry* GetRegistry() {
   Registry* r = g_registry.load(std::memory_order_acquire);
   if (r != nullptr) return r;
+  // A pthread key (not a C++ thread_local destructor) notices thread exit: registering a
+  // thread_local destructor allocates and glibc aborts when that fails; pthread_setspecific
+  // on one of the first keys does not allocate. Key destructors also run after C++
+  // thread_local destructors, so ranges recorded there are kept.
+  static const bool key_ok = pthread_key_create(&g_exit_key, OnThreadExit) == 0;
+  (void)key_ok;
   auto* fresh = new Registry;
   if (g_registry.compare_exchange_strong(r, fresh, std::memory_order_acq_rel)) return fresh;
   delete fresh;
@@ -58,66 +82,167 @@ ThreadState* DeadState() {
   return dead;
 }
 
-struct ExitGuard {
-  bool armed = false;
-  ~ExitGuard() {
-    ThreadState* s = t_thread_state;
-    if (s != nullptr && s != DeadState()) s->exited.store(true, std::memory_order_release);
-    t_thread_state = DeadState();
+size_t ArgsCapacityFor(size_t ring_records) { return ring_records / 8; }
+
+// A ring for a thread that starts recording: a spare one when its size fits, else new.
+// Registry mutex held.
+std::unique_ptr<ThreadRing> TakeRing(Registry* reg, size_t cap, bool prefault) {
+  // Spares of another size are left from before a size change: nobody uses them.
+  while (cap > 0 && !reg->spare_rings.empty()) {
+    std::unique_ptr<ThreadRing> r = std::move(reg->spare_rings.back());
+    reg->spare_rings.pop_back();
+    if (r->capacity() == cap) {
+      r->Reset();
+      return r;
+    }
   }
-};
-thread_local ExitGuard t_exit_guard;
+  return std::make_unique<ThreadRing>(cap, ArgsCapacityFor(cap) * sizeof(StoredArgs), prefault);
+}
+
+// Points the hot fields at `s`'s ring and clears per-session state. Registry mutex held;
+// the owning thread is not recording into this state (its epoch differs).
+void ResetForSession(ThreadState* s) {
+  ThreadRing* ring = s->ring_storage.get();
+  s->ring = ring;
+  s->args = ring != nullptr ? static_cast<StoredArgs*>(ring->aux()) : nullptr;
+  s->args_capacity =
+      ring != nullptr ? static_cast<uint32_t>(ring->aux_bytes() / sizeof(StoredArgs)) : 0;
+  s->args_used = 0;
+  s->depth = 0;
+  s->args_dropped.store(0, std::memory_order_relaxed);
+  s->names_dropped.store(0, std::memory_order_relaxed);
+  s->names_truncated.store(0, std::memory_order_relaxed);
+}
+
+// Gives `s` a ring of the configured size for a new session (registry mutex held). A thread
+// over KAIROS_MAX_THREADS gets an empty ring: its records are dropped and counted.
+void EnsureRing(Registry* reg, ThreadState* s, bool prefault) {
+  if (!s->holds_slot && reg->live_with_ring < reg->max_threads && reg->ring_records > 0) {
+    s->holds_slot = true;
+    ++reg->live_with_ring;
+  }
+  const size_t cap = s->holds_slot ? reg->ring_records : 0;
+  if (s->ring_storage == nullptr || s->ring_storage->capacity() != cap) {
+    std::unique_ptr<ThreadRing> fresh = TakeRing(reg, cap, prefault);
+    if (s->ring_storage != nullptr) {
+      s->ring_storage->Release();
+      reg->retired_rings.push_back(std::move(s->ring_storage));
+    }
+    s->ring_storage = std::move(fresh);
+  } else {
+    s->ring_storage->Reset();
+    if (prefault) s->ring_storage->Prefault();
+  }
+}
 
 std::string CurrentThreadName() {
-  char buf[32] = {};
-  if (pthread_getname_np(pthread_self(), buf, sizeof(buf)) != 0) return std::string();
+  char buf[17] = {};  // PR_GET_NAME: one syscall, 16 bytes with the NUL
+  if (prctl(PR_GET_NAME, buf, 0, 0, 0) != 0) return std::string();
   return std::string(buf);
+}
+
+// Another thread's name, read from procfs (the controller names threads it arms).
+std::string ThreadNameOf(int64_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%lld/comm", static_cast<long long>(tid));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::string();
+  char buf[64];
+  const ssize_t n = read(fd, buf, sizeof(buf));
+  close(fd);
+  if (n <= 0) return std::string();
+  size_t len = static_cast<size_t>(n);
+  while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\0')) --len;
+  return std::string(buf, len);
+}
+
+// Frees a retired state (registry mutex held; it is no longer in reg->states).
+void DeleteState(Registry* reg, ThreadState* s) {
+  reg->name_bytes.fetch_sub(s->name_bytes, std::memory_order_relaxed);
+  if (s->ring_storage != nullptr && !s->holds_slot)
+    reg->retained_records -= std::min(reg->retained_records, s->ring_storage->capacity());
+  delete s;
+}
+
+// Thread exit (pthread key destructor, on the exiting thread): the slot is recycled, the
+// records of the open session are kept in a compact copy until the flush.
+void OnThreadExit(void* state) {
+  auto* s = static_cast<ThreadState*>(state);
+  t_thread_state = DeadState();
+  if (s == nullptr || s == DeadState()) return;
+  Registry* reg = g_registry.load(std::memory_order_acquire);
+  if (reg == nullptr) return;
+  std::lock_guard<std::mutex> lock(reg->mu);
+  if (s->generation != reg->generation) return;  // the parent's, before fork()
+  s->exited.store(true, std::memory_order_release);
+  if (!s->holds_slot) return;
+  s->holds_slot = false;
+  --reg->live_with_ring;
+  std::unique_ptr<ThreadRing> big = std::move(s->ring_storage);
+  if (big == nullptr) return;
+  const size_t n = big->size();
+  const size_t aux = static_cast<size_t>(s->args_used) * sizeof(StoredArgs);
+  ThreadRing* kept = nullptr;
+  const size_t bound = reg->max_threads * reg->ring_records;
+  if (reg->retained_records + n <= bound) kept = big->CompactCopy(n, aux);
+  if (kept == nullptr) {
+    // Over the retention bound or out of memory: the records are dropped and counted.
+    kept = big->CompactCopy(0, 0);
+    if (kept != nullptr) kept->AddDropped(n);
+  }
+  if (kept != nullptr) {
+    reg->retained_records += kept->capacity();
+    s->ring_storage.reset(kept);
+  } else {
+    reg->alloc_failures.fetch_add(n, std::memory_order_relaxed);
+  }
+  // Point the collector at the copy (args slots keep their numbers: the copy holds the
+  // first args_used of them).
+  ThreadRing* ring = s->ring_storage.get();
+  s->ring = ring;
+  s->args = ring != nullptr ? static_cast<StoredArgs*>(ring->aux()) : nullptr;
+  s->args_capacity =
+      ring != nullptr ? static_cast<uint32_t>(ring->aux_bytes() / sizeof(StoredArgs)) : 0;
+  big->Reset();
+  if (reg->spare_rings.size() < reg->max_threads) reg->spare_rings.push_back(std::move(big));
 }
 
 }  // namespace
 
-void ConfigureRings(size_t ring_records, int64_t max_threads) {
+void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte_budget) {
   Registry* reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
   reg->ring_records = ring_records;
   reg->max_threads = max_threads > 0 ? static_cast<size_t>(max_threads) : 0;
+  if (name_byte_budget > 0) reg->name_budget = name_byte_budget;
 }
 
 namespace {
+std::atomic<uint64_t> g_slow_acquires{0};
+
 ThreadState* AcquireThreadStateImpl(uint32_t epoch) {
+  g_slow_acquires.fetch_add(1, std::memory_order_relaxed);
   ThreadState* s = t_thread_state;
   if (s == DeadState()) return nullptr;  // thread is exiting
   Registry* reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
   if (s != nullptr && s->generation != reg->generation) s = nullptr;  // parent's, pre-fork
+  // The controller armed this state while we waited for the mutex.
+  if (s != nullptr && s->epoch.load(std::memory_order_relaxed) == epoch) return s;
   if (s == nullptr) {
-    s = new ThreadState;
-    s->names.emplace_back();
-    s->tid = static_cast<int64_t>(syscall(SYS_gettid));
-    s->generation = reg->generation;
+    if (reg->states.size() == reg->states.capacity())  // the push_back below cannot throw
+      reg->states.reserve(std::max<size_t>(64, 2 * reg->states.capacity()));
+    auto fresh = std::make_unique<ThreadState>();
+    fresh->names.emplace_back();
+    fresh->tid = static_cast<int64_t>(syscall(SYS_gettid));
+    fresh->generation = reg->generation;
+    s = fresh.release();
     reg->states.push_back(s);
     t_thread_state = s;
-    t_exit_guard.armed = true;
+    pthread_setspecific(g_exit_key, s);
   }
-  // A new session for this thread: reuse the ring when the size is unchanged.
-  const bool allowed = s->ring_storage != nullptr || reg->live_with_ring < reg->max_threads;
-  const size_t cap = allowed ? reg->ring_records : 0;
-  if (!allowed) ++reg->threads_over_limit;
-  if (s->ring_storage == nullptr || s->ring_storage->capacity() != cap) {
-    if (s->ring_storage == nullptr && cap > 0) ++reg->live_with_ring;
-    s->ring_storage = std::make_unique<ThreadRing>(cap);
-    const uint32_t args_cap = static_cast<uint32_t>(cap / 8);
-    s->args_storage.reset(args_cap ? new StoredArgs[args_cap] : nullptr);
-    s->args_capacity = args_cap;
-  } else {
-    s->ring_storage->Reset();
-  }
-  s->ring = s->ring_storage.get();
-  s->args = s->args_storage.get();
-  s->args_used = 0;
-  s->depth = 0;
-  s->args_dropped.store(0, std::memory_order_relaxed);
-  s->names_dropped.store(0, std::memory_order_relaxed);
+  EnsureRing(reg, s, true);
+  ResetForSession(s);
   s->thread_name = CurrentThreadName();
   s->epoch.store(epoch, std::memory_order_release);
   return s;
@@ -125,33 +250,94 @@ ThreadState* AcquireThreadStateImpl(uint32_t epoch) {
 }  // namespace
 
 ThreadState* AcquireThreadStateSlow(uint32_t epoch) {
-  // Allocation failure on an application thread drops the record; it never throws.
+  // Allocation failure on an application thread drops the record (counted); never throws.
   try {
     return AcquireThreadStateImpl(epoch);
   } catch (...) {
+    if (Registry* reg = g_registry.load(std::memory_order_acquire))
+      reg->alloc_failures.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
 }
 
+size_t ArmRegisteredThreads(uint32_t epoch) {
+  Registry* reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg->mu);
+  size_t armed = 0;
+  for (ThreadState* s : reg->states) {
+    if (s->exited.load(std::memory_order_acquire) || s->generation != reg->generation) continue;
+    if (s->epoch.load(std::memory_order_relaxed) == epoch) continue;  // armed itself already
+    try {
+      EnsureRing(reg, s, true);
+      std::string name = ThreadNameOf(s->tid);
+      if (!name.empty()) s->thread_name = std::move(name);
+    } catch (...) {
+      continue;  // out of memory: the thread arms itself on its first record (or drops)
+    }
+    ResetForSession(s);
+    s->epoch.store(epoch, std::memory_order_release);
+    ++armed;
+  }
+  return armed;
+}
+
 namespace {
+
+// Stores `src` cut to at most `max` bytes as prefix + "..." in `buf` (never splitting a
+// UTF-8 sequence); `src` may point into `buf`.
+std::string_view Truncate(const char* src, size_t max, char* buf) {
+  size_t cut = max - 3;
+  while (cut > 0 && (static_cast<unsigned char>(src[cut]) & 0xC0) == 0x80) --cut;
+  std::memmove(buf, src, cut);
+  std::memcpy(buf + cut, "...", 3);
+  return std::string_view(buf, cut + 3);
+}
+
 uint32_t InternNameImpl(ThreadState* s, const char* name) {
-  const size_t len = std::strlen(name);
+  Registry* reg = GetRegistry();
+  const size_t len = strnlen(name, kMaxNameBytes + 1);
+  char buf[kMaxNameBytes + 1];
+  std::string_view key(name, len);
+  bool truncated = false;
+  if (len > kMaxNameBytes) {
+    key = Truncate(name, kMaxNameBytes, buf);
+    truncated = true;
+  }
   uint32_t id = 0;
   {
     std::lock_guard<std::mutex> lock(s->names_mu);
-    auto it = s->name_index.find(absl::string_view(name, len));
+    auto it = s->name_index.find(key);
+    const uint64_t used = reg->name_bytes.load(std::memory_order_relaxed);
+    if (it == s->name_index.end() && key.size() > kOverBudgetNameBytes &&
+        used + key.size() + kNameEntryOverhead > reg->name_budget) {
+      // Budget spent: new names are kept short (distinct prefixes stay distinct).
+      key = Truncate(key.data(), kOverBudgetNameBytes, buf);
+      truncated = true;
+      it = s->name_index.find(key);
+    }
     if (it != s->name_index.end()) {
       id = it->second;
-    } else if (s->names.size() >= kMaxNamesPerThread) {
-      s->names_dropped.fetch_add(1, std::memory_order_relaxed);
-      return 0;
     } else {
+      const uint64_t cost = key.size() + kNameEntryOverhead;
+      // Short names may still be added past the budget, up to twice it: a hard ceiling.
+      if (s->names.size() >= kMaxNamesPerThread || used + cost > 2 * reg->name_budget) {
+        s->names_dropped.fetch_add(1, std::memory_order_relaxed);
+        return 0;
+      }
       id = static_cast<uint32_t>(s->names.size());
-      s->names.emplace_back(name, len);
-      s->name_index.emplace(s->names.back(), id);
+      s->names.emplace_back(key);
+      try {
+        s->name_index.emplace(s->names.back(), id);
+      } catch (...) {
+        s->names.pop_back();
+        throw;
+      }
+      s->name_bytes += cost;
+      reg->name_bytes.fetch_add(cost, std::memory_order_relaxed);
+      if (truncated) s->names_truncated.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  if (len <= kCachedNameMax) {
+  if (!truncated && len <= kCachedNameMax) {
     NameCacheEntry& e = s->cache[(reinterpret_cast<uintptr_t>(name) >> 4) & (kNameCacheSize - 1)];
     std::memcpy(e.bytes, name, len + 1);
     e.ptr = name;
@@ -202,6 +388,7 @@ void CpuRecorderAfterForkChild() {
     fresh->generation = old->generation + 1;
     fresh->ring_records = old->ring_records;
     fresh->max_threads = old->max_threads;
+    fresh->name_budget = old->name_budget;
   }
   g_registry.store(fresh, std::memory_order_release);
 }
@@ -210,6 +397,16 @@ size_t RegisteredThreadCount() {
   Registry* reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
   return reg->states.size();
+}
+
+uint64_t NameBytesInUse() {
+  return GetRegistry()->name_bytes.load(std::memory_order_relaxed);
+}
+
+uint64_t SlowAcquiresForTest() { return g_slow_acquires.load(std::memory_order_relaxed); }
+
+uint64_t TakeAllocFailures() {
+  return GetRegistry()->alloc_failures.exchange(0, std::memory_order_relaxed);
 }
 
 // ---- CpuRecorder ----
@@ -233,7 +430,8 @@ uint32_t CpuRecorder::Prepare(const Config& config) {
               sizeof(RingRecord);
   }
   const int64_t max_threads = options_.max_threads > 0 ? options_.max_threads : config.max_threads;
-  ConfigureRings(records, max_threads);
+  ConfigureRings(records, max_threads,
+                 options_.name_byte_budget > 0 ? options_.name_byte_budget : kDefaultNameByteBudget);
   const uint32_t e = ReserveEpoch();
   next_epoch_.store(e, std::memory_order_release);
   return e;
@@ -252,12 +450,15 @@ absl::Status CpuRecorder::StartWarmup(const Config& config) {
   start_raw_ = 0;
   end_raw_ = ~0ull;
   start_is_step_boundary_ = false;
+  // Threads that recorded before get their ring reset and prefaulted here, on the
+  // controller thread, instead of on their first record in the window.
+  ArmRegisteredThreads(epoch_);
   return absl::OkStatus();
 }
 
 void CpuRecorder::EnableNow() {
-  // Release: pairs with nothing on the hot path (it loads relaxed); the ring state each
-  // thread needs is set up by that thread itself under the registry mutex.
+  // Release: pairs with nothing on the hot path (it loads relaxed); the ring state a thread
+  // needs is published by its own epoch store (ArmRegisteredThreads or the thread itself).
   g_cpu_epoch.store(epoch_, std::memory_order_release);
 }
 
@@ -280,19 +481,24 @@ void CpuRecorder::Reset() {
   StopRecording(0);
   Registry* reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
-  // Threads that exited are gone for good: free their buffers now that they are collected.
+  // Threads that exited are gone for good: free their data now that it is collected.
   auto& v = reg->states;
-  for (auto it = v.begin(); it != v.end();) {
-    ThreadState* s = *it;
+  size_t kept = 0;
+  for (ThreadState* s : v) {
     if (s->exited.load(std::memory_order_acquire)) {
-      if (s->ring_storage != nullptr && s->ring_storage->capacity() > 0 && reg->live_with_ring > 0)
-        --reg->live_with_ring;
-      delete s;
-      it = v.erase(it);
+      DeleteState(reg, s);
     } else {
-      ++it;
+      // Live threads keep their ring's address range (a thread that read a stale epoch may
+      // still write there). A thread that recorded nothing this session gives its pages back
+      // until a warm-up prefaults them again; one that recorded keeps them resident, so
+      // re-arming it for the next window costs no page faults on the caller's path.
+      if (s->ring_storage != nullptr && s->ring_storage->size() == 0) s->ring_storage->Release();
+      v[kept++] = s;
     }
   }
+  v.resize(kept);
+  reg->spare_rings.clear();  // nobody references them
+  reg->retained_records = 0;
 }
 
 }  // namespace kairos::internal

@@ -5,8 +5,18 @@
 // Threading: Push/Pop/Start/End/Mark/Step/CurrentCpuRangeId may be called from any thread at
 // any time, including before init and in a forked child. Each thread appends to its own
 // ThreadRing; nothing on the fast path locks, allocates, makes a syscall or calls virtually.
-// First use on a thread, a new session epoch, long names and a full ring go to cold
-// out-of-line functions. CpuRecorder (the TraceSource) runs on the session thread only.
+// First use on a thread, long names and a full ring go to cold out-of-line functions; a
+// thread that recorded before is re-armed for each new session by the controller during
+// warm-up (ring reset and prefaulted there), so its first record in a window takes the fast
+// path. CpuRecorder (the TraceSource) runs on the session thread only.
+//
+// Memory: a thread slot (ring) is returned when its thread exits: the records it made in the
+// open session are copied into a right-sized buffer kept until the flush, and the ring goes
+// to a spare list the next new thread takes without allocating. Rings' pages are handed back
+// to the kernel between sessions. Range names are interned per thread against a
+// process-wide byte budget; names over kMaxNameBytes, and every new name once the budget is
+// spent, are stored truncated (prefix + "...") and counted. Every allocation failure on the
+// recording path becomes a counted drop, never an exception.
 //
 // Cost: when no session records, each call is one relaxed load of g_cpu_epoch and a
 // predicted branch (measured in bench/range_benchmark.cc). When recording: a TLS load, an
@@ -18,14 +28,17 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "activity/thread_ring.h"
 #include "clock.h"
+#include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
 #include "trace_source.h"
 
 namespace kairos::internal {
@@ -62,6 +75,14 @@ inline constexpr uint32_t kCachedNameMax = 47;   // longer names always take the
 inline constexpr uint32_t kMaxTrackedDepth = 128;
 inline constexpr uint32_t kMaxNamesPerThread = 65536;
 inline constexpr uint32_t kIdBlock = 1024;
+// Longest name stored as given; longer ones are stored as a prefix + "..." (UTF-8 safe).
+inline constexpr size_t kMaxNameBytes = 1024;
+// Length new names are cut to once the process-wide name budget is spent.
+inline constexpr size_t kOverBudgetNameBytes = 32;
+// Bytes charged per stored name on top of its text (table and index entries).
+inline constexpr size_t kNameEntryOverhead = 64;
+// Default process-wide budget for interned range names (all threads).
+inline constexpr uint64_t kDefaultNameByteBudget = 8u << 20;
 
 struct NameCacheEntry {
   const char* ptr = nullptr;
@@ -70,7 +91,8 @@ struct NameCacheEntry {
 };
 
 // Per-thread recorder state. Hot fields first; the name table is shared with the collector
-// under names_mu (cold paths only).
+// under names_mu (cold paths only). `epoch` is written by the owning thread (first record
+// in a session) or by the controller (re-arming in warm-up), both under the registry mutex.
 struct ThreadState {
   std::atomic<uint32_t> epoch{0};  // session whose data `ring` holds
   uint32_t depth = 0;              // open push ranges (tracked up to kMaxTrackedDepth ids)
@@ -83,16 +105,18 @@ struct ThreadState {
   NameCacheEntry cache[kNameCacheSize];
 
   // Cold.
-  std::unique_ptr<ThreadRing> ring_storage;
-  std::unique_ptr<StoredArgs[]> args_storage;
+  std::unique_ptr<ThreadRing> ring_storage;  // args live in its aux area
   std::mutex names_mu;
-  std::vector<std::string> names;  // [0] = ""
-  absl::flat_hash_map<std::string, uint32_t> name_index;
+  std::deque<std::string> names;  // [0] = ""; deque: the index's views stay valid
+  absl::flat_hash_map<std::string_view, uint32_t> name_index;
+  uint64_t name_bytes = 0;  // charged to the process-wide budget (released with the state)
   int64_t tid = 0;
   std::string thread_name;
   uint64_t generation = 0;
+  bool holds_slot = false;  // counts against KAIROS_MAX_THREADS (registry mutex)
   std::atomic<bool> exited{false};
   std::atomic<uint64_t> names_dropped{0};
+  std::atomic<uint64_t> names_truncated{0};
   std::atomic<uint64_t> args_dropped{0};
 };
 
@@ -109,8 +133,9 @@ void RefillIdBlock(ThreadState* s);
 // Returns the calling thread's state ready for `epoch`, or nullptr (drop silently).
 inline ThreadState* ThreadStateFor(uint32_t epoch) {
   ThreadState* s = t_thread_state;
-  // Relaxed: only this thread writes its own epoch.
-  if (__builtin_expect(s != nullptr && s->epoch.load(std::memory_order_relaxed) == epoch, 1))
+  // Acquire (a plain load on x86): the controller may have re-armed this state for `epoch`
+  // (reset ring, depth, args) and published it with a release store.
+  if (__builtin_expect(s != nullptr && s->epoch.load(std::memory_order_acquire) == epoch, 1))
     return s;
   return AcquireThreadStateSlow(epoch);
 }
@@ -224,6 +249,7 @@ inline uint32_t CurrentCpuRangeId() {
 struct CpuRecorderOptions {
   size_t ring_records = 0;  // 0 = from Config::cpu_buffer_kb_per_thread
   int64_t max_threads = 0;  // 0 = from Config::max_threads
+  uint64_t name_byte_budget = 0;  // 0 = kDefaultNameByteBudget
 };
 
 // The "cpu" TraceSource. One instance per session object (the process root); StartWarmup
@@ -263,8 +289,13 @@ class CpuRecorder : public TraceSource {
 };
 
 // Ring size and thread cap for threads that start recording in the next epoch (set by
-// CpuRecorder::StartWarmup).
-void ConfigureRings(size_t ring_records, int64_t max_threads);
+// CpuRecorder::StartWarmup), and the name budget (0 = keep the current one).
+void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte_budget = 0);
+
+// Arms every live registered thread for `epoch` on the calling (controller) thread: ring
+// allocated or reset and prefaulted, depth and args cleared, thread name read. Threads that
+// record in the window then never take the slow path. Returns the number armed.
+size_t ArmRegisteredThreads(uint32_t epoch);
 
 // Switches recording off if `epoch` is the one recording (a cancelled armed request).
 void DisableEpoch(uint32_t epoch);
@@ -284,8 +315,15 @@ extern std::atomic<ThreadNameLookup> g_thread_name_lookup;
 using CollectStatsHook = void (*)(TraceData& data);
 extern std::atomic<CollectStatsHook> g_cpu_collect_stats_hook;
 
-// For tests: number of registered thread states.
+// For tests: number of registered thread states; bytes of interned names (all threads).
 size_t RegisteredThreadCount();
+uint64_t NameBytesInUse();
+// For tests: how many times a record took the slow path to get its thread's state.
+uint64_t SlowAcquiresForTest();
+
+// Records dropped because a thread's recorder state could not be allocated since the last
+// call (the collector reports them in cpu_dropped and cpu_alloc_failures).
+uint64_t TakeAllocFailures();
 
 }  // namespace kairos::internal
 

@@ -19,12 +19,35 @@ CuptiBufferPool::~CuptiBufferPool() {
   Free();
 }
 
-absl::Status CuptiBufferPool::Allocate(size_t size, size_t count) {
+namespace {
+// Free buffers kept ahead of CUPTI: below this the worker adds a chunk of this many.
+constexpr size_t kGrowChunk = 2;
+}  // namespace
+
+uint8_t* CuptiBufferPool::NewBuffer(bool prefault) const {
+  const long page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+  auto* b = static_cast<uint8_t*>(std::aligned_alloc(static_cast<size_t>(page), alloc_size_));
+  // Prefault (off the caller's thread) so CUPTI's writes into it take no page faults.
+  if (b != nullptr && prefault) std::memset(b, 0, alloc_size_);
+  return b;
+}
+
+void CuptiBufferPool::AddLocked(uint8_t* b) {
+  buffers_.insert(std::upper_bound(buffers_.begin(), buffers_.end(), b), b);
+  free_.push_back(b);
+}
+
+bool CuptiBufferPool::WantGrowLocked() const {
+  return free_.size() < kGrowChunk && buffers_.size() + growing_ < max_count_;
+}
+
+absl::Status CuptiBufferPool::Allocate(size_t size, size_t count, size_t initial) {
   size = (size + 7) & ~size_t{7};
   if (size == 0 || count == 0) return absl::InvalidArgumentError("empty CUPTI buffer pool");
+  if (initial > count) initial = count;
   std::lock_guard<std::mutex> lock(mu_);
-  if (size == size_ && count == buffers_.size()) return absl::OkStatus();
-  if (outstanding_ != 0 || queue_head_ != queue_.size() || busy_) {
+  if (size == size_ && count == max_count_ && !buffers_.empty()) return absl::OkStatus();
+  if (outstanding_ != 0 || queue_head_ != queue_.size() || busy_ || growing_ != 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "CUPTI still holds ", outstanding_, " activity buffers of the previous session"));
   }
@@ -32,36 +55,38 @@ absl::Status CuptiBufferPool::Allocate(size_t size, size_t count) {
   buffers_.clear();
   free_.clear();
   const long page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
-  const size_t alloc = (size + page - 1) / page * page;
-  for (size_t i = 0; i < count; ++i) {
-    auto* b = static_cast<uint8_t*>(std::aligned_alloc(page, alloc));
-    if (b == nullptr) {
-      for (uint8_t* x : buffers_) std::free(x);
-      buffers_.clear();
-      size_ = 0;
-      return absl::ResourceExhaustedError(
-          absl::StrCat("cannot allocate ", count, " CUPTI buffers of ", size, " bytes"));
-    }
-    // Prefault now so the first records of the window do not take page faults.
-    std::memset(b, 0, alloc);
-    buffers_.push_back(b);
-  }
-  std::sort(buffers_.begin(), buffers_.end());
-  free_ = buffers_;
+  alloc_size_ = (size + page - 1) / page * page;
+  size_ = size;
+  max_count_ = 0;
+  // Capacity for the whole bound now, so later growth and hand-offs never reallocate.
+  buffers_.reserve(count);
   free_.reserve(count);
   queue_.clear();
   queue_.reserve(count);
   queue_head_ = 0;
-  size_ = size;
+  for (size_t i = 0; i < initial; ++i) {
+    uint8_t* b = NewBuffer(true);
+    if (b == nullptr) {
+      for (uint8_t* x : buffers_) std::free(x);
+      buffers_.clear();
+      free_.clear();
+      size_ = 0;
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot allocate ", initial, " CUPTI buffers of ", size, " bytes"));
+    }
+    AddLocked(b);
+  }
+  max_count_ = count;
   return absl::OkStatus();
 }
 
 bool CuptiBufferPool::Free() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (outstanding_ != 0 || queue_head_ != queue_.size() || busy_) return false;
+  if (outstanding_ != 0 || queue_head_ != queue_.size() || busy_ || growing_ != 0) return false;
   for (uint8_t* b : buffers_) std::free(b);
   buffers_.clear();
   buffers_.shrink_to_fit();
+  max_count_ = 0;
   free_.clear();
   free_.shrink_to_fit();
   queue_.clear();
@@ -76,13 +101,36 @@ bool CuptiBufferPool::Owns(const uint8_t* buffer) const {
 }
 
 uint8_t* CuptiBufferPool::Acquire() {
+  bool inline_grow = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) {
+      uint8_t* b = free_.back();
+      free_.pop_back();
+      ++outstanding_;
+      if (WantGrowLocked() && worker_.joinable() && !grow_requested_) {
+        grow_requested_ = true;
+        work_cv_.notify_one();
+      }
+      return b;
+    }
+    if (buffers_.size() + growing_ >= max_count_) {
+      ++refused_;
+      return nullptr;
+    }
+    // None free and the worker has not caught up: one buffer now beats dropping records.
+    ++growing_;
+    inline_grow = true;
+  }
+  uint8_t* b = inline_grow ? NewBuffer(false) : nullptr;
   std::lock_guard<std::mutex> lock(mu_);
-  if (free_.empty()) {
+  --growing_;
+  if (b == nullptr) {
     ++refused_;
     return nullptr;
   }
-  uint8_t* b = free_.back();
-  free_.pop_back();
+  ++grown_inline_;
+  buffers_.insert(std::upper_bound(buffers_.begin(), buffers_.end(), b), b);
   ++outstanding_;
   return b;
 }
@@ -111,13 +159,41 @@ void CuptiBufferPool::Start(ProcessFn process) {
   std::lock_guard<std::mutex> lock(mu_);
   process_ = std::move(process);
   stop_ = false;
+  // A pool started with fewer than kGrowChunk free buffers fills up on the worker first.
+  grow_requested_ = WantGrowLocked();
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 
 void CuptiBufferPool::WorkerLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    work_cv_.wait(lock, [this] { return stop_ || queue_head_ != queue_.size(); });
+    work_cv_.wait(lock, [this] { return stop_ || grow_requested_ || queue_head_ != queue_.size(); });
+    if (grow_requested_) {
+      grow_requested_ = false;
+      // Add a prefaulted chunk here, off CUPTI's (the application's) thread.
+      while (WantGrowLocked()) {
+        const size_t n = std::min(kGrowChunk, max_count_ - buffers_.size() - growing_);
+        growing_ += n;
+        const size_t size = size_;
+        lock.unlock();
+        uint8_t* fresh[kGrowChunk] = {};
+        for (size_t i = 0; i < n; ++i) fresh[i] = NewBuffer(true);
+        lock.lock();
+        growing_ -= n;
+        bool failed = false;
+        for (size_t i = 0; i < n; ++i) {
+          // A new geometry cannot have been set meanwhile (Allocate refuses while growing_).
+          if (fresh[i] != nullptr && size == size_) {
+            AddLocked(fresh[i]);
+          } else {
+            std::free(fresh[i]);
+            failed = true;
+          }
+        }
+        if (failed) break;  // out of memory: CUPTI's later requests are refused and counted
+      }
+      continue;
+    }
     if (queue_head_ == queue_.size()) {
       if (stop_) return;
       continue;
@@ -152,6 +228,14 @@ void CuptiBufferPool::Stop() {
   process_ = nullptr;
 }
 
+size_t CuptiBufferPool::buffer_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return buffers_.size();
+}
+uint64_t CuptiBufferPool::grown_inline() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return grown_inline_;
+}
 size_t CuptiBufferPool::free_count() const {
   std::lock_guard<std::mutex> lock(mu_);
   return free_.size();

@@ -1,11 +1,14 @@
 // File: cupti_buffers.h
 // Layer: kairos_activity. The CUPTI activity buffer pool and the hand-off to the conversion
-// worker. CUPTI's request callback takes a buffer from a pool allocated and prefaulted at
-// warm-up (no allocation while recording); its complete callback only queues the buffer.
-// A kairos worker thread runs the conversion and gives the buffer back to the pool.
+// worker. CUPTI's request callback takes a buffer from the pool; its complete callback only
+// queues the buffer. A kairos worker thread runs the conversion and gives the buffer back.
+// Memory follows use: warm-up allocates and prefaults a few buffers; when the free list runs
+// low, the worker (not the caller's thread) adds a prefaulted chunk, up to the configured
+// count. Only if CUPTI asks while none is free and the worker has not caught up does the
+// request allocate one buffer itself (counted in grown_inline()) rather than drop records.
 // Threading: Acquire/Complete may be called from any thread (CUPTI calls them from
-// application threads and its own worker, concurrently); they take one short mutex and never
-// allocate. Allocate/Start/Drain/Stop/Free are for the session thread.
+// application threads and its own worker, concurrently); they take one short mutex.
+// Allocate/Start/Drain/Stop/Free are for the session thread.
 #ifndef KAIROS_SRC_ACTIVITY_CUPTI_BUFFERS_H_
 #define KAIROS_SRC_ACTIVITY_CUPTI_BUFFERS_H_
 
@@ -31,10 +34,12 @@ class CuptiBufferPool {
   CuptiBufferPool(const CuptiBufferPool&) = delete;
   CuptiBufferPool& operator=(const CuptiBufferPool&) = delete;
 
-  // Allocates `count` buffers of `size` bytes (8-byte aligned; size rounded up to 8) and
-  // touches every page. Keeps the current buffers when the geometry is unchanged. Fails
+  // Sets the geometry: at most `count` buffers of `size` bytes (8-byte aligned; size rounded
+  // up to 8); allocates and touches every page of `initial` of them now (more than `count` =
+  // all). With fewer than kGrowChunk, Start() has the worker prefault the first ones at once,
+  // off the calling thread. Keeps the current buffers when the geometry is unchanged. Fails
   // while CUPTI still holds buffers of an older geometry.
-  absl::Status Allocate(size_t size, size_t count);
+  absl::Status Allocate(size_t size, size_t count, size_t initial = SIZE_MAX);
   // Frees the buffers when CUPTI holds none; returns false (keeping them) otherwise.
   bool Free();
 
@@ -53,7 +58,9 @@ class CuptiBufferPool {
   void Stop();
 
   size_t buffer_size() const { return size_; }
-  size_t buffer_count() const { return buffers_.size(); }
+  size_t buffer_count() const;  // allocated so far
+  size_t max_buffers() const { return max_count_; }
+  uint64_t grown_inline() const;
   size_t free_count() const;
   size_t outstanding() const;  // handed to CUPTI and not yet completed
   uint64_t refused() const;
@@ -67,8 +74,18 @@ class CuptiBufferPool {
   };
   bool Owns(const uint8_t* buffer) const;
   void WorkerLoop();
+  // One zeroed, page-aligned buffer of `size_` bytes; nullptr when out of memory.
+  uint8_t* NewBuffer(bool prefault) const;
+  // Adds `b` to the pool (mu_ held; capacity reserved, so nothing reallocates).
+  void AddLocked(uint8_t* b);
+  bool WantGrowLocked() const;
 
   size_t size_ = 0;
+  size_t alloc_size_ = 0;   // size_ rounded up to pages
+  size_t max_count_ = 0;
+  size_t growing_ = 0;      // buffers being allocated outside the mutex
+  bool grow_requested_ = false;
+  uint64_t grown_inline_ = 0;
   std::vector<uint8_t*> buffers_;  // every buffer of the pool, sorted by address
   mutable std::mutex mu_;
   std::condition_variable work_cv_;

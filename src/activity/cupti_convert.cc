@@ -127,10 +127,26 @@ CuptiConverter::CuptiConverter(CallbackNameFn callback_name, size_t max_events)
   Clear();
 }
 
+namespace {
+// The event store starts at this many events (2.5 MiB) and doubles as the window fills, up
+// to max_events: memory follows use instead of reserving the whole bound at warm-up.
+constexpr size_t kInitialStoreEvents = size_t{1} << 16;
+}  // namespace
+
 void CuptiConverter::Reserve() {
-  // Touch every page now (warm-up), so the worker takes no page faults while recording.
-  events_.resize(max_events_);
-  events_.clear();
+  // The first chunk's address space now (warm-up); its pages are touched by the conversion
+  // worker as events arrive, like every later chunk: never on an application thread, and
+  // not on the path of a caller waiting for the window to open.
+  events_.reserve(std::min(max_events_, kInitialStoreEvents));
+}
+
+bool CuptiConverter::GrowStore() {
+  try {
+    events_.reserve(std::min(max_events_, std::max(kInitialStoreEvents, 2 * events_.capacity())));
+    return true;
+  } catch (...) {
+    return false;  // out of memory: the record is counted in store_full
+  }
 }
 
 void CuptiConverter::Clear() {
@@ -231,7 +247,7 @@ bool CuptiConverter::Keep(uint64_t start, uint64_t end) {
     ++stats_.out_of_range;
     return false;
   }
-  if (events_.size() >= max_events_) {
+  if (events_.size() >= max_events_ || (events_.size() == events_.capacity() && !GrowStore())) {
     ++stats_.store_full;
     return false;
   }

@@ -116,8 +116,8 @@ class CuptiConverter {
     window_start_ = start_ns;
     window_end_ = end_ns;
   }
-  // Reserves and prefaults the event store (call during warm-up, so recording neither grows
-  // it nor page-faults).
+  // Reserves the first chunk of the event store (call during warm-up); it grows on the
+  // conversion worker as the window fills, up to max_events.
   void Reserve();
   void ConvertBuffer(const uint8_t* buffer, size_t valid_size);
   // After the last buffer: maps context-keyed sync rows to devices (learned from kernel,
@@ -162,6 +162,8 @@ class CuptiConverter {
     last_context_ = context;
   }
   Event* Append();
+  // Doubles the event store's capacity (bounded by max_events); false when out of memory.
+  bool GrowStore();
 
   void OnKernel(const uint8_t* p);
   void OnMemcpy(const uint8_t* p);

@@ -3,6 +3,8 @@
 // Threading: see cupti_source.h.
 #include "activity/cupti_source.h"
 
+#include "activity/cuda_presence.h"
+
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -88,13 +90,11 @@ CuptiBufferPool& ProcessCuptiPool() {
   return *g_pool.load(std::memory_order_acquire);
 }
 
-void ReplaceProcessCuptiPoolAfterFork() {
-  static CuptiBufferPool* abandoned[16];
-  static int abandoned_count = 0;
+CuptiBufferPool* ReplaceProcessCuptiPoolAfterFork() {
   CuptiBufferPool* old = g_pool.load(std::memory_order_relaxed);
-  if (old == nullptr) return;  // never used: nothing inherited
-  if (abandoned_count < 16) abandoned[abandoned_count++] = old;  // stays reachable
+  if (old == nullptr) return nullptr;  // never used: nothing inherited
   g_pool.store(new CuptiBufferPool(), std::memory_order_release);
+  return old;  // the caller (the process root's fork hook) keeps it reachable
 }
 
 CuptiSource::CuptiSource(CuptiSourceOptions options) : options_(std::move(options)) {}
@@ -189,6 +189,13 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
     return absl::OkStatus();  // no GPU activity asked for: nothing is missing
   }
 
+  if (options_.api == nullptr && options_.library_path.empty() && !ProcessUsesCuda()) {
+    // A CPU-only process: CUPTI is not loaded (it would only fail to find a driver, with a
+    // warning on the job's stderr). The trace says why it has no GPU data.
+    missing_reason_ = "the process has not loaded CUDA (no libcudart/libcuda, no "
+                      "CUDA_INJECTION64_PATH); GPU activity not traced";
+    return absl::OkStatus();
+  }
   LoadApi();
   api_ = options_.api != nullptr ? options_.api : (loaded_.has_value() ? &*loaded_ : nullptr);
   if (api_ == nullptr) {
@@ -236,7 +243,9 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
   const size_t count =
       options_.buffer_count != 0 ? options_.buffer_count : 1 + static_cast<size_t>(mb / 4);
   CuptiBufferPool& pool = ProcessCuptiPool();
-  if (absl::Status s = pool.Allocate(size, count); !s.ok()) {
+  // No buffer on this (the caller's) path: the pool's worker prefaults the first ones as soon
+  // as it starts and adds more as CUPTI uses them (memory follows use).
+  if (absl::Status s = pool.Allocate(size, count, /*initial=*/0); !s.ok()) {
     Fail(absl::StrCat("CUPTI buffer pool: ", s.message(), "; GPU activity disabled, CPU trace "
                       "continues"));
     return absl::OkStatus();
@@ -252,7 +261,11 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
       links_ = std::make_unique<std::atomic<uint64_t>[]>(capacity);
       link_capacity_ = capacity;
     }
-    for (size_t i = 0; i < link_capacity_; ++i) links_[i].store(0, std::memory_order_relaxed);
+    // Only the slots the last session used are non-zero (a fresh array is zeroed already):
+    // clearing all 8 MiB would put page faults on the path of a caller waiting in
+    // kairos_start.
+    const size_t used = std::min(link_count_.load(std::memory_order_relaxed), link_capacity_);
+    for (size_t i = 0; i < used; ++i) links_[i].store(0, std::memory_order_relaxed);
     link_count_.store(0, std::memory_order_relaxed);
   }
 

@@ -26,6 +26,7 @@
 #include "activity/cupti_api.h"
 #include "activity/cupti_buffers.h"
 #include "activity/cupti_convert.h"
+#include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
 #include "trace_source.h"
 
 namespace kairos::internal {
@@ -119,9 +120,10 @@ class CuptiSource : public TraceSource {
 // The process-wide buffer pool CUPTI's callbacks draw from (never destroyed: CUPTI may call
 // the callbacks at any time after registration).
 CuptiBufferPool& ProcessCuptiPool();
-// fork() child only: replaces the process pool with a fresh empty one (the parent's copy is
-// leaked, its worker thread does not exist in the child).
-void ReplaceProcessCuptiPoolAfterFork();
+// fork() child only, called by the process root's one after-fork hook: replaces the process
+// pool with a fresh empty one and returns the parent's copy (nullptr if none), which is
+// leaked, not freed: its worker thread does not exist in the child.
+CuptiBufferPool* ReplaceProcessCuptiPoolAfterFork();
 
 }  // namespace kairos::internal
 

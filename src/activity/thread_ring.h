@@ -2,16 +2,16 @@
 // Layer: kairos_activity. The fixed-size record a producer thread appends on the hot path,
 // and the per-thread buffer it appends to.
 // Threading: one producer (the owning thread) appends; the collector reads [0, size()) after
-// an acquire load of the write index. A session resets the buffer from the producer side
-// only (on its first record of a new epoch), never while the collector reads it: the
-// session's state machine does not start a new epoch until collection is finished.
+// an acquire load of the write index. Reset/Prefault/Release are called either by the
+// producer or by the controller thread under the recorder's registry mutex while the epoch
+// the producer would record under is not the one the buffer serves (see cpu_recorder.cc),
+// never while the collector reads it.
 #ifndef KAIROS_SRC_ACTIVITY_THREAD_RING_H_
 #define KAIROS_SRC_ACTIVITY_THREAD_RING_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 namespace kairos::internal {
 
@@ -38,12 +38,18 @@ static_assert(sizeof(RingRecord) == 24, "RingRecord must stay 24 bytes");
 static_assert(alignof(RingRecord) == 8, "RingRecord alignment");
 
 // A fill-and-drop buffer (not circular: a session keeps its first records and counts the
-// rest as dropped, so a trace never has a hole in the middle of a window).
+// rest as dropped, so a trace never has a hole in the middle of a window), followed by an
+// `aux_bytes` side area (the thread's NVTX args slots) in the same allocation.
+// Large buffers are private anonymous mappings, so Release() can hand their pages back to
+// the kernel between sessions while the address range stays valid (a late write from a
+// thread that read a stale epoch lands in a fresh zero page instead of freed memory).
 class ThreadRing {
  public:
-  // Allocates and prefaults `capacity` records (touching every page now, so the hot path
-  // never takes a page fault). capacity 0 is allowed: every append is dropped.
-  explicit ThreadRing(size_t capacity);
+  // Allocates `capacity` records plus `aux_bytes`; with `prefault`, touches every page now
+  // so appends never take a page fault. Allocation failure leaves capacity 0 (every append
+  // is dropped and counted), never throws.
+  ThreadRing(size_t capacity, size_t aux_bytes, bool prefault);
+  ~ThreadRing();
   ThreadRing(const ThreadRing&) = delete;
   ThreadRing& operator=(const ThreadRing&) = delete;
 
@@ -60,21 +66,42 @@ class ThreadRing {
     size_.store(n + 1, std::memory_order_release);
     return true;
   }
-  // Producer only: forget everything (start of a new session).
+  // Forget everything (start of a new session).
   void Reset() {
     size_.store(0, std::memory_order_release);
     dropped_.store(0, std::memory_order_relaxed);
   }
+  // Touches every page (after Release, or when constructed without prefault); a no-op while
+  // the pages are resident.
+  void Prefault();
+  // Returns the pages to the kernel (contents become zero; the buffer stays usable and
+  // refaults on use). Only for mapped buffers; a no-op for small heap ones.
+  void Release();
+  bool resident() const { return resident_; }
+  // Adds `n` to the drop count (records a compacted copy could not keep).
+  void AddDropped(uint64_t n) { dropped_.fetch_add(n, std::memory_order_relaxed); }
+  // Copies the first `records` records and `aux_bytes` of the side area into a new buffer
+  // of exactly that size (an exited thread's data kept until the flush), with this
+  // buffer's drop count. nullptr when out of memory.
+  ThreadRing* CompactCopy(size_t records, size_t aux_bytes) const;
 
   // Collector side.
   size_t size() const { return size_.load(std::memory_order_acquire); }
   const RingRecord& at(size_t i) const { return records_[i]; }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   size_t capacity() const { return capacity_; }
+  void* aux() const { return aux_; }
+  size_t aux_bytes() const { return aux_bytes_; }
+  bool mapped() const { return mapped_; }
 
  private:
-  std::unique_ptr<RingRecord[]> records_;
-  size_t capacity_;
+  RingRecord* records_ = nullptr;
+  void* aux_ = nullptr;
+  size_t capacity_ = 0;
+  size_t aux_bytes_ = 0;
+  size_t bytes_ = 0;  // whole allocation
+  bool mapped_ = false;
+  bool resident_ = false;  // every page touched since the last Release
   std::atomic<size_t> size_{0};
   std::atomic<uint64_t> dropped_{0};
 };

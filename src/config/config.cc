@@ -136,6 +136,25 @@ bool Representable(std::string_view v) {
 absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
                                    const ParseOptions& options,
                                    std::vector<std::string>* warnings) {
+  return ParseConfig(text, base, options, warnings, nullptr);
+}
+
+namespace {
+bool KeyNamesWindow(std::string_view key) {
+  static constexpr std::string_view kKeys[] = {
+      "PROFILE_START_TIME",       "PROFILE_START_ITERATION", "PROFILE_START_ITERATION_ROUNDUP",
+      "ACTIVITIES_ITERATIONS",    "ACTIVITIES_DURATION_MSECS", "ACTIVITIES_DURATION_SECS",
+      "ACTIVITIES_WARMUP_PERIOD_SECS", "ACTIVITIES_WARMUP_ITERATIONS"};
+  for (std::string_view k : kKeys)
+    if (key == k) return true;
+  return false;
+}
+}  // namespace
+
+absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
+                                   const ParseOptions& options,
+                                   std::vector<std::string>* warnings, ConfigParseInfo* info) {
+  ConfigParseInfo seen;
   Config config = base;
   std::vector<std::string> remarks;
   std::set<std::string, std::less<>> warned_keys;
@@ -186,6 +205,8 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
     }
     if (!remark.empty())
       remarks.push_back(absl::StrCat("config line ", line_no, ": ", AV(key), ": ", remark));
+    seen.keys_set.emplace_back(key);
+    if (KeyNamesWindow(key)) seen.names_window = true;
   }
 
   // Derived defaults (config-and-env.md §5), only after the whole text parsed.
@@ -200,6 +221,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
       KAIROS_LOG_WARNING("%s", r.c_str());
     }
   }
+  if (info != nullptr) *info = std::move(seen);
   return config;
 }
 

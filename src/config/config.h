@@ -106,6 +106,18 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
                                    const ParseOptions& options,
                                    std::vector<std::string>* warnings = nullptr);
 
+// What ParseConfig saw (TEAM interface 2): the keys the text set, in order, and whether one
+// of them schedules a window (PROFILE_START_TIME, PROFILE_START_ITERATION[_ROUNDUP],
+// ACTIVITIES_ITERATIONS, ACTIVITIES_DURATION_MSECS/_SECS, ACTIVITIES_WARMUP_*), so the
+// session never re-reads config text.
+struct ConfigParseInfo {
+  std::vector<std::string> keys_set;
+  bool names_window = false;
+};
+absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
+                                   const ParseOptions& options,
+                                   std::vector<std::string>* warnings, ConfigParseInfo* info);
+
 // ConfigToText
 //
 // The canonical KEY=VALUE text of `config` (one line per key, table order, used as trace

@@ -204,6 +204,7 @@ EnvSettings DecodeEnv(const EnvLookup& lookup) {
   e.cuda_injection_path = Get(lookup, "CUDA_INJECTION64_PATH");
   e.cuda_injected = !e.cuda_injection_path.empty() && e.cuda_injection_path != "none";
   e.teardown_cupti = Get(lookup, "TEARDOWN_CUPTI") == "1";
+  e.flush_on_signal = Get(lookup, "KAIROS_FLUSH_ON_SIGNAL") == "1";
   return e;
 }
 
@@ -220,6 +221,13 @@ void ReloadEnvForTest() {
   graveyard->push_back(g_env.load(std::memory_order_acquire));
   g_env.store(new EnvSettings(DecodeEnv(RealGetenv)), std::memory_order_release);
 }
+
+namespace {
+void AddParseInfo(const ConfigParseInfo& from, ConfigParseInfo* to) {
+  to->keys_set.insert(to->keys_set.end(), from.keys_set.begin(), from.keys_set.end());
+  to->names_window = to->names_window || from.names_window;
+}
+}  // namespace
 
 absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
                                                      std::vector<std::string>* warnings,
@@ -238,12 +246,14 @@ absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
     }
     ParseOptions options{ConfigSource::kFile, now_unix_ms};
     std::vector<std::string> remarks;
-    absl::StatusOr<Config> parsed = ParseConfig(*text, config, options, &remarks);
+    ConfigParseInfo info;
+    absl::StatusOr<Config> parsed = ParseConfig(*text, config, options, &remarks, &info);
     Report(origin, remarks, warnings);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(origin, ": ", parsed.status().message()));
     }
     config = *std::move(parsed);
+    AddParseInfo(info, &result.info);
     result.origin = origin;
     absl::StrAppend(&result.text, *text, "\n");
   }
@@ -254,13 +264,15 @@ absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
     }
     ParseOptions options{ConfigSource::kEnv, now_unix_ms};
     std::vector<std::string> remarks;
-    absl::StatusOr<Config> parsed = ParseConfig(text, config, options, &remarks);
+    ConfigParseInfo info;
+    absl::StatusOr<Config> parsed = ParseConfig(text, config, options, &remarks, &info);
     Report("KAIROS_CONFIG_TEXT", remarks, warnings);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("KAIROS_CONFIG_TEXT: ", parsed.status().message()));
     }
     config = *std::move(parsed);
+    AddParseInfo(info, &result.info);
     absl::StrAppend(&result.origin, result.origin.empty() ? "" : " + ", "KAIROS_CONFIG_TEXT");
     absl::StrAppend(&result.text, text, "\n");
   }

@@ -77,6 +77,9 @@ struct EnvSettings {
   std::string cuda_injection_path;  // CUDA_INJECTION64_PATH, read only to learn we were injected
   bool cuda_injected = false;       // CUDA_INJECTION64_PATH set, non-empty and not "none"
   bool teardown_cupti = false;      // TEARDOWN_CUPTI exactly "1"
+  // KAIROS_FLUSH_ON_SIGNAL exactly "1": on SIGTERM/SIGINT an open window is closed and written
+  // (within the exit bound) before the previous handler runs.
+  bool flush_on_signal = false;
 
   // One line per ignored, malformed value (e.g. "RANK=\"x\" is not a non-negative integer;
   // ignored"). The caller logs them once at init.
@@ -110,6 +113,8 @@ struct ConfigFromEnv {
   // The texts that were parsed (file text, then env text with ';' turned into newlines), so
   // the session can tell a config that names a window from one that only sets options.
   std::string text;
+  // What the parser saw across both texts (keys_set in order; names_window if either did).
+  ConfigParseInfo info;
 };
 
 // LoadConfigFromEnv

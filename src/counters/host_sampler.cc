@@ -221,13 +221,20 @@ void HostSampler::SampleLocked(int64_t now_ns) {
   const int64_t dt = now_ns - p.ts_ns;
   // Rates describe the interval that ends at this sample; they need a baseline.
   const bool rates = have_prev_ && dt > 0;
+  // /proc/stat and /proc/self/stat count CPU time in clock ticks (10 ms at USER_HZ 100): an
+  // interval shorter than one tick cannot measure utilisation, and would read as a false 0%
+  // (the window-start sample right after a short warm-up, or a window shorter than a tick).
+  // Such an interval yields no CPU-time sample; the gauges and other rates still do.
+  const bool ticked = rates && dt * options_.ticks_per_second >= 1000000000;
   if (rates && cur.has_stat && p.has_stat) {
-    Emit(now_ns, kCpuUtil, internal::BusyPercent(p.stat.all, cur.stat.all));
-    Emit(now_ns, kCpuIowait, internal::IowaitPercent(p.stat.all, cur.stat.all));
+    if (ticked) {
+      Emit(now_ns, kCpuUtil, internal::BusyPercent(p.stat.all, cur.stat.all));
+      Emit(now_ns, kCpuIowait, internal::IowaitPercent(p.stat.all, cur.stat.all));
+    }
     Emit(now_ns, kContextSwitches,
          internal::RatePerSecond(p.stat.context_switches, cur.stat.context_switches, dt));
   }
-  if (rates && cur.has_proc && p.has_proc) {
+  if (ticked && cur.has_proc && p.has_proc) {
     const uint64_t a = p.proc.utime_ticks + p.proc.stime_ticks;
     const uint64_t b = cur.proc.utime_ticks + cur.proc.stime_ticks;
     Emit(now_ns, kProcessCpu,
@@ -251,7 +258,7 @@ void HostSampler::SampleLocked(int64_t now_ns) {
     Emit(now_ns, kNetRx, internal::RatePerSecond(p.net.read_bytes, cur.net.read_bytes, dt));
     Emit(now_ns, kNetTx, internal::RatePerSecond(p.net.write_bytes, cur.net.write_bytes, dt));
   }
-  if (rates && cur.has_stat && p.has_stat) {
+  if (ticked && cur.has_stat && p.has_stat) {
     const size_t n = std::min(cur.stat.cores.size(), p.stat.cores.size());
     for (size_t i = 0; i < n; ++i) {
       const uint32_t base = kFixedMetrics + 2 * static_cast<uint32_t>(i);
@@ -270,8 +277,24 @@ void HostSampler::Collect(TraceData& data) {
   std::vector<uint32_t> track_of(metrics_.size(), UINT32_MAX);
   size_t kept = 0;
   const bool was_sorted = data.counter_samples.empty();
+  // The session stamps the Record Window End marker at the instant the window was asked to
+  // close (data.window_end_ns), which precedes StopRecording: nothing may lie after it.
+  // The first sample past it (the closing one) covers the window's last interval and is
+  // stamped there, unless a sample sits at that instant already; later ones are dropped.
+  int64_t end_ns = window_end_ns_;
+  if (data.window_end_ns > 0 && data.window_end_ns < end_ns) end_ns = data.window_end_ns;
+  int64_t first_late = INT64_MAX;
+  bool have_at_end = false;
   for (const Value& v : values_) {
-    if (v.ts_ns < window_start_ns_ || v.ts_ns > window_end_ns_ || v.metric >= metrics_.size()) continue;
+    if (v.ts_ns == end_ns) have_at_end = true;
+    if (v.ts_ns > end_ns && v.ts_ns < first_late) first_late = v.ts_ns;
+  }
+  for (Value v : values_) {
+    if (v.ts_ns > end_ns) {
+      if (v.ts_ns != first_late || have_at_end) continue;
+      v.ts_ns = end_ns;
+    }
+    if (v.ts_ns < window_start_ns_ || v.metric >= metrics_.size()) continue;
     if (track_of[v.metric] == UINT32_MAX) {
       track_of[v.metric] = static_cast<uint32_t>(data.counter_tracks.size());
       data.counter_tracks.push_back(metrics_[v.metric]);

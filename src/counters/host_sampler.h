@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "counters/proc_parse.h"
+#include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
 #include "trace_source.h"
 
 namespace kairos {

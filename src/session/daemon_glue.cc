@@ -3,10 +3,7 @@
 // Threading: handler methods run on the daemon client thread; Profiler is thread-safe.
 #include "session/daemon_glue.h"
 
-#include <pthread.h>
-
 #include <atomic>
-#include <mutex>
 
 #include "config/daemon_config.h"
 #include "config/env.h"
@@ -19,7 +16,8 @@ namespace {
 
 class ProfilerHandler final : public TraceRequestHandler {
  public:
-  bool Busy() const override { return Profiler::Get().state() != SessionState::kIdle; }
+  // Busy is the session's state: Armed (a request waiting to open) counts.
+  bool Busy() const override { return Profiler::Get().busy(); }
   absl::Status OnTraceRequest(const Config& config, std::string* message) override {
     absl::Status status = Profiler::Get().RequestTrace(config, ConfigSource::kDaemon);
     if (status.ok()) {
@@ -33,22 +31,15 @@ class ProfilerHandler final : public TraceRequestHandler {
   }
 };
 
-// Never destroyed, like the Profiler: the poller may still run while the process exits.
+// The client the root owns, for DaemonClientPolls (the root's fork hook stops it).
 std::atomic<DaemonClient*> g_client{nullptr};
-std::once_flag g_once;
-
-void ChildAfterFork() {
-  // The poller thread does not exist in the child; drop the inherited socket (bound to the
-  // parent's name) so the child never reads the parent's replies.
-  if (DaemonClient* c = g_client.load(std::memory_order_acquire)) c->Stop();
-}
 
 }  // namespace
 
-void StartDaemonClientIfEnabled(int64_t poll_ms) {
+DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms) {
   const EnvSettings& env = Env();
-  if (!env.use_daemon) return;
-  std::call_once(g_once, [&] {
+  if (!env.use_daemon) return nullptr;
+  {
     Config base;
     base.daemon_poll_ms = poll_ms;
     static ProfilerHandler handler;
@@ -57,11 +48,11 @@ void StartDaemonClientIfEnabled(int64_t poll_ms) {
     if (!client.ok()) {
       KAIROS_LOG_WARNING("daemon client disabled: %s",
                          std::string(client.status().message()).c_str());
-      return;
+      return nullptr;
     }
     if (absl::Status s = (*client)->Start(); !s.ok()) {
       KAIROS_LOG_WARNING("daemon client disabled: %s", std::string(s.message()).c_str());
-      return;
+      return nullptr;
     }
     KAIROS_LOG_INFO("daemon client polling %s every %lld ms as %s",
                     (env.ipc_socket_dir.empty() ? "@" + DaemonClientOptionsFrom(env, base).endpoint
@@ -69,9 +60,10 @@ void StartDaemonClientIfEnabled(int64_t poll_ms) {
                         .c_str(),
                     static_cast<long long>(std::max<int64_t>(10, poll_ms)),
                     (*client)->client_name().c_str());
-    g_client.store(client->release(), std::memory_order_release);
-    pthread_atfork(nullptr, nullptr, ChildAfterFork);
-  });
+    DaemonClient* raw = client->release();  // never destroyed: owned by the root
+    g_client.store(raw, std::memory_order_release);
+    return raw;
+  }
 }
 
 uint64_t DaemonClientPolls() {

@@ -1,7 +1,7 @@
 // File: daemon_glue.h
 // Layer: kairos_session. Connects the Dynolog daemon client (src/config/daemon_client.h) to
 // the process-root Profiler: the profiler is the client's TraceRequestHandler.
-// Threading: StartDaemonClientIfEnabled is idempotent and thread-safe (call_once).
+// Threading: StartDaemonClientIfEnabled is called once, by the process root (root.cc).
 #ifndef KAIROS_SRC_SESSION_DAEMON_GLUE_H_
 #define KAIROS_SRC_SESSION_DAEMON_GLUE_H_
 
@@ -11,11 +11,14 @@ namespace kairos {
 
 // When the environment enables the daemon (KINETO_USE_DAEMON present, or
 // KAIROS_USE_DAEMON=1), creates the IPC endpoint and starts the poller thread, polling every
-// `poll_ms`. Otherwise does nothing: no socket, no thread. Errors are logged, never fatal.
+// `poll_ms`, and returns the client (never destroyed; the root keeps it and stops it in a
+// forked child). Otherwise does nothing and returns nullptr: no socket, no thread. Errors
+// are logged, never fatal.
 // In a forked child the parent's client is not running and is not restarted (like
 // libkineto, whose loader thread does not survive fork): a data-loader worker never
 // registers with the daemon and never takes a trigger slot.
-void StartDaemonClientIfEnabled(int64_t poll_ms);
+class DaemonClient;
+DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms);
 
 // Polls sent by the daemon client so far (0 when it is not running); for tests and status.
 uint64_t DaemonClientPolls();

@@ -69,8 +69,10 @@ std::string SanitizerRuntimes() {
 
 // `preload`: what goes into LD_PRELOAD after the sanitizer runtimes; `attach_env`: more
 // VAR=value words.
+// `expect_trace` false: the program records nothing of its own (no GPU activity without a
+// driver, no ranges), so kairos writes no file at all (docs/ARCHITECTURE-core.md).
 nlohmann::json RunTraced(const std::string& preload, const std::string& attach_env,
-                         std::string* stderr_text) {
+                         std::string* stderr_text, bool expect_trace = true) {
   const std::string dir = MakeTempDir();
   const std::string libs = SanitizerRuntimes() + preload;
   const std::string cmd =
@@ -85,6 +87,15 @@ nlohmann::json RunTraced(const std::string& preload, const std::string& attach_e
   *stderr_text = std::string(std::istreambuf_iterator<char>(err), {});
   INFO(cmd << "\nstderr: " << *stderr_text);
   REQUIRE(rc == 0);
+  if (!expect_trace) {
+    int files = 0;
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d)) files += EndsWith(e->d_name, ".json") ? 1 : 0;
+      closedir(d);
+    }
+    CHECK(files == 0);
+    return nlohmann::json();
+  }
   const std::string path = FindTrace(dir);
   REQUIRE(!path.empty());
   std::ifstream in(path);
@@ -138,21 +149,17 @@ TEST_CASE("CUDA_INJECTION64_PATH=libkairos.so traces an unmodified CUDA program"
   CheckTrace(trace);
 }
 
-TEST_CASE("real libcupti without a driver: one warning, CPU-only trace", "[attach]") {
+TEST_CASE("real libcupti without a driver: one warning, and no empty trace", "[attach]") {
+  // act_train records no range of its own and, without a driver, no GPU activity: nothing
+  // of its own in the window, so no trace and no summary (the warning says why GPU data is
+  // missing). The CPU-only trace with the reason is covered by capi_preload, whose program
+  // records a range.
   std::string err;
-  const nlohmann::json trace =
-      RunTraced(KAIROS_LIB, "KAIROS_CUPTI_LIBRARY=" KAIROS_REAL_CUPTI, &err);
+  RunTraced(KAIROS_LIB, "KAIROS_CUPTI_LIBRARY=" KAIROS_REAL_CUPTI, &err, /*expect_trace=*/false);
   const std::string reason =
       "CUPTI cuptiSubscribe failed: CUPTI_ERROR_UNKNOWN (999) (no NVIDIA driver or GPU?); GPU "
       "activity disabled, CPU trace continues";
   CHECK(err.find("kairos: warning: " + reason + "\n") != std::string::npos);
-  CHECK(trace.at("gpu_data_missing_reason") == reason);
-  int gpu = 0;
-  for (const auto& e : trace.at("traceEvents")) {
-    const std::string cat = e.value("cat", "");
-    gpu += cat == "kernel" || cat == "gpu_memcpy" || cat == "cuda_runtime";
-  }
-  CHECK(gpu == 0);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "activity/cupti_buffers.h"
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -63,6 +64,50 @@ TEST_CASE("a new geometry is refused while CUPTI holds buffers", "[cupti_buffers
   pool.Complete(a, 0);
   CHECK_FALSE(pool.Free());  // completed but not yet processed: the worker still needs it
   pool.Start([](const uint8_t*, size_t) {});
+  pool.Stop();
+  CHECK(pool.Free());
+}
+
+TEST_CASE("a pool starts small and grows up to its bound as CUPTI takes buffers",
+          "[cupti_buffers]") {
+  CuptiBufferPool pool;
+  REQUIRE(pool.Allocate(4096, 10, 2).ok());
+  CHECK(pool.buffer_count() == 2);  // only the initial chunk is allocated (and prefaulted)
+  CHECK(pool.max_buffers() == 10);
+  pool.Start([](const uint8_t*, size_t) {});
+  std::vector<uint8_t*> taken;
+  taken.push_back(pool.Acquire());  // one left: the worker adds a chunk of two
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (pool.buffer_count() < 4 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  CHECK(pool.buffer_count() == 4);
+  CHECK(pool.grown_inline() == 0);
+  // Whether the worker or the request itself adds the rest, exactly the bound is handed out.
+  for (uint8_t* b = pool.Acquire(); b != nullptr; b = pool.Acquire()) taken.push_back(b);
+  CHECK(taken.size() == 10);
+  CHECK(pool.buffer_count() == 10);
+  CHECK(pool.refused() == 1);
+  for (uint8_t* b : taken) {
+    REQUIRE(b != nullptr);
+    CHECK(reinterpret_cast<uintptr_t>(b) % 4096 == 0);
+    pool.Complete(b, 8);
+  }
+  pool.Drain();
+  CHECK(pool.foreign() == 0);  // every grown buffer is recognised as the pool's own
+  CHECK(pool.free_count() == 10);
+  pool.Stop();
+  CHECK(pool.Free());
+  CHECK(pool.buffer_count() == 0);
+
+  // None up front: the worker prefaults the first chunk as soon as it starts.
+  REQUIRE(pool.Allocate(4096, 4, 0).ok());
+  CHECK(pool.buffer_count() == 0);
+  pool.Start([](const uint8_t*, size_t) {});
+  const auto deadline2 = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (pool.buffer_count() < 2 && std::chrono::steady_clock::now() < deadline2)
+    std::this_thread::yield();
+  CHECK(pool.buffer_count() == 2);
+  CHECK(pool.free_count() == 2);
   pool.Stop();
   CHECK(pool.Free());
 }

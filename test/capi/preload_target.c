@@ -1,16 +1,28 @@
 /* File: preload_target.c
  * Layer: test/capi. An unmodified program (it does not link libkairos): it busy-waits for
  * argv[1] ms and prints how many threads it has, so the LD_PRELOAD test can check that the
- * preloaded library starts no thread unless a trace is configured.
+ * preloaded library starts no thread unless a trace is configured. With "range" as argv[2]
+ * it first records one range through the preloaded library, found with dlsym (a process
+ * that records nothing of its own writes no trace).
  * Threading: single-threaded itself. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 int main(int argc, char** argv) {
   long ms = argc > 1 ? atol(argv[1]) : 0;
+  if (argc > 2 && strcmp(argv[2], "range") == 0) {
+    void (*push)(const char*) = (void (*)(const char*))dlsym(RTLD_DEFAULT, "kairos_range_push");
+    void (*pop)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "kairos_range_pop");
+    if (push && pop) {
+      push("preload_target");
+      pop();
+    }
+  }
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
   do {

@@ -2,7 +2,10 @@
 # File: preload_test.sh
 # Layer: test/capi. LD_PRELOAD of libkairos.so into an unmodified program:
 #   1. with no trace configured it starts no thread and prints nothing;
-#   2. with KAIROS_CONFIG_TEXT naming a duration window it writes a trace that parses;
+#   2. with KAIROS_CONFIG_TEXT naming a duration window it writes a trace that parses when
+#      the program recorded something of its own (and, never loading CUDA, prints no CUPTI
+#      warning), and no file at all when it did not (a launcher such as `sh` or `timeout`
+#      that inherited LD_PRELOAD);
 #   3. the same with no CUPTI to be had (a CPU-only job on a machine without CUDA): exit 0,
 #      a CPU trace, and in CUDA builds exactly one warning line, also in the trace.
 # Usage: preload_test.sh LIBKAIROS TARGET
@@ -23,16 +26,25 @@ out=$(env -u KAIROS_CONFIG -u KINETO_CONFIG -u KAIROS_CONFIG_TEXT LD_PRELOAD="$p
 [ ! -s "$dir/err1" ] || { echo "FAIL: idle preload wrote to stderr:"; cat "$dir/err1"; exit 1; }
 
 KAIROS_CONFIG_TEXT="ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=100;ACTIVITIES_LOG_FILE=$dir/pre.json" \
-  LD_PRELOAD="$pre" "$target" 300 >/dev/null 2>"$dir/err2"
+  LD_PRELOAD="$pre" "$target" 300 range >/dev/null 2>"$dir/err2"
 n=$(ls "$dir" | grep -c '^pre_[0-9]*\.json$' || true)
 [ "$n" = 1 ] || { echo "FAIL: expected one trace, found $n"; ls "$dir"; cat "$dir/err2"; exit 1; }
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'traceEvents' in d" "$dir"/pre_*.json \
   || { echo "FAIL: trace does not parse"; exit 1; }
+# A CPU-only program never loads CUPTI (it has not loaded CUDA): no CUPTI/driver warning.
+if grep -q -i 'cupti\|driver' "$dir/err2"; then echo "FAIL: CPU-only program warned:"; cat "$dir/err2"; exit 1; fi
+# 2b. Launchers that record nothing of their own leave no file, window open at exit or not.
+idle=$dir/idle; mkdir "$idle"
+for cmd in "$target 300" "$target 0" "sh -c true" "sh -c 'sleep 0.2'"; do
+  KAIROS_CONFIG_TEXT="ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=100;ACTIVITIES_LOG_FILE=$idle/l.json" \
+    LD_PRELOAD="$pre" sh -c "$cmd" >/dev/null 2>"$dir/err_idle" || { echo "FAIL: $cmd"; cat "$dir/err_idle"; exit 1; }
+  [ -z "$(ls "$idle")" ] || { echo "FAIL: '$cmd' recorded nothing but left files:"; ls "$idle"; exit 1; }
+done
 # 3. No CUDA at all: KAIROS_CUPTI_LIBRARY names a library that does not exist.
 nocuda=$dir/no-cuda/libcupti.so.13
 KAIROS_CUPTI_LIBRARY=$nocuda \
   KAIROS_CONFIG_TEXT="ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=100;ACTIVITIES_LOG_FILE=$dir/nocuda.json" \
-  LD_PRELOAD="$pre" "$target" 300 >/dev/null 2>"$dir/err3" || { echo "FAIL: no-CUDA run failed"; cat "$dir/err3"; exit 1; }
+  LD_PRELOAD="$pre" "$target" 300 range >/dev/null 2>"$dir/err3" || { echo "FAIL: no-CUDA run failed"; cat "$dir/err3"; exit 1; }
 reason=""
 if nm -D --defined-only "$lib" | grep -q ' InitializeInjection$'; then
   reason="cannot load CUPTI library '$nocuda': $nocuda: cannot open shared object file: No such file or directory; GPU activity disabled, CPU trace continues"

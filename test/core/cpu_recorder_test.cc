@@ -6,6 +6,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -16,7 +25,8 @@ namespace {
 
 // One session of the recorder with a fixed 1 tick = 1 ns clock anchored at 0.
 struct Session {
-  explicit Session(size_t ring_records) : rec(CpuRecorderOptions{ring_records, 64}) {
+  explicit Session(size_t ring_records, int64_t max_threads = 64, uint64_t name_budget = 0)
+      : rec(CpuRecorderOptions{ring_records, max_threads, name_budget}) {
     REQUIRE(rec.StartWarmup(Config{}).ok());
     rec.StartRecording(0);
     start_raw = ReadRawClock();
@@ -264,6 +274,247 @@ TEST_CASE("many threads: one track each, exact counts, monotonic timestamps") {
   }
   CHECK(d.stats.at("cpu_dropped") == 0);
   CHECK(d.stats.at("cpu_threads") == kThreads);
+}
+
+size_t CountRanges(const TraceData& d) {
+  size_t n = 0;
+  for (const auto& ev : d.events_by_track)
+    for (const Event& e : ev) n += e.kind == EventKind::kUserAnnotation;
+  return n;
+}
+
+TEST_CASE("a name longer than kMaxNameBytes is stored as a UTF-8-safe prefix and counted") {
+  // 1020 ASCII bytes, then two-byte characters: the cut at 1021 would split one.
+  std::string huge(1020, 'a');
+  while (huge.size() < (1u << 20)) huge += "\xc3\xa9";
+  std::string stored;
+  uint64_t grew = 0;
+  TraceData d;
+  std::thread t([&] {
+    Session s(64);
+    const uint64_t before = NameBytesInUse();
+    for (int i = 0; i < 3; ++i) {
+      PushRange(huge.c_str());
+      PopRange();
+    }
+    grew = NameBytesInUse() - before;
+    d = s.Finish();
+  });
+  t.join();
+  REQUIRE(d.events_by_track.size() == 1);
+  REQUIRE(d.events_by_track[0].size() == 3);
+  const std::string name = NameOf(d, d.events_by_track[0][0]);
+  CHECK(name == std::string(1020, 'a') + "...");
+  CHECK(NameOf(d, d.events_by_track[0][2]) == name);  // one table entry, reused
+  CHECK(grew == name.size() + kNameEntryOverhead);  // not 2 x 1 MiB
+  CHECK(d.stats.at("cpu_names_truncated") == 1);
+  CHECK(d.stats.at("cpu_names_dropped") == 0);
+}
+
+TEST_CASE("names past the process-wide byte budget are stored short and counted") {
+  TraceData d;
+  std::vector<std::string> names;
+  for (int i = 0; i < 8; ++i) names.push_back("name" + std::to_string(i) + std::string(95, 'x'));
+  std::thread t([&] {
+    // Room for exactly five 100-byte names on top of what is interned already.
+    const uint64_t budget = NameBytesInUse() + 5 * (100 + kNameEntryOverhead) + 10;
+    Session s(64, 64, budget);
+    for (const std::string& n : names) {
+      PushRange(n.c_str());
+      PopRange();
+    }
+    d = s.Finish();
+  });
+  t.join();
+  REQUIRE(d.events_by_track.size() == 1);
+  const auto& ev = d.events_by_track[0];
+  REQUIRE(ev.size() == 8);
+  for (int i = 0; i < 5; ++i) CHECK(NameOf(d, ev[i]) == names[i]);
+  for (int i = 5; i < 8; ++i) CHECK(NameOf(d, ev[i]) == names[i].substr(0, 29) + "...");
+  CHECK(d.stats.at("cpu_names_truncated") == 3);
+}
+
+TEST_CASE("2000 short-lived threads: slots are recycled, every range is kept") {
+  constexpr int kThreads = 2000, kBatch = 8, kRanges = 3;
+  // 16 slots of 1024 records; exited threads' records are retained up to 16 x 1024 in all.
+  Session s(1024, /*max_threads=*/16);
+  for (int b = 0; b < kThreads / kBatch; ++b) {
+    std::vector<std::thread> batch;
+    for (int t = 0; t < kBatch; ++t) {
+      batch.emplace_back([] {
+        for (int i = 0; i < kRanges; ++i) {
+          PushRange("short");
+          PopRange();
+        }
+      });
+    }
+    for (auto& t : batch) t.join();
+  }
+  TraceData d = s.Finish();
+  CHECK(CountRanges(d) == static_cast<size_t>(kThreads * kRanges));
+  CHECK(d.stats.at("cpu_dropped") == 0);
+  CHECK(d.stats.at("cpu_threads") == kThreads);
+  // Exited threads' states are freed once collected.
+  CHECK(RegisteredThreadCount() < 100);
+}
+
+TEST_CASE("a thread that recorded before is armed in warm-up: no slow path, no page fault") {
+  std::atomic<int> phase{0};
+  std::atomic<long> faults{-1};
+  std::atomic<uint64_t> slow{~0ull};
+  auto s1 = std::make_unique<Session>(4096);
+  std::thread worker([&] {
+    for (int i = 0; i < 10; ++i) {  // session 1: registers this thread
+      PushRange("work");
+      PopRange();
+    }
+    phase = 1;
+    while (phase.load() != 2) std::this_thread::yield();
+    // Session 2 is armed and recording: the first records take the fast path.
+    rusage before{}, after{};
+    getrusage(RUSAGE_THREAD, &before);
+    const uint64_t slow_before = SlowAcquiresForTest();
+    for (int i = 0; i < 1000; ++i) {
+      PushRange("work");
+      PopRange();
+    }
+    slow = SlowAcquiresForTest() - slow_before;
+    getrusage(RUSAGE_THREAD, &after);
+    faults = after.ru_minflt - before.ru_minflt;
+    phase = 3;
+    while (phase.load() != 4) std::this_thread::yield();
+  });
+  while (phase.load() != 1) std::this_thread::yield();
+  TraceData d1 = s1->Finish();
+  s1.reset();
+  CHECK(CountRanges(d1) == 10);
+  {
+    Session s2(4096);  // StartWarmup arms the worker; the window is open
+    phase = 2;
+    while (phase.load() != 3) std::this_thread::yield();
+    TraceData d2 = s2.Finish();
+    CHECK(CountRanges(d2) == 1000);
+    CHECK(d2.stats.at("cpu_dropped") == 0);
+  }
+  phase = 4;
+  worker.join();
+  CHECK(slow.load() == 0);
+  CHECK(faults.load() == 0);
+}
+
+// Child process: exhausts memory under RLIMIT_AS, then records from a registered thread
+// (ring ready, names cannot be stored) and from new threads (no state can be allocated).
+// Reports "<ranges> <dropped> <alloc_failures> <names_dropped> <unnamed>" on `fd`.
+// Takes every block malloc can still hand out to the calling thread (its arena and the
+// ones glibc falls back to), large pieces first.
+void ExhaustMalloc(void** held, size_t* nheld, size_t cap) {
+  for (size_t size : {size_t{65536}, size_t{4096}, size_t{1024}, size_t{256}, size_t{64},
+                      size_t{16}}) {
+    while (*nheld < cap) {
+      void* p = std::malloc(size);
+      if (p == nullptr) break;
+      held[(*nheld)++] = p;
+    }
+  }
+}
+
+[[noreturn]] void MemoryLimitChild(int fd) {
+  CpuRecorderAfterForkChild();
+  CpuRecorder rec(CpuRecorderOptions{4096, 16, 0});
+  if (!rec.StartWarmup(Config{}).ok()) _exit(10);
+  rec.StartRecording(0);
+  const uint64_t start_raw = ReadRawClock();
+  PushRange("registered before the limit");
+  PopRange();
+  constexpr size_t kCap = 4000000;
+  void** held = static_cast<void**>(std::malloc(sizeof(void*) * kCap));
+  if (held == nullptr) _exit(12);
+  size_t nheld = 0;
+  std::atomic<int> turn{-1};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&turn, &held, &nheld, i] {
+      while (turn.load() != i) std::this_thread::yield();
+      ExhaustMalloc(held, &nheld, kCap);  // one thread at a time: `nheld` is not shared
+      for (int k = 0; k < 10; ++k) {
+        PushRange("new thread");
+        PopRange();
+      }
+      turn = i + 1;
+    });
+  }
+  std::vector<std::string> long_names;
+  for (int i = 0; i < 100; ++i) long_names.push_back(std::to_string(i) + std::string(1000, 'n'));
+  // Cap the address space just above what is mapped now, so nothing can grow.
+  long pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  rlimit lim{};
+  lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (1 << 20);
+  if (pages == 0 || setrlimit(RLIMIT_AS, &lim) != 0) _exit(11);
+  ExhaustMalloc(held, &nheld, kCap);
+  for (int i = 0; i < 100; ++i) {  // names cannot be stored: recorded unnamed, counted
+    PushRange(long_names[i].c_str());
+    PopRange();
+  }
+  turn = 0;
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < nheld; ++i) std::free(held[i]);
+  std::free(held);
+  rec.StopRecording(0);
+  ClockConverter clock;
+  clock.SetForTest(0, 0, 1.0);
+  rec.SetWindow(start_raw, ReadRawClock(), clock, false);
+  TraceData d;
+  rec.Collect(d);
+  unsigned long long unnamed = 0;
+  for (const auto& ev : d.events_by_track)
+    for (const Event& e : ev) unnamed += e.kind == EventKind::kUserAnnotation && e.name == 0;
+  char out[160];
+  const int len = std::snprintf(out, sizeof(out), "%zu %llu %llu %llu %llu", CountRanges(d),
+                                static_cast<unsigned long long>(d.stats["cpu_dropped"]),
+                                static_cast<unsigned long long>(d.stats["cpu_alloc_failures"]),
+                                static_cast<unsigned long long>(d.stats["cpu_names_dropped"]),
+                                unnamed);
+  if (write(fd, out, static_cast<size_t>(len)) != len) _exit(13);
+  _exit(0);
+}
+
+TEST_CASE("out of memory on the recording path: no exception, every loss counted") {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    MemoryLimitChild(fds[1]);
+  }
+  close(fds[1]);
+  char buf[128] = {};
+  size_t got = 0;
+  ssize_t n;
+  while ((n = read(fds[0], buf + got, sizeof(buf) - 1 - got)) > 0) got += static_cast<size_t>(n);
+  close(fds[0]);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  INFO("child output: " << buf);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  size_t ranges = 0;
+  unsigned long long dropped = 0, alloc_failures = 0, names_dropped = 0, unnamed = 0;
+  REQUIRE(std::sscanf(buf, "%zu %llu %llu %llu %llu", &ranges, &dropped, &alloc_failures,
+                      &names_dropped, &unnamed) == 5);
+  // 1 + 100 ranges from the registered thread, 4 x 10 from threads that could not register.
+  CHECK(ranges == 101);
+  // Every record of the 4 new threads (40 pushes + 40 pops) is dropped and counted: no
+  // thread state could be allocated for them.
+  CHECK(dropped == 80);
+  CHECK(alloc_failures == 80);
+  // Each range whose name could not be stored is kept unnamed; the count says how many.
+  CHECK(names_dropped == unnamed);
+  CHECK(names_dropped > 0);
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 // File: profiler_test.cc
 // Layer: test/core. The session end to end through the process-root Profiler: synchronous
 // sessions, iteration windows (also already passed), duration windows, bad requests,
-// unwritable output, 64 threads during flush, fork() while recording, the exit flush.
+// unwritable output, 64 threads during flush, fork() while recording, the exit flush, and
+// the regressions of issue 12: calls that stalled for seconds on an armed request (flush,
+// start, shutdown, exit), a cancel lost while a request waited, busy while armed, a busy
+// init that installed its config, a start time far in the future, the exit bound that a
+// request could raise, and windows with no events of the process's own.
 // Threading: the test thread plus the threads each case starts; the Profiler is the process
 // singleton, so cases run one after another and each leaves it idle.
 #include "session/profiler.h"
@@ -11,6 +15,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <dirent.h>
+
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -269,6 +276,172 @@ TEST_CASE("fork() while recording: the child has a clean, idle profiler") {
   // CUPTI stats or the reason GPU data is missing.
   CHECK((cj.contains("gpu_data_missing_reason") || cj["kairos_stats"].contains("cupti_dropped")));
 #endif
+}
+
+// Milliseconds taken by `f`.
+template <typename F>
+int64_t ElapsedMs(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                t0)
+      .count();
+}
+
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') out.push_back(e->d_name);
+    closedir(d);
+  }
+  return out;
+}
+
+// An iteration window far ahead of the counter: the request stays Armed.
+std::string FarIterationWindow(const std::string& dir) {
+  return "PROFILE_START_ITERATION=" + std::to_string(g_iteration.load() + 1000000) +
+         "\nACTIVITIES_ITERATIONS=2\nKAIROS_EXIT_FLUSH_TIMEOUT_MS=30000\nACTIVITIES_LOG_FILE=" +
+         dir + "/armed.json";
+}
+
+TEST_CASE("flush right after an init that armed an iteration window returns at once") {
+  // Regression: the cancel was cleared when the runner took the request, and Flush waited
+  // its full 60 s bound, then failed with UNAVAILABLE.
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  const uint64_t before = p.completed_sessions();
+  REQUIRE(p.Init(FarIterationWindow(dir)).ok());
+  CHECK(p.state() == SessionState::kArmed);
+  CHECK(p.busy());  // the daemon glue's Busy(): a waiting request is busy
+  CHECK(p.RequestTrace(Config{}, ConfigSource::kDaemon).message() == "profiler busy");
+  absl::StatusOr<std::string> path;
+  const int64_t ms = ElapsedMs([&] { path = p.Flush(); });
+  CHECK(path.status().code() == absl::StatusCode::kNotFound);
+  CHECK(path.status().message() == "trace cancelled before its window opened");
+  CHECK(ms < 5000);
+  CHECK(p.state() == SessionState::kIdle);
+  CHECK(p.completed_sessions() == before + 1);
+  CHECK(ListDir(dir).empty());
+}
+
+TEST_CASE("start cancels an armed request and opens its own window at once") {
+  // Regression: kairos_start waited 10 s for a cancel that was lost, then failed.
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  REQUIRE(p.Init(FarIterationWindow(dir)).ok());
+  REQUIRE(p.state() == SessionState::kArmed);
+  absl::Status st;
+  const int64_t ms = ElapsedMs([&] { st = p.Start(); });
+  REQUIRE(st.ok());
+  CHECK(ms < 5000);
+  CHECK(p.state() == SessionState::kRecording);
+  PushRange("after_start");
+  PopRange();
+  absl::StatusOr<std::string> path = p.Flush();
+  REQUIRE(path.ok());
+  CHECK(CountNames(ReadJson(*path), "user_annotation")["after_start"] == 1);
+}
+
+TEST_CASE("shutdown with an armed request returns at once and refuses until init") {
+  // Regression: shutdown waited KAIROS_EXIT_FLUSH_TIMEOUT_MS (here 30 s) for a lost cancel.
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  REQUIRE(p.Init(FarIterationWindow(dir)).ok());
+  REQUIRE(p.state() == SessionState::kArmed);
+  const int64_t ms = ElapsedMs([&] { p.Shutdown(); });
+  CHECK(ms < 10000);
+  CHECK(p.state() == SessionState::kIdle);
+  CHECK(p.Start().message() == "kairos is shut down");
+  REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/reopened.json").ok());
+  REQUIRE(p.Start().ok());
+  REQUIRE(p.Flush().ok());
+}
+
+TEST_CASE("exit with an armed request does not wait for it") {
+  // Regression: exit() waited KAIROS_EXIT_FLUSH_TIMEOUT_MS (here 30 s).
+  const std::string dir = MakeTempDir();
+  int64_t ms = 0;
+  int status = 0;
+  ms = ElapsedMs([&] {
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      Profiler& c = Profiler::Get();
+      if (!c.Init(FarIterationWindow(dir)).ok()) _exit(3);
+      if (c.state() != SessionState::kArmed) _exit(4);
+      exit(0);
+    }
+    REQUIRE(waitpid(child, &status, 0) == child);
+  });
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(ms < 10000);
+  CHECK(ListDir(dir).empty());
+}
+
+TEST_CASE("an init rejected as busy leaves the previous config in force") {
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/kept.json").ok());
+  REQUIRE(p.Start().ok());
+  absl::Status st = p.Init("ACTIVITIES_DURATION_MSECS=10\nACTIVITIES_LOG_FILE=" + dir + "/no.json");
+  CHECK(st.message() == "profiler busy");
+  CHECK(p.base_config().log_file == dir + "/kept.json");
+  absl::StatusOr<std::string> path = p.Flush();
+  REQUIRE(path.ok());
+  CHECK(*path == dir + "/kept_" + Pid() + ".json");
+}
+
+TEST_CASE("PROFILE_START_TIME far in the future stays armed instead of starting now") {
+  // Regression: ms * 1e6 overflowed (undefined; release builds started at once).
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  Config c;
+  c.profile_start_time_ms = int64_t{9000000000000000};
+  c.duration_ms = 100;
+  c.log_file = dir + "/future.json";
+  REQUIRE(p.RequestTrace(c, ConfigSource::kApi).ok());
+  // Give a wrongly started window every chance to leave Armed.
+  CHECK_FALSE(p.WaitForCompletedSessions(p.completed_sessions() + 1, 300));
+  CHECK(p.state() == SessionState::kArmed);
+  CHECK(p.Flush().status().code() == absl::StatusCode::kNotFound);
+  CHECK(p.state() == SessionState::kIdle);
+}
+
+TEST_CASE("the exit bound comes from the base config only, capped") {
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  REQUIRE(p.Init("KAIROS_EXIT_FLUSH_TIMEOUT_MS=600000\nACTIVITIES_LOG_FILE=" + dir + "/b.json").ok());
+  CHECK(p.ExitFlushBoundMs() == kMaxExitFlushMs);
+  REQUIRE(p.Init("KAIROS_EXIT_FLUSH_TIMEOUT_MS=2000\nACTIVITIES_LOG_FILE=" + dir + "/b.json").ok());
+  Config request;
+  request.exit_flush_timeout_ms = 600000;  // a request's own value never counts
+  request.duration_ms = 60000;
+  request.log_file = dir + "/req.json";
+  REQUIRE(p.RequestTrace(request, ConfigSource::kDaemon).ok());
+  CHECK(p.ExitFlushBoundMs() == 2000);
+  (void)p.Flush();
+  CHECK(p.state() == SessionState::kIdle);
+}
+
+TEST_CASE("a window in which the process recorded nothing writes no files") {
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  Config c;
+  c.duration_ms = 20;
+  c.log_file = dir + "/idle.json";
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.RequestTrace(c, ConfigSource::kEnv).ok());  // like a launcher's environment
+  REQUIRE(p.WaitForCompletedSessions(n, 20000));
+  CHECK(ListDir(dir).empty());
+  // The same window with one range of the process's own is written.
+  REQUIRE(p.RequestTrace(c, ConfigSource::kEnv).ok());
+  do {
+    PushRange("own");
+    PopRange();
+  } while (!p.WaitForCompletedSessions(n + 1, 1));
+  CHECK(ListDir(dir).size() == 2);  // trace + summary
 }
 
 TEST_CASE("a window still open at exit() is closed and written") {

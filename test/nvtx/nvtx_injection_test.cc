@@ -30,7 +30,7 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-Run RunProgram() {
+Run RunProgram(const std::string& args = "") {
   char tmpl[] = "/tmp/kairos_nvtx_XXXXXX";
   const char* d = mkdtemp(tmpl);
   REQUIRE(d != nullptr);
@@ -38,8 +38,8 @@ Run RunProgram() {
   const std::string cmd =
       "env -u KAIROS_CONFIG -u KINETO_CONFIG NVTX_INJECTION64_PATH=" KAIROS_LIB
       " 'KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=60000;"
-      "KAIROS_NVTX_DOMAINS=-noisy;ACTIVITIES_LOG_FILE=" + dir + "/trace.json' " NVTX_PROGRAM
-      " > " + dir + "/stdout.txt 2> " + dir + "/stderr.txt";
+      "KAIROS_NVTX_DOMAINS=-noisy;ACTIVITIES_LOG_FILE=" + dir + "/trace.json' " NVTX_PROGRAM " " +
+      args + " > " + dir + "/stdout.txt 2> " + dir + "/stderr.txt";
   const int rc = std::system(cmd.c_str());
   Run run;
   run.out = ReadFile(dir + "/stdout.txt");
@@ -156,4 +156,14 @@ TEST_CASE("NVTX ranges, marks, domains and args from an unmodified program") {
   CHECK(stats["nvtx_domains"] == 2);
   CHECK(stats["nvtx_domains_filtered"] == 1);
   CHECK(stats["nvtx_domains_overflow"] == 0);
+}
+
+TEST_CASE("the first NVTX range of an injected program is recorded (window named at start)") {
+  // The program's very first NVTX calls are a push/pop: NVTX loads kairos inside the push,
+  // and recording must already be on when the injection entry point returns.
+  const Run run = RunProgram("first");
+  CHECK(run.out == "first\n");
+  const std::vector<json> ranges = OfCategory(run.trace, "user_annotation");
+  REQUIRE(ranges.size() == 1);
+  CHECK(ranges[0]["name"] == "first-range");
 }

@@ -1,0 +1,232 @@
+// File: footprint_benchmark.cc
+// Layer: bench. Memory and start-up cost of kairos, each against a baseline measured in the
+// same run:
+//   idle:   peak RSS of /bin/sleep with LD_PRELOAD=libkairos.so and nothing configured (a
+//           launcher that inherits LD_PRELOAD) vs the same without (target: under 16 MB);
+//   trace:  peak RSS of the simulated training loop (examples/cuda/train_loop on the
+//           simulator, <steps> steps, default 2000) traced from start to exit vs untraced;
+//   start:  how long kairos_start() blocks its caller, in-process through libkairos.so,
+//           in a CPU-only process and (re-executed with the simulator first on the library
+//           path and libcudart loaded) in a CUDA process with CUPTI (target: under 10 ms).
+// Peak RSS is the child's ru_maxrss from wait4().
+// Usage: footprint_benchmark [steps=2000] [start_repetitions=10]
+// Threading: single-threaded; workloads run in child processes, one at a time.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+std::string BuildDir() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string exe(buf, static_cast<size_t>(n));
+  exe = exe.substr(0, exe.rfind('/'));  // <build>/bench
+  return exe.substr(0, exe.rfind('/'));
+}
+
+bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+struct Child {
+  bool ok = false;
+  long max_rss_kb = 0;
+  std::string out;
+};
+
+// Runs `argv` with `extra_env` added to this process's environment (stdout captured).
+Child Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+  Child c;
+  std::vector<std::string> env_strings(extra_env);
+  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy(argv);
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+  int out[2];
+  if (pipe(out) != 0) return c;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_addclose(&fa, out[0]);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(out[0], buf, sizeof(buf))) > 0) c.out.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  if (rc != 0) return c;
+  int status = 0;
+  rusage ru{};
+  if (wait4(pid, &status, 0, &ru) != pid) return c;
+  c.max_rss_kb = ru.ru_maxrss;
+  c.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return c;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void RemoveAll(const std::string& dir) {
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name != "." && name != "..") unlink((dir + "/" + name).c_str());
+    }
+    closedir(d);
+  }
+}
+
+// Child mode: times kairos_start() through libkairos.so; prints "start <median> <max>" in ms.
+int StartMode(const std::string& lib, bool cuda, int reps, const std::string& dir) {
+  if (cuda && dlopen("libcudart.so.13", RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    std::printf("no libcudart: %s\n", dlerror());
+    return 1;
+  }
+  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    std::printf("dlopen: %s\n", dlerror());
+    return 1;
+  }
+  using InitFn = int (*)(const char*);
+  using IntFn = int (*)();
+  using PushFn = void (*)(const char*);
+  using VoidFn = void (*)();
+  using FlushFn = const char* (*)();
+  auto init = reinterpret_cast<InitFn>(dlsym(h, "kairos_init"));
+  auto start = reinterpret_cast<IntFn>(dlsym(h, "kairos_start"));
+  auto stop = reinterpret_cast<IntFn>(dlsym(h, "kairos_stop"));
+  auto push = reinterpret_cast<PushFn>(dlsym(h, "kairos_range_push"));
+  auto pop = reinterpret_cast<VoidFn>(dlsym(h, "kairos_range_pop"));
+  auto flush = reinterpret_cast<FlushFn>(dlsym(h, "kairos_flush"));
+  auto last_error = reinterpret_cast<FlushFn>(dlsym(h, "kairos_last_error"));
+  if (!init || !start || !stop || !push || !pop || !flush || !last_error) return 1;
+  const std::string cfg = "ACTIVITIES_LOG_FILE=" + dir + "/start.json\nKAIROS_SUMMARY=off";
+  if (init(cfg.c_str()) != 0) {
+    std::printf("kairos_init: %s\n", last_error());
+    return 1;
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (start() != 0) {
+      std::printf("kairos_start: %s\n", last_error());
+      return 1;
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    push("step");
+    pop();
+    stop();
+    flush();
+    RemoveAll(dir);
+  }
+  std::printf("start %.3f %.3f %.3f\n", Median(ms), *std::max_element(ms.begin(), ms.end()),
+              ms.front());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string build = BuildDir();
+  const std::string lib = build + "/lib/libkairos.so";
+  const std::string sim = build + "/sim/lib";
+  if (argc > 1 && std::strcmp(argv[1], "--start-child") == 0) {
+    // Never falls through to the parent's code (which spawns this mode again).
+    if (argc != 5) return 2;
+    return StartMode(lib, std::strcmp(argv[2], "cuda") == 0, std::atoi(argv[3]), argv[4]);
+  }
+  const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
+  const int start_reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 10;
+  if (!Exists(lib)) {
+    std::printf("footprint_benchmark: SKIPPED: needs %s\n", lib.c_str());
+    return 0;
+  }
+  char tmpl[] = "/tmp/kairos_footprint_XXXXXX";
+  const char* dir = mkdtemp(tmpl);
+  if (dir == nullptr) return 1;
+  std::printf("footprint_benchmark (peak RSS = child's ru_maxrss)\n");
+
+  // Idle: a launcher that inherits LD_PRELOAD and never records.
+  const std::vector<std::string> idle_cmd = {"/bin/sleep", "0.2"};
+  const std::vector<std::string> no_config = {"KAIROS_CONFIG=", "KAIROS_CONFIG_TEXT=",
+                                              "KINETO_CONFIG="};
+  std::vector<std::string> idle_env = no_config;
+  idle_env.push_back("LD_PRELOAD=" + lib);
+  const Child ib = Spawn(idle_cmd, no_config), il = Spawn(idle_cmd, idle_env);
+  if (!ib.ok || !il.ok) {
+    std::printf("  idle: FAILED (baseline ok=%d, loaded ok=%d)\n", ib.ok, il.ok);
+    return 1;
+  }
+  std::printf("  idle /bin/sleep: baseline %6.1f MB  with libkairos.so %6.1f MB  (+%.1f MB; "
+              "target < 16 MB total)\n", ib.max_rss_kb / 1024.0, il.max_rss_kb / 1024.0,
+              (il.max_rss_kb - ib.max_rss_kb) / 1024.0);
+
+  // A traced simulated training loop.
+  const std::string workload = build + "/examples/cuda/train_loop";
+  if (Exists(workload) && Exists(sim)) {
+    const std::vector<std::string> cmd = {workload, std::to_string(steps)};
+    const std::vector<std::string> base_env = {"LD_LIBRARY_PATH=" + sim};
+    std::vector<std::string> traced_env = base_env;
+    traced_env.push_back("LD_PRELOAD=" + lib);
+    traced_env.push_back(std::string("KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;"
+                                     "ACTIVITIES_DURATION_MSECS=3600000;ACTIVITIES_LOG_FILE=") +
+                         dir + "/trace.json");
+    const Child tb = Spawn(cmd, base_env);
+    const Child tt = Spawn(cmd, traced_env);
+    RemoveAll(dir);
+    if (!tb.ok || !tt.ok) {
+      std::printf("  trace: FAILED (baseline ok=%d, traced ok=%d)\n", tb.ok, tt.ok);
+      return 1;
+    }
+    std::printf("  %d-step simulated training loop traced start to exit: baseline %6.1f MB  "
+                "traced %6.1f MB  (+%.1f MB)\n", steps, tb.max_rss_kb / 1024.0,
+                tt.max_rss_kb / 1024.0, (tt.max_rss_kb - tb.max_rss_kb) / 1024.0);
+  } else {
+    std::printf("  trace: SKIPPED (needs %s and the simulator in %s)\n", workload.c_str(),
+                sim.c_str());
+  }
+
+  // Window start-up as seen by the caller of kairos_start().
+  const std::string self = build + "/bench/footprint_benchmark";
+  for (const bool cuda : {false, true}) {
+    if (cuda && !Exists(sim)) continue;
+    std::vector<std::string> env = no_config;
+    if (cuda) env.push_back("LD_LIBRARY_PATH=" + sim);
+    const Child c = Spawn({self, "--start-child", cuda ? "cuda" : "cpu",
+                           std::to_string(start_reps), dir}, env);
+    double med = 0, max = 0, first = 0;
+    if (!c.ok || std::sscanf(c.out.c_str(), "start %lf %lf %lf", &med, &max, &first) != 3) {
+      std::printf("  start (%s): FAILED: %s\n", cuda ? "CUDA" : "CPU-only", c.out.c_str());
+      return 1;
+    }
+    std::printf("  kairos_start() %-24s median %6.2f ms  max %6.2f ms  first %6.2f ms "
+                "(%d starts; target < 10 ms)\n",
+                cuda ? "(CUDA process, CUPTI):" : "(CPU-only process):", med, max, first,
+                start_reps);
+  }
+  RemoveAll(dir);
+  rmdir(dir);
+  return 0;
+}

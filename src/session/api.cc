@@ -1,0 +1,98 @@
+// File: api.cc — see api.h.
+// Layer: kairos_session. Threading: see api.h.
+#include "session/api.h"
+
+#include <atomic>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+
+#include "activity/nvtx_injection.h"
+#include "activity/nvtx_registry.h"
+#include "clock.h"
+#include "config/env.h"
+#include "log.h"
+#include "session/root.h"
+
+namespace kairos::api {
+namespace {
+
+std::atomic<bool> g_throw_next{false};
+
+Profiler& Session() {
+  if (g_throw_next.load(std::memory_order_relaxed) && g_throw_next.exchange(false))
+    throw std::runtime_error("exception forced by ThrowOnNextCallForTest");
+  return GetRoot().session;
+}
+
+}  // namespace
+
+void ThrowOnNextCallForTest() { g_throw_next.store(true); }
+
+void LogBarrierError(const char* where, const char* what) noexcept {
+  static std::atomic<int64_t> last_ns{std::numeric_limits<int64_t>::min()};
+  static std::atomic<uint64_t> suppressed{0};
+  const int64_t now = MonotonicNowNs();
+  int64_t last = last_ns.load(std::memory_order_relaxed);
+  if (SatAdd(last, 1000000000) <= now &&
+      last_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+    KAIROS_LOG_ERROR("internal error in %s: %s (caught at the C ABI; %llu similar suppressed)",
+                     where, what, static_cast<unsigned long long>(suppressed.exchange(0)));
+  } else {
+    suppressed.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void EnsureRoot() { (void)Session(); }
+absl::Status Init(std::string_view config_text) {
+  Profiler& p = Session();
+  if (config_text.empty()) return absl::OkStatus();
+  return p.Init(config_text);
+}
+void Shutdown() { Session().Shutdown(); }
+absl::Status Start() { return Session().Start(); }
+absl::Status Stop() { return Session().Stop(); }
+absl::StatusOr<std::string> Flush() { return Session().Flush(); }
+absl::Status SetMetadata(std::string key, std::string value) {
+  Profiler& p = Session();
+  if (key.empty())
+    return absl::InvalidArgumentError("kairos_set_metadata: key must be a non-empty string");
+  p.SetMetadata(std::move(key), std::move(value));
+  return absl::OkStatus();
+}
+
+void OnLibraryLoad() {
+  Profiler& p = Session();
+  // Only under LD_PRELOAD: a library loaded by dlopen() (NVTX or CUDA injection, Python)
+  // runs its constructor with the loader lock held, and the runner's warm-up (libcupti
+  // loading the driver) would wait for that lock; CUDA injection waits in OnCudaInjection.
+  if (Env().kairos_preloaded) p.WaitForStartupWindow();
+}
+
+void OnCudaInjection() { Session().WaitForStartupWindow(); }
+
+int AttachNvtx(const void* (*get_export_table)(uint32_t)) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const Config config = Session().base_config();
+    // Applied when a domain is created: a filtered domain then costs nothing per call.
+    internal::NvtxSetDomainFilter(config.nvtx_domains_include, config.nvtx_domains_exclude);
+  });
+  const int attached = internal::NvtxAttach(get_export_table);
+  // A window the environment opens at start-up is open before the first NVTX call (the one
+  // that loaded kairos) goes on to the handlers, so the program's first ranges are recorded.
+  // Bounded wait (WaitForStartupWindow); it returns at once on every later call.
+  if (attached != 0) Session().WaitForStartupWindow();
+  return attached;
+}
+
+void Step() { StepHook(); }
+
+const volatile uint32_t* RecordingFlag() {
+  // std::atomic<uint32_t> has the size and representation of uint32_t (static_assert below);
+  // a plain volatile read of it is what Perfetto's C ABI offers its callers too.
+  static_assert(sizeof(internal::g_cpu_epoch) == sizeof(uint32_t), "flag layout");
+  return reinterpret_cast<const volatile uint32_t*>(&internal::g_cpu_epoch);
+}
+
+}  // namespace kairos::api

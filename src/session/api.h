@@ -1,0 +1,64 @@
+// File: api.h
+// Layer: kairos_session. The core's public entry points, the only header the bindings
+// (bindings/c, and through them every language) include: control calls that forward to the
+// process root's session, and the recording hot path as inline forwards to the CPU recorder
+// (so a range still costs one relaxed load when nothing records).
+// Errors: control calls return absl::Status; none throws on its own, but the bindings keep
+// an exception barrier around them anyway (an allocation can fail anywhere).
+// Threading: every function may be called from any thread at any time, before the root
+// exists (it is created on first use), after Shutdown, and in a forked child.
+#ifndef KAIROS_SRC_SESSION_API_H_
+#define KAIROS_SRC_SESSION_API_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "activity/cpu_recorder.h"
+
+namespace kairos::api {
+
+// ---- Control (cold; each may block up to the bound documented in bindings/c/kairos.h) ----
+// Creates the process root (from the environment) if it does not exist yet.
+void EnsureRoot();
+absl::Status Init(std::string_view config_text);
+void Shutdown();
+absl::Status Start();
+absl::Status Stop();
+absl::StatusOr<std::string> Flush();
+absl::Status SetMetadata(std::string key, std::string value);
+// Library load (LD_PRELOAD/linking constructor): creates the root; when kairos was preloaded
+// and the environment opens a window at once, waits (bounded) until it is open.
+void OnLibraryLoad();
+// CUDA injection: creates the root and waits (bounded) for a startup window.
+void OnCudaInjection();
+// NVTX injection: applies the base config's domain filter once, then attaches kairos'
+// handlers. Returns 1 when attached, 0 when not.
+int AttachNvtx(const void* (*get_export_table)(uint32_t));
+
+// ---- Hot path ----
+inline void RangePush(const char* name) { internal::PushRange(name); }
+inline void RangePop() { internal::PopRange(); }
+inline uint32_t RangeStart(const char* name) { return internal::StartRange(name); }
+inline void RangeEnd(uint32_t id) { internal::EndRange(id); }
+inline void Mark(const char* name) { internal::Mark(name); }
+inline uint32_t CurrentRangeId() { return internal::CurrentCpuRangeId(); }
+// One iteration boundary (kairos_step).
+void Step();
+// The recording flag: non-zero while a window records; valid for the life of the process.
+const volatile uint32_t* RecordingFlag();
+
+// ---- Errors ----
+// An exception caught at the C ABI in `where`: one error line, at most one per second (with
+// the number suppressed since the last). Never throws.
+void LogBarrierError(const char* where, const char* what) noexcept;
+
+// ---- Test hook ----
+// The next control call throws std::runtime_error (tests of the C ABI's exception barrier).
+void ThrowOnNextCallForTest();
+
+}  // namespace kairos::api
+
+#endif  // KAIROS_SRC_SESSION_API_H_

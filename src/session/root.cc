@@ -1,0 +1,253 @@
+// File: root.cc — see root.h. Creation of the process root, its built-in sources, the one
+// after-fork hook, the exit hook and the opt-in flush on SIGTERM/SIGINT.
+// Layer: kairos_session. Threading: GetRoot is thread-safe (call_once, then an acquire
+// load); the fork hook runs in the child with only the forking thread alive; the signal
+// handler does only async-signal-safe work (write, poll, sigaction, raise).
+#include "session/root.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "activity/cpu_recorder.h"
+#include "config/daemon_client.h"
+#include "clock.h"
+#include "config/env.h"
+#include "counters/host_sampler.h"
+#include "log.h"
+#include "session/daemon_glue.h"
+#ifdef KAIROS_HAVE_CUPTI
+#include "activity/cuda_presence.h"
+#include "activity/cupti_source.h"
+#endif
+
+namespace kairos {
+namespace {
+
+std::atomic<Root*> g_root{nullptr};
+std::once_flag g_root_once;
+// What fork() abandoned (the parent's root, its CUPTI pool), kept reachable so leak
+// checkers in the child stay quiet. Written only by the fork hook (one thread).
+const void* g_abandoned[32];
+int g_abandoned_count = 0;
+
+void KeepReachable(const void* p) {
+  if (p != nullptr && g_abandoned_count < 32) g_abandoned[g_abandoned_count++] = p;
+}
+
+// The "cpu" source as the session drives it: the recorder plus the early-start hooks that
+// iteration windows use (the step hook switches recording on at the warm-up boundary).
+class CpuSource final : public internal::CpuRecorder {
+ public:
+  void PrepareEarlyStart(const Config& config) override {
+    const uint32_t e = Prepare(config);
+    prepared_.store(e, std::memory_order_relaxed);
+    armed_.store(e, std::memory_order_release);
+  }
+  // Switches the prepared epoch on once; later calls (every boundary while Armed, and the
+  // runner after warm-up) find nothing armed and change nothing. The recorder's own epoch()
+  // must not be used here: until StartWarmup runs it is still the previous session's.
+  void StartEarly() override {
+    const uint32_t e = armed_.exchange(0, std::memory_order_acq_rel);
+    if (e != 0) internal::g_cpu_epoch.store(e, std::memory_order_release);
+  }
+  void CancelEarlyStart() override {
+    armed_.store(0, std::memory_order_relaxed);
+    const uint32_t e = prepared_.exchange(0, std::memory_order_acq_rel);
+    if (e != 0) internal::DisableEpoch(e);
+  }
+  void SetWindowEdges(const WindowEdges& edges) override {
+    if (edges.clock != nullptr)
+      SetWindow(edges.start_raw, edges.end_raw, *edges.clock, edges.start_is_step_boundary);
+  }
+
+ private:
+  // Written under the session lock, read by the runner without it: atomics.
+  std::atomic<uint32_t> prepared_{0};  // epoch reserved by the last iteration request
+  std::atomic<uint32_t> armed_{0};     // same, until StartEarly switched it on
+};
+
+// In Collect order: cpu (ranges, marks, steps, NVTX), cuda (CUPTI, CUDA builds), host
+// (/proc sampler). `load_cupti_now`: resolve libcupti on this thread (a window opens at once).
+void RegisterBuiltinSources(Profiler& session, bool load_cupti_now) {
+  session.RegisterTraceSource(std::make_unique<CpuSource>());
+#ifdef KAIROS_HAVE_CUPTI
+  internal::CuptiSourceOptions options;
+  options.library_path = Env().cupti_library;
+  options.current_range_id = internal::CurrentCpuRangeId;
+  auto cuda = std::make_unique<internal::CuptiSource>(std::move(options));
+  // A CPU-only process never loads CUPTI (unless KAIROS_CUPTI_LIBRARY names one).
+  if (load_cupti_now && (!Env().cupti_library.empty() || internal::ProcessUsesCuda()))
+    cuda->LoadApi();
+  session.RegisterTraceSource(std::move(cuda));
+#else
+  (void)load_cupti_now;
+#endif
+  // Host metrics (/proc) on the timeline; idle unless a session runs with
+  // KAIROS_HOST_METRICS_INTERVAL_MS > 0.
+  session.RegisterTraceSource(std::make_unique<HostSampler>());
+}
+
+// ---- Flush on SIGTERM/SIGINT (KAIROS_FLUSH_ON_SIGNAL=1) ----
+// The handler cannot take the session mutex (the interrupted thread may hold it), so it
+// wakes a watcher thread through a pipe and waits, bounded, for its answer; then it runs the
+// handler that was installed before kairos' (or the default action).
+int g_sig_wake[2] = {-1, -1};
+int g_sig_done[2] = {-1, -1};
+std::atomic<bool> g_sig_watcher_alive{false};
+std::atomic<bool> g_sig_in_progress{false};
+struct sigaction g_prev_term, g_prev_int;
+
+void ChainToPrevious(int sig, siginfo_t* info, void* ctx) {
+  const struct sigaction& prev = sig == SIGTERM ? g_prev_term : g_prev_int;
+  sigaction(sig, &prev, nullptr);  // later deliveries go straight to it
+  if (prev.sa_flags & SA_SIGINFO) {
+    if (prev.sa_sigaction != nullptr) prev.sa_sigaction(sig, info, ctx);
+    return;
+  }
+  if (prev.sa_handler == SIG_IGN) return;
+  if (prev.sa_handler == SIG_DFL) {
+    raise(sig);  // blocked while we run; the default action follows our return
+    return;
+  }
+  prev.sa_handler(sig);
+}
+
+void FlushSignalHandler(int sig, siginfo_t* info, void* ctx) {
+  const int saved_errno = errno;
+  if (g_sig_watcher_alive.load() && !g_sig_in_progress.exchange(true)) {
+    const char byte = static_cast<char>(sig);
+    if (write(g_sig_wake[1], &byte, 1) == 1) {
+      struct pollfd p = {g_sig_done[0], POLLIN, 0};
+      // The watcher's own wait is bounded by the exit bound; one more second for it to answer.
+      int64_t left_ms = kMaxExitFlushMs + 1000;
+      while (left_ms > 0) {
+        const int r = poll(&p, 1, 100);
+        if (r > 0) break;
+        if (r < 0 && errno != EINTR) break;
+        left_ms -= 100;
+      }
+    }
+  }
+  errno = saved_errno;
+  ChainToPrevious(sig, info, ctx);
+}
+
+void SignalWatcherMain() {
+  for (;;) {
+    char byte = 0;
+    const ssize_t n = read(g_sig_wake[0], &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    KAIROS_LOG_INFO("signal %d: closing and writing the open trace window", byte);
+    GetRoot().session.AtExit();
+    const char done = 1;
+    (void)!write(g_sig_done[1], &done, 1);
+  }
+}
+
+void InstallFlushOnSignal() {
+  if (pipe2(g_sig_wake, O_CLOEXEC) != 0) return;
+  if (pipe2(g_sig_done, O_CLOEXEC) != 0) return;
+  // The watcher must never run the handler itself (it would wait for its own answer).
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  try {
+    std::thread(SignalWatcherMain).detach();
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  g_sig_watcher_alive.store(true);
+  struct sigaction sa = {};
+  sa.sa_sigaction = FlushSignalHandler;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, &g_prev_term);
+  sigaction(SIGINT, &sa, &g_prev_int);
+  KAIROS_LOG_VERBOSE("KAIROS_FLUSH_ON_SIGNAL: SIGTERM/SIGINT flush an open window");
+}
+
+Root* CreateRoot(bool after_fork) {
+  auto* root = new Root;  // never destroyed: see root.h
+  std::vector<std::string> warnings;
+  auto loaded = LoadConfigFromEnv(&warnings);
+  if (!after_fork)
+    for (const std::string& w : warnings) KAIROS_LOG_WARNING("%s", w.c_str());
+  const bool opens_now = !after_fork && loaded.ok() && loaded->config.has_value() &&
+                         loaded->config->activities_enabled && loaded->info.names_window;
+  RegisterBuiltinSources(root->session, opens_now);
+  // A forked child starts idle: it keeps the base config but not the parent's window.
+  root->session.InstallEnvironmentConfig(loaded, !after_fork);
+  return root;
+}
+
+// The one after-fork hook (child side): see root.h.
+void ChildAfterFork() {
+  internal::CpuRecorderAfterForkChild();
+  ResetClockAnchorsAfterFork();  // the parent's window anchors mean nothing here
+#ifdef KAIROS_HAVE_CUPTI
+  KeepReachable(internal::ReplaceProcessCuptiPoolAfterFork());
+#endif
+  g_iteration.store(0, std::memory_order_relaxed);
+  g_step_wake_at.store(kNever, std::memory_order_relaxed);
+  // The watcher thread does not exist here: the handler chains at once.
+  g_sig_watcher_alive.store(false);
+  g_sig_in_progress.store(false);
+  Root* old = g_root.load(std::memory_order_relaxed);
+  if (old == nullptr) return;
+  // The poller thread does not exist in the child; drop the inherited socket (bound to the
+  // parent's name) so the child never reads the parent's replies. Not restarted.
+  if (old->daemon != nullptr) old->daemon->Stop();
+  KeepReachable(old);
+  g_root.store(CreateRoot(true), std::memory_order_release);
+}
+
+void AtExitHandler() {
+  Root* r = g_root.load(std::memory_order_acquire);
+  if (r != nullptr) r->session.AtExit();
+}
+
+}  // namespace
+
+Root& GetRoot() {
+  Root* r = g_root.load(std::memory_order_acquire);
+  if (r != nullptr) return *r;
+  std::call_once(g_root_once, [] {
+    const EnvSettings& env = Env();
+    if (env.log_level.has_value()) SetLogLevel(*env.log_level);
+    for (const std::string& w : env.warnings) KAIROS_LOG_WARNING("%s", w.c_str());
+    Root* fresh = CreateRoot(false);
+    g_root.store(fresh, std::memory_order_release);
+    pthread_atfork(nullptr, nullptr, ChildAfterFork);
+    std::atexit(AtExitHandler);
+    // The daemon client (its own thread) starts only when the environment asks for it. Its
+    // poller, like every kairos thread, never takes the job's SIGTERM/SIGINT.
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    fresh->daemon = StartDaemonClientIfEnabled(fresh->session.base_config().daemon_poll_ms);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (env.flush_on_signal) InstallFlushOnSignal();
+  });
+  return *g_root.load(std::memory_order_acquire);
+}
+
+Profiler& Profiler::Get() { return GetRoot().session; }
+
+}  // namespace kairos

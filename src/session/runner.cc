@@ -1,0 +1,192 @@
+// File: runner.cc
+// Layer: kairos_session. The session runner: the controller thread of Profiler. It feeds the
+// Scheduler ticks (time and iteration), performs the action each transition owes (warm up,
+// open, close, abort) on the TraceSources, and hands a closed window to the trace assembler.
+// Waits on a condition variable with the scheduler's next deadline (no polling).
+// Threading: runs on the runner thread only; holds mu_ except around source calls,
+// collection and I/O, so callers (Stop, Flush, step hooks) never wait behind a write.
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "clock.h"
+#include "dcheck.h"
+#include "log.h"
+#include "session/profiler.h"
+#include "session/trace_assembler.h"
+
+namespace kairos {
+
+namespace {
+constexpr int64_t kLateWarnNs = 10 * 1000000;
+// Longest single wait: a deadline days away is re-evaluated now and then instead of being
+// handed to the condition variable, whose clock arithmetic must not overflow.
+constexpr int64_t kMaxWaitNs = int64_t{3600} * 1000000000;
+}  // namespace
+
+
+void Profiler::RunnerMain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    sched_.Handle(Now(SessionEventKind::kTick)).IgnoreError();  // a tick is never refused
+    const Action action = sched_.TakeAction();
+    if (action != Action::kNone)
+      KAIROS_LOG_VERBOSE("session %llu: %s, %s at iteration %lld",
+                         static_cast<unsigned long long>(sched_.accepted()),
+                         SessionStateName(sched_.state()), ActionName(action),
+                         static_cast<long long>(g_iteration.load()));
+    switch (action) {
+      case Action::kNone:
+        WaitForWake(lock);
+        break;
+      case Action::kWarmUp:
+        window_ = std::make_unique<Window>();
+        WarmUp(lock, *window_);
+        // Refused (and ignored) when the request was cancelled meanwhile.
+        sched_.Handle(Now(SessionEventKind::kSourcesWarm)).IgnoreError();
+        break;
+      case Action::kOpen:
+        Open(lock, *window_);
+        break;
+      case Action::kClose:
+        Close(lock, *window_);
+        break;
+      case Action::kAbort:
+        if (window_ == nullptr) window_ = std::make_unique<Window>();
+        Abort(lock, *window_);
+        break;
+    }
+  }
+}
+
+void Profiler::WaitForWake(std::unique_lock<std::mutex>& lock) {
+  // seq_cst store then load: pairs with StepHook's increment-then-load.
+  const int64_t wake_it = sched_.wake_iteration();
+  g_step_wake_at.store(wake_it);
+  if (wake_it != kNever && g_iteration.load() >= wake_it) return;  // passed before we asked
+  const int64_t wake_ns = sched_.wake_ns();
+  if (wake_ns == kNever) {
+    cv_.wait(lock);
+    return;
+  }
+  const int64_t now = UnixNowNs();
+  if (now >= wake_ns) return;
+  cv_.wait_for(lock, std::chrono::nanoseconds(std::min(wake_ns - now, kMaxWaitNs)));
+}
+
+void Profiler::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
+  std::vector<TraceSource*> sources;
+  for (auto& s : sources_) sources.push_back(s.get());
+  const Config config = active_.config;
+  const bool iteration_mode = sched_.plan().iteration_mode;
+  if (sched_.fell_back()) {
+    const std::string msg = absl::StrCat(
+        "no iteration was counted within ", config.iteration_fallback_timeout_ms,
+        " ms; fell back to a duration window of ", config.duration_ms, " ms");
+    KAIROS_LOG_WARNING("%s", msg.c_str());
+    w.warnings.push_back(msg);
+  }
+  lock.unlock();
+  for (TraceSource* s : sources) {
+    absl::Status st = s->StartWarmup(config);
+    if (st.ok()) {
+      w.warmed.push_back(s);
+    } else {
+      KAIROS_LOG_WARNING("source %s sits this trace out: %s", s->name(),
+                         std::string(st.message()).c_str());
+      w.warnings.push_back(absl::StrCat("source ", s->name(), ": ", st.message()));
+    }
+  }
+  // Iteration windows record CPU ranges from warm-up on, so ranges straddling the first
+  // boundary keep their true start (clamped, flagged) instead of being lost.
+  if (iteration_mode)
+    for (TraceSource* s : w.warmed) s->StartEarly();
+  lock.lock();
+}
+
+void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
+  const WindowPlan& plan = sched_.plan();
+  w.start_raw = 0;
+  if (plan.iteration_mode) {
+    for (const auto& [it, raw] : boundaries_) {
+      if (it == plan.start_iteration) {
+        w.start_raw = raw;
+        w.start_is_step_boundary = true;
+      }
+    }
+  } else if (!plan.sync && plan.start_ns != kNever) {
+    const int64_t late = sched_.opened_ns() - plan.start_ns;
+    if (late > kLateWarnNs)
+      KAIROS_LOG_INFO("Tracing started %lld ms late!", static_cast<long long>(late / 1000000));
+  }
+  if (w.start_raw == 0) w.start_raw = ReadRawClock();
+  w.opened = true;
+  ClockWindowOpened();  // first TSC<->Unix anchor of this window (clock.h)
+  std::vector<TraceSource*> warmed = w.warmed;
+  lock.unlock();
+  const int64_t now_ns = UnixNowNs();
+  for (TraceSource* s : warmed) s->StartRecording(now_ns);
+  lock.lock();
+  done_cv_.notify_all();  // Start() and WaitForStartupWindow() wait for the open window
+}
+
+void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
+  KAIROS_DCHECK(sched_.state() == SessionState::kFlushing, "close runs in Flushing");
+  // A stop that arrived between the transition to Recording and the runner's open replaced
+  // the owed open: open now, so the sources see the usual sequence.
+  if (!w.opened) Open(lock, w);
+  g_step_wake_at.store(kNever);
+  uint64_t end_raw = close_raw_;
+  const WindowPlan& plan = sched_.plan();
+  if (end_raw == 0 && plan.iteration_mode) {
+    const int64_t end_it = SatAdd(plan.start_iteration, plan.iterations);
+    for (const auto& [it, raw] : boundaries_)
+      if (it == end_it) end_raw = raw;
+  }
+  if (end_raw == 0) end_raw = ReadRawClock();
+  AssembleRequest request;
+  request.config = active_.config;
+  request.source = active_.source;
+  request.sources = w.warmed;
+  request.warnings = std::move(w.warnings);
+  request.start_raw = w.start_raw;
+  request.end_raw = std::max(end_raw, w.start_raw);
+  request.start_is_step_boundary = w.start_is_step_boundary;
+  request.metadata = metadata_;
+  lock.unlock();
+  const int64_t end_ns = UnixNowNs();
+  for (TraceSource* s : request.sources) s->StopRecording(end_ns);
+  AssembleResult result = AssembleAndWrite(std::move(request));
+  lock.lock();
+  FinishLocked(Result{std::move(result.status), std::move(result.path)});
+}
+
+void Profiler::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
+  g_step_wake_at.store(kNever);
+  const Outcome outcome = sched_.outcome();
+  std::vector<TraceSource*> all;
+  for (auto& s : sources_) all.push_back(s.get());
+  std::vector<TraceSource*> warmed = w.warmed;
+  lock.unlock();
+  for (TraceSource* s : all) s->CancelEarlyStart();
+  for (TraceSource* s : warmed) s->Reset();
+  lock.lock();
+  FinishLocked(Result{outcome == Outcome::kDropped
+                          ? absl::NotFoundError("trace request dropped: no iteration was "
+                                                "counted and no duration was configured")
+                          : absl::NotFoundError("trace cancelled before its window opened"),
+                      std::string()});
+}
+
+void Profiler::FinishLocked(Result result) {
+  if (result.status.ok()) last_path_ = result.path;
+  last_result_ = std::move(result);
+  window_.reset();
+  close_raw_ = 0;
+  const absl::Status s = sched_.Handle(Now(SessionEventKind::kFlushed));
+  KAIROS_DCHECK(s.ok(), "the runner finishes only a flushing session");
+  (void)s;
+  done_cv_.notify_all();
+}
+
+}  // namespace kairos

@@ -1,0 +1,262 @@
+// File: scheduler.cc — see scheduler.h.
+// Layer: kairos_session. Pure: no clock, no thread, no source; every input is in the event.
+#include "session/scheduler.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "config/config.h"
+#include "dcheck.h"
+
+namespace kairos {
+
+int64_t SatAdd(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r))
+    return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  return r;
+}
+
+int64_t SatMul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r))
+    return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
+                              : std::numeric_limits<int64_t>::max();
+  return r;
+}
+
+const char* SessionStateName(SessionState s) {
+  switch (s) {
+    case SessionState::kIdle: return "idle";
+    case SessionState::kArmed: return "armed";
+    case SessionState::kWarmUp: return "warm-up";
+    case SessionState::kRecording: return "recording";
+    case SessionState::kFlushing: return "flushing";
+  }
+  return "?";
+}
+
+const char* ActionName(Action a) {
+  switch (a) {
+    case Action::kNone: return "none";
+    case Action::kWarmUp: return "warm-up";
+    case Action::kOpen: return "open";
+    case Action::kClose: return "close";
+    case Action::kAbort: return "abort";
+  }
+  return "?";
+}
+
+bool IsLegalTransition(SessionState from, SessionState to) {
+  // Kept in step with the table in docs/ARCHITECTURE.md.
+  static constexpr bool kTable[kSessionStateCount][kSessionStateCount] = {
+      //              idle   armed  warmup recording flushing   (to)
+      /* idle */      {false, true,  false, false,    false},
+      /* armed */     {false, false, true,  false,    true},
+      /* warmup */    {false, false, false, true,     true},
+      /* recording */ {false, false, false, false,    true},
+      /* flushing */  {true,  false, false, false,    false},
+  };
+  return kTable[static_cast<int>(from)][static_cast<int>(to)];
+}
+
+absl::StatusOr<WindowPlan> PlanWindow(const Config& c, bool sync, int64_t now_ns,
+                                      int64_t iteration, std::string* note) {
+  constexpr int64_t kNsPerMs = 1000000, kNsPerSec = 1000000000;
+  WindowPlan p;
+  p.sync = sync;
+  if (sync) {
+    p.warmup_ns = p.start_ns = now_ns;
+    p.duration_ns = kNever;
+    return p;
+  }
+  if (c.IterationMode()) {
+    p.iteration_mode = true;
+    const int64_t warm = std::max<int64_t>(c.warmup_iterations, 0);
+    int64_t start = c.profile_start_iteration;
+    if (SatAdd(start, -warm) <= iteration) {
+      // Already passed (or running now: its beginning cannot be observed any more).
+      const int64_t roundup = c.profile_start_iteration_roundup;
+      int64_t next = SatAdd(SatAdd(iteration, 1), warm);
+      if (roundup > 0) next = SatMul(SatAdd(next, roundup - 1) / roundup, roundup);
+      if (note != nullptr)
+        *note = absl::StrCat("iteration ", SatAdd(start, -warm), " has already begun (now ",
+                             iteration, "); the window starts at ", next);
+      start = next;
+    }
+    p.start_iteration = start;
+    p.warmup_iteration = SatAdd(start, -warm);
+    p.iterations = std::max<int64_t>(c.iterations, 0);
+    if (iteration == 0 && c.iteration_fallback_timeout_ms > 0) {
+      p.fallback_at_ns = SatAdd(now_ns, SatMul(c.iteration_fallback_timeout_ms, kNsPerMs));
+      p.fallback_duration_ns = SatMul(std::max<int64_t>(c.duration_ms, 0), kNsPerMs);
+    }
+    return p;
+  }
+  const int64_t warm_ns = SatMul(std::max<int64_t>(c.warmup_secs, 0), kNsPerSec);
+  if (c.profile_start_time_ms > 0) {
+    const int64_t now_ms = now_ns / kNsPerMs;
+    if (c.profile_start_time_ms < now_ms) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "start timestamp is in the past (PROFILE_START_TIME=", c.profile_start_time_ms,
+          " is ", now_ms - c.profile_start_time_ms, " ms before now)"));
+    }
+    const int64_t ahead_ms = c.profile_start_time_ms - now_ms;
+    if (ahead_ms < SatMul(std::max<int64_t>(c.warmup_secs, 0), 1000)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("insufficient time for warmup: PROFILE_START_TIME is ", ahead_ms,
+                       " ms ahead, ACTIVITIES_WARMUP_PERIOD_SECS=", c.warmup_secs));
+    }
+    p.start_ns = SatMul(c.profile_start_time_ms, kNsPerMs);
+    p.warmup_ns = SatAdd(p.start_ns, -warm_ns);
+  } else {
+    p.warmup_ns = now_ns;
+    p.start_ns = SatAdd(now_ns, warm_ns);
+  }
+  p.duration_ns = SatMul(std::max<int64_t>(c.duration_ms, 0), kNsPerMs);
+  return p;
+}
+
+void Scheduler::Move(SessionState to, Action action) {
+  KAIROS_DCHECK(IsLegalTransition(state_, to), "session transition outside the table");
+  state_ = to;
+  action_ = action;
+  if (to == SessionState::kWarmUp) warmed_ = false;
+}
+
+Action Scheduler::TakeAction() {
+  const Action a = action_;
+  action_ = Action::kNone;
+  return a;
+}
+
+void Scheduler::Advance(int64_t now_ns, int64_t iteration) {
+  switch (state_) {
+    case SessionState::kArmed:
+      if (plan_.iteration_mode) {
+        if (iteration >= plan_.warmup_iteration) {
+          Move(SessionState::kWarmUp, Action::kWarmUp);
+        } else if (now_ns >= plan_.fallback_at_ns) {
+          if (iteration > 0) {  // stepping began just now: wait for the boundary after all
+            plan_.fallback_at_ns = kNever;
+          } else if (plan_.fallback_duration_ns <= 0) {
+            outcome_ = Outcome::kDropped;
+            Move(SessionState::kFlushing, Action::kAbort);
+          } else {
+            fell_back_ = true;
+            plan_.iteration_mode = false;
+            plan_.warmup_ns = plan_.start_ns = now_ns;
+            plan_.duration_ns = plan_.fallback_duration_ns;
+            Move(SessionState::kWarmUp, Action::kWarmUp);
+          }
+        }
+      } else if (now_ns >= plan_.warmup_ns) {
+        Move(SessionState::kWarmUp, Action::kWarmUp);
+      }
+      break;
+    case SessionState::kWarmUp:
+      if (!warmed_) break;
+      if (plan_.iteration_mode ? iteration >= plan_.start_iteration : now_ns >= plan_.start_ns) {
+        open_at_boundary_ = plan_.iteration_mode;
+        opened_ns_ = now_ns;
+        end_iteration_ =
+            plan_.iteration_mode ? SatAdd(plan_.start_iteration, plan_.iterations) : kNever;
+        end_ns_ = plan_.iteration_mode || plan_.sync ? kNever : SatAdd(now_ns, plan_.duration_ns);
+        Move(SessionState::kRecording, Action::kOpen);
+      }
+      break;
+    case SessionState::kRecording:
+      if (iteration >= end_iteration_ || now_ns >= end_ns_) {
+        closed_ns_ = now_ns;
+        outcome_ = Outcome::kClosed;
+        Move(SessionState::kFlushing, Action::kClose);
+      }
+      break;
+    case SessionState::kIdle:
+    case SessionState::kFlushing:
+      break;
+  }
+}
+
+absl::Status Scheduler::Handle(const SchedulerEvent& e) {
+  switch (e.kind) {
+    case SessionEventKind::kRequest:
+      KAIROS_DCHECK(e.plan != nullptr, "a request event carries its plan");
+      if (shut_down_) return absl::FailedPreconditionError("kairos is shut down");
+      if (busy()) return absl::FailedPreconditionError("profiler busy");
+      if (e.plan == nullptr) return absl::InvalidArgumentError("request without a window");
+      plan_ = *e.plan;
+      ++accepted_;
+      outcome_ = Outcome::kNone;
+      open_at_boundary_ = fell_back_ = false;
+      opened_ns_ = closed_ns_ = 0;
+      end_ns_ = end_iteration_ = kNever;
+      Move(SessionState::kArmed, Action::kNone);
+      return absl::OkStatus();
+    case SessionEventKind::kTick:
+      // One owed action at a time: the runner must perform an open before time may close
+      // the window (a tick cannot skip over it).
+      if (action_ == Action::kNone) Advance(e.now_ns, e.iteration);
+      return absl::OkStatus();
+    case SessionEventKind::kSourcesWarm:
+      if (state_ != SessionState::kWarmUp)
+        return absl::FailedPreconditionError("not warming up");  // cancelled meanwhile
+      warmed_ = true;
+      if (action_ == Action::kNone) Advance(e.now_ns, e.iteration);
+      return absl::OkStatus();
+    case SessionEventKind::kStop:
+      if (state_ == SessionState::kRecording) {
+        closed_ns_ = e.now_ns;
+        outcome_ = Outcome::kClosed;
+        Move(SessionState::kFlushing, Action::kClose);
+        return absl::OkStatus();
+      }
+      [[fallthrough]];
+    case SessionEventKind::kCancel:
+      if (state_ == SessionState::kArmed || state_ == SessionState::kWarmUp) {
+        outcome_ = Outcome::kCancelled;
+        Move(SessionState::kFlushing, Action::kAbort);
+        return absl::OkStatus();
+      }
+      return absl::FailedPreconditionError(
+          e.kind == SessionEventKind::kStop ? "no trace is recording" : "no window is waiting to open");
+    case SessionEventKind::kFlushed:
+      if (state_ != SessionState::kFlushing)
+        return absl::FailedPreconditionError("not flushing");
+      finished_ = accepted_;
+      Move(SessionState::kIdle, Action::kNone);
+      return absl::OkStatus();
+    case SessionEventKind::kShutdown:
+      shut_down_ = true;
+      return absl::OkStatus();
+    case SessionEventKind::kReopen:
+      shut_down_ = false;
+      return absl::OkStatus();
+  }
+  return absl::InternalError("unknown scheduler event");
+}
+
+int64_t Scheduler::wake_ns() const {
+  switch (state_) {
+    case SessionState::kArmed:
+      return plan_.iteration_mode ? plan_.fallback_at_ns : plan_.warmup_ns;
+    case SessionState::kWarmUp:
+      return plan_.iteration_mode || !warmed_ ? kNever : plan_.start_ns;
+    case SessionState::kRecording:
+      return end_ns_;
+    default:
+      return kNever;
+  }
+}
+
+int64_t Scheduler::wake_iteration() const {
+  if (!plan_.iteration_mode) return kNever;
+  switch (state_) {
+    case SessionState::kArmed: return plan_.warmup_iteration;
+    case SessionState::kWarmUp: return warmed_ ? plan_.start_iteration : kNever;
+    case SessionState::kRecording: return end_iteration_;
+    default: return kNever;
+  }
+}
+
+}  // namespace kairos

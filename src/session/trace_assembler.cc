@@ -1,0 +1,120 @@
+// File: trace_assembler.cc — see trace_assembler.h.
+// Layer: kairos_session. Threading: runner thread, no session lock held.
+#include "session/trace_assembler.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "analysis/emit_summary.h"
+#include "clock.h"
+#include "config/env.h"
+#include "config/output_path.h"
+#include "log.h"
+#include "output/writer.h"
+#include "report/report.h"
+#include "session/trace_identity.h"
+
+namespace kairos {
+
+namespace {
+
+std::string TracePath(const Config& config, ConfigSource source, const EnvSettings& env,
+                      const PathContext& ctx, std::vector<std::string>* warnings) {
+  if (source != ConfigSource::kDaemon)
+    return ResolveOutputPath(config.log_file, DefaultTraceDir(env), ctx);
+  OnDemandPath od = ResolveOnDemandPath(config.log_file, OnDemandAllowedDir(env), ctx);
+  if (od.replaced) {
+    KAIROS_LOG_WARNING("%s", od.message.c_str());
+    warnings->push_back(od.message);
+  }
+  return od.path;
+}
+
+}  // namespace
+
+AssembleResult AssembleAndWrite(AssembleRequest request) {
+  const Config& config = request.config;
+  TraceData data;
+  const ClockConverter clock = WindowClockConverter();  // anchors from open to now (clock.h)
+  WindowEdges edges;
+  edges.start_raw = request.start_raw;
+  edges.end_raw = request.end_raw;
+  edges.clock = &clock;
+  edges.start_is_step_boundary = request.start_is_step_boundary;
+  for (TraceSource* s : request.sources) s->SetWindowEdges(edges);
+
+  const EnvSettings& env = Env();
+  const PathContext ctx = CurrentPathContext();
+  const std::string path = TracePath(config, request.source, env, ctx, &request.warnings);
+
+  data.pid = getpid();
+  data.process_name = ReadProcessName();
+  data.host_name = ReadHostName();
+  data.window_start_ns = clock.ToUnixNs(request.start_raw);
+  data.window_end_ns = std::max(data.window_start_ns, clock.ToUnixNs(request.end_raw));
+  data.trace_name = path;
+  data.trace_id = config.request_trace_id;
+  data.distributed = DistributedFromEnv();
+  auto& metadata = request.metadata;
+  if (!env.job_name.empty()) metadata.emplace_back("job_name", env.job_name);
+  if (!env.job_version.empty()) metadata.emplace_back("job_version", env.job_version);
+  if (!env.job_attempt_index.empty())
+    metadata.emplace_back("job_attempt_index", env.job_attempt_index);
+  data.metadata = std::move(metadata);
+  data.config_text = ConfigToText(config);
+  data.warnings = std::move(request.warnings);
+
+  for (TraceSource* s : request.sources) s->Collect(data);  // registration order: cpu first
+  data.SortTracks();
+  data.base_time_ns = TraceBaseTimeNs(ProcessBaseTimeNs(), EarliestTimestampNs(data));
+  for (TraceSource* s : request.sources) s->Reset();
+
+  if (data.EventCount() == 0 && request.source != ConfigSource::kApi) {
+    // Counter samples alone do not count: every process has /proc.
+    KAIROS_LOG_INFO("this process recorded no events in the window; no trace written "
+                    "(would have been %s)", path.c_str());
+    return AssembleResult{absl::NotFoundError("no events were recorded; no trace written"),
+                          std::string()};
+  }
+
+  // The analysis summary travels inside the trace and next to it (<trace>.summary.json).
+  if (config.summary != SummaryMode::kOff) {
+    EmitOptions options;
+    options.print_text = config.summary == SummaryMode::kStdout;
+    std::string summary_json;
+    absl::Status ss = EmitSummary(data, path, options, &summary_json);
+    if (!ss.ok())
+      KAIROS_LOG_WARNING("summary not written: %s", std::string(ss.message()).c_str());
+    if (!summary_json.empty()) data.metadata_json.emplace_back("kairos_summary", summary_json);
+  }
+  // Opt-in HTML report next to the trace (docs/REPORT.md); it analyses the data again.
+  if (config.report == ReportMode::kHtml) {
+    absl::Status rs = WriteReportFile(ReportPathFor(path), RenderHtmlReport({{path, &data}}));
+    if (!rs.ok()) KAIROS_LOG_WARNING("report not written: %s", std::string(rs.message()).c_str());
+  }
+
+  OutputRequest out;
+  out.path = path;
+  out.format = config.output_format;
+  out.zstd_level = static_cast<int>(config.zstd_level);
+  absl::Status st = WriteTraceFile(data, out);
+  if (!st.ok()) {
+    KAIROS_LOG_WARNING("trace not written to %s: %s", path.c_str(),
+                       std::string(st.message()).c_str());
+    return AssembleResult{st, std::string()};
+  }
+  for (const std::string& extra : config.extra_outputs) {
+    OutputRequest r2 = out;
+    r2.path = ResolveOutputPath(extra, DefaultTraceDir(env), ctx);
+    r2.format = OutputFormat::kAuto;
+    absl::Status s2 = WriteTraceFile(data, r2);
+    if (!s2.ok())
+      KAIROS_LOG_WARNING("extra output %s not written: %s", r2.path.c_str(),
+                         std::string(s2.message()).c_str());
+  }
+  KAIROS_LOG_INFO("trace written to %s (%zu events)", path.c_str(), data.EventCount());
+  return AssembleResult{absl::OkStatus(), path};
+}
+
+}  // namespace kairos
