@@ -16,22 +16,30 @@ namespace kairos::tools {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: kairos summarize [--json] [--out FILE] TRACE\n"
+    "usage: kairos summarize [--format text|json|markdown] [--out FILE] TRACE\n"
     "\n"
     "Analyses a Kineto-format JSON trace (.json, .json.gz, .json.zst) and prints the same\n"
     "summary kairos writes at the end of a session: per-GPU verdict, time and idle breakdowns,\n"
     "hotspots, step statistics and antipatterns (schema: docs/SUMMARY.md).\n"
     "\n"
     "options:\n"
-    "  --json       print the summary as JSON instead of text\n"
+    "  --format F   text (default), json, or markdown (for an issue or a pull request)\n"
+    "  --json       same as --format json\n"
     "  --out FILE   also write the JSON summary to FILE\n";
 
 int SummarizeMain(int argc, char** argv) {
-  bool json = false;
+  std::string format = "text";
   std::string out_path, trace_path;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0) {
-      json = true;
+      format = "json";
+    } else if (std::strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
+      format = argv[++i];
+      if (format != "text" && format != "json" && format != "markdown") {
+        std::fprintf(stderr, "kairos summarize: --format must be text, json or markdown, not '%s'\n",
+                     format.c_str());
+        return 2;
+      }
     } else if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
       out_path = argv[++i];
     } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
@@ -65,11 +73,11 @@ int SummarizeMain(int argc, char** argv) {
     }
     std::fclose(f);
   }
-  if (json) {
+  if (format == "json") {
     std::fwrite(json_text.data(), 1, json_text.size(), stdout);
     std::fputc('\n', stdout);
   } else {
-    const std::string text = SummaryToText(summary);
+    const std::string text = format == "markdown" ? SummaryToMarkdown(summary) : SummaryToText(summary);
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
   return 0;

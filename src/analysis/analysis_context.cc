@@ -24,13 +24,6 @@ const DeviceInfo* AnalysisContext::Device(uint32_t id) const {
   return nullptr;
 }
 
-// HTA's communication rule: (^nccl.*)|(^hip)|(^hccl)|(.*ncclKernel.*) (trace-consumers.md).
-bool IsCommunicationKernel(std::string_view name) {
-  return StartsWith(name, "nccl") || StartsWith(name, "hccl") ||
-         name.find("ncclKernel") != std::string_view::npos ||
-         name.find("ncclDevKernel") != std::string_view::npos;
-}
-
 bool IsCpuRange(EventKind kind) {
   return kind == EventKind::kCpuOp || kind == EventKind::kUserAnnotation;
 }
@@ -107,6 +100,14 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
     ctx.is_step_name[id] = ParseStepName(data.strings.Get(id), &n) ? 1 : 0;
   }
 
+  // Kernel name classes, memoised per name: a million launches share a few hundred names.
+  constexpr uint8_t kUnknown = 0xFF;
+  std::vector<uint8_t> name_class(data.strings.size(), kUnknown);
+  auto class_of = [&](const Event& e) {
+    if (e.name >= name_class.size()) return ClassifyKernelName(ctx.Name(e));
+    if (name_class[e.name] == kUnknown) name_class[e.name] = static_cast<uint8_t>(ClassifyKernelName(ctx.Name(e)));
+    return static_cast<KernelClass>(name_class[e.name]);
+  };
   for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
     const Track& track = data.tracks[t];
     const auto& events = data.events_by_track[t];
@@ -115,8 +116,10 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
       dw.device = track.device;
       for (const Event& e : events) {
         GpuCategory cat;
+        KernelClass kc = KernelClass::kOther;
         if (e.kind == EventKind::kKernel) {
-          cat = IsCommunicationKernel(ctx.Name(e)) ? GpuCategory::kCommunication : GpuCategory::kCompute;
+          kc = class_of(e);
+          cat = IsCommunicationClass(kc) ? GpuCategory::kCommunication : GpuCategory::kCompute;
         } else if (e.kind == EventKind::kMemcpy) {
           cat = GpuCategory::kMemcpy;
         } else if (e.kind == EventKind::kMemset) {
@@ -126,7 +129,7 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
         }
         const int64_t s = std::max(e.start_ns, ws), en = std::min(e.end_ns, we);
         if (en < s) continue;  // outside the window
-        dw.ops.push_back(GpuOp{s, en, &e, cat});
+        dw.ops.push_back(GpuOp{s, en, &e, cat, kc});
       }
       run_ends[track.device].push_back(dw.ops.size());
     } else if (track.type == TrackType::kThread) {
@@ -150,7 +153,10 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
       }
       merged_end = end;
     }
-    ctx.devices.push_back(std::move(dw));
+    // A device with nothing in the window gets one shared line, not a block of zeros (a
+    // rank's trace names every GPU of the node in deviceProperties).
+    if (dw.ops.empty()) ctx.idle_devices.push_back(id);
+    else ctx.devices.push_back(std::move(dw));
   }
   std::sort(ctx.steps.begin(), ctx.steps.end(),
             [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/kernel_class.h"
 #include "analysis/summary.h"
 #include "trace_data.h"
 
@@ -23,6 +24,7 @@ struct GpuOp {
   int64_t end_ns;
   const Event* event;
   GpuCategory category;
+  KernelClass name_class;  // kernels: ClassifyKernelName of its name; others: kOther
 };
 
 struct Interval {
@@ -57,7 +59,8 @@ struct AnalysisContext {
   const TraceData* data = nullptr;
   const AnalysisOptions* options = nullptr;
   int64_t window_start_ns = 0, window_end_ns = 0;
-  std::vector<DeviceWork> devices;  // sorted by device id
+  std::vector<DeviceWork> devices;  // devices with GPU work in the window, by id
+  std::vector<uint32_t> idle_devices;  // devices the trace names with none, by id
   absl::flat_hash_map<uint32_t, Launch> launches;  // runtime/driver calls by correlation
   std::vector<Step> steps;          // complete ProfilerStep#N ranges, by start
   std::vector<uint8_t> is_step_name;  // by StringId: 1 = "ProfilerStep#N"
@@ -72,7 +75,6 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
 // (the op after each idle gap, small device-to-host copies): one pass over the host
 // tracks with lookups into a small set, instead of indexing every launch.
 void ResolveLaunches(AnalysisContext& ctx);
-bool IsCommunicationKernel(std::string_view name);
 bool IsCpuRange(EventKind kind);
 // Parses "ProfilerStep#N"; returns false for other names.
 bool ParseStepName(std::string_view name, int64_t* number);
@@ -92,6 +94,7 @@ double CounterMeanIn(const AnalysisContext& ctx, std::string_view track,
                      const std::vector<Interval>& gaps);
 void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary);  // host_wait.cc
 void DetectAntipatterns(const AnalysisContext& ctx, Summary* summary);  // antipatterns*.cc
+void ComputeTimelines(const AnalysisContext& ctx, Summary* summary);    // timeline.cc
 void WriteVerdicts(const AnalysisOptions& options, Summary* summary);    // summary.cc
 
 }  // namespace kairos::internal

@@ -7,6 +7,8 @@
 #ifndef KAIROS_SRC_ANALYSIS_ANTIPATTERNS_H_
 #define KAIROS_SRC_ANALYSIS_ANTIPATTERNS_H_
 
+#include <algorithm>
+
 #include "analysis/analysis_context.h"
 
 namespace kairos::internal {
@@ -31,6 +33,14 @@ class FindingBuilder {
     if (f_.examples.size() < ctx_.options->max_examples) f_.examples.push_back(MakeRef(ctx_, e));
   }
   bool wants_examples() const { return f_.examples.size() < ctx_.options->max_examples; }
+  // The time the finding concerns and how sure the detector is (docs/SUMMARY.md).
+  FindingBuilder& Impact(int64_t time_ns, const char* confidence) {
+    f_.time_ns = time_ns;
+    const int64_t w = ctx_.window_ns();
+    f_.window_share = w > 0 ? std::min(1.0, static_cast<double>(time_ns) / static_cast<double>(w)) : 0.0;
+    f_.confidence = confidence;
+    return *this;
+  }
   Finding Done(std::string recommendation) {
     f_.recommendation = std::move(recommendation);
     return std::move(f_);

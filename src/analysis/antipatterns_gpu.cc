@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/antipatterns.h"
+#include "analysis/kernel_class.h"
 #include "analysis/sm_metrics.h"
 #include "occupancy.h"
 
@@ -38,6 +39,13 @@ void LaunchBound(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out)
   }
   const double frac = Fraction(static_cast<double>(small), static_cast<double>(dw.ops.size()));
   if (small < o.small_op_min_count || frac < o.small_op_min_fraction) return;
+  // The time at stake: the small ops and the idle gaps that end in one (the launch queue
+  // not keeping up shows as those gaps).
+  int64_t gap_ns = 0;
+  for (const IdleGap& g : dw.gaps) {
+    if (g.next != nullptr && g.next->end_ns - g.next->start_ns < o.small_op_ns) gap_ns += g.end_ns - g.start_ns;
+  }
+  b.Impact(small_ns + gap_ns, frac >= 0.8 ? "high" : "medium");
   b.Evidence("gpu_ops", static_cast<double>(dw.ops.size()))
       .Evidence("small_ops", static_cast<double>(small))
       .Evidence("small_fraction", frac)
@@ -67,6 +75,17 @@ void SmallCopies(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out)
     b.Example(*op.event);
   }
   if (n < o.small_copy_min_count) return;
+  // Each small copy costs mostly its fixed latency: count the copies and the idle gaps that
+  // end in one.
+  int64_t gap_ns = 0;
+  for (const IdleGap& g : dw.gaps) {
+    if (g.next == nullptr || g.next->kind != EventKind::kMemcpy) continue;
+    const MemcpyDetail* m = CopyOf(*ctx.data, *g.next);
+    if (m != nullptr && (m->copy_kind == kCopyHtoD || m->copy_kind == kCopyDtoH) && m->bytes < o.small_copy_bytes) {
+      gap_ns += g.end_ns - g.start_ns;
+    }
+  }
+  b.Impact(ns + gap_ns, "high");
   b.Evidence("small_copies", static_cast<double>(n))
       .Evidence("htod", static_cast<double>(htod))
       .Evidence("dtoh", static_cast<double>(dtoh))
@@ -96,6 +115,7 @@ void PageableCopies(const AnalysisContext& ctx, const DeviceWork& dw, Summary* o
   }
   const double frac = Fraction(static_cast<double>(ns), static_cast<double>(ctx.window_ns()));
   if (n == 0 || (n < o.pageable_min_count && frac < o.pageable_min_window_fraction)) return;
+  b.Impact(ns, "high");  // the memory kind is recorded by CUPTI, not inferred
   b.Evidence("pageable_copies", static_cast<double>(n))
       .Evidence("bytes", static_cast<double>(bytes))
       .Evidence("time_ns", static_cast<double>(ns))
@@ -122,6 +142,10 @@ void KernelShapes(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out
     const int64_t d = op.event->end_ns - op.event->start_ns;
     kernel_ns += d;
     const KernelShape s = shapes.Get(*op.event);
+    // Communication, library GEMM/attention and persistent kernels use few blocks or low
+    // occupancy by design (one CTA per SM, a fixed SM budget); judging them would give
+    // advice that makes them slower.
+    if (!ShapeFindingsApply(RefineKernelClass(op.name_class, s.blocks, s.sm_count))) continue;
     if (s.blocks > 0 && s.blocks < static_cast<uint64_t>(s.sm_count)) {
       ++few_n;
       few_ns += d;
@@ -141,11 +165,15 @@ void KernelShapes(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out
   }
   const double few_frac = Fraction(static_cast<double>(few_ns), static_cast<double>(kernel_ns));
   if (few_n >= o.kernel_min_count && few_frac >= o.kernel_time_min_fraction) {
+    const int64_t median_blocks = NearestRank(few_blocks, 0.5);
+    // A grid of a quarter of the SMs or less leaves most of the GPU empty; one just short of
+    // the SM count loses little and may be a deliberate budget.
+    few.Impact(few_ns, median_blocks * 4 <= dev->num_sms ? "high" : "medium");
     few.Evidence("kernels", static_cast<double>(few_n))
         .Evidence("time_ns", static_cast<double>(few_ns))
         .Evidence("kernel_time_fraction", few_frac)
         .Evidence("sm_count", dev->num_sms)
-        .Evidence("median_blocks", static_cast<double>(NearestRank(few_blocks, 0.5)));
+        .Evidence("median_blocks", static_cast<double>(median_blocks));
     out->findings.push_back(few.Done(
         "These kernels launch fewer blocks than the GPU has SMs (" + std::to_string(dev->num_sms) +
         "), so part of the GPU sits idle while they run. Give them more parallel work: larger "
@@ -158,6 +186,8 @@ void KernelShapes(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out
     uint64_t top = by_warps + by_blocks;
     if (by_regs > top) { limiter = "registers per thread"; top = by_regs; }
     if (by_smem > top) limiter = "shared memory per block";
+    // Theoretical occupancy only: without hardware counters the latency hiding is inferred.
+    low.Impact(low_ns, "medium");
     low.Evidence("kernels", static_cast<double>(low_n))
         .Evidence("time_ns", static_cast<double>(low_ns))
         .Evidence("kernel_time_fraction", low_frac)

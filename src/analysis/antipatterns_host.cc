@@ -30,6 +30,8 @@ void IdleHostBound(const AnalysisContext& ctx, size_t di, Summary* out) {
   const double share = d.idle_ns > 0 ? static_cast<double>(d.idle_host_wait_ns) / static_cast<double>(d.idle_ns) : 0;
   if (idle_frac < o.idle_min_fraction || share < o.host_wait_min_share) return;
   FindingBuilder b(ctx, "gpu_idle_host_bound", "GPU idle while waiting for the host", d.device);
+  // Measured from each op's own launch call; "medium" when other causes are a large part.
+  b.Impact(d.idle_host_wait_ns, share >= 0.8 ? "high" : "medium");
   std::vector<Interval> waits;
   std::vector<const IdleGap*> by_len;
   for (const IdleGap& g : dw.gaps) {
@@ -37,6 +39,9 @@ void IdleHostBound(const AnalysisContext& ctx, size_t di, Summary* out) {
     waits.push_back({g.start_ns, g.start_ns + g.host_wait_ns});
     by_len.push_back(&g);
   }
+  // A single long wait (typically start-up before the first launch on a busy host) is set-up
+  // time, which long_initialization covers; host-boundness is a recurring pattern.
+  if (waits.size() < o.host_wait_min_intervals) return;
   std::stable_sort(by_len.begin(), by_len.end(),
                    [](const IdleGap* a, const IdleGap* c) { return a->host_wait_ns > c->host_wait_ns; });
   for (const IdleGap* g : by_len) {
@@ -88,6 +93,7 @@ void ExcessiveSync(const AnalysisContext& ctx, Summary* out) {
   }
   const double frac = ctx.window_ns() > 0 ? static_cast<double>(ns) / static_cast<double>(ctx.window_ns()) : 0;
   if (syncs.size() < o.sync_min_count || frac < o.sync_min_window_fraction) return;
+  b.Impact(ns, "high");
   std::stable_sort(syncs.begin(), syncs.end(), [](const Event* a, const Event* c) { return EventBefore(*a, *c); });
   for (const Event* e : syncs) {
     if (!b.wants_examples()) break;
@@ -113,6 +119,7 @@ void CopyBackEveryStep(const AnalysisContext& ctx, Summary* out) {
   FindingBuilder b(ctx, "per_step_copy_back", "A small copy back to the host every step", -1);
   std::vector<bool> hit(steps.size(), false);
   uint64_t copies = 0, bytes = 0;
+  int64_t blocked_ns = 0;  // from each copy's launch call to the copy's end
   for (const DeviceWork& dw : ctx.devices) {
     for (const GpuOp& op : dw.ops) {
       if (op.event->kind != EventKind::kMemcpy || op.event->detail >= ctx.data->memcpys.size()) continue;
@@ -121,13 +128,16 @@ void CopyBackEveryStep(const AnalysisContext& ctx, Summary* out) {
       // Attribute to the step whose host side issued it (the launch), else by GPU time.
       int64_t t = op.event->start_ns;
       auto l = ctx.launches.find(op.event->correlation);
-      if (op.event->correlation != 0 && l != ctx.launches.end()) t = l->second.start_ns;
+      const bool launched = op.event->correlation != 0 && l != ctx.launches.end();
+      if (launched) t = l->second.start_ns;
       auto it = std::upper_bound(steps.begin(), steps.end(), t,
                                  [](int64_t v, const Step& s) { return v < s.start_ns; });
       if (it == steps.begin()) continue;
       const size_t k = static_cast<size_t>(it - steps.begin()) - 1;
       if (t >= steps[k].end_ns) continue;
       hit[k] = true;
+      // The read-back blocks the host until the queued work before it has run.
+      blocked_ns += op.event->end_ns - (launched ? std::min(t, op.event->start_ns) : op.event->start_ns);
       ++copies;
       bytes += m.bytes;
       b.Example(*op.event);
@@ -136,6 +146,7 @@ void CopyBackEveryStep(const AnalysisContext& ctx, Summary* out) {
   const auto with = static_cast<size_t>(std::count(hit.begin(), hit.end(), true));
   const double frac = static_cast<double>(with) / static_cast<double>(steps.size());
   if (with == 0 || frac < o.copy_back_min_step_fraction) return;
+  b.Impact(blocked_ns, with == steps.size() ? "high" : "medium");
   b.Evidence("steps", static_cast<double>(steps.size()))
       .Evidence("steps_with_copy_back", static_cast<double>(with))
       .Evidence("copies", static_cast<double>(copies))
@@ -154,6 +165,8 @@ void LongInit(const AnalysisContext& ctx, Summary* out) {
   const int64_t init = s.first_step_start_ns - ctx.window_start_ns;
   if (init < o.init_min_ns || static_cast<double>(init) < o.init_step_factor * static_cast<double>(s.median_ns)) return;
   FindingBuilder b(ctx, "long_initialization", "Long initialisation before the first step", -1);
+  // Set-up may be one-off and unavoidable; the trace cannot tell.
+  b.Impact(init, "medium");
   b.Evidence("init_ns", static_cast<double>(init))
       .Evidence("median_step_ns", static_cast<double>(s.median_ns))
       .Evidence("init_to_step_ratio", s.median_ns > 0 ? static_cast<double>(init) / static_cast<double>(s.median_ns) : 0);
@@ -176,6 +189,14 @@ void DetectHostAntipatterns(const AnalysisContext& ctx, Summary* summary) {
 void DetectAntipatterns(const AnalysisContext& ctx, Summary* summary) {
   DetectGpuAntipatterns(ctx, summary);
   DetectHostAntipatterns(ctx, summary);
+  // Precision first: a pattern that concerns too little of the window is not worth a
+  // reader's attention. Largest first, so the report and the verdict lead with it.
+  auto& f = summary->findings;
+  const double floor = ctx.options->min_window_share;
+  f.erase(std::remove_if(f.begin(), f.end(), [floor](const Finding& x) { return x.window_share < floor; }),
+          f.end());
+  std::stable_sort(f.begin(), f.end(),
+                   [](const Finding& a, const Finding& b) { return a.window_share > b.window_share; });
 }
 
 }  // namespace kairos::internal

@@ -1,6 +1,7 @@
 // File: sm_metrics.cc
 // Layer: kairos_analysis (internal). SM-level proxy metrics from kernel records alone:
-// blocks per SM and Kineto's estimated achieved occupancy, both weighted by kernel time.
+// blocks per SM and Kineto's estimated achieved occupancy, both weighted by kernel time,
+// and kernel time per kernel class.
 // Threading: calling thread only.
 #include "analysis/analysis_context.h"
 #include "analysis/sm_metrics.h"
@@ -35,10 +36,13 @@ void ComputeSmProxies(const AnalysisContext& ctx, Summary* summary) {
     const DeviceInfo* dev = ctx.Device(dw.device);
     double occ_weighted = 0, occ_time = 0, bps_weighted = 0, bps_time = 0;
     ShapeCache shapes(*ctx.data, dev);
+    DeviceSummary& d = summary->devices[i];
     for (const GpuOp& op : dw.ops) {
       if (op.event->kind != EventKind::kKernel) continue;
       const KernelShape s = shapes.Get(*op.event);
       const double t = static_cast<double>(op.end_ns - op.start_ns);
+      d.class_kernel_ns[static_cast<size_t>(RefineKernelClass(op.name_class, s.blocks, s.sm_count))] +=
+          op.end_ns - op.start_ns;
       if (s.sm_count > 0) {
         bps_weighted += s.blocks_per_sm * t;
         bps_time += t;
@@ -48,7 +52,6 @@ void ComputeSmProxies(const AnalysisContext& ctx, Summary* summary) {
         occ_time += t;
       }
     }
-    DeviceSummary& d = summary->devices[i];
     if (bps_time > 0) d.blocks_per_sm = bps_weighted / bps_time;
     if (occ_time > 0) d.est_occupancy_pct = occ_weighted / occ_time;
   }

@@ -20,6 +20,10 @@ void ComputeSteps(const AnalysisContext& ctx, Summary* summary) {
   s.count = n;
   if (n == 0) return;
   s.first_step_start_ns = ctx.steps.front().start_ns;
+  if (ctx.options->keep_step_series) {
+    summary->step_series.reserve(n);
+    for (const Step& st : ctx.steps) summary->step_series.push_back({st.number, st.start_ns, st.end_ns - st.start_ns});
+  }
   std::vector<int64_t> d;
   d.reserve(n);
   double sum = 0, sum_sq = 0;

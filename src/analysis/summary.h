@@ -8,11 +8,13 @@
 #ifndef KAIROS_SRC_ANALYSIS_SUMMARY_H_
 #define KAIROS_SRC_ANALYSIS_SUMMARY_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "analysis/kernel_class.h"
 #include "trace_data.h"
 
 namespace kairos {
@@ -21,6 +23,13 @@ namespace kairos {
 struct AnalysisOptions {
   size_t top_n = 10;                          // rows per hotspot table
   size_t max_examples = 3;                    // example events per finding
+  // Precision floor: a finding whose time (Finding::time_ns) is below this share of the
+  // window is dropped, however clearly its pattern matched.
+  double min_window_share = 0.02;
+  // Series for the HTML report (not part of the JSON summary): per-device utilisation in
+  // this many time bins (0 = none), and every step's duration.
+  size_t timeline_bins = 0;
+  bool keep_step_series = false;
   // Steps: a step is an outlier when it exceeds the mean of the other steps by more than
   // step_outlier_sigma of their standard deviation and the median by step_outlier_min_excess.
   double step_outlier_sigma = 5.0;
@@ -38,7 +47,10 @@ struct AnalysisOptions {
   double pageable_min_window_fraction = 0.01;
   // gpu_idle_host_bound
   double idle_min_fraction = 0.3;
+  // The "well tuned" verdict: no finding and every device idle below this share.
+  double well_tuned_max_idle = 0.1;
   double host_wait_min_share = 0.5;
+  uint64_t host_wait_min_intervals = 3;  // one long wait is set-up, not a feeding pattern
   double iowait_high_pct = 10.0;
   // excessive_sync
   uint64_t sync_min_count = 10;
@@ -75,6 +87,8 @@ struct DeviceSummary {
   uint64_t kernel_count = 0, memcpy_count = 0, memset_count = 0;
   double est_occupancy_pct = -1.0;  // kernel-time-weighted; -1 = unknown
   double blocks_per_sm = -1.0;      // kernel-time-weighted; -1 = unknown
+  // Kernel time (sum of durations, not a union) per KernelClass, indexed by the enum.
+  std::array<int64_t, kNumKernelClasses> class_kernel_ns{};
   std::string host_wait_top_range;  // CPU range with the most self time during host waits
   std::string verdict;
 };
@@ -113,25 +127,51 @@ struct Finding {
   std::string id;      // stable detector id, e.g. "launch_bound"
   std::string title;
   int64_t device = -1; // -1 = not device-specific
+  std::string confidence;    // "high", "medium" or "low" (rules in docs/SUMMARY.md)
+  int64_t time_ns = 0;       // the time the finding concerns (per detector, docs/SUMMARY.md)
+  double window_share = 0;   // time_ns / window, capped at 1
   std::vector<std::pair<std::string, double>> evidence;  // in output order
   std::vector<EventRef> examples;
   std::string recommendation;
 };
 
+// Utilisation of one device over the window in equal bins: the share of each bin that was
+// compute, communication (and not compute), memory copies/sets (and neither), by the same
+// priority as the temporal breakdown; busy = their sum.
+struct DeviceTimeline {
+  uint32_t device = 0;
+  int64_t bin_ns = 0;
+  std::vector<float> compute, communication, memory;
+};
+
+struct StepSample {
+  int64_t step = 0;
+  int64_t start_ns = 0, duration_ns = 0;
+};
+
 struct Summary {
   int64_t window_start_ns = 0, window_end_ns = 0;
   uint64_t event_count = 0;
-  std::vector<DeviceSummary> devices;  // sorted by device id
+  std::string verdict;                 // one line for the whole trace
+  std::vector<std::string> verdicts;   // one per device with work, then one for all idle ones
+  std::vector<DeviceSummary> devices;  // devices with GPU work in the window, by id
+  std::vector<uint32_t> idle_devices;  // devices known to the trace with none, by id
   std::vector<Hotspot> top_kernels, top_memcpys, top_cpu_ranges;
   StepSummary steps;
   HostSummary host;
-  std::vector<Finding> findings;
+  std::vector<Finding> findings;       // largest window_share first
+  std::vector<DeviceTimeline> timelines;  // AnalysisOptions::timeline_bins > 0 only
+  std::vector<StepSample> step_series;    // AnalysisOptions::keep_step_series only
 };
 
 Summary Analyze(const TraceData& data, const AnalysisOptions& options = {});
 // Deterministic: equal summaries give byte-equal strings.
 std::string SummaryToJson(const Summary& summary);
 std::string SummaryToText(const Summary& summary);
+// Markdown for pasting into an issue or a pull request: verdict, tables, findings.
+std::string SummaryToMarkdown(const Summary& summary);
+// "1-3,5": sorted device ids with runs collapsed.
+std::string DeviceList(const std::vector<uint32_t>& ids);
 
 }  // namespace kairos
 

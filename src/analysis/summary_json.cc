@@ -1,5 +1,5 @@
 // File: summary_json.cc
-// Layer: kairos_analysis. SummaryToJson: the schema in docs/SUMMARY.md (schema_version 1).
+// Layer: kairos_analysis. SummaryToJson: the schema in docs/SUMMARY.md (schema_version 2).
 // Numbers are written deterministically (integral values as integers, others with 6
 // significant digits) so the in-process summary and `kairos summarize` compare byte-equal.
 // Threading: pure function.
@@ -77,12 +77,16 @@ void Hotspots(Json& j, const char* key, const std::vector<Hotspot>& rows) {
 
 std::string SummaryToJson(const Summary& s) {
   Json j;
-  j.Open('{').Key("schema_version").Int(1);
+  j.Open('{').Key("schema_version").Int(2);
   j.Key("window").Open('{').Key("start_ns").Int(s.window_start_ns).Key("end_ns").Int(s.window_end_ns);
   j.Key("duration_ns").Int(s.window_end_ns - s.window_start_ns).Close('}');
   j.Key("event_count").Int(static_cast<int64_t>(s.event_count));
+  j.Key("verdict").Str(s.verdict);
   j.Key("verdicts").Open('[');
-  for (const DeviceSummary& d : s.devices) j.Str(d.verdict);
+  for (const std::string& v : s.verdicts) j.Str(v);
+  j.Close(']');
+  j.Key("idle_devices").Open('[');
+  for (uint32_t id : s.idle_devices) j.Int(id);
   j.Close(']');
   j.Key("devices").Open('[');
   for (const DeviceSummary& d : s.devices) {
@@ -99,6 +103,11 @@ std::string SummaryToJson(const Summary& s) {
     j.Key("memsets").Int(static_cast<int64_t>(d.memset_count));
     j.Key("est_occupancy_pct").NumOrNull(d.est_occupancy_pct, d.est_occupancy_pct >= 0);
     j.Key("blocks_per_sm").NumOrNull(d.blocks_per_sm, d.blocks_per_sm >= 0);
+    j.Key("kernel_class_ns").Open('{');
+    for (int c = 0; c < kNumKernelClasses; ++c) {
+      j.Key(KernelClassId(static_cast<KernelClass>(c))).Int(d.class_kernel_ns[static_cast<size_t>(c)]);
+    }
+    j.Close('}');
     j.Close('}');
   }
   j.Close(']');
@@ -128,6 +137,8 @@ std::string SummaryToJson(const Summary& s) {
   for (const Finding& f : s.findings) {
     j.Open('{').Key("id").Str(f.id).Key("title").Str(f.title);
     j.Key("device").NumOrNull(static_cast<double>(f.device), f.device >= 0);
+    j.Key("confidence").Str(f.confidence).Key("time_ns").Int(f.time_ns);
+    j.Key("window_share").Num(f.window_share);
     j.Key("evidence").Open('{');
     for (const auto& [k, v] : f.evidence) j.Key(k.c_str()).Num(v);
     j.Close('}').Key("examples").Open('[');

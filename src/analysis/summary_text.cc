@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "analysis/format.h"
 #include "analysis/summary.h"
 
 namespace kairos {
@@ -21,19 +22,9 @@ void Append(std::string* out, const char* fmt, ...) {
   *out += buf;
 }
 
-double Pct(int64_t part, int64_t whole) {
-  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
-
-// Human time: 1.23 s, 45.6 ms, 7.8 us, 900 ns.
-std::string Time(int64_t ns) {
-  char b[32];
-  if (ns >= 1000000000) std::snprintf(b, sizeof b, "%.2f s", static_cast<double>(ns) / 1e9);
-  else if (ns >= 1000000) std::snprintf(b, sizeof b, "%.2f ms", static_cast<double>(ns) / 1e6);
-  else if (ns >= 1000) std::snprintf(b, sizeof b, "%.1f us", static_cast<double>(ns) / 1e3);
-  else std::snprintf(b, sizeof b, "%lld ns", static_cast<long long>(ns));
-  return b;
-}
+std::string Time(int64_t ns) { return FormatDuration(ns); }
+std::string Number(double v) { return FormatNumber(v); }
+double Pct(int64_t part, int64_t whole) { return Percent(part, whole); }
 
 void Table(std::string* out, const char* title, const std::vector<Hotspot>& rows) {
   if (rows.empty()) return;
@@ -47,23 +38,14 @@ void Table(std::string* out, const char* title, const std::vector<Hotspot>& rows
   }
 }
 
-std::string Number(double v) {
-  char b[48];
-  if (v == static_cast<double>(static_cast<int64_t>(v))) {
-    std::snprintf(b, sizeof b, "%lld", static_cast<long long>(v));
-  } else {
-    std::snprintf(b, sizeof b, "%.3g", v);
-  }
-  return b;
-}
-
 }  // namespace
 
 std::string SummaryToText(const Summary& s) {
   std::string out;
   Append(&out, "=== kairos summary: window %s, %llu events ===\n",
          Time(s.window_end_ns - s.window_start_ns).c_str(), static_cast<unsigned long long>(s.event_count));
-  for (const DeviceSummary& d : s.devices) Append(&out, "%s\n", d.verdict.c_str());
+  Append(&out, "%s\n", s.verdict.c_str());
+  for (const std::string& v : s.verdicts) Append(&out, "  %s\n", v.c_str());
   for (const DeviceSummary& d : s.devices) {
     Append(&out, "\nGPU %u: %llu kernels, %llu memcpys, %llu memsets\n", d.device,
            static_cast<unsigned long long>(d.kernel_count), static_cast<unsigned long long>(d.memcpy_count),
@@ -79,6 +61,12 @@ std::string SummaryToText(const Summary& s) {
              d.est_occupancy_pct >= 0 ? Number(d.est_occupancy_pct).c_str() : "?",
              d.blocks_per_sm >= 0 ? Number(d.blocks_per_sm).c_str() : "?");
     }
+    std::string classes;
+    for (int c = 0; c < kNumKernelClasses; ++c) {
+      const int64_t ns = d.class_kernel_ns[static_cast<size_t>(c)];
+      if (ns > 0) classes += std::string(classes.empty() ? "" : ", ") + KernelClassId(static_cast<KernelClass>(c)) + " " + Time(ns);
+    }
+    if (!classes.empty()) Append(&out, "  kernel time by class: %s\n", classes.c_str());
   }
   if (s.steps.count > 0) {
     Append(&out, "\nSteps: %llu, mean %s, median %s, stdev %s, min %s, max %s\n",
@@ -102,6 +90,8 @@ std::string SummaryToText(const Summary& s) {
   for (const Finding& f : s.findings) {
     if (f.device >= 0) Append(&out, "* [%s] GPU %lld: %s\n", f.id.c_str(), static_cast<long long>(f.device), f.title.c_str());
     else Append(&out, "* [%s] %s\n", f.id.c_str(), f.title.c_str());
+    Append(&out, "    concerns %s (%.1f%% of the window), confidence %s\n", Time(f.time_ns).c_str(),
+           100.0 * f.window_share, f.confidence.c_str());
     std::string ev;
     for (const auto& [k, v] : f.evidence) ev += (ev.empty() ? "" : ", ") + k + "=" + Number(v);
     out += "    evidence: " + ev + "\n";

@@ -35,6 +35,7 @@ enum class OutputFormat : uint8_t {
 };
 
 enum class SummaryMode : uint8_t { kFile = 0, kStdout, kOff };
+enum class ReportMode : uint8_t { kOff = 0, kHtml };
 
 // Every field has the Kineto default (config-and-env.md §3.1) or a documented kairos default
 // (docs/CONFIG.md). Times are in the units the key names say.
@@ -77,6 +78,7 @@ struct Config {
   std::vector<std::string> extra_outputs;             // KAIROS_EXTRA_OUTPUTS (more paths, same session)
   int64_t zstd_level = 1;                             // KAIROS_ZSTD_LEVEL
   SummaryMode summary = SummaryMode::kFile;           // KAIROS_SUMMARY (file|stdout|off)
+  ReportMode report = ReportMode::kOff;               // KAIROS_REPORT (off|html)
   int64_t host_metrics_interval_ms = 100;             // KAIROS_HOST_METRICS_INTERVAL_MS (0 = off)
   std::vector<std::string> nvtx_domains_include;      // KAIROS_NVTX_DOMAINS (e.g. "+a,+b")
   std::vector<std::string> nvtx_domains_exclude;      // KAIROS_NVTX_DOMAINS (e.g. "-NCCL")

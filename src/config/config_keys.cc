@@ -56,6 +56,7 @@ constexpr std::string_view kOutputFormatNames[] = {"auto",     "json",     "json
 static_assert(std::size(kOutputFormatNames) == static_cast<size_t>(OutputFormat::kPerfettoZstd) + 1,
               "one name per OutputFormat");
 constexpr std::string_view kSummaryNames[] = {"file", "stdout", "off"};
+constexpr std::string_view kReportNames[] = {"off", "html"};
 
 // Kineto writes the memory snapshot to /tmp/memory_snapshot_<pid>.pickle; {pid} is expanded by
 // the output path templating (output_path.h), which keeps ParseConfig free of process state.
@@ -415,6 +416,16 @@ std::vector<ConfigKey>* BuildTable() {
         return i < std::size(kSummaryNames) ? std::string(kSummaryNames[i]) : "invalid";
       },
       "file", "file (next to the trace), stdout or off"))));
+  t->push_back(OnDemand(Kairos(Custom(
+      "KAIROS_REPORT", "choice",
+      [](Config& c, std::string_view v) {
+        return ParseChoice(v, kReportNames, "a report mode", &c.report);
+      },
+      [](const Config& c) {
+        const size_t i = static_cast<size_t>(c.report);
+        return i < std::size(kReportNames) ? std::string(kReportNames[i]) : "invalid";
+      },
+      "off", "html: also write an HTML report next to the trace (run.json gives run.report.html; docs/REPORT.md)"))));
   t->push_back(Kairos(Int("KAIROS_HOST_METRICS_INTERVAL_MS", &Config::host_metrics_interval_ms,
                           "100",
                           "Host counter sampling period; 0 = off. Base config only (a short "

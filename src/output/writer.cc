@@ -37,16 +37,22 @@ FileSinkOptions SinkOptions(const std::string& confine_dir) {
 
 }  // namespace
 
-absl::Status WriteSummaryFile(const std::string& path, std::string_view json,
-                              const std::string& confine_dir) {
+absl::Status WriteTextFile(const std::string& path, std::string_view text,
+                           const std::string& confine_dir) {
   absl::StatusOr<std::unique_ptr<AtomicFileSink>> file =
       AtomicFileSink::Create(path, SinkOptions(confine_dir));
   if (!file.ok()) return file.status();
-  absl::Status s = (*file)->Write(json.data(), json.size());
-  if (s.ok()) s = (*file)->Write("\n", 1);
+  absl::Status s = (*file)->Write(text.data(), text.size());
   if (s.ok()) s = (*file)->Finish();
   if (!s.ok()) (*file)->Abort();
   return s;
+}
+
+absl::Status WriteSummaryFile(const std::string& path, std::string_view json,
+                              const std::string& confine_dir) {
+  std::string text(json);
+  text.push_back('\n');
+  return WriteTextFile(path, text, confine_dir);
 }
 
 absl::Status WriteTraceFile(const TraceData& data, const OutputOptions& options,

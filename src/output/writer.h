@@ -31,10 +31,14 @@ class TraceWriter {
 absl::Status WriteTraceFile(const TraceData& data, const OutputOptions& options,
                             absl::Status* summary_status = nullptr);
 
-// The summary file alone: `json` plus a newline to `path` via AtomicFileSink (confined to
-// `confine_dir` when it is not empty, as a daemon request's trace is).
+// The summary file alone: `json` plus a newline to `path` via WriteTextFile.
 absl::Status WriteSummaryFile(const std::string& path, std::string_view json,
                               const std::string& confine_dir = std::string());
+// Any other file kairos writes (the HTML report): `text` to `path` through AtomicFileSink,
+// with the trace's rules (random O_EXCL temp name, no symlink followed, no non-regular target
+// replaced; confined to `confine_dir` when it is not empty, as a daemon request's trace is).
+absl::Status WriteTextFile(const std::string& path, std::string_view text,
+                           const std::string& confine_dir = std::string());
 
 }  // namespace kairos
 

@@ -12,6 +12,7 @@
 #include "config/output_path.h"
 #include "log.h"
 #include "output/writer.h"
+#include "report/report.h"
 #include "session/output_config.h"
 #include "session/trace_identity.h"
 
@@ -106,6 +107,14 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
     if (!s2.ok())
       KAIROS_LOG_WARNING("extra output %s not written: %s", r2.path.c_str(),
                          std::string(s2.message()).c_str());
+  }
+  // Opt-in HTML report next to the trace (docs/REPORT.md), written only with its trace and
+  // through the same sink; it analyses the data again.
+  if (config.report == ReportMode::kHtml) {
+    absl::Status rs = WriteTextFile(ReportPathFor(path), RenderHtmlReport({{path, &data}}),
+                                    out.confine_dir);
+    if (!rs.ok())
+      KAIROS_LOG_WARNING("report not written: %s", std::string(rs.message()).c_str());
   }
   KAIROS_LOG_INFO("trace written to %s (%zu events)", path.c_str(), data.EventCount());
   return AssembleResult{absl::OkStatus(), path};

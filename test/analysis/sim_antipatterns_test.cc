@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -16,18 +17,20 @@
 namespace {
 
 struct Run {
+  std::string dir;
   nlohmann::json summary;
   std::set<std::string> findings;
 };
 
-Run RunWorkload(const std::string& name, const std::string& args, const std::string& extra_env) {
+Run RunWorkload(const std::string& name, const std::string& args, const std::string& extra_env,
+                const std::string& extra_config = "") {
   char dir[] = "/tmp/kairos_simap_XXXXXX";
   REQUIRE(mkdtemp(dir) != nullptr);
   const std::string trace = std::string(dir) + "/" + name + "_{pid}.json";
   const std::string cmd =
       "env LD_LIBRARY_PATH=" KAIROS_SIM_LIB_DIR " LD_PRELOAD=" KAIROS_LIB " " + extra_env +
       " 'KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=60000;"
-      "ACTIVITIES_LOG_FILE=" + trace + "' " KAIROS_EXAMPLES_DIR "/" + name + " " + args +
+      "ACTIVITIES_LOG_FILE=" + trace + extra_config + "' " KAIROS_EXAMPLES_DIR "/" + name + " " + args +
       " > " + dir + "/out.txt 2>&1; ls " + dir + "/*.summary.json > " + dir + "/list.txt";
   INFO(cmd);
   REQUIRE(system(cmd.c_str()) == 0);
@@ -37,6 +40,7 @@ Run RunWorkload(const std::string& name, const std::string& args, const std::str
   REQUIRE(!path.empty());
   std::ifstream in(path);
   Run run;
+  run.dir = dir;
   run.summary = nlohmann::json::parse(in);
   for (const auto& f : run.summary["findings"]) run.findings.insert(f["id"].get<std::string>());
   return run;
@@ -54,6 +58,21 @@ TEST_CASE("well-fed reference workload: busy GPU, no findings") {
   Run run = RunWorkload("well_fed", "40", "KAIROS_SIM_KERNEL_TIMES=big_=300");
   CHECK(run.findings.empty());
   REQUIRE(run.summary["devices"].size() == 1);
+}
+
+TEST_CASE("KAIROS_REPORT=html writes a self-contained report next to the trace") {
+  Run run = RunWorkload("well_fed", "10", "KAIROS_SIM_KERNEL_TIMES=big_=300", ";KAIROS_REPORT=html");
+  const std::string cmd = "ls " + run.dir + "/*.report.html > " + run.dir + "/report_list.txt";
+  REQUIRE(system(cmd.c_str()) == 0);
+  std::ifstream list(run.dir + "/report_list.txt");
+  std::string path;
+  std::getline(list, path);
+  REQUIRE(!path.empty());
+  std::ifstream page(path);
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(html.find("<section id=\"utilisation\">") != std::string::npos);
+  CHECK(html.find("data-kairos-report','ok'") != std::string::npos);
 }
 
 TEST_CASE("many tiny memcpys fire small_copies") {
@@ -78,7 +97,7 @@ TEST_CASE("kernels with too few blocks fire insufficient_concurrency") {
 }
 
 TEST_CASE("a device sync after every step fires excessive_sync") {
-  Run run = RunWorkload("antipattern_sync_every_step", "20", "");
+  Run run = RunWorkload("antipattern_sync_every_step", "200", "");
   REQUIRE(run.findings.count("excessive_sync") == 1);
 }
 

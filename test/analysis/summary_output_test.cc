@@ -39,7 +39,7 @@ TEST_CASE("SummaryToJson is valid JSON carrying every section") {
   const Summary s = Analyze(data);
   const std::string text = SummaryToJson(s);
   const auto j = nlohmann::json::parse(text);
-  CHECK(j["schema_version"] == 1);
+  CHECK(j["schema_version"] == 2);
   CHECK(j["window"]["duration_ns"] == 10 * kMs);
   CHECK(j["event_count"] == 40);  // 4 per step
   REQUIRE(j["devices"].size() == 1);
@@ -53,6 +53,12 @@ TEST_CASE("SummaryToJson is valid JSON carrying every section") {
   CHECK(d["host_wait_top_range"] == "load \"batch\"\n");  // escaped and restored
   CHECK(d["est_occupancy_pct"] == 100);
   CHECK(d["verdict"] == j["verdicts"][0]);
+  CHECK(j["verdicts"].size() == 1);
+  CHECK(j["idle_devices"].empty());
+  CHECK(j["verdict"].get<std::string>().rfind("1 finding; the largest: GPU idle while waiting for the host (GPU 0, ", 0) == 0);
+  CHECK(d["kernel_class_ns"]["other"] == 1900 * kUs);
+  CHECK(d["kernel_class_ns"]["communication"] == 0);
+  CHECK(d["kernel_class_ns"].size() == 7);
   CHECK(j["hotspots"]["kernels"][0]["name"] == "forward");
   CHECK(j["hotspots"]["kernels"][0]["count"] == 10);
   CHECK(j["hotspots"]["kernels"][0]["median_ns"] == 190 * kUs);
@@ -64,6 +70,9 @@ TEST_CASE("SummaryToJson is valid JSON carrying every section") {
   const auto& f = j["findings"][0];
   CHECK(f["id"] == "gpu_idle_host_bound");
   CHECK(f["device"] == 0);
+  CHECK(f["confidence"] == "high");
+  CHECK(f["time_ns"] == 8050 * kUs);
+  CHECK(f["window_share"].get<double>() == Approx(0.805));
   CHECK(f["evidence"]["host_wait_intervals"] == 10);
   CHECK(f["evidence"]["idle_fraction"].get<double>() == Approx(0.81));
   CHECK(f["examples"][0]["id"] == 1);
@@ -75,10 +84,31 @@ TEST_CASE("SummaryToJson is valid JSON carrying every section") {
 TEST_CASE("SummaryToText opens with the verdicts and lists findings") {
   const std::string text = SummaryToText(Analyze(Starved()));
   CHECK(text.rfind("=== kairos summary: window 10.00 ms, 40 events ===\n"
-                   "GPU 0 idle 81% of the window, mostly waiting for the host in \"load \"batch\"\n\"\n",
+                   "1 finding; the largest: GPU idle while waiting for the host (GPU 0, ",
                    0) == 0);
-  CHECK(text.find("* [gpu_idle_host_bound] GPU 0: GPU idle while waiting for the host\n") != std::string::npos);
+  CHECK(text.find("high confidence)\n"
+                  "  GPU 0 idle 81% of the window, mostly waiting for the host in \"load \"batch\"\n\"\n") !=
+        std::string::npos);
+  CHECK(text.find("* [gpu_idle_host_bound] GPU 0: GPU idle while waiting for the host\n"
+                  "    concerns 8.05 ms (80.5% of the window), confidence high\n") != std::string::npos);
+  CHECK(text.find("  kernel time by class: other 1.90 ms\n") != std::string::npos);
   CHECK(text.find("Steps: 10, mean 1.00 ms") != std::string::npos);
+}
+
+TEST_CASE("SummaryToMarkdown: verdict, GPU table, findings, hotspot tables with safe names") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  b.Device(1);
+  const uint32_t s7 = b.Stream(0, 7);
+  for (int i = 0; i < 20; ++i) b.Kernel(s7, "a|b`c", i * 500 * kUs, (i + 1) * 500 * kUs, 0, 16);
+  const std::string md = SummaryToMarkdown(Analyze(b.Done()));
+  CHECK(md.rfind("## kairos summary\n\n**1 finding; the largest: Kernels with too few blocks for the device "
+                 "(GPU 0, 100% of the window, high confidence)**\n", 0) == 0);
+  CHECK(md.find("- GPU 1: no GPU work in the window\n") != std::string::npos);
+  CHECK(md.find("| 0 | 100.0% | 100.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 20 |\n") != std::string::npos);
+  CHECK(md.find("#### Kernels with too few blocks for the device (GPU 0)\n\n`insufficient_concurrency` · "
+                "concerns 10.00 ms (100.0% of the window) · confidence high\n") != std::string::npos);
+  CHECK(md.find("| 10.00 ms | 20 | 500.0 us | 500.0 us | 500.0 us | `a\\|b'c` |\n") != std::string::npos);
 }
 
 TEST_CASE("Empty trace gives an empty but valid summary") {

@@ -39,6 +39,15 @@ class TraceBuilder {
     data_.devices.push_back(d);
     return data_.devices.back();
   }
+  // An H100 SXM-like device: 132 SMs, 228 KiB shared memory per SM (227 KiB per block).
+  DeviceInfo& HopperDevice(uint32_t id) {
+    DeviceInfo& d = Device(id, 132);
+    d.name = "Test H100";
+    d.compute_major = 9;
+    d.shared_mem_per_block_optin = 232448;
+    d.shared_mem_per_multiprocessor = 233472;
+    return d;
+  }
   uint32_t Thread(int64_t tid = 1) {
     Track t;
     t.type = TrackType::kThread;
@@ -82,13 +91,14 @@ class TraceBuilder {
     Add(thread, EventKind::kRuntime, name, s, e, correlation);
   }
   void Kernel(uint32_t stream, const std::string& name, int64_t s, int64_t e, uint32_t correlation,
-              uint32_t grid = 1024, uint32_t block = 256, uint32_t regs = 32) {
+              uint32_t grid = 1024, uint32_t block = 256, uint32_t regs = 32, uint32_t smem = 0) {
     KernelDetail k{};
     k.grid[0] = grid;
     k.grid[1] = k.grid[2] = 1;
     k.block[0] = block;
     k.block[1] = k.block[2] = 1;
     k.registers_per_thread = regs;
+    k.dynamic_shared_memory = smem;
     k.device = data_.tracks[stream].device;
     k.stream = data_.tracks[stream].stream;
     data_.kernels.push_back(k);

@@ -313,6 +313,8 @@ TEST_CASE("kairos choice keys", "[config]") {
         "auto json json.gz json.zst perfetto perfetto.zst");
   CHECK(Parse("KAIROS_SUMMARY=stdout").summary == SummaryMode::kStdout);
   CHECK(Parse("KAIROS_SUMMARY=off").summary == SummaryMode::kOff);
+  CHECK(Parse("").report == ReportMode::kOff);
+  CHECK(Parse("KAIROS_REPORT=html").report == ReportMode::kHtml);
   CHECK(Error("KAIROS_SUMMARY=maybe") ==
         "config line 1: KAIROS_SUMMARY: \"maybe\" is not a summary mode; expected one of file "
         "stdout off");

@@ -1,0 +1,98 @@
+// File: summary_markdown.cc
+// Layer: kairos_analysis. SummaryToMarkdown: the summary as GitHub-flavoured markdown for an
+// issue or a pull request: verdict first, per-GPU table, steps, hotspot tables, findings.
+// Names are put in code spans with pipes escaped so a kernel name cannot break a table.
+// Threading: pure function.
+#include <cstdio>
+#include <string>
+
+#include "analysis/format.h"
+#include "analysis/summary.h"
+
+namespace kairos {
+namespace {
+
+std::string Code(const std::string& name) {
+  std::string out = "`";
+  size_t n = 0;
+  for (char c : name) {
+    if (++n > 100) {
+      out += "...";
+      break;
+    }
+    if (c == '|') out += "\\|";
+    else if (c == '`') out += '\'';
+    else if (c == '\n' || c == '\r' || c == '\t') out += ' ';
+    else out += c;
+  }
+  return out + "`";
+}
+
+std::string Pct1(int64_t part, int64_t whole) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", Percent(part, whole));
+  return b;
+}
+
+void Table(std::string* out, const char* title, const std::vector<Hotspot>& rows) {
+  if (rows.empty()) return;
+  *out += std::string("\n### ") + title + "\n\n| total | count | mean | median | p95 | name |\n"
+          "|---:|---:|---:|---:|---:|---|\n";
+  for (const Hotspot& h : rows) {
+    *out += "| " + FormatDuration(h.stats.total_ns) + " | " + std::to_string(h.stats.count) + " | " +
+            FormatDuration(h.stats.mean_ns) + " | " + FormatDuration(h.stats.median_ns) + " | " +
+            FormatDuration(h.stats.p95_ns) + " | " + Code(h.name) + " |\n";
+  }
+}
+
+}  // namespace
+
+std::string SummaryToMarkdown(const Summary& s) {
+  std::string out = "## kairos summary\n\n**" + s.verdict + "**\n\n";
+  out += "Window " + FormatDuration(s.window_end_ns - s.window_start_ns) + ", " +
+         std::to_string(s.event_count) + " events.\n\n";
+  for (const std::string& v : s.verdicts) out += "- " + v + "\n";
+  if (!s.devices.empty()) {
+    out += "\n| GPU | busy | compute | communication | memcpy | memset | idle | host wait | kernel wait | kernels |\n"
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const DeviceSummary& d : s.devices) {
+      out += "| " + std::to_string(d.device) + " | " + Pct1(d.busy_ns, d.window_ns) + " | " +
+             Pct1(d.compute_ns, d.window_ns) + " | " + Pct1(d.communication_ns, d.window_ns) + " | " +
+             Pct1(d.memcpy_ns, d.window_ns) + " | " + Pct1(d.memset_ns, d.window_ns) + " | " +
+             Pct1(d.idle_ns, d.window_ns) + " | " + Pct1(d.idle_host_wait_ns, d.window_ns) + " | " +
+             Pct1(d.idle_kernel_wait_ns, d.window_ns) + " | " + std::to_string(d.kernel_count) + " |\n";
+    }
+  }
+  if (s.steps.count > 0) {
+    out += "\n**Steps:** " + std::to_string(s.steps.count) + ", median " + FormatDuration(s.steps.median_ns) +
+           ", mean " + FormatDuration(s.steps.mean_ns) + ", stdev " + FormatDuration(s.steps.stdev_ns) +
+           ", min " + FormatDuration(s.steps.min_ns) + ", max " + FormatDuration(s.steps.max_ns) + "\n";
+    for (const StepOutlier& o : s.steps.outliers) {
+      out += "- outlier: `ProfilerStep#" + std::to_string(o.step) + "` took " + FormatDuration(o.duration_ns) + "\n";
+    }
+  }
+  out += "\n### Findings (" + std::to_string(s.findings.size()) + ")\n";
+  if (s.findings.empty()) out += "\nNone above the reporting floor.\n";
+  for (const Finding& f : s.findings) {
+    out += "\n#### " + f.title;
+    if (f.device >= 0) out += " (GPU " + std::to_string(f.device) + ")";
+    char share[64];
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * f.window_share);
+    out += "\n\n`" + f.id + "` · concerns " + FormatDuration(f.time_ns) + " (" + share +
+           " of the window) · confidence " + f.confidence + "\n\n";
+    std::string ev;
+    for (const auto& [k, v] : f.evidence) ev += (ev.empty() ? "" : ", ") + k + "=" + FormatNumber(v);
+    out += "- evidence: " + ev + "\n";
+    for (const EventRef& r : f.examples) {
+      out += "- e.g. id " + std::to_string(r.id) + " at +" + FormatDuration(r.ts_ns - s.window_start_ns) + ": " +
+             Code(r.name) + "\n";
+    }
+    out += "- advice: " + f.recommendation + "\n";
+  }
+  Table(&out, "Top kernels", s.top_kernels);
+  Table(&out, "Top memcpys", s.top_memcpys);
+  Table(&out, "Top CPU ranges", s.top_cpu_ranges);
+  return out;
+}
+
+}  // namespace kairos

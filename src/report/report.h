@@ -1,0 +1,45 @@
+// File: report.h
+// Layer: kairos_report (depends on kairos_base and kairos_analysis). The self-contained HTML
+// report of one or more traces (one per rank): verdict and findings, GPU utilisation over
+// time, time and idle breakdowns, step times, top kernels and CPU ranges, host metrics and,
+// for several traces, a per-rank comparison. One file with inline CSS, inline SVG and one
+// tiny inline script; no network access. Layout and sections: docs/REPORT.md.
+// Threading: pure functions of their arguments (no file I/O).
+#ifndef KAIROS_SRC_REPORT_REPORT_H_
+#define KAIROS_SRC_REPORT_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "analysis/summary.h"
+#include "trace_data.h"
+
+namespace kairos {
+
+struct ReportOptions {
+  std::string title = "kairos report";
+  size_t timeline_bins = 500;       // points per utilisation chart
+  size_t max_series_points = 2000;  // points per step or host-metric line
+  size_t histogram_bins = 30;
+  size_t max_device_charts = 16;    // utilisation charts over all ranks; the rest are listed
+  AnalysisOptions analysis;         // timeline_bins and keep_step_series are set by the report
+};
+
+struct ReportTrace {
+  std::string label;        // e.g. "rank 0" or the file name
+  const TraceData* data = nullptr;
+};
+
+// Analyses every trace and renders the page.
+std::string RenderHtmlReport(const std::vector<ReportTrace>& traces, const ReportOptions& options = {});
+
+// "run.json" -> "run.report.html" (the trace extensions SummaryPathFor knows are replaced).
+std::string ReportPathFor(const std::string& trace_path);
+
+// The page is written by the caller through the output layer's hardened sink
+// (WriteTextFile in output/writer.h), like every file kairos writes.
+
+}  // namespace kairos
+
+#endif  // KAIROS_SRC_REPORT_REPORT_H_

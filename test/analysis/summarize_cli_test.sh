@@ -1,0 +1,25 @@
+#!/bin/bash
+# File: summarize_cli_test.sh
+# Layer: tests for the `kairos summarize` CLI. --format text|json|markdown on a real trace
+# file (the report fixture's rank 0: a data loader starves GPU 0), and a bad format rejected.
+# usage: summarize_cli_test.sh KAIROS_BIN FIXTURE_BIN OUT_DIR
+set -u
+kairos=$1 fixture=$2 out=$3
+rm -rf "$out" && mkdir -p "$out" && "$fixture" "$out" || { echo "FAIL: fixture"; exit 1; }
+fail=0
+"$kairos" summarize "$out/rank0.json" > "$out/text.txt" || fail=1
+head -2 "$out/text.txt" | tail -1 | grep -q '^1 finding; the largest: GPU idle while waiting for the host (GPU 0, ' \
+  || { echo "FAIL: text verdict"; head -3 "$out/text.txt"; fail=1; }
+grep -q '^  GPUs 1-7: no GPU work in the window$' "$out/text.txt" || { echo "FAIL: idle GPUs line"; fail=1; }
+"$kairos" summarize --format json "$out/rank0.json" > "$out/s.json" || fail=1
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema_version']==2 and d['idle_devices']==[1,2,3,4,5,6,7] and d['findings'][0]['confidence']=='high', d" "$out/s.json" \
+  || { echo "FAIL: json"; fail=1; }
+"$kairos" summarize --json "$out/rank0.json" | cmp -s - "$out/s.json" || { echo "FAIL: --json differs from --format json"; fail=1; }
+"$kairos" summarize --format markdown "$out/rank0.json" > "$out/s.md" || fail=1
+head -1 "$out/s.md" | grep -qx '## kairos summary' || { echo "FAIL: markdown header"; fail=1; }
+grep -q '^| 0 | ' "$out/s.md" || { echo "FAIL: markdown GPU table"; fail=1; }
+grep -q '^#### GPU idle while waiting for the host (GPU 0)$' "$out/s.md" || { echo "FAIL: markdown finding"; fail=1; }
+"$kairos" summarize --format yaml "$out/rank0.json" > /dev/null 2> "$out/err.txt"
+[ $? -eq 2 ] && grep -q "must be text, json or markdown" "$out/err.txt" || { echo "FAIL: bad format accepted"; fail=1; }
+[ $fail -eq 0 ] && echo "OK"
+exit $fail

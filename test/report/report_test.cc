@@ -1,0 +1,129 @@
+// File: report_test.cc
+// Layer: tests for kairos_report. The page's structure and bounds without a browser: every
+// section present, escaping of hostile names (HTML and the embedded JSON), UTF-8 repair,
+// charts pre-aggregated to a bounded number of points, the per-rank table for several
+// traces, and the helpers' exact outputs. The browser test (report_browser_test.sh) renders
+// the page for real.
+// Threading: single-threaded.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "report/html.h"
+#include "report/report.h"
+#include "report/sample_trace.h"
+
+namespace kairos {
+namespace {
+
+size_t Count(const std::string& s, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = s.find(needle); p != std::string::npos; p = s.find(needle, p + needle.size())) ++n;
+  return n;
+}
+
+TEST_CASE("Escape: entities, control characters, invalid UTF-8 replaced") {
+  CHECK(report::Escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&#39;");
+  CHECK(report::Escape("x\x01y") == "x y");
+  CHECK(report::Escape("caf\xC3\xA9") == "caf\xC3\xA9");
+  CHECK(report::Escape("bad\xC3(") == "bad\xEF\xBF\xBD(");
+  CHECK(report::Escape("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+  CHECK(report::EscapeShort("abcdef", 3) == "abc...");
+  CHECK(report::EscapeShort("\xC3\xA9\xC3\xA9", 3) == "\xC3\xA9...");  // never cuts inside a character
+}
+
+TEST_CASE("FormatAxis picks readable units") {
+  CHECK(report::FormatAxis(12.5, "ms") == "12.5 ms");
+  CHECK(report::FormatAxis(2500, "ms") == "2.50 s");
+  CHECK(report::FormatAxis(0.25, "ms") == "250 us");
+  CHECK(report::FormatAxis(45, "%") == "45%");
+  CHECK(report::FormatAxis(3.2e10, "bytes") == "32 GB");
+  CHECK(report::FormatAxis(12345, "") == "12.3k");
+}
+
+TEST_CASE("Downsample keeps min and max per bucket and every marked point") {
+  std::vector<report::Point> pts;
+  for (int i = 0; i < 10000; ++i) pts.push_back({static_cast<double>(i), static_cast<double>(i % 10), false, {}});
+  pts[5003].y = 99;
+  pts[7777].mark = true;
+  const auto out = report::Downsample(pts, 200);
+  CHECK(out.size() <= 201);
+  CHECK(out.size() >= 150);
+  bool spike = false, mark = false;
+  for (const auto& p : out) {
+    spike |= p.y == 99;
+    mark |= p.mark && p.x == 7777;
+  }
+  CHECK(spike);
+  CHECK(mark);
+  CHECK(report::Downsample(pts, 20000).size() == 10000);
+}
+
+TEST_CASE("One trace: every section, the verdict and findings, bounded charts") {
+  const TraceData data = testing::SampleTrainingTrace(0, 1);
+  ReportOptions o;
+  o.timeline_bins = 300;
+  const std::string html = RenderHtmlReport({{"train", &data}}, o);
+  for (const char* id : {"verdict", "findings", "utilisation", "breakdown", "steps", "kernels", "cpu-ranges",
+                         "host", "ranks"}) {
+    INFO(id);
+    CHECK(Count(html, std::string("<section id=\"") + id + "\">") == 1);
+  }
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(html.find("data-kairos-report','ok'") != std::string::npos);
+  // Self-contained: no external resource of any kind.
+  CHECK(html.find("src=") == std::string::npos);
+  CHECK(html.find("href=") == std::string::npos);
+  CHECK(html.find("@import") == std::string::npos);
+  CHECK(html.find("url(") == std::string::npos);
+  // Rank 0 is starved by its data loader in the first steps; GPUs 1-7 are one line.
+  CHECK(html.find("GPU idle while waiting for the host") != std::string::npos);
+  CHECK(html.find("GPUs 1-7: no GPU work in the window") != std::string::npos);
+  CHECK(Count(html, "<svg class=\"chart\"") == 1 + 2 + 2);  // utilisation, steps + histogram, CPU + memory
+  // 300 bins: each of the 3 layers is a closed path of 4 points per bin.
+  const size_t path = html.find("<path d=\"M");
+  REQUIRE(path != std::string::npos);
+  const std::string d = html.substr(path, html.find('"', path + 9) - path);
+  CHECK(Count(d, "L") == 4 * 300);
+  CHECK(html.find("ProfilerStep#41: ") != std::string::npos);  // the outlier is marked
+  CHECK(html.find("class=\"mark\"") != std::string::npos);
+  CHECK(html.find("<span class=\"tag\">gemm_attention</span>sm90_xmma_gemm") != std::string::npos);
+  CHECK(html.find("DataLoader.__next__") != std::string::npos);
+  CHECK(html.find("One trace. Pass one trace per rank") != std::string::npos);
+  CHECK(html.find("id=\"kairos-summary-0\">{\"schema_version\":2") != std::string::npos);
+}
+
+TEST_CASE("Hostile names cannot break the page or the embedded JSON") {
+  testing::TraceBuilder b(0, 10000000);
+  b.Device(0);
+  const uint32_t s = b.Stream(0, 7);
+  b.Kernel(s, "</script><script>alert(1)</script>\xFF", 0, 5000000, 0);
+  const TraceData& data = b.Done();
+  const std::string html = RenderHtmlReport({{"<rank>", &data}});
+  CHECK(html.find("alert(1)</script>") == std::string::npos);
+  CHECK(html.find("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;\xEF\xBF\xBD") != std::string::npos);
+  CHECK(html.find("\\u003c/script>\\u003cscript>alert(1)\\u003c/script>\xEF\xBF\xBD\"") != std::string::npos);
+  CHECK(Count(html, "<script") == 2);  // the JSON copy and the marker script only
+  CHECK(html.find("&lt;rank&gt;") != std::string::npos);
+}
+
+TEST_CASE("Several traces: per-rank table, one utilisation chart per rank, labelled lines") {
+  const TraceData r0 = testing::SampleTrainingTrace(0), r1 = testing::SampleTrainingTrace(1);
+  const std::string html = RenderHtmlReport({{"rank 0", &r0}, {"rank 1", &r1}});
+  CHECK(html.find("<th>trace</th>") != std::string::npos);
+  CHECK(html.find("<tr><td>rank 0</td>") != std::string::npos);
+  CHECK(html.find("<tr><td>rank 1</td>") != std::string::npos);
+  CHECK(html.find("rank 1, GPU 1 (bins of") != std::string::npos);
+  CHECK(html.find("rank 1: GPUs 0,2-7: no GPU work in the window.") != std::string::npos);
+  CHECK(Count(html, "<details") == 3 * 2 + 2);  // kernels, memcpys, CPU ranges, host: one per rank
+  CHECK(html.find("id=\"kairos-summary-1\"") != std::string::npos);
+}
+
+TEST_CASE("ReportPathFor") {
+  CHECK(ReportPathFor("/tmp/run.json") == "/tmp/run.report.html");
+  CHECK(ReportPathFor("/tmp/run.json.zst") == "/tmp/run.report.html");
+  CHECK(ReportPathFor("trace") == "trace.report.html");
+}
+
+}  // namespace
+}  // namespace kairos
