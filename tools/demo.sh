@@ -6,7 +6,8 @@
 # simulated GPU (test/sim) attached with LD_PRELOAD and no code change, and, when
 # python3-torch is installed, examples/pytorch/train_mlp.py under `python3 -m kairos run`.
 # Each run prints its
-# summary; the script ends with where the traces and summaries are.
+# summary and writes an HTML report; the script ends with where the traces, summaries and
+# reports are.
 # Usage: tools/demo.sh [iterations]
 set -eu
 cd "$(dirname "$0")/.."
@@ -37,14 +38,14 @@ for t in $targets; do cmake --build build --target "$t" -j"$jobs" >/dev/null; do
 
 out=$(mktemp -d /tmp/kairos_demo_XXXXXX)
 echo "== examples/train_c: $iters steps, iterations 5..9 traced (warm-up 1)"
-KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=5;ACTIVITIES_WARMUP_ITERATIONS=1;ACTIVITIES_LOG_FILE=$out/train_c.json;KAIROS_SUMMARY=stdout" \
+KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=5;ACTIVITIES_WARMUP_ITERATIONS=1;ACTIVITIES_LOG_FILE=$out/train_c.json;KAIROS_SUMMARY=stdout;KAIROS_REPORT=html" \
   build/bin/train_c "$iters"
 
 if [ -x build/examples/cuda/train_loop ] && [ -f build/sim/lib/libcudart.so.13 ]; then
   echo
   echo "== examples/cuda/train_loop on the simulated GPU, unmodified, LD_PRELOAD=libkairos.so, 300 ms window"
   LD_LIBRARY_PATH="$PWD/build/sim/lib" LD_PRELOAD="$PWD/build/lib/libkairos.so" \
-    KAIROS_CONFIG_TEXT="ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=300;ACTIVITIES_LOG_FILE=$out/train_loop.json;KAIROS_SUMMARY=stdout" \
+    KAIROS_CONFIG_TEXT="ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=300;ACTIVITIES_LOG_FILE=$out/train_loop.json;KAIROS_SUMMARY=stdout;KAIROS_REPORT=html" \
     build/examples/cuda/train_loop 30
 fi
 
@@ -59,7 +60,7 @@ if [ -n "$torch_py" ] && grep -q '^Torch_DIR:PATH=/' build/CMakeCache.txt 2>/dev
   echo
   echo "== examples/pytorch/train_mlp.py under python3 -m kairos run: iterations 5..7 traced"
   PYTHONPATH="$PWD/build/python" "$torch_py" -m kairos run \
-    --config "PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=1;PROFILE_REPORT_INPUT_SHAPES=true;ACTIVITIES_LOG_FILE=$out/train_mlp.json;KAIROS_SUMMARY=stdout" \
+    --config "PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=1;PROFILE_REPORT_INPUT_SHAPES=true;ACTIVITIES_LOG_FILE=$out/train_mlp.json;KAIROS_SUMMARY=stdout;KAIROS_REPORT=html" \
     examples/pytorch/train_mlp.py --steps 12
 else
   echo
@@ -67,5 +68,6 @@ else
 fi
 
 echo
-echo "== done. Traces and summaries (open the .json files in https://ui.perfetto.dev or chrome://tracing, or HTA):"
+echo "== done. Traces (.json: open in https://ui.perfetto.dev, chrome://tracing or HTA), summaries"
+echo "   (.summary.json) and HTML reports (.report.html: open in any browser):"
 for f in "$out"/*; do echo "   $f"; done
