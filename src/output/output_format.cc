@@ -67,14 +67,25 @@ bool ParseOutputFormatName(std::string_view name, TraceFormat* format) {
   return false;
 }
 
-std::string SummaryPathFor(const std::string& trace_path) {
+namespace {
+// The trace's name without its format extension, plus `suffix`.
+std::string CompanionPath(const std::string& trace_path, std::string_view suffix) {
   for (std::string_view ext :
        {".json.gz", ".json.zst", ".pftrace.zst", ".json", ".pftrace", ".pb"}) {
     if (EndsWith(trace_path, ext) && trace_path.size() > ext.size()) {
-      return trace_path.substr(0, trace_path.size() - ext.size()) + ".summary.json";
+      return trace_path.substr(0, trace_path.size() - ext.size()) + std::string(suffix);
     }
   }
-  return trace_path + ".summary.json";
+  return trace_path + std::string(suffix);
+}
+}  // namespace
+
+std::string SummaryPathFor(const std::string& trace_path) {
+  return CompanionPath(trace_path, ".summary.json");
+}
+
+std::string ReportPathFor(const std::string& trace_path) {
+  return CompanionPath(trace_path, ".report.html");
 }
 
 }  // namespace kairos

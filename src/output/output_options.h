@@ -36,6 +36,8 @@ struct OutputOptions {
 // "run.json" -> "run.summary.json", "run.pftrace.zst" -> "run.summary.json"; other names get
 // ".summary.json" appended.
 std::string SummaryPathFor(const std::string& trace_path);
+// The same rule for the HTML report: "run.json" -> "run.report.html".
+std::string ReportPathFor(const std::string& trace_path);
 
 }  // namespace kairos
 

@@ -461,10 +461,4 @@ std::string RenderHtmlReport(const std::vector<ReportTrace>& traces, const Repor
   return out;
 }
 
-std::string ReportPathFor(const std::string& trace_path) {
-  std::string p = SummaryPathFor(trace_path);
-  const std::string suffix = ".summary.json";
-  return p.substr(0, p.size() - suffix.size()) + ".report.html";
-}
-
 }  // namespace kairos

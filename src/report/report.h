@@ -34,9 +34,6 @@ struct ReportTrace {
 // Analyses every trace and renders the page.
 std::string RenderHtmlReport(const std::vector<ReportTrace>& traces, const ReportOptions& options = {});
 
-// "run.json" -> "run.report.html" (the trace extensions SummaryPathFor knows are replaced).
-std::string ReportPathFor(const std::string& trace_path);
-
 // The page is written by the caller through the output layer's hardened sink
 // (WriteTextFile in output/writer.h), like every file kairos writes.
 

@@ -33,7 +33,7 @@ TEST_CASE("WriteTraceFile writes plain JSON for .json") {
   TraceData data;
   testing::BuildFull(&data);
   const std::string path = dir.File("trace.json");
-  REQUIRE(WriteTraceFile(data, {path, TraceFormat::kAuto, 1, {}}).ok());
+  REQUIRE(WriteTraceFile(data, {path, TraceFormat::kAuto, 1, {}, {}}).ok());
   CHECK(dir.List() == std::vector<std::string>{"trace.json"});
   const std::string text = testing::ReadFile(path);
   testing::OrderedJson j;
@@ -47,11 +47,11 @@ TEST_CASE("Compressed JSON decompresses to exactly the plain JSON") {
   testing::TempDir dir;
   TraceData data;
   testing::BuildFull(&data);
-  REQUIRE(WriteTraceFile(data, {dir.File("a.json"), TraceFormat::kAuto, 1, {}}).ok());
-  REQUIRE(WriteTraceFile(data, {dir.File("a.json.zst"), TraceFormat::kAuto, 3, {}}).ok());
-  REQUIRE(WriteTraceFile(data, {dir.File("a.json.gz"), TraceFormat::kAuto, 1, {}}).ok());
+  REQUIRE(WriteTraceFile(data, {dir.File("a.json"), TraceFormat::kAuto, 1, {}, {}}).ok());
+  REQUIRE(WriteTraceFile(data, {dir.File("a.json.zst"), TraceFormat::kAuto, 3, {}, {}}).ok());
+  REQUIRE(WriteTraceFile(data, {dir.File("a.json.gz"), TraceFormat::kAuto, 1, {}, {}}).ok());
   // Explicit format overrides the name.
-  REQUIRE(WriteTraceFile(data, {dir.File("explicit.json"), TraceFormat::kJsonZstd, 1, {}}).ok());
+  REQUIRE(WriteTraceFile(data, {dir.File("explicit.json"), TraceFormat::kJsonZstd, 1, {}, {}}).ok());
   const std::string plain = testing::ReadFile(dir.File("a.json"));
   CHECK(Decompress("zstd -dcq '" + dir.File("a.json.zst") + "'") == plain);
   CHECK(Decompress("gzip -dc '" + dir.File("a.json.gz") + "'") == plain);
@@ -64,9 +64,9 @@ TEST_CASE("Unknown extension writes JSON; perfetto formats are not built here") 
   testing::TempDir dir;
   TraceData data;
   testing::BuildCpuOnly(&data);
-  REQUIRE(WriteTraceFile(data, {dir.File("t.trace"), TraceFormat::kAuto, 1, {}}).ok());
+  REQUIRE(WriteTraceFile(data, {dir.File("t.trace"), TraceFormat::kAuto, 1, {}, {}}).ok());
   CHECK(testing::ReadFile(dir.File("t.trace")).substr(0, 20) == "{\n\"schemaVersion\": 1");
-  const absl::Status st = WriteTraceFile(data, {dir.File("t.pftrace"), TraceFormat::kAuto, 1, {}});
+  const absl::Status st = WriteTraceFile(data, {dir.File("t.pftrace"), TraceFormat::kAuto, 1, {}, {}});
   if (st.code() == absl::StatusCode::kUnimplemented) {
     CHECK(st.message() == "perfetto writer not built");
     CHECK(dir.List() == std::vector<std::string>{"t.trace"});
@@ -78,7 +78,7 @@ TEST_CASE("WriteTraceFile errors leave nothing behind and name the path") {
   TraceData data;
   testing::BuildCpuOnly(&data);
   const std::string path = dir.File("missing/t.json.zst");
-  const absl::Status st = WriteTraceFile(data, {path, TraceFormat::kAuto, 1, {}});
+  const absl::Status st = WriteTraceFile(data, {path, TraceFormat::kAuto, 1, {}, {}});
   CHECK(st.code() == absl::StatusCode::kNotFound);
   CHECK(std::string(st.message()).find(path) != std::string::npos);
   CHECK(dir.List().empty());

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "report/html.h"
+#include "output/output_options.h"
 #include "report/report.h"
 #include "report/sample_trace.h"
 
