@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
   if (dir != "-") {
     // Through a real JSON file, as `kairos summarize` and `kairos report` see it.
     const std::string path = dir + "/kairos_report_bench.json";
-    OutputRequest req;
+    OutputOptions req;
     req.path = path;
     if (!WriteTraceFile(built, req).ok()) return 1;
     const double t0 = Now();

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   }
   for (int rank = 0; rank < 2; ++rank) {
     const kairos::TraceData data = kairos::testing::SampleTrainingTrace(rank);
-    kairos::OutputRequest request;
+    kairos::OutputOptions request;
     request.path = std::string(argv[1]) + "/rank" + std::to_string(rank) + ".json";
     const absl::Status st = kairos::WriteTraceFile(data, request);
     if (!st.ok()) {
