@@ -4,5 +4,5 @@
 // this library lists as NEEDED, so symbol lookup through libcuda.so.1 finds it there.
 namespace kairos::sim {
 // One symbol so the object is not empty (some linkers warn about empty shared objects).
-extern "C" __attribute__((visibility("hidden"))) int ksim_libcuda_shim_marker = 1;
+__attribute__((visibility("hidden"))) int ksim_libcuda_shim_marker = 1;
 }  // namespace kairos::sim

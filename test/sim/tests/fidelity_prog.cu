@@ -57,7 +57,6 @@ const char kPtx[] =
 
 std::atomic<int> g_host_calls{0};
 std::atomic<int> g_order{0};
-int g_first_seen = -1;
 
 void CUDART_CB HostFn(void* arg) {
   int expect = *static_cast<int*>(arg);
