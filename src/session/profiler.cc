@@ -278,7 +278,13 @@ void Profiler::SetMetadata(std::string key, std::string value) {
 
 void Profiler::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (boundaries_.size() < 1024) boundaries_.emplace_back(iteration, raw_time);
+  // Bounded; past the bound the newest boundary replaces the last slot, so the one that ends
+  // a long iteration window is still found when it closes.
+  if (boundaries_.size() < 1024) {
+    boundaries_.emplace_back(iteration, raw_time);
+  } else {
+    boundaries_.back() = {iteration, raw_time};
+  }
   if (sched_.state() == SessionState::kArmed && sched_.plan().iteration_mode &&
       iteration >= sched_.plan().warmup_iteration) {
     // The warm-up boundary of an iteration window: CPU ranges record from this instant, so

@@ -62,7 +62,19 @@ void Profiler::RunnerMain() {
 void Profiler::WaitForWake(std::unique_lock<std::mutex>& lock) {
   // seq_cst store then load: pairs with StepHook's increment-then-load.
   const int64_t wake_it = sched_.wake_iteration();
-  g_step_wake_at.store(wake_it);
+  // While an iteration window is live, every boundary from its warm-up on goes through
+  // OnStepBoundary (a mutex and a wake per iteration, only during the window), so the exact
+  // boundary that ends the window is known even when the job runs through several
+  // iterations before this thread gets the CPU back. Without it a late runner would close
+  // the window at its own clock and record extra ProfilerSteps.
+  int64_t hook_at = wake_it;
+  const SessionState st = sched_.state();
+  if (sched_.plan().iteration_mode &&
+      (st == SessionState::kArmed || st == SessionState::kWarmUp ||
+       st == SessionState::kRecording)) {
+    hook_at = std::min(hook_at, sched_.plan().warmup_iteration);
+  }
+  g_step_wake_at.store(hook_at);
   if (wake_it != kNever && g_iteration.load() >= wake_it) return;  // passed before we asked
   const int64_t wake_ns = sched_.wake_ns();
   if (wake_ns == kNever) {
@@ -138,10 +150,12 @@ void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   g_step_wake_at.store(kNever);
   uint64_t end_raw = close_raw_;
   const WindowPlan& plan = sched_.plan();
-  if (end_raw == 0 && plan.iteration_mode) {
+  if (plan.iteration_mode) {
+    // The window ends at the boundary that ends its last iteration, also when a stop or flush
+    // arrived after that boundary but before this thread closed the window.
     const int64_t end_it = SatAdd(plan.start_iteration, plan.iterations);
     for (const auto& [it, raw] : boundaries_)
-      if (it == end_it) end_raw = raw;
+      if (it == end_it && (end_raw == 0 || raw < end_raw)) end_raw = raw;
   }
   if (end_raw == 0) end_raw = ReadRawClock();
   AssembleRequest request;
