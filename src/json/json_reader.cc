@@ -325,7 +325,9 @@ int64_t JsonValue::AsInt(int64_t fallback) const {
   if (r.ec == std::errc() && r.ptr == text.data() + text.size()) return v;
   char* end = nullptr;
   const double d = strtod(text.c_str(), &end);
-  return end != text.c_str() ? static_cast<int64_t>(d) : fallback;
+  // Only values that fit convert (1e308 or NaN would be undefined behaviour): else fallback.
+  if (end == text.c_str() || !(d >= -9.2e18 && d <= 9.2e18)) return fallback;
+  return static_cast<int64_t>(d);
 }
 
 uint64_t JsonValue::AsUint(uint64_t fallback) const {

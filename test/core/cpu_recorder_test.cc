@@ -399,7 +399,13 @@ TEST_CASE("a thread that recorded before is armed in warm-up: no slow path, no p
   phase = 4;
   worker.join();
   CHECK(slow.load() == 0);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  // The sanitizers fault in their own shadow memory on first touch of every page, which is
+  // not the ring's; the page-fault half of this test is meaningful in normal builds only.
+  (void)faults;
+#else
   CHECK(faults.load() == 0);
+#endif
 }
 
 // Child process: exhausts memory under RLIMIT_AS, then records from a registered thread
@@ -483,6 +489,12 @@ void ExhaustMalloc(void** held, size_t* nheld, size_t cap) {
 }
 
 TEST_CASE("out of memory on the recording path: no exception, every loss counted") {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  // RLIMIT_AS cannot be combined with the sanitizers' terabyte-sized shadow reservations;
+  // the allocation-failure path is covered by the normal build.
+  SUCCEED("skipped under a sanitizer");
+  return;
+#endif
   int fds[2];
   REQUIRE(pipe(fds) == 0);
   const pid_t pid = fork();
