@@ -125,6 +125,7 @@ void Scheduler::Move(SessionState to, Action action) {
 }
 
 void Scheduler::CloseWarmUpAtStop() {
+  close_when_warm_ = false;
   open_at_boundary_ = true;
   opened_ns_ = closed_ns_;
   end_iteration_ = SatAdd(plan_.start_iteration, plan_.iterations);
@@ -227,9 +228,13 @@ absl::Status Scheduler::Handle(const SchedulerEvent& e) {
       // ranges record from warm-up on, the boundaries are kept; only the runner's tick is
       // missing): a stop closes it like a recording window instead of discarding it, at once
       // when the sources are warm, else as soon as they are (the caller's wait is bounded).
-      if (state_ == SessionState::kWarmUp && plan_.iteration_mode &&
-          e.iteration >= plan_.start_iteration) {
-        if (close_when_warm_) return absl::FailedPreconditionError("a stop is already pending");
+      // Also from Armed: the step hook started the CPU ranges at the warm-up boundary on the
+      // job's thread although the runner has not run since; it warms up, opens and closes.
+      if ((state_ == SessionState::kArmed || state_ == SessionState::kWarmUp) &&
+          plan_.iteration_mode && e.iteration >= plan_.start_iteration) {
+        if (state_ == SessionState::kWarmUp && close_when_warm_)
+          return absl::FailedPreconditionError("a stop is already pending");
+        if (state_ == SessionState::kArmed) Move(SessionState::kWarmUp, Action::kWarmUp);
         closed_ns_ = e.now_ns;
         if (warmed_) {
           CloseWarmUpAtStop();

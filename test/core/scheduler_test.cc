@@ -206,6 +206,18 @@ TEST_CASE("a stop after an iteration window's start boundary closes it, not canc
   CHECK(s.TakeAction() == Action::kClose);
   REQUIRE(s.Handle(Ev(SessionEventKind::kFlushed, kT0 + 31)).ok());
 
+  // Still Armed (the runner never ran since the request) with the job past the start boundary:
+  // the stop owes the warm-up, then closes.
+  REQUIRE(s.Handle(Ev(SessionEventKind::kRequest, kT0, 0, &p)).ok());
+  REQUIRE(s.Handle(Ev(SessionEventKind::kStop, kT0 + 40, 5)).ok());
+  CHECK(s.state() == S::kWarmUp);
+  CHECK(s.TakeAction() == Action::kWarmUp);
+  REQUIRE(s.Handle(Ev(SessionEventKind::kSourcesWarm, kT0 + 50, 5)).ok());
+  CHECK(s.outcome() == Outcome::kClosed);
+  CHECK(s.closed_ns() == kT0 + 40);
+  CHECK(s.TakeAction() == Action::kClose);
+  REQUIRE(s.Handle(Ev(SessionEventKind::kFlushed, kT0 + 51)).ok());
+
   // Before the start boundary a stop is still a cancel, warm or not.
   REQUIRE(s.Handle(Ev(SessionEventKind::kRequest, kT0, 0, &p)).ok());
   REQUIRE(s.Handle(Ev(SessionEventKind::kTick, kT0, 2)).ok());
