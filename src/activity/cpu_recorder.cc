@@ -326,14 +326,19 @@ size_t CountUnregisteredThreads(Registry* reg) {
   return n;
 }
 
-// Offers pre-armed states for `epoch` (see ArmRegisteredThreads). Registry mutex held.
-void PreArmNewThreads(Registry* reg, uint32_t epoch) {
-  // Close the offer first: from here no claim of the last epoch can succeed, and the entries
-  // before the old cursor's `next` are exactly the claimed ones.
+// Closes the last epoch's offer: from here no claim of it can succeed, and the entries
+// before the old cursor's `next` are exactly the claimed ones, which become registered
+// threads (armed like every other). Registry mutex held.
+void ClosePreArmedOffer(Registry* reg, uint32_t epoch) {
   const uint64_t old = reg->ready_cursor.exchange(uint64_t{epoch} << 32, std::memory_order_acq_rel);
   const size_t claimed = std::min<size_t>(old & 0xFFFF, reg->prearmed.size());
   for (size_t i = 0; i < claimed; ++i) reg->prearmed[i]->prearmed_unclaimed = false;
   reg->prearmed.erase(reg->prearmed.begin(), reg->prearmed.begin() + claimed);
+}
+
+// Offers pre-armed states for `epoch` (see ArmRegisteredThreads), after ClosePreArmedOffer.
+// Registry mutex held.
+void PreArmNewThreads(Registry* reg, uint32_t epoch) {
   // At most half of the KAIROS_MAX_THREADS slots the registered threads leave free: threads
   // created after warm-up must still find one.
   size_t held = 0;
@@ -387,6 +392,7 @@ void PreArmNewThreads(Registry* reg, uint32_t epoch) {
 size_t ArmRegisteredThreads(uint32_t epoch) {
   Registry* reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
+  ClosePreArmedOffer(reg, epoch);
   size_t armed = 0;
   for (ThreadState* s : reg->states) {
     if (s->exited.load(std::memory_order_acquire) || s->generation != reg->generation) continue;
