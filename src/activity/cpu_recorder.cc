@@ -153,6 +153,8 @@ std::string CurrentThreadName() {
   return std::string(buf);
 }
 
+}  // namespace
+
 // Another thread's name, read from procfs (the controller names threads it arms).
 std::string ThreadNameOf(int64_t tid) {
   char path[64];
@@ -167,6 +169,8 @@ std::string ThreadNameOf(int64_t tid) {
   while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\0')) --len;
   return std::string(buf, len);
 }
+
+namespace {
 
 // Frees a retired state (registry mutex held; it is no longer in reg->states).
 void DeleteState(Registry* reg, ThreadState* s) {
@@ -186,6 +190,8 @@ void OnThreadExit(void* state) {
   if (reg == nullptr) return;
   std::lock_guard<std::mutex> lock(reg->mu);
   if (s->generation != reg->generation) return;  // the parent's, before fork()
+  // A thread that claimed a pre-armed state has no name yet; procfs loses it at exit.
+  if (s->thread_name.empty()) s->thread_name = CurrentThreadName();
   s->exited.store(true, std::memory_order_release);
   if (!s->holds_slot) return;
   s->holds_slot = false;
@@ -235,8 +241,7 @@ std::atomic<uint64_t> g_prearmed_claims{0};
 
 // The first record of a thread that never recorded: takes a state the controller pre-armed
 // for `epoch` (ring prefaulted, names reserved), or nullptr when none is offered. No lock,
-// no allocation: one CAS, a gettid and a prctl (the thread's name fits the string's inline
-// buffer).
+// no allocation: one CAS and a gettid.
 ThreadState* ClaimPreArmed(uint32_t epoch) {
   Registry* reg = g_registry.load(std::memory_order_acquire);
   if (reg == nullptr) return nullptr;
@@ -248,8 +253,9 @@ ThreadState* ClaimPreArmed(uint32_t epoch) {
     ThreadState* s = reg->ready[next].load(std::memory_order_acquire);
     if (reg->ready_cursor.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel,
                                                 std::memory_order_acquire)) {
+      // The name is not read here (prctl costs more than the rest of the claim together):
+      // the thread names itself at exit, the collector reads it from procfs otherwise.
       s->tid = static_cast<int64_t>(syscall(SYS_gettid));
-      s->thread_name = CurrentThreadName();
       t_thread_state = s;
       pthread_setspecific(g_exit_key, s);  // one of the first keys: no allocation
       s->owner_known.store(true, std::memory_order_release);

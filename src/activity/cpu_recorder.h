@@ -333,6 +333,9 @@ void DisableEpoch(uint32_t epoch);
 // freed: their mutexes may have been held by threads that no longer exist).
 void CpuRecorderAfterForkChild();
 
+// A thread's name (its comm) read from procfs; "" when the thread is gone.
+std::string ThreadNameOf(int64_t tid);
+
 // Optional source of thread names set by the program (NVTX nvtxNameOsThread), consulted on
 // the session thread when a thread's track is named; returns "" when it has none for `tid`.
 // nullptr = none installed.
