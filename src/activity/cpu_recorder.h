@@ -8,7 +8,9 @@
 // First use on a thread, long names and a full ring go to cold out-of-line functions; a
 // thread that recorded before is re-armed for each new session by the controller during
 // warm-up (ring reset and prefaulted there), so its first record in a window takes the fast
-// path. CpuRecorder (the TraceSource) runs on the session thread only.
+// path; a thread that exists at warm-up but never recorded finds a state pre-armed for it and
+// claims it with one compare-and-swap (ArmRegisteredThreads). CpuRecorder (the TraceSource)
+// runs on the session thread only.
 //
 // Memory: a thread slot (ring) is returned when its thread exits: the records it made in the
 // open session are copied into a right-sized buffer kept until the flush, and the ring goes
