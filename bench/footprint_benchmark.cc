@@ -3,6 +3,11 @@
 // same run:
 //   idle:   peak RSS of /bin/sleep with LD_PRELOAD=libkairos.so and nothing configured (a
 //           launcher that inherits LD_PRELOAD) vs the same without (target: under 16 MB);
+//   idle with a window: the same launcher with a window configured from process start
+//           must write no file (no trace for a process that recorded nothing; the run
+//           fails otherwise);
+//   process start-up: wall time of /bin/true without kairos, with LD_PRELOAD, and with
+//           LD_PRELOAD and a window from start (medians);
 //   trace:  peak RSS of the simulated training loop (examples/cuda/train_loop on the
 //           simulator, <steps> steps, default 2000) traced from start to exit vs untraced;
 //   start:  how long kairos_start() blocks its caller, in-process through libkairos.so,

@@ -1,6 +1,6 @@
 // File: spawn_util.h
 // Layer: bench. Child-process helpers the process-level benchmarks share
-// (footprint_benchmark, attach_overhead_benchmark, idle_process_benchmark): locate the build
+// (footprint_benchmark, attach_overhead_benchmark): locate the build
 // tree, spawn a command with extra environment and capture its stdout, wall time and peak
 // RSS, and small statistics.
 // Threading: single-threaded callers; one child at a time.
