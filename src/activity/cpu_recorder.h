@@ -322,8 +322,10 @@ void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte
 // excluded; at most kMaxPreArmed and half the free KAIROS_MAX_THREADS slots): its first record claims one with a
 // single compare-and-swap, without the registry mutex, an allocation or a page fault (the
 // first kPreArmedPrefaultBytes of its ring are prefaulted; later pages fault in as it fills;
-// from its next window on it is a registered thread, fully prefaulted). Returns the number
-// of registered threads armed.
+// from its next window on it is a registered thread, fully prefaulted). The states belong
+// to no thread in particular: any first record in the window, also of a thread created after
+// warm-up, claims the next one while any is left. Returns the number of registered threads
+// armed.
 size_t ArmRegisteredThreads(uint32_t epoch);
 inline constexpr size_t kMaxPreArmed = 256;
 inline constexpr size_t kPreArmedPrefaultBytes = 64u << 10;

@@ -458,6 +458,45 @@ TEST_CASE("a thread that exists at warm-up but never recorded: pre-armed, no loc
   s3.Finish();
 }
 
+TEST_CASE("states pre-armed for idle threads serve threads created after warm-up") {
+  // KAIROS_MAX_THREADS = 2; one thread exists at warm-up and never records: warm-up pre-arms
+  // a state for it (half of the two free slots). Pre-armed states belong to no thread in
+  // particular: of two threads created after warm-up, the first to record claims it, the
+  // other takes the free slot; nothing is dropped.
+  std::atomic<bool> stop{false};
+  std::thread idle([&] {
+    while (!stop.load()) std::this_thread::yield();
+  });
+  {
+    Session s(4096, /*max_threads=*/2);
+    CHECK(PreArmedUnclaimedForTest() == 1);
+    const uint64_t slow0 = SlowAcquiresForTest(), claims0 = PreArmedClaimsForTest();
+    // Both stay alive until both have recorded (an exiting thread would free its slot).
+    std::atomic<int> recorded{0};
+    std::vector<std::thread> late;
+    for (int t = 0; t < 2; ++t) {
+      late.emplace_back([&recorded] {
+        PushRange("late");
+        PopRange();
+        recorded.fetch_add(1);
+        while (recorded.load() < 3) std::this_thread::yield();
+      });
+    }
+    while (recorded.load() < 2) std::this_thread::yield();
+    CHECK(PreArmedUnclaimedForTest() == 0);
+    CHECK(PreArmedClaimsForTest() - claims0 == 1);
+    CHECK(SlowAcquiresForTest() - slow0 == 1);
+    recorded = 3;
+    for (auto& t : late) t.join();
+    TraceData d = s.Finish();
+    CHECK(CountRanges(d) == 2);
+    CHECK(d.stats.at("cpu_dropped") == 0);
+    CHECK(d.stats.at("cpu_threads") == 2);
+  }
+  stop = true;
+  idle.join();
+}
+
 // Child process: exhausts memory under RLIMIT_AS, then records from a registered thread
 // (ring ready, names cannot be stored) and from new threads (no state can be allocated).
 // Reports "<ranges> <dropped> <alloc_failures> <names_dropped> <unnamed>" on `fd`.
