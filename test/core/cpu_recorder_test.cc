@@ -459,16 +459,17 @@ TEST_CASE("a thread that exists at warm-up but never recorded: pre-armed, no loc
 }
 
 TEST_CASE("states pre-armed for idle threads serve threads created after warm-up") {
-  // KAIROS_MAX_THREADS = 2; one thread exists at warm-up and never records: warm-up pre-arms
-  // a state for it (half of the two free slots). Pre-armed states belong to no thread in
-  // particular: of two threads created after warm-up, the first to record claims it, the
-  // other takes the free slot; nothing is dropped.
+  // KAIROS_MAX_THREADS = 3 (this, the controller thread, may hold one from earlier cases);
+  // one thread exists at warm-up and never records: warm-up pre-arms a state for it (at
+  // most half of the free slots). Pre-armed states belong to no thread in particular: of two
+  // threads created after warm-up, the first to record claims it, the other takes a free
+  // slot; nothing is dropped.
   std::atomic<bool> stop{false};
   std::thread idle([&] {
     while (!stop.load()) std::this_thread::yield();
   });
   {
-    Session s(4096, /*max_threads=*/2);
+    Session s(4096, /*max_threads=*/3);
     CHECK(PreArmedUnclaimedForTest() == 1);
     const uint64_t slow0 = SlowAcquiresForTest(), claims0 = PreArmedClaimsForTest();
     // Both stay alive until both have recorded (an exiting thread would free its slot).
