@@ -81,6 +81,13 @@ bool ExpandInput(const std::string& in, std::vector<std::string>* out) {
     if (name[0] != '.' && IsTraceName(name) && !IsDirectory(in + "/" + name)) names.push_back(in + "/" + name);
   }
   closedir(d);
+  // Per-rank files carry their rank in the name (".rank<R>"): when some do, the others (a
+  // merged trace, a single-process trace) are not ranks of the job.
+  if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return RankFromFileName(n) >= 0; })) {
+    names.erase(std::remove_if(names.begin(), names.end(),
+                               [](const std::string& n) { return RankFromFileName(n) < 0; }),
+                names.end());
+  }
   std::sort(names.begin(), names.end());
   if (names.empty()) {
     std::fprintf(stderr, "kairos summarize: no trace files in %s\n", in.c_str());
@@ -160,7 +167,7 @@ int SummarizeMain(int argc, char** argv) {
   for (const std::string& in : inputs) {
     if (!ExpandInput(in, &traces)) return 1;
   }
-  if (traces.size() != 1 || IsDirectory(inputs[0])) return CrossRankMain(traces, format, out_path);
+  if (traces.size() != 1) return CrossRankMain(traces, format, out_path);
   const std::string& trace_path = traces[0];
   absl::StatusOr<TraceData> data = ReadKinetoJsonTrace(trace_path);
   if (!data.ok()) {

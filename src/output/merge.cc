@@ -133,7 +133,7 @@ class JsonMergeWriter {
       buf_.Raw("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
       buf_.Int(pid);
       buf_.Raw(",\"tid\":0,\"args\":{\"name\":");
-      buf_.Str("rank " + std::to_string(rank_));
+      buf_.Str("rank " + std::to_string(rank_) + ": process " + std::to_string(pid - rank_ * kMergePidStride));
       buf_.Raw("}}");
       ++*events;
     }

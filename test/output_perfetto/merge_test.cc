@@ -100,7 +100,7 @@ TEST_CASE("merge: one host, four process groups, no shift", "[merge]") {
   CHECK(groups == std::set<int64_t>{0, 1, 2, 3});
   // CPU process (named by the input) and GPU 0 (named by the merge) per rank.
   CHECK(m.process_names.at(2 * kMergePidStride + 1002) == "rank 2: python");
-  CHECK(m.process_names.at(2 * kMergePidStride + 0) == "rank 2");
+  CHECK(m.process_names.at(2 * kMergePidStride + 0) == "rank 2: process 0");
   // Still a Kineto trace for kairos' own reader.
   absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(o.out_path);
   REQUIRE(back.ok());
@@ -216,6 +216,8 @@ TEST_CASE("cli: summarize a directory of ranks, merge them", "[merge][cli]") {
   Run(cli + " merge " + dir + "/job.rank0.json " + dir + "/job.rank1.json " + dir + "/job.rank2.json " + dir +
       "/job.rank3.json -o " + dir + "/merged.pftrace 2>/dev/null");
   CHECK(ReadPerfettoTrace(dir + "/merged.pftrace").ok());
+  // The merged file in the directory has no rank in its name: not taken for a fifth rank.
+  CHECK(Run(cli + " summarize " + dir).find("kairos cross-rank summary: 4 ranks\nRank 2 is the straggler") == 0);
   // Clean job: the directory summary names no straggler.
   JobSpec clean;
   clean.jitter_us = 30;
