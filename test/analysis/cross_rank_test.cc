@@ -10,6 +10,7 @@
 #include "analysis/cross_rank.h"
 #include "analysis/multirank_fixture.h"
 #include "output/json_reader.h"
+#include "report/report.h"
 
 namespace kairos {
 namespace {
@@ -231,6 +232,20 @@ TEST_CASE("json output: schema keys and exact values", "[cross_rank]") {
   CHECK(text.find("Rank 2 is the straggler: the job loses 1.00 ms per step") != std::string::npos);
   const std::string md = CrossRankToMarkdown(AnalyzeRanks(Profiles(Straggler())));
   CHECK(md.find("| 2 | 3.81 ms | 2.00 ms | 500.0 us |") != std::string::npos);
+}
+
+TEST_CASE("html report: cross-rank section for several ranks", "[cross_rank]") {
+  const JobSpec j = Straggler();
+  std::vector<TraceData> data;
+  for (int r = 0; r < j.world; ++r) data.push_back(*ReadKinetoJsonTraceText(testing::RankTraceJson(j, r)));
+  std::vector<ReportTrace> traces;
+  for (int r = 0; r < j.world; ++r) traces.push_back({"rank " + std::to_string(r), &data[r]});
+  const std::string html = RenderHtmlReport(traces);
+  CHECK(html.find("<h2>Cross-rank analysis</h2><p><b>Rank 2 is the straggler: the job loses 1.00 ms per step") !=
+        std::string::npos);
+  CHECK(html.find("<tr><td>2</td><td class=\"n\">3.81 ms</td><td class=\"n\">2.00 ms</td>") != std::string::npos);
+  const std::string one = RenderHtmlReport({traces[0]});
+  CHECK(one.find("Cross-rank analysis") == std::string::npos);
 }
 
 }  // namespace
