@@ -139,6 +139,13 @@ RankProfile ExtractRankProfile(const TraceData& data, const std::string& source)
   }
   std::sort(p.steps.begin(), p.steps.end(),
             [](const RankStep& a, const RankStep& b) { return a.start_ns < b.start_ns; });
+  // One range per step number (a step marked on two threads counts once, the earlier one).
+  {
+    std::unordered_set<int64_t> seen;
+    p.steps.erase(std::remove_if(p.steps.begin(), p.steps.end(),
+                                 [&](const RankStep& s) { return !seen.insert(s.step).second; }),
+                  p.steps.end());
+  }
   std::stable_sort(p.collectives.begin(), p.collectives.end(),
                    [](const RankCollective& a, const RankCollective& b) { return a.start_ns < b.start_ns; });
   for (RankCollective& c : p.collectives) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "json/json_writer.h"
@@ -40,10 +41,42 @@ bool IsPerfettoPath(const std::string& p) {
          EndsWith(p, ".perfetto-trace.zst");
 }
 
-// Pass 1 over a JSON input: rank, host, first timestamp, collective ends.
+bool ParseStep(std::string_view name, int64_t* step) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (name.substr(0, kPrefix.size()) != kPrefix || name.size() == kPrefix.size()) return false;
+  int64_t v = 0;
+  for (char c : name.substr(kPrefix.size())) {
+    if (c < '0' || c > '9' || v > (INT64_MAX - 9) / 10) return false;
+    v = v * 10 + (c - '0');
+  }
+  *step = v;
+  return true;
+}
+
+struct StepRange {
+  int64_t start, end, step;
+};
+
+// Places every collective in the step whose CPU range holds its launch (or its start), so
+// instances match by step number even when the ranks' traces begin at different steps.
+void AssignSteps(std::vector<StepRange> steps, const std::vector<int64_t>& launch_ns,
+                 std::vector<MergeCollective>& collectives) {
+  std::sort(steps.begin(), steps.end(), [](const StepRange& a, const StepRange& b) { return a.start < b.start; });
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    auto it = std::upper_bound(steps.begin(), steps.end(), launch_ns[i],
+                               [](int64_t t, const StepRange& r) { return t < r.start; });
+    if (it != steps.begin() && launch_ns[i] < std::prev(it)->end) collectives[i].step = std::prev(it)->step;
+  }
+}
+
+// Pass 1 over a JSON input: rank, host, first timestamp, collective ends and their steps.
 absl::Status ScanJson(MergeRankInfo& info) {
   KinetoJsonCallbacks cb;
   bool have_rank = false;
+  std::vector<StepRange> steps;
+  std::unordered_map<uint64_t, int64_t> launches;  // correlation -> launch call start
+  std::vector<uint64_t> correlations;
+  std::vector<int64_t> starts;
   cb.on_metadata = [&](std::string_view key, const JsonValue& v) {
     if (key == "distributedInfo" && v.is_object()) {
       if (const JsonValue* r = v.Find("rank")) {
@@ -56,16 +89,36 @@ absl::Status ScanJson(MergeRankInfo& info) {
   };
   cb.on_event = [&](const KinetoEvent& ev) {
     if (ev.has_ts) info.min_ts_ns = std::min(info.min_ts_ns, ev.ts_ns);
-    if (ev.cat != "kernel" || !ev.has_ts || !ev.has_dur) return;
+    if (!ev.has_ts || !ev.has_dur) return;
+    const JsonValue* corr = ev.args.is_object() ? ev.args.Find("correlation") : nullptr;
+    int64_t step = 0;
+    if (ev.cat == "user_annotation" && ParseStep(ev.name, &step)) {
+      steps.push_back({ev.ts_ns, ev.ts_ns + ev.dur_ns, step});
+      return;
+    }
+    if (ev.cat == "cuda_runtime" || ev.cat == "cuda_driver") {
+      if (corr != nullptr) launches[corr->AsUint()] = ev.ts_ns;
+      return;
+    }
+    if (ev.cat != "kernel") return;
     const JsonValue* pg = ev.args.is_object() ? ev.args.Find("Process Group Ranks") : nullptr;
     const bool named = ev.args.is_object() && ev.args.Find("Collective name") != nullptr;
     if (!named && !IsCollectiveKernelName(ev.name)) return;
-    std::string key = ev.name + "|";
-    if (pg != nullptr) key += pg->is_string() ? pg->text : pg->ToJson();
-    info.collectives.push_back({std::move(key), ev.ts_ns + ev.dur_ns});
+    MergeCollective c;
+    c.name = ev.name;
+    if (pg != nullptr) c.group = pg->is_string() ? pg->text : pg->ToJson();
+    c.end_ns = ev.ts_ns + ev.dur_ns;
+    info.collectives.push_back(std::move(c));
+    correlations.push_back(corr != nullptr ? corr->AsUint() : 0);
+    starts.push_back(ev.ts_ns);
   };
   absl::Status st = ReadKinetoJsonFile(info.path, cb);
   if (!have_rank) info.rank = RankFromFileName(info.path);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    auto it = correlations[i] != 0 ? launches.find(correlations[i]) : launches.end();
+    if (it != launches.end()) starts[i] = it->second;
+  }
+  AssignSteps(std::move(steps), starts, info.collectives);
   return st;
 }
 
@@ -77,18 +130,40 @@ absl::Status ScanPerfetto(MergeRankInfo& info, const MergeOptions& o) {
   info.host = data->host_name;
   info.rank = data->distributed.world_size > 1 || !data->distributed.backend.empty() ? data->distributed.rank
                                                                                      : RankFromFileName(info.path);
-  std::vector<std::pair<int64_t, MergeCollective>> found;
+  std::vector<StepRange> steps;
+  std::unordered_map<uint32_t, int64_t> launches;
+  struct Found {
+    int64_t start;
+    uint32_t correlation;
+    MergeCollective c;
+  };
+  std::vector<Found> found;
   for (size_t t = 0; t < data->tracks.size(); ++t) {
     for (const Event& e : data->events_by_track[t]) {
       info.min_ts_ns = std::min(info.min_ts_ns, e.start_ns);
-      if (e.kind == EventKind::kKernel && IsCollectiveKernelName(data->strings.Get(e.name))) {
-        found.push_back({e.start_ns, {std::string(data->strings.Get(e.name)) + "|", e.end_ns}});
+      const std::string_view name = data->strings.Get(e.name);
+      int64_t step = 0;
+      if (e.kind == EventKind::kUserAnnotation && ParseStep(name, &step)) {
+        steps.push_back({e.start_ns, e.end_ns, step});
+      } else if ((e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver) && e.correlation != 0) {
+        launches[e.correlation] = e.start_ns;
+      } else if (e.kind == EventKind::kKernel && IsCollectiveKernelName(name)) {
+        MergeCollective c;
+        c.name = std::string(name);
+        c.end_ns = e.end_ns;
+        found.push_back({e.start_ns, e.correlation, std::move(c)});
       }
     }
   }
   // File order of a JSON trace is by start time; do the same across the streams.
-  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto& f : found) info.collectives.push_back(std::move(f.second));
+  std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.start < b.start; });
+  std::vector<int64_t> starts;
+  for (Found& f : found) {
+    auto it = f.correlation != 0 ? launches.find(f.correlation) : launches.end();
+    starts.push_back(it != launches.end() ? it->second : f.start);
+    info.collectives.push_back(std::move(f.c));
+  }
+  AssignSteps(std::move(steps), starts, info.collectives);
   return absl::OkStatus();
 }
 
@@ -97,11 +172,14 @@ int64_t LowerMedian(std::vector<int64_t> v) {
   return v[(v.size() - 1) / 2];
 }
 
-// The k-th instance of each key: (key, k) -> end.
+// The k-th instance of each (name, communicator, step): (key, k) -> end.
 std::map<std::pair<std::string, uint64_t>, int64_t> Instances(const MergeRankInfo& r) {
   std::map<std::pair<std::string, uint64_t>, int64_t> out;
   std::map<std::string, uint64_t> next;
-  for (const MergeCollective& c : r.collectives) out[{c.key, next[c.key]++}] = c.end_ns;
+  for (const MergeCollective& c : r.collectives) {
+    const std::string key = c.name + "|" + c.group + "|" + std::to_string(c.step);
+    out[{key, next[key]++}] = c.end_ns;
+  }
   return out;
 }
 
@@ -113,7 +191,8 @@ class JsonMergeWriter {
   absl::Status Rank(const MergeRankInfo& info, uint64_t* events) {
     rank_ = info.rank;
     shift_ = info.shift_ns;
-    seen_pids_.clear();
+    pid_index_.clear();
+    original_pids_.clear();
     named_pids_.clear();
     KinetoJsonCallbacks cb;
     absl::Status write_status;
@@ -127,13 +206,14 @@ class JsonMergeWriter {
     if (!st.ok()) return st;
     if (!write_status.ok()) return write_status;
     // Processes the input never named still say which rank they belong to.
-    for (int64_t pid : seen_pids_) {
+    for (size_t i = 0; i < original_pids_.size(); ++i) {
+      const int64_t pid = rank_ * kMergePidStride + static_cast<int64_t>(i);
       if (named_pids_.count(pid) != 0) continue;
       Sep();
       buf_.Raw("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
       buf_.Int(pid);
       buf_.Raw(",\"tid\":0,\"args\":{\"name\":");
-      buf_.Str("rank " + std::to_string(rank_) + ": process " + std::to_string(pid - rank_ * kMergePidStride));
+      buf_.Str("rank " + std::to_string(rank_) + ": process " + std::to_string(original_pids_[i]));
       buf_.Raw("}}");
       ++*events;
     }
@@ -180,13 +260,20 @@ class JsonMergeWriter {
     if (meta && ev.name == "process_name" && ev.pid.is_number()) named_pids_.insert(NewPid(ev.pid.AsInt()));
   }
 
-  int64_t NewPid(int64_t pid) const { return rank_ * kMergePidStride + pid; }
+  // The rank's pids numbered in order of first appearance; past the stride (never in
+  // practice) the last number is shared rather than spilling into the next rank's block.
+  int64_t NewPid(int64_t pid) {
+    auto [it, added] = pid_index_.emplace(pid, static_cast<int64_t>(original_pids_.size()));
+    if (added) {
+      if (it->second >= kMergePidStride) it->second = kMergePidStride - 1;
+      else original_pids_.push_back(pid);
+    }
+    return rank_ * kMergePidStride + it->second;
+  }
 
   void Pid(const JsonValue& v) {
     if (v.is_number()) {
-      const int64_t p = NewPid(v.AsInt());
-      seen_pids_.insert(p);
-      buf_.Int(p);
+      buf_.Int(NewPid(v.AsInt()));
     } else if (v.is_string()) {
       buf_.Str("rank " + std::to_string(rank_) + (v.text.empty() ? "" : " " + v.text));
     } else {
@@ -229,7 +316,9 @@ class JsonMergeWriter {
   int64_t rank_ = 0, shift_ = 0;
   bool first_ = true;
   JsonBuffer buf_{1 << 21};
-  std::set<int64_t> seen_pids_, named_pids_;
+  std::map<int64_t, int64_t> pid_index_;  // original pid -> index in the rank's block
+  std::vector<int64_t> original_pids_;    // by index
+  std::set<int64_t> named_pids_;
 };
 
 absl::Status WriteJson(const MergeOptions& o, const std::vector<MergeRankInfo>& ranks, uint64_t* events) {
@@ -330,7 +419,7 @@ absl::StatusOr<MergeResult> MergeTraces(const std::vector<std::string>& inputs, 
   // Perfetto inputs carry no communicator: match on the kernel name alone everywhere.
   if (any_perfetto) {
     for (MergeRankInfo& r : result.ranks) {
-      for (MergeCollective& c : r.collectives) c.key = c.key.substr(0, c.key.find('|') + 1);
+      for (MergeCollective& c : r.collectives) c.group.clear();
     }
   }
   // Ranks: their own, else the file name's, else the first free number; never twice.

@@ -27,13 +27,17 @@
 
 namespace kairos {
 
-// pid of rank R's process P in the merged trace: R * kMergePidStride + P (Linux pids are
-// below 2^22, GPU pids are device ordinals).
-inline constexpr int64_t kMergePidStride = 10000000;
+// Rank R's processes get pids R * kMergePidStride + i, i = 0, 1, ... in order of first
+// appearance (JSON) or CPU process 0, GPU d at 1 + d (Perfetto): small enough for Perfetto's
+// 32-bit pids with up to 21,474 ranks, whatever the OS pids were.
+inline constexpr int64_t kMergePidStride = 100000;
 
-// One collective kernel end, in the rank's own clock.
+// One collective kernel end, in the rank's own clock. The k-th instance of (name,
+// communicator, step) is the same collective on every rank.
 struct MergeCollective {
-  std::string key;  // kernel name + "|" + "Process Group Ranks" (the communicator), if known
+  std::string name;
+  std::string group;  // "Process Group Ranks" (the communicator), empty if unknown
+  int64_t step = -1;  // ProfilerStep#N whose CPU range holds the launch; -1 = none
   int64_t end_ns = 0;
 };
 

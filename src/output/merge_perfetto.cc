@@ -1,6 +1,6 @@
 // File: merge_perfetto.cc
 // Layer: kairos_output. The Perfetto form of `kairos merge` (merge_internal.h): every rank
-// gets a process for its host process ("rank R: <name>", pid R * kMergePidStride + pid) and
+// gets a process for its host process ("rank R: <name> (pid P)", pid R * kMergePidStride) and
 // one per GPU ("rank R: GPU d"), threads and streams under them, slices as begin/end pairs
 // per track, counters as counter tracks. Names are written inline (no interning), so every
 // packet stands alone and ranks need no shared sequence state; each rank is its own packet
@@ -30,8 +30,10 @@ constexpr uint32_t kPdPid = 1, kPdName = 6;
 constexpr uint32_t kThPid = 1, kThTid = 2, kThName = 5;
 constexpr uint32_t kTeType = 9, kTeTrackUuid = 11, kTeCategories = 22, kTeName = 23, kTeDoubleCounter = 44;
 constexpr uint32_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
-// A GPU's process id inside its rank's pid block: above every Linux pid (pid_max <= 2^22).
-constexpr int64_t kGpuPidBase = 5000000;
+// Inside a rank's pid block: the CPU process is 0, GPU d is 1 + d (d < 1000), thread tracks
+// get tids from kThreadBase up (tids must not repeat across ranks).
+constexpr int64_t kGpuPidBase = 1;
+constexpr int64_t kThreadBase = 1001;
 
 bool EndsWith(const std::string& s, const char* suffix) {
   const size_t n = std::char_traits<char>::length(suffix);
@@ -52,8 +54,9 @@ class RankEncoder {
     const uint64_t cpu_uuid = base_uuid_ + 1;
     Descriptor(t0, cpu_uuid, 0, [&] {
       size_t p = enc_.BeginNested(kTdProcess);
-      enc_.Varint(kPdPid, static_cast<uint64_t>(block + d.pid));
-      enc_.String(kPdName, prefix + (d.process_name.empty() ? "process" : d.process_name));
+      enc_.Varint(kPdPid, static_cast<uint64_t>(block));
+      enc_.String(kPdName, prefix + (d.process_name.empty() ? "process" : d.process_name) + " (pid " +
+                               std::to_string(d.pid) + ")");
       enc_.EndNested(p);
     });
     std::vector<uint32_t> devices;
@@ -66,7 +69,7 @@ class RankEncoder {
     for (uint32_t dev : devices) {
       Descriptor(t0, GpuUuid(dev), 0, [&] {
         size_t p = enc_.BeginNested(kTdProcess);
-        enc_.Varint(kPdPid, static_cast<uint64_t>(block + kGpuPidBase + dev));
+        enc_.Varint(kPdPid, static_cast<uint64_t>(block + kGpuPidBase + std::min<uint32_t>(dev, 999)));
         enc_.String(kPdName, prefix + "GPU " + std::to_string(dev));
         enc_.EndNested(p);
       });
@@ -79,8 +82,8 @@ class RankEncoder {
           Descriptor(t0, uuid, cpu_uuid, [&] {
             size_t th = enc_.BeginNested(kTdThread);
             // Threads of different ranks must not share a tid either.
-            enc_.Varint(kThPid, static_cast<uint64_t>(block + t.pid));
-            enc_.Varint(kThTid, static_cast<uint64_t>(block + t.tid));
+            enc_.Varint(kThPid, static_cast<uint64_t>(block));
+            enc_.Varint(kThTid, static_cast<uint64_t>(block + std::min<int64_t>(kThreadBase + static_cast<int64_t>(i), kMergePidStride - 1)));
             if (!t.name.empty()) enc_.String(kThName, t.name);
             enc_.EndNested(th);
           });

@@ -12,6 +12,8 @@
 
 namespace kairos {
 
+using report::Escape;
+
 std::string CrossRankHtmlSection(const std::vector<std::pair<std::string, const TraceData*>>& traces) {
   if (traces.size() < 2) return "";
   std::vector<RankProfile> profiles;

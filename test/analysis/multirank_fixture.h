@@ -45,6 +45,9 @@ struct JobSpec {
   int outlier_rank = -1;
   double outlier_us = 0;
   int filler_per_step = 0;       // extra small CPU ranges per step (benchmarks)
+  // This rank's trace starts late: its first `late_steps` steps are not in it.
+  int late_rank = -1;
+  int late_steps = 0;
 };
 
 struct RankTiming {
@@ -110,6 +113,10 @@ inline std::string RankTraceJson(const JobSpec& j, int r) {
     }
     const double end = *std::max_element(arrive.begin(), arrive.end()) + j.transfer_us;
     const double next = end + j.tail_us;
+    if (r == j.late_rank && n < j.late_steps) {
+      s_n = next;
+      continue;
+    }
     cpu("user_annotation", "ProfilerStep#" + std::to_string(j.first_step + n), s_n, next - s_n, "");
     for (int f = 0; f < j.filler_per_step; ++f) {
       cpu("cpu_op", "aten::fill_" + std::to_string(f % 7), s_n + 1 + f * 0.01, 0.005, "");

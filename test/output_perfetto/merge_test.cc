@@ -99,8 +99,11 @@ TEST_CASE("merge: one host, four process groups, no shift", "[merge]") {
   }
   CHECK(groups == std::set<int64_t>{0, 1, 2, 3});
   // CPU process (named by the input) and GPU 0 (named by the merge) per rank.
-  CHECK(m.process_names.at(2 * kMergePidStride + 1002) == "rank 2: python");
-  CHECK(m.process_names.at(2 * kMergePidStride + 0) == "rank 2: process 0");
+  // pids in order of first appearance: the CPU process (1002, named by the input), then
+  // GPU 0 (pid 0, unnamed: named by the merge).
+  CHECK(m.process_names.at(2 * kMergePidStride + 0) == "rank 2: python");
+  CHECK(m.process_names.at(2 * kMergePidStride + 1) == "rank 2: process 0");
+  CHECK(m.process_names.size() == 8);
   // Still a Kineto trace for kairos' own reader.
   absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(o.out_path);
   REQUIRE(back.ok());
@@ -136,6 +139,28 @@ TEST_CASE("merge: skewed hosts are aligned on collective ends within 5 us", "[me
       INFO(out << " instance " << k);
       CHECK(hi - lo <= 5000);
     }
+  }
+}
+
+TEST_CASE("merge: collectives match by step when a rank's trace starts later", "[merge]") {
+  JobSpec j = SkewedJob();
+  j.outlier_rank = -1;
+  j.jitter_us = 40;  // steps of different lengths: a step off would show
+  j.late_rank = 3;   // on host c, traced from the third step on
+  j.late_steps = 2;
+  const std::string dir = TempDir("late");
+  const std::vector<std::string> in = WriteJob(j, dir);
+  MergeOptions o;
+  o.out_path = dir + "/merged.json";
+  absl::StatusOr<MergeResult> r = MergeTraces(in, o);
+  REQUIRE(r.ok());
+  CHECK(r->ranks[3].aligned_on == 8);
+  CHECK(r->ranks[3].shift_ns == 1200987654);
+  const MergedJson m = ReadMerged(o.out_path);
+  REQUIRE(m.ends.at(3).size() == 8);
+  for (size_t k = 0; k < 8; ++k) {
+    INFO("step " << k + 2);
+    CHECK(std::llabs(m.ends.at(3)[k] - m.ends.at(0)[k + 2]) <= 5000);
   }
 }
 
