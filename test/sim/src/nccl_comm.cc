@@ -4,6 +4,7 @@
 // Threading: see nccl_comm.h.
 #include "nccl_comm.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -94,6 +95,20 @@ uint64_t TransferNs(const Op& op) {
 }
 
 namespace {
+
+// libnccl links the toolkit's libcudart like a program does; the simulator's libcudart, which
+// must be the one loaded at run time, provides the placement hooks.
+using BeginFn = cudaError_t (*)(int, cudaStream_t, const char*, uint32_t, KSimNcclKernel*);
+using EndFn = void (*)(const KSimNcclKernel*, uint64_t);
+struct Hooks {
+  BeginFn begin;
+  EndFn end;
+};
+const Hooks& GetHooks() {
+  static const Hooks h{reinterpret_cast<BeginFn>(dlsym(RTLD_DEFAULT, "KSimNcclKernelBegin")),
+                       reinterpret_cast<EndFn>(dlsym(RTLD_DEFAULT, "KSimNcclKernelEnd"))};
+  return h;
+}
 
 std::string ShmName(const ncclUniqueId& id) {
   // The id is "KSIMNCCL" + 32 hex digits (ncclGetUniqueId); anything else is rejected earlier.
@@ -400,7 +415,11 @@ ncclResult_t Execute(std::vector<Op>& ops) {
       for (const Op& o : ops) all_p2p = all_p2p && (o.comm != op.comm || IsP2p(o.kind));
       const std::string name = all_p2p ? "ncclDevKernel_SendRecv" : KernelName(op);
       const uint32_t channels = op.comm->nranks > 1 ? 2 : 1;
-      if (KSimNcclKernelBegin(op.comm->device, op.stream, name.c_str(), channels, &k.k) != cudaSuccess) {
+      if (GetHooks().begin == nullptr || GetHooks().end == nullptr) {
+        op.comm->last_error = "the simulator's libnccl.so.2 needs the simulator's libcudart.so.13";
+        return ncclSystemError;
+      }
+      if (GetHooks().begin(op.comm->device, op.stream, name.c_str(), channels, &k.k) != cudaSuccess) {
         op.comm->last_error = "kernel launch failed";
         return ncclUnhandledCudaError;
       }
@@ -447,7 +466,7 @@ ncclResult_t Execute(std::vector<Op>& ops) {
     Kernel& k = kernels[static_cast<size_t>(op.kernel)];
     k.end = std::max(k.end, op.stage == 2 ? op.end : now);
   }
-  for (Kernel& k : kernels) KSimNcclKernelEnd(&k.k, k.end);
+  for (Kernel& k : kernels) GetHooks().end(&k.k, k.end);
   if (result != ncclSuccess) {
     for (ncclComm* c : comms) c->async_error = result;
   }
