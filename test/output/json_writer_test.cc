@@ -86,7 +86,7 @@ TEST_CASE("CPU-only trace: layout, key order, rank with a space, empty devicePro
   CHECK(j["displayTimeUnit"] == "ms");
   CHECK(j["baseTimeNanoseconds"].get<int64_t>() == testing::kBase);
   CHECK(j["traceName"] == "/tmp/out.json");
-  CHECK(j["distributedInfo"].dump() == R"j({"backend":"","local_rank":0,"rank":0,"world_size":1})j");
+  CHECK(j["distributedInfo"].dump() == R"j({"backend":"","rank":0,"world_size":1,"local_rank":0})j");
   // HTA's regex "rank":\s+(\d+) needs the space, and must find it before traceEvents.
   const size_t rank = text.find("\"rank\": 0");
   REQUIRE(rank != std::string::npos);
