@@ -188,6 +188,9 @@ class TraceJsonWriter {
     out_.Int(data_.distributed.rank);
     out_.Raw(", \"world_size\": ");
     out_.Int(data_.distributed.world_size);
+    // Kineto writes local_rank too (PyTorch's distributedInfo); multi-rank tools read it.
+    out_.Raw(", \"local_rank\": ");
+    out_.Int(data_.distributed.local_rank);
     out_.Raw("},\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
     out_.Int(data_.base_time_ns);
     out_.Raw(",\n\"traceEvents\": [");

@@ -86,7 +86,7 @@ TEST_CASE("CPU-only trace: layout, key order, rank with a space, empty devicePro
   CHECK(j["displayTimeUnit"] == "ms");
   CHECK(j["baseTimeNanoseconds"].get<int64_t>() == testing::kBase);
   CHECK(j["traceName"] == "/tmp/out.json");
-  CHECK(j["distributedInfo"].dump() == R"j({"backend":"","rank":0,"world_size":1})j");
+  CHECK(j["distributedInfo"].dump() == R"j({"backend":"","rank":0,"world_size":1,"local_rank":0})j");
   // HTA's regex "rank":\s+(\d+) needs the space, and must find it before traceEvents.
   const size_t rank = text.find("\"rank\": 0");
   REQUIRE(rank != std::string::npos);
@@ -130,7 +130,7 @@ TEST_CASE("Full trace: every kind formatted exactly") {
   CHECK(j["kairos_stats"].dump() == R"j({"buffer_overflow":0,"cupti_dropped":4})j");
   CHECK(j["kairos_warnings"].dump() == R"j(["GPU 1 \"missing\""])j");
   CHECK(j["kairos_config"] == "ACTIVITIES_DURATION_MSECS=500\nKAIROS_OUTPUT_FORMAT=json");
-  CHECK(text.find("\n\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 8},\n") !=
+  CHECK(text.find("\n\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 8, \"local_rank\": 0},\n") !=
         std::string::npos);
 
   const std::vector<std::string> lines = EventLines(text);

@@ -70,7 +70,7 @@ void Apply(const nlohmann::json& j, DeviceSpec* d) {
 
 }  // namespace
 
-std::vector<DeviceSpec> LoadDevices() {
+static std::vector<DeviceSpec> LoadAllDevices() {
   std::string spec = EnvOr("KAIROS_SIM_DEVICES", "h100");
   if (spec == "none") return {};
   DeviceSpec preset;
@@ -112,6 +112,30 @@ std::vector<DeviceSpec> LoadDevices() {
   std::fprintf(stderr, "[kairos-sim] KAIROS_SIM_DEVICES=%s is not a preset or JSON; using one h100\n",
                spec.c_str());
   return {DeviceSpec()};
+}
+
+// CUDA_VISIBLE_DEVICES as the driver reads it: a comma-separated list of ordinals of the
+// machine's devices (KAIROS_SIM_DEVICES); the list ends at the first entry that is not a valid,
+// unused ordinal. Several processes then each see "their" device as device 0 (multi-rank jobs).
+std::vector<DeviceSpec> LoadDevices() {
+  std::vector<DeviceSpec> all = LoadAllDevices();
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible == nullptr) return all;
+  std::vector<DeviceSpec> out;
+  std::vector<bool> used(all.size(), false);
+  const char* p = visible;
+  while (*p != '\0') {
+    char* end = nullptr;
+    const long idx = std::strtol(p, &end, 10);
+    if (end == p || idx < 0 || static_cast<size_t>(idx) >= all.size() || used[static_cast<size_t>(idx)]) break;
+    used[static_cast<size_t>(idx)] = true;
+    out.push_back(all[static_cast<size_t>(idx)]);
+    p = end;
+    while (*p == ' ') ++p;
+    if (*p != ',') break;
+    ++p;
+  }
+  return out;
 }
 
 std::vector<std::pair<std::string, uint64_t>> LoadKernelTimes() {
