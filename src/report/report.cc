@@ -422,14 +422,19 @@ void EmbeddedSummaries(std::string* out, const std::vector<Analysed>& all) {
 
 }  // namespace
 
-std::string RenderHtmlReport(const std::vector<ReportTrace>& traces, const ReportOptions& options) {
-  std::vector<Analysed> all;
+AnalysisOptions ReportAnalysisOptions(const ReportOptions& options) {
   AnalysisOptions ao = options.analysis;
   ao.timeline_bins = options.timeline_bins;
   ao.keep_step_series = true;
+  return ao;
+}
+
+std::string RenderHtmlReport(const std::vector<ReportTrace>& traces, const ReportOptions& options) {
+  std::vector<Analysed> all;
+  const AnalysisOptions ao = ReportAnalysisOptions(options);
   for (const ReportTrace& t : traces) {
     if (t.data == nullptr) continue;
-    all.push_back({t.label, t.data, Analyze(*t.data, ao)});
+    all.push_back({t.label, t.data, t.summary != nullptr ? *t.summary : Analyze(*t.data, ao)});
   }
   std::string out;
   out.reserve(256 * 1024);

@@ -24,6 +24,7 @@
 #include "config/env.h"
 #include "counters/host_sampler.h"
 #include "log.h"
+#include "session/api.h"
 #include "session/daemon_glue.h"
 #ifdef KAIROS_HAVE_CUPTI
 #include "activity/cuda_presence.h"
@@ -213,7 +214,11 @@ void ChildAfterFork() {
   // parent's name) so the child never reads the parent's replies. Not restarted.
   if (old->daemon != nullptr) old->daemon->Stop();
   KeepReachable(old);
+  const bool framework_ops = old->framework_ops_attached.load(std::memory_order_relaxed);
   g_root.store(CreateRoot(true), std::memory_order_release);
+  // A framework bridge attached in the parent (torch imported before DataLoader workers fork)
+  // does not attach again: the child's session gets the same framework-ops source.
+  if (framework_ops) api::AttachFrameworkOps();
 }
 
 void AtExitHandler() {
