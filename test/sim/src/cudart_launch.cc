@@ -12,6 +12,7 @@
 
 #include "cudart_ops.h"
 #include "cudart_state.h"
+#include "ptx_launch.h"
 #include "sim_common.h"
 
 using namespace kairos::sim;  // NOLINT: this file is the runtime's C surface
@@ -68,13 +69,13 @@ cudaError_t Launch(CUpti_CallbackId cbid, const char* api_name, const KernelInfo
                    dim3 block, void** args, size_t shared, cudaStream_t stream) {
   cudaLaunchKernel_v7000_params params{func, grid, block, args, shared, stream};
   ApiScope api(cbid, api_name, &params, k != nullptr ? k->name.c_str() : nullptr);
-  return LaunchCommon(api, k, grid, block, shared, stream);
+  return LaunchCommon(api, k, grid, block, shared, stream, args);
 }
 
 }  // namespace
 
 cudaError_t kairos::sim::LaunchCommon(ApiScope& api, const KernelInfo* k, dim3 grid, dim3 block, size_t shared,
-                                      cudaStream_t stream) {
+                                      cudaStream_t stream, void** args) {
   if (api.blocked() != cudaSuccess) return api.Finish(api.blocked());
   if (k == nullptr) return api.Finish(cudaErrorInvalidDeviceFunction);
   uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
@@ -101,6 +102,7 @@ cudaError_t kairos::sim::LaunchCommon(ApiScope& api, const KernelInfo* k, dim3 g
   Context* ctx = s->ctx;
   Stream* stream_obj = s;
   EmitKernel(ctx, stream_obj, k, shape, queued, start, end, api.correlation(), 0, 0);
+  RunKernelBody(rt, k, shape, args);  // KAIROS_SIM_EXEC_KERNELS: the body, in issue order
   lock.unlock();
   return api.Finish(cudaSuccess);
 }
@@ -110,6 +112,7 @@ cudaError_t kairos::sim::LaunchCommon(ApiScope& api, const KernelInfo* k, dim3 g
 KSIM_RT void** __cudaRegisterFatBinary(void* fat_cubin) {
   // Leaked: the handle must outlive every kernel record that names it.
   auto* fb = new FatBinary{fat_cubin};
+  PtxNoteFatBinary(fb, fat_cubin);
   return reinterpret_cast<void**>(fb);
 }
 
@@ -119,9 +122,10 @@ KSIM_RT void __cudaUnregisterFatBinary(void**) {}
 
 KSIM_RT char __cudaInitModule(void**) { return 1; }
 
-KSIM_RT void __cudaRegisterFunction(void**, const char* host_fun, char*, const char* device_name, int, uint3*, uint3*,
-                                    dim3*, dim3*, int*) {
+KSIM_RT void __cudaRegisterFunction(void** handle, const char* host_fun, char*, const char* device_name, int, uint3*,
+                                    uint3*, dim3*, dim3*, int*) {
   if (host_fun == nullptr || device_name == nullptr) return;
+  PtxNoteFunction(handle, host_fun);
   auto info = std::make_unique<KernelInfo>();
   info->name = device_name;
   info->host_fun = host_fun;
@@ -129,7 +133,9 @@ KSIM_RT void __cudaRegisterFunction(void**, const char* host_fun, char*, const c
   Rt().kernels[host_fun] = std::move(info);
 }
 
-KSIM_RT void __cudaRegisterVar(void**, char* host_var, char*, const char* device_name, int, size_t size, int, int) {
+KSIM_RT void __cudaRegisterVar(void** handle, char* host_var, char*, const char* device_name, int, size_t size, int,
+                               int) {
+  PtxNoteVariable(handle, device_name, host_var, size);
   // __device__/__constant__ variables live in the host shadow itself, so
   // cudaMemcpyToSymbol-style access sees the same bytes.
   KSIM_DIAG("registered variable %s (%zu bytes) at %p", device_name, size, static_cast<void*>(host_var));

@@ -31,8 +31,9 @@ cudaError_t CopyApi(ApiScope& api, void* dst, const void* src, size_t n, cudaMem
 cudaError_t MemsetApi(ApiScope& api, void* dst, int value, size_t n, cudaStream_t stream, bool async);
 cudaError_t AllocCommon(ApiScope& api, void** ptr, size_t size, MemKind kind);
 cudaError_t FreeCommon(ApiScope& api, void* ptr, bool host);
+// `args`: the launch's argument array, for kernel execution (ptx_launch.h); may be null.
 cudaError_t LaunchCommon(ApiScope& api, const KernelInfo* k, dim3 grid, dim3 block, size_t shared,
-                         cudaStream_t stream);
+                         cudaStream_t stream, void** args = nullptr);
 cudaError_t StreamSyncCommon(ApiScope& api, cudaStream_t stream);
 cudaError_t DeviceSyncCommon(ApiScope& api);
 cudaError_t NoDeviceError();
