@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "config/env.h"
 #include "counters/host_sampler.h"
+#include "counters/pm_source.h"
 #include "log.h"
 #include "session/daemon_glue.h"
 #ifdef KAIROS_HAVE_CUPTI
@@ -76,7 +77,8 @@ class CpuSource final : public internal::CpuRecorder {
   std::atomic<uint32_t> armed_{0};     // same, until StartEarly switched it on
 };
 
-// In Collect order: cpu (ranges, marks, steps, NVTX), cuda (CUPTI, CUDA builds), host
+// In Collect order: cpu (ranges, marks, steps, NVTX), cuda (CUPTI, CUDA builds), pm_sampling
+// (GPU counters), host
 // (/proc sampler). `load_cupti_now`: resolve libcupti on this thread (a window opens at once).
 void RegisterBuiltinSources(Profiler& session, bool load_cupti_now) {
   session.RegisterTraceSource(std::make_unique<CpuSource>());
@@ -92,6 +94,13 @@ void RegisterBuiltinSources(Profiler& session, bool load_cupti_now) {
 #else
   (void)load_cupti_now;
 #endif
+  // GPU hardware counters (CUPTI PM sampling), after the CUPTI source so its Collect sees
+  // the kernels it attributes samples to; idle unless a session asks for counters.
+  {
+    PmSourceOptions pm;
+    pm.cupti_library = Env().cupti_library;
+    session.RegisterTraceSource(std::make_unique<PmSamplingSource>(std::move(pm)));
+  }
   // Host metrics (/proc) on the timeline; idle unless a session runs with
   // KAIROS_HOST_METRICS_INTERVAL_MS > 0.
   session.RegisterTraceSource(std::make_unique<HostSampler>());
