@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clock.h"
+#include "counters/telemetry.h"
 #include "gpu_counters.h"
 #include "log.h"
 #ifdef KAIROS_HAVE_CUPTI
@@ -58,6 +59,7 @@ absl::Status PmSamplingSource::StartWarmup(const Config& config) {
   enabled_ = PmSamplingRequested(config);
   if (!enabled_) return absl::OkStatus();
   metrics_ = PmMetricsFor(config);
+  if (options_.telemetry != nullptr) options_.telemetry->Pause();
   interval_ns_ = std::max<int64_t>(config.pm_sampling_interval_us, 1) * 1000;
   if (platform_ == nullptr) {
     if (options_.platform) {
@@ -91,6 +93,7 @@ absl::Status PmSamplingSource::StartWarmup(const Config& config) {
   }
   if (devices_.empty()) {
     enabled_ = false;
+    if (options_.telemetry != nullptr) options_.telemetry->Resume();
     // The session logs this once and puts it in the trace's warnings: the trace is written
     // without GPU counters and says why.
     return absl::UnavailableError(absl::StrCat("PM sampling unavailable, trace has no GPU "
@@ -131,6 +134,7 @@ void PmSamplingSource::Reset() {
   StopThread();
   std::lock_guard<std::mutex> lock(mu_);
   StopSamplersLocked();
+  if (enabled_ && options_.telemetry != nullptr) options_.telemetry->Resume();
   enabled_ = false;
   values_.clear();
   values_.shrink_to_fit();
@@ -156,6 +160,7 @@ void PmSamplingSource::PollLocked() {
                                  std::string(st.message()).c_str());
     }
     if (overflowed) ++overflows_;
+    if (options_.telemetry != nullptr) options_.telemetry->Feed(d.ordinal, metrics_, scratch_);
     for (const PmSample& s : scratch_) {
       // Samples that ended before the window opened are warm-up; the window filter in
       // Collect handles the rest (the end is known only then).

@@ -27,6 +27,8 @@
 
 namespace kairos {
 
+class Telemetry;
+
 // The metrics sampled when hardware_counters is enabled without CUPTI_PM_SAMPLING_METRICS.
 const std::vector<std::string>& DefaultPmMetrics();
 
@@ -43,6 +45,9 @@ struct PmSourceOptions {
   // Bound on stored values (one value = one metric of one sample, 24 bytes): 4 metrics at
   // 1 ms fill it in about 4 minutes of window; later values are dropped and counted.
   size_t max_values = size_t{1} << 20;
+  // Not owned; when set, telemetry's own samplers pause while this source samples and it is
+  // fed the decoded samples instead (one PM-sampling session per GPU).
+  Telemetry* telemetry = nullptr;
 };
 
 class PmSamplingSource : public TraceSource {

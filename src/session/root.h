@@ -20,10 +20,14 @@
 namespace kairos {
 
 class DaemonClient;
+class Telemetry;
 
 struct Root {
   Profiler session;
   DaemonClient* daemon = nullptr;  // never destroyed (its poller may run during exit)
+  // Always-on telemetry (KAIROS_TELEMETRY_INTERVAL_SECS); idle unless the base config at
+  // process start turns it on. Never destroyed (its writer may run during exit).
+  Telemetry* telemetry = nullptr;
 };
 
 // The root, created and initialised from the environment on first call.
