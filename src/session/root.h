@@ -15,6 +15,8 @@
 #ifndef KAIROS_SRC_SESSION_ROOT_H_
 #define KAIROS_SRC_SESSION_ROOT_H_
 
+#include <atomic>
+
 #include "session/profiler.h"
 
 namespace kairos {
@@ -28,6 +30,9 @@ struct Root {
   // Always-on telemetry (KAIROS_TELEMETRY_INTERVAL_SECS); idle unless the base config at
   // process start turns it on. Never destroyed (its writer may run during exit).
   Telemetry* telemetry = nullptr;
+  // Set once the framework-ops source is registered with this root's session. Per root, not a
+  // process-wide once_flag: a forked child's fresh root registers its own (ChildAfterFork).
+  std::atomic<bool> framework_ops_attached{false};
 };
 
 // The root, created and initialised from the environment on first call.
