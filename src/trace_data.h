@@ -68,6 +68,18 @@ struct CounterTrack {
   std::string name;   // e.g. "cpu.util.core3"
   std::string unit;   // e.g. "%", "bytes", "bytes/s"
   std::string group;  // e.g. "Host CPU"; writers may use it as a process/row label
+  // >= 0: a GPU counter (PM sampling) that writers place under that device's process
+  // (JSON pid = device ordinal, like the device's streams); -1: host counter (group/pid).
+  int32_t device = -1;
+};
+
+// Measured hardware counters of one kernel: the mean of the PM samples it overlaps
+// (src/gpu_counters.h says how), keyed by the kernel's CUPTI correlation id.
+struct KernelCounters {
+  uint32_t correlation = 0;
+  uint32_t samples = 0;          // PM samples the means are taken over
+  float sm_active_pct = -1.0f;   // -1 = metric not sampled
+  float occupancy_pct = -1.0f;   // achieved occupancy (warps active), -1 = not sampled
 };
 
 struct CounterSample {
@@ -111,6 +123,8 @@ struct TraceData {
 
   std::vector<CounterTrack> counter_tracks;
   std::vector<CounterSample> counter_samples;  // sorted by ts_ns
+  // Per-kernel measured counters, sorted by correlation (empty without PM sampling).
+  std::vector<KernelCounters> kernel_counters;
 
   // Adds a track and its (empty) event vector; returns the track index.
   uint32_t AddTrack(Track track);

@@ -72,12 +72,20 @@ DurationStats StatsOf(std::vector<int64_t>& d) {
   return s;
 }
 
+const KernelCounters* AnalysisContext::Measured(uint32_t correlation) const {
+  if (measured.empty() || correlation == 0) return nullptr;
+  auto it = std::lower_bound(measured.begin(), measured.end(), correlation,
+                             [](const KernelCounters& k, uint32_t c) { return k.correlation < c; });
+  return it != measured.end() && it->correlation == correlation ? &*it : nullptr;
+}
+
 AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& options) {
   AnalysisContext ctx;
   ctx.data = &data;
   ctx.options = &options;
   ctx.window_start_ns = data.window_start_ns;
   ctx.window_end_ns = data.window_end_ns;
+  ctx.measured = data.kernel_counters.empty() ? AttributeKernelCounters(data) : data.kernel_counters;
   if (ctx.window_end_ns <= ctx.window_start_ns) {
     // No recorded window (e.g. a foreign trace): use the span of the events.
     int64_t lo = INT64_MAX, hi = INT64_MIN;

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "analysis/kernel_class.h"
 #include "analysis/summary.h"
+#include "gpu_counters.h"
 #include "trace_data.h"
 
 namespace kairos::internal {
@@ -64,6 +65,10 @@ struct AnalysisContext {
   absl::flat_hash_map<uint32_t, Launch> launches;  // runtime/driver calls by correlation
   std::vector<Step> steps;          // complete ProfilerStep#N ranges, by start
   std::vector<uint8_t> is_step_name;  // by StringId: 1 = "ProfilerStep#N"
+  // Measured PM-sampling means per kernel (gpu_counters.h), by correlation: the trace's own
+  // table, or recomputed from its GPU counter tracks (a trace read back from disk).
+  std::vector<KernelCounters> measured;
+  const KernelCounters* Measured(uint32_t correlation) const;
   bool IsStepName(StringId id) const { return id < is_step_name.size() && is_step_name[id]; }
   int64_t window_ns() const { return window_end_ns - window_start_ns; }
   std::string_view Name(const Event& e) const { return data->strings.Get(e.name); }
@@ -87,6 +92,8 @@ DurationStats StatsOf(std::vector<int64_t>& durations);
 void ComputeBreakdowns(AnalysisContext& ctx, Summary* summary);       // breakdown.cc
 void ComputeSmProxies(const AnalysisContext& ctx, Summary* summary);  // sm_metrics.cc
 void ComputeHotspots(const AnalysisContext& ctx, Summary* summary);   // hotspots.cc
+// PM-sampling values per device and for the top kernels (after ComputeHotspots).
+void ComputeMeasuredCounters(const AnalysisContext& ctx, Summary* summary);  // sm_metrics.cc
 void ComputeSteps(const AnalysisContext& ctx, Summary* summary);      // steps.cc
 void ComputeHostSummary(const AnalysisContext& ctx, Summary* summary);  // host_metrics.cc
 // Mean of the named counter over the samples inside `gaps` (sorted); -1 if none.

@@ -135,7 +135,10 @@ void KernelShapes(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out
   FindingBuilder low(ctx, "low_occupancy", "Kernels with low theoretical occupancy", dw.device);
   int64_t kernel_ns = 0, few_ns = 0, low_ns = 0;
   uint64_t few_n = 0, low_n = 0, by_regs = 0, by_smem = 0, by_warps = 0, by_blocks = 0;
-  std::vector<int64_t> few_blocks, low_pct;
+  std::vector<int64_t> few_blocks, low_pct, low_measured_pct;
+  int64_t low_measured_ns = 0;
+  double few_sm_sum = 0;
+  uint64_t few_sm_n = 0;
   ShapeCache shapes(*ctx.data, dev);
   for (const GpuOp& op : dw.ops) {
     if (op.event->kind != EventKind::kKernel) continue;
@@ -146,16 +149,33 @@ void KernelShapes(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out
     // occupancy by design (one CTA per SM, a fixed SM budget); judging them would give
     // advice that makes them slower.
     if (!ShapeFindingsApply(RefineKernelClass(op.name_class, s.blocks, s.sm_count))) continue;
-    if (s.blocks > 0 && s.blocks < static_cast<uint64_t>(s.sm_count)) {
+    // Measured values (PM sampling) overrule the launch-configuration estimate: a small grid
+    // whose SMs are measured busy (other streams fill them) is not flagged, and occupancy is
+    // judged by what was achieved rather than what the limits allow.
+    const KernelCounters* m = ctx.Measured(op.event->correlation);
+    const bool sm_measured = m != nullptr && m->sm_active_pct >= 0;
+    if (s.blocks > 0 && s.blocks < static_cast<uint64_t>(s.sm_count) &&
+        !(sm_measured && m->sm_active_pct >= o.measured_busy_sm_pct)) {
+      if (sm_measured) {
+        few_sm_sum += m->sm_active_pct;
+        ++few_sm_n;
+      }
       ++few_n;
       few_ns += d;
       few_blocks.push_back(static_cast<int64_t>(s.blocks));
       few.Example(*op.event);
     }
-    if (s.occupancy_valid && s.theoretical_pct < o.low_occupancy_pct) {
+    const bool occ_measured = m != nullptr && m->occupancy_pct >= 0;
+    const bool low_occ = occ_measured ? m->occupancy_pct < o.low_occupancy_pct
+                                      : s.occupancy_valid && s.theoretical_pct < o.low_occupancy_pct;
+    if (low_occ) {
       ++low_n;
       low_ns += d;
-      low_pct.push_back(static_cast<int64_t>(s.theoretical_pct + 0.5));
+      if (occ_measured) {
+        low_measured_ns += d;
+        low_measured_pct.push_back(static_cast<int64_t>(m->occupancy_pct + 0.5));
+      }
+      if (s.occupancy_valid) low_pct.push_back(static_cast<int64_t>(s.theoretical_pct + 0.5));
       by_regs += (s.limiting & kLimitRegisters) != 0;
       by_smem += (s.limiting & kLimitSharedMem) != 0;
       by_warps += (s.limiting & kLimitWarps) != 0;
@@ -174,6 +194,7 @@ void KernelShapes(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out
         .Evidence("kernel_time_fraction", few_frac)
         .Evidence("sm_count", dev->num_sms)
         .Evidence("median_blocks", static_cast<double>(median_blocks));
+    if (few_sm_n > 0) few.Evidence("mean_measured_sm_active_pct", few_sm_sum / few_sm_n);
     out->findings.push_back(few.Done(
         "These kernels launch fewer blocks than the GPU has SMs (" + std::to_string(dev->num_sms) +
         "), so part of the GPU sits idle while they run. Give them more parallel work: larger "
@@ -186,12 +207,19 @@ void KernelShapes(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out
     uint64_t top = by_warps + by_blocks;
     if (by_regs > top) { limiter = "registers per thread"; top = by_regs; }
     if (by_smem > top) limiter = "shared memory per block";
-    // Theoretical occupancy only: without hardware counters the latency hiding is inferred.
-    low.Impact(low_ns, "medium");
+    // Measured for most of the time: high confidence. Theoretical only: without hardware
+    // counters the latency hiding is inferred.
+    const bool measured = 2 * low_measured_ns >= low_ns;
+    low.Impact(low_ns, measured ? "high" : "medium");
     low.Evidence("kernels", static_cast<double>(low_n))
         .Evidence("time_ns", static_cast<double>(low_ns))
-        .Evidence("kernel_time_fraction", low_frac)
-        .Evidence("median_theoretical_occupancy_pct", static_cast<double>(NearestRank(low_pct, 0.5)))
+        .Evidence("kernel_time_fraction", low_frac);
+    if (!low_measured_pct.empty())
+      low.Evidence("median_measured_occupancy_pct",
+                   static_cast<double>(NearestRank(low_measured_pct, 0.5)));
+    if (!low_pct.empty())
+      low.Evidence("median_theoretical_occupancy_pct", static_cast<double>(NearestRank(low_pct, 0.5)));
+    low
         .Evidence("limited_by_registers", static_cast<double>(by_regs))
         .Evidence("limited_by_shared_memory", static_cast<double>(by_smem))
         .Evidence("limited_by_block_size", static_cast<double>(by_warps + by_blocks));

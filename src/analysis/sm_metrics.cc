@@ -1,7 +1,7 @@
 // File: sm_metrics.cc
 // Layer: kairos_analysis (internal). SM-level proxy metrics from kernel records alone:
 // blocks per SM and Kineto's estimated achieved occupancy, both weighted by kernel time,
-// and kernel time per kernel class.
+// and kernel time per kernel class; beside them the values measured by PM sampling.
 // Threading: calling thread only.
 #include "analysis/analysis_context.h"
 #include "analysis/sm_metrics.h"
@@ -54,6 +54,56 @@ void ComputeSmProxies(const AnalysisContext& ctx, Summary* summary) {
     }
     if (bps_time > 0) d.blocks_per_sm = bps_weighted / bps_time;
     if (occ_time > 0) d.est_occupancy_pct = occ_weighted / occ_time;
+  }
+}
+
+void ComputeMeasuredCounters(const AnalysisContext& ctx, Summary* summary) {
+  for (DeviceSummary& d : summary->devices) {
+    const DeviceCounterMeans m = MeanDeviceCounters(*ctx.data, static_cast<int32_t>(d.device));
+    d.measured_sm_active_pct = m.sm_active_pct;
+    d.measured_occupancy_pct = m.occupancy_pct;
+    d.measured_tensor_active_pct = m.tensor_active_pct;
+    d.measured_dram_throughput_pct = m.dram_throughput_pct;
+    d.pm_samples = m.samples;
+  }
+  if (summary->top_kernels.empty()) return;
+  // Per top kernel name: time-weighted sums of the measured and estimated values.
+  struct Acc {
+    double sm = 0, sm_t = 0, occ = 0, occ_t = 0, est = 0, est_t = 0;
+  };
+  absl::flat_hash_map<std::string_view, size_t> row_of;
+  for (size_t i = 0; i < summary->top_kernels.size(); ++i) row_of[summary->top_kernels[i].name] = i;
+  std::vector<Acc> acc(summary->top_kernels.size());
+  for (const DeviceWork& dw : ctx.devices) {
+    ShapeCache shapes(*ctx.data, ctx.Device(dw.device));
+    for (const GpuOp& op : dw.ops) {
+      if (op.event->kind != EventKind::kKernel) continue;
+      auto it = row_of.find(ctx.Name(*op.event));
+      if (it == row_of.end()) continue;
+      Acc& a = acc[it->second];
+      const double t = static_cast<double>(op.end_ns - op.start_ns);
+      const KernelShape s = shapes.Get(*op.event);
+      if (s.occupancy_valid) {
+        a.est += s.est_achieved_pct * t;
+        a.est_t += t;
+      }
+      if (const KernelCounters* k = ctx.Measured(op.event->correlation)) {
+        if (k->sm_active_pct >= 0) {
+          a.sm += k->sm_active_pct * t;
+          a.sm_t += t;
+        }
+        if (k->occupancy_pct >= 0) {
+          a.occ += k->occupancy_pct * t;
+          a.occ_t += t;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < acc.size(); ++i) {
+    Hotspot& h = summary->top_kernels[i];
+    if (acc[i].sm_t > 0) h.measured_sm_active_pct = acc[i].sm / acc[i].sm_t;
+    if (acc[i].occ_t > 0) h.measured_occupancy_pct = acc[i].occ / acc[i].occ_t;
+    if (acc[i].est_t > 0) h.est_occupancy_pct = acc[i].est / acc[i].est_t;
   }
 }
 

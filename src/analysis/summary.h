@@ -59,6 +59,8 @@ struct AnalysisOptions {
   double kernel_time_min_fraction = 0.2;
   uint64_t kernel_min_count = 10;
   double low_occupancy_pct = 25.0;
+  // A small grid whose measured SM activity is at least this is not "insufficient".
+  double measured_busy_sm_pct = 90.0;
   // per_step_copy_back
   uint64_t copy_back_max_bytes = 1024;
   double copy_back_min_step_fraction = 0.8;
@@ -87,6 +89,12 @@ struct DeviceSummary {
   uint64_t kernel_count = 0, memcpy_count = 0, memset_count = 0;
   double est_occupancy_pct = -1.0;  // kernel-time-weighted; -1 = unknown
   double blocks_per_sm = -1.0;      // kernel-time-weighted; -1 = unknown
+  // Measured by PM sampling over the window (gpu_counters.h); -1 = not sampled.
+  double measured_sm_active_pct = -1.0;   // SM efficiency: share of time SMs were active
+  double measured_occupancy_pct = -1.0;   // achieved occupancy, weighted by SM activity
+  double measured_tensor_active_pct = -1.0;
+  double measured_dram_throughput_pct = -1.0;
+  uint64_t pm_samples = 0;
   // Kernel time (sum of durations, not a union) per KernelClass, indexed by the enum.
   std::array<int64_t, kNumKernelClasses> class_kernel_ns{};
   std::string host_wait_top_range;  // CPU range with the most self time during host waits
@@ -96,6 +104,11 @@ struct DeviceSummary {
 struct Hotspot {
   std::string name;
   DurationStats stats;
+  // Kernels only: time-weighted means of the launches that got PM-sampling values, the
+  // launch-configuration estimate beside them; -1 = unknown.
+  double measured_sm_active_pct = -1.0;
+  double measured_occupancy_pct = -1.0;
+  double est_occupancy_pct = -1.0;
 };
 
 struct StepOutlier {

@@ -67,9 +67,22 @@ void Stats(Json& j, const Hotspot& h) {
   j.Key("max_ns").Int(h.stats.max_ns).Close('}');
 }
 
+// Kernel rows carry the measured values next to the launch-configuration estimate.
+void KernelStats(Json& j, const Hotspot& h) {
+  j.Open('{').Key("name").Str(h.name).Key("count").Int(static_cast<int64_t>(h.stats.count));
+  j.Key("total_ns").Int(h.stats.total_ns).Key("mean_ns").Int(h.stats.mean_ns);
+  j.Key("median_ns").Int(h.stats.median_ns).Key("p95_ns").Int(h.stats.p95_ns);
+  j.Key("max_ns").Int(h.stats.max_ns);
+  j.Key("est_occupancy_pct").NumOrNull(h.est_occupancy_pct, h.est_occupancy_pct >= 0);
+  j.Key("measured_sm_active_pct").NumOrNull(h.measured_sm_active_pct, h.measured_sm_active_pct >= 0);
+  j.Key("measured_occupancy_pct").NumOrNull(h.measured_occupancy_pct, h.measured_occupancy_pct >= 0);
+  j.Close('}');
+}
+
 void Hotspots(Json& j, const char* key, const std::vector<Hotspot>& rows) {
   j.Key(key).Open('[');
-  for (const Hotspot& h : rows) Stats(j, h);
+  const bool kernels = std::string_view(key) == "kernels";
+  for (const Hotspot& h : rows) kernels ? KernelStats(j, h) : Stats(j, h);
   j.Close(']');
 }
 
@@ -103,6 +116,14 @@ std::string SummaryToJson(const Summary& s) {
     j.Key("memsets").Int(static_cast<int64_t>(d.memset_count));
     j.Key("est_occupancy_pct").NumOrNull(d.est_occupancy_pct, d.est_occupancy_pct >= 0);
     j.Key("blocks_per_sm").NumOrNull(d.blocks_per_sm, d.blocks_per_sm >= 0);
+    // PM sampling (docs/COUNTERS.md): null where the metric was not sampled.
+    j.Key("measured").Open('{');
+    j.Key("sm_efficiency_pct").NumOrNull(d.measured_sm_active_pct, d.measured_sm_active_pct >= 0);
+    j.Key("achieved_occupancy_pct").NumOrNull(d.measured_occupancy_pct, d.measured_occupancy_pct >= 0);
+    j.Key("tensor_active_pct").NumOrNull(d.measured_tensor_active_pct, d.measured_tensor_active_pct >= 0);
+    j.Key("dram_throughput_pct").NumOrNull(d.measured_dram_throughput_pct, d.measured_dram_throughput_pct >= 0);
+    j.Key("samples").Int(static_cast<int64_t>(d.pm_samples));
+    j.Close('}');
     j.Key("kernel_class_ns").Open('{');
     for (int c = 0; c < kNumKernelClasses; ++c) {
       j.Key(KernelClassId(static_cast<KernelClass>(c))).Int(d.class_kernel_ns[static_cast<size_t>(c)]);

@@ -62,6 +62,19 @@ std::string SummaryToMarkdown(const Summary& s) {
              Pct1(d.idle_ns, d.window_ns) + " | " + Pct1(d.idle_host_wait_ns, d.window_ns) + " | " +
              Pct1(d.idle_kernel_wait_ns, d.window_ns) + " | " + std::to_string(d.kernel_count) + " |\n";
     }
+    for (const DeviceSummary& d : s.devices) {
+      if (d.pm_samples == 0) continue;
+      auto pct = [](double v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.1f%%", v);
+        return v >= 0 ? std::string(b) : std::string("?");
+      };
+      out += "\nGPU " + std::to_string(d.device) + " measured (PM sampling): SM efficiency " +
+             pct(d.measured_sm_active_pct) + ", achieved occupancy " + pct(d.measured_occupancy_pct) +
+             " (estimate from launch configurations " + pct(d.est_occupancy_pct) + "), tensor active " +
+             pct(d.measured_tensor_active_pct) + ", DRAM throughput " +
+             pct(d.measured_dram_throughput_pct) + ".\n";
+    }
   }
   if (s.steps.count > 0) {
     out += "\n**Steps:** " + std::to_string(s.steps.count) + ", median " + FormatDuration(s.steps.median_ns) +

@@ -35,6 +35,12 @@ void Table(std::string* out, const char* title, const std::vector<Hotspot>& rows
     Append(out, "  %10s %8llu %10s %10s %10s  %s\n", Time(h.stats.total_ns).c_str(),
            static_cast<unsigned long long>(h.stats.count), Time(h.stats.mean_ns).c_str(),
            Time(h.stats.median_ns).c_str(), Time(h.stats.p95_ns).c_str(), name.c_str());
+    if (h.measured_sm_active_pct >= 0 || h.measured_occupancy_pct >= 0) {
+      Append(out, "  %10s measured: SM active %s%%, achieved occupancy %s%% (est. %s%%)\n", "",
+             h.measured_sm_active_pct >= 0 ? Number(h.measured_sm_active_pct).c_str() : "?",
+             h.measured_occupancy_pct >= 0 ? Number(h.measured_occupancy_pct).c_str() : "?",
+             h.est_occupancy_pct >= 0 ? Number(h.est_occupancy_pct).c_str() : "?");
+    }
   }
 }
 
@@ -60,6 +66,14 @@ std::string SummaryToText(const Summary& s) {
       Append(&out, "  SM:    est. achieved occupancy %s%%, blocks per SM %s (kernel-time weighted)\n",
              d.est_occupancy_pct >= 0 ? Number(d.est_occupancy_pct).c_str() : "?",
              d.blocks_per_sm >= 0 ? Number(d.blocks_per_sm).c_str() : "?");
+    }
+    if (d.pm_samples > 0) {
+      auto pct = [](double v) { return v >= 0 ? Number(v) + "%" : std::string("?"); };
+      Append(&out, "  SM:    measured SM efficiency %s, achieved occupancy %s, tensor active %s, "
+             "DRAM throughput %s (PM sampling, %llu samples)\n",
+             pct(d.measured_sm_active_pct).c_str(), pct(d.measured_occupancy_pct).c_str(),
+             pct(d.measured_tensor_active_pct).c_str(), pct(d.measured_dram_throughput_pct).c_str(),
+             static_cast<unsigned long long>(d.pm_samples));
     }
     std::string classes;
     for (int c = 0; c < kNumKernelClasses; ++c) {

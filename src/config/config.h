@@ -85,6 +85,9 @@ struct Config {
   int64_t daemon_poll_ms = 1000;                      // KAIROS_DAEMON_POLL_MS
   int64_t iteration_fallback_timeout_ms = 10000;      // KAIROS_ITERATION_FALLBACK_TIMEOUT_MS
   int64_t exit_flush_timeout_ms = 5000;               // KAIROS_EXIT_FLUSH_TIMEOUT_MS
+  int64_t pm_sampling_interval_us = 1000;             // KAIROS_PM_SAMPLING_INTERVAL_US
+  int64_t telemetry_interval_secs = 0;                // KAIROS_TELEMETRY_INTERVAL_SECS (0 = off)
+  std::string telemetry_file;                         // KAIROS_TELEMETRY_FILE ("" = default)
 
   // Derived: true when the iteration keys select iteration mode (config-and-env.md §5).
   bool IterationMode() const { return profile_start_iteration >= 0 && iterations > 0; }

@@ -297,14 +297,15 @@ std::vector<ConfigKey>* BuildTable() {
                                   &Config::cupti_per_thread_buffer, "false",
                                   "Not implemented: accepted, warned about, no effect "
                                   "(libkineto: CUPTI per-thread buffers)")));
-  t->push_back(Unimplemented(List("CUPTI_PM_SAMPLING_METRICS", &Config::pm_sampling_metrics,
-                                  "empty",
-                                  "Not implemented: accepted, warned about, no effect "
-                                  "(libkineto: PM-sampling metric names)")));
-  t->push_back(Unimplemented(Int("CUPTI_PM_SAMPLING_DEVICE_ID", &Config::pm_sampling_device_id,
-                                 "-1 (unset)",
-                                 "Not implemented: accepted, warned about, no effect "
-                                 "(libkineto: device used for PM sampling)")));
+  t->push_back(OnDemand(List("CUPTI_PM_SAMPLING_METRICS", &Config::pm_sampling_metrics,
+                            "empty",
+                            "CUPTI PM-sampling metric names (CUDA 13, e.g. "
+                            "sm__cycles_active.avg.pct_of_peak_sustained_elapsed); non-empty "
+                            "turns PM sampling on. Empty with ACTIVITY_TYPES containing "
+                            "hardware_counters samples the default metrics (docs/COUNTERS.md)")));
+  t->push_back(OnDemand(Int("CUPTI_PM_SAMPLING_DEVICE_ID", &Config::pm_sampling_device_id,
+                            "-1 (unset)",
+                            "GPU ordinal to PM-sample; unset = every GPU of the process")));
   {
     ConfigKey k = Int("PROFILE_START_TIME", &Config::profile_start_time_ms, "0",
                       "Start time in Unix ms; 0 = now + warm-up + 2 s. More than 10 s in the "
@@ -445,6 +446,20 @@ std::vector<ConfigKey>* BuildTable() {
                           "Longest wait at process exit for a trace to be written. Base config "
                           "only: a request must not be able to stall the job's exit",
                           0, 600000)));
+
+  t->push_back(OnDemand(Kairos(Int("KAIROS_PM_SAMPLING_INTERVAL_US",
+                                   &Config::pm_sampling_interval_us, "1000",
+                                   "PM-sampling period in microseconds (GPU time trigger)",
+                                   100, 10000000))));
+  t->push_back(Kairos(Int("KAIROS_TELEMETRY_INTERVAL_SECS", &Config::telemetry_interval_secs, "0",
+                          "Always-on telemetry: one JSON line per GPU every N seconds to "
+                          "KAIROS_TELEMETRY_FILE (docs/TELEMETRY.md); 0 = off. Base config "
+                          "only, never from a daemon request (it runs for the job's life)",
+                          0, 86400)));
+  t->push_back(Kairos(String("KAIROS_TELEMETRY_FILE", &Config::telemetry_file,
+                             "<trace dir>/kairos_telemetry_{host}_{pid}.jsonl",
+                             "Telemetry output (appended); `{pid}` `{rank}` `{host}` are "
+                             "expanded. Base config only")));
 
   // ---- removed keys (config-and-env.md §3.2) ----
   t->push_back(Removed("ENABLE_SIGUSR2", "SIGUSR2 trigger removed (kineto #1408)"));

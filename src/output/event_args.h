@@ -18,6 +18,7 @@
 
 #include "detail_values.h"
 #include "event.h"
+#include "gpu_counters.h"
 #include "json/json_writer.h"
 #include "occupancy.h"
 #include "trace_data.h"
@@ -264,6 +265,14 @@ void EventArgs::Kernel(const Event& e, const KernelDetail& k, bool full, Sink& s
   s.Dim3(arg_keys::kBlock, k.block);
   if (dev && dev->num_sms > 0) s.Int(arg_keys::kEstOccupancy, OccupancyPercent(e.detail, k, *dev));
   GraphAndChannel(k.graph_id, k.graph_node_id, k.channel_id, k.channel_type, s);
+  // Measured PM-sampling means of this launch (per event, so not part of a detail row).
+  if (full && !data_.kernel_counters.empty() && e.correlation != 0) {
+    if (const KernelCounters* kc = FindKernelCounters(data_, e.correlation)) {
+      if (kc->sm_active_pct >= 0) s.Double(kArgSmActive, kc->sm_active_pct);
+      if (kc->occupancy_pct >= 0) s.Double(kArgOccupancy, kc->occupancy_pct);
+      s.Uint(kArgPmSamples, kc->samples);
+    }
+  }
 }
 
 template <typename Sink, typename Detail>

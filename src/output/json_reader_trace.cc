@@ -346,13 +346,23 @@ void TraceBuilder::OnEvent(const KinetoEvent& ev) {
     return;
   }
   if (ev.ph == "C") {
-    auto [it, inserted] = counter_tracks_.try_emplace(ev.name, uint32_t(data_.counter_tracks.size()));
+    // A GPU counter (PM sampling) has the device ordinal as its pid, so one metric name
+    // appears once per GPU: the track key includes the pid.
+    // CUPTI metric names have "__" (sm__cycles_active...); host counters do not.
+    const bool gpu = numeric_pid && pid != data_.pid && pid >= 0 && pid < 4096 &&
+                     ev.name.find("__") != std::string::npos;
+    const std::string key = gpu ? ev.name + "\x1f" + std::to_string(pid) : ev.name;
+    auto [it, inserted] = counter_tracks_.try_emplace(key, uint32_t(data_.counter_tracks.size()));
     const auto& members = ev.args.members;
     if (inserted) {
       CounterTrack c;
       c.name = ev.name;
       if (!members.empty() && members[0].first != "value") c.unit = members[0].first;
       if (ev.pid.is_string()) c.group = ev.pid.text;
+      if (gpu) {
+        c.device = static_cast<int32_t>(pid);
+        c.group = "GPU " + std::to_string(pid);
+      }
       data_.counter_tracks.push_back(std::move(c));
     }
     if (!members.empty()) data_.counter_samples.push_back({ev.ts_ns, members[0].second.AsDouble(), it->second});

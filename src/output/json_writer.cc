@@ -354,7 +354,9 @@ class TraceJsonWriter {
     out_.Raw("\"ph\":\"C\",\"name\":");
     out_.Str(track.name);
     out_.Raw(",\"pid\":");
-    if (track.group.empty()) {
+    if (track.device >= 0) {
+      out_.Int(track.device);  // under the GPU's process, next to its streams
+    } else if (track.group.empty()) {
       out_.Int(data_.pid);
     } else {
       out_.Str(track.group);

@@ -212,6 +212,8 @@ void Encoder::WriteDescriptors(int64_t t0) {
   for (const DeviceInfo& d : data_.devices) devices.insert(d.id);
   for (const Track& t : data_.tracks)
     if (t.type != TrackType::kThread && t.type != TrackType::kOverhead) devices.insert(t.device);
+  for (const CounterTrack& c : data_.counter_tracks)
+    if (c.device >= 0) devices.insert(static_cast<uint32_t>(c.device));
   for (uint32_t d : devices) {
     auto m = begin(DeviceUuid(d), 0);
     enc_.String(2, "GPU " + std::to_string(d));
@@ -253,7 +255,7 @@ void Encoder::WriteDescriptors(int64_t t0) {
   }
   std::vector<std::string> groups;
   for (const CounterTrack& c : data_.counter_tracks)
-    if (!c.group.empty() && std::find(groups.begin(), groups.end(), c.group) == groups.end())
+    if (c.device < 0 && !c.group.empty() && std::find(groups.begin(), groups.end(), c.group) == groups.end())
       groups.push_back(c.group);
   for (size_t g = 0; g < groups.size(); ++g) {
     auto m = begin(kPerfettoCounterGroupUuidBase + g, 0);
@@ -263,7 +265,9 @@ void Encoder::WriteDescriptors(int64_t t0) {
   for (size_t j = 0; j < data_.counter_tracks.size(); ++j) {
     const CounterTrack& c = data_.counter_tracks[j];
     uint64_t parent = 0;
-    if (!c.group.empty())
+    if (c.device >= 0)
+      parent = DeviceUuid(static_cast<uint32_t>(c.device));  // under the GPU's process
+    else if (!c.group.empty())
       parent = kPerfettoCounterGroupUuidBase +
                (std::find(groups.begin(), groups.end(), c.group) - groups.begin());
     auto m = begin(kPerfettoCounterUuidBase + j, parent);

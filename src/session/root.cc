@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -23,6 +24,13 @@
 #include "clock.h"
 #include "config/env.h"
 #include "counters/host_sampler.h"
+#include "counters/pm_source.h"
+#include "counters/telemetry.h"
+#include "config/output_path.h"
+#include "session/trace_identity.h"
+#ifdef KAIROS_HAVE_CUPTI
+#include "counters/pm_cupti.h"
+#endif
 #include "log.h"
 #include "session/api.h"
 #include "session/daemon_glue.h"
@@ -73,9 +81,10 @@ class CpuSource final : public internal::CpuRecorder {
   std::atomic<uint32_t> armed_{0};     // same, until StartEarly switched it on
 };
 
-// In Collect order: cpu (ranges, marks, steps, NVTX), cuda (CUPTI, CUDA builds), host
+// In Collect order: cpu (ranges, marks, steps, NVTX), cuda (CUPTI, CUDA builds), pm_sampling
+// (GPU counters), host
 // (/proc sampler). `load_cupti_now`: resolve libcupti on this thread (a window opens at once).
-void RegisterBuiltinSources(Profiler& session, bool load_cupti_now) {
+void RegisterBuiltinSources(Profiler& session, bool load_cupti_now, Telemetry* telemetry) {
   session.RegisterTraceSource(std::make_unique<CpuSource>());
 #ifdef KAIROS_HAVE_CUPTI
   internal::CuptiSourceOptions options;
@@ -89,6 +98,14 @@ void RegisterBuiltinSources(Profiler& session, bool load_cupti_now) {
 #else
   (void)load_cupti_now;
 #endif
+  // GPU hardware counters (CUPTI PM sampling), after the CUPTI source so its Collect sees
+  // the kernels it attributes samples to; idle unless a session asks for counters.
+  {
+    PmSourceOptions pm;
+    pm.cupti_library = Env().cupti_library;
+    pm.telemetry = telemetry;
+    session.RegisterTraceSource(std::make_unique<PmSamplingSource>(std::move(pm)));
+  }
   // Host metrics (/proc) on the timeline; idle unless a session runs with
   // KAIROS_HOST_METRICS_INTERVAL_MS > 0.
   session.RegisterTraceSource(std::make_unique<HostSampler>());
@@ -178,6 +195,39 @@ void InstallFlushOnSignal() {
   KAIROS_LOG_VERBOSE("KAIROS_FLUSH_ON_SIGNAL: SIGTERM/SIGINT flush an open window");
 }
 
+// KAIROS_TELEMETRY_INTERVAL_SECS > 0 in the base config (environment or config file at
+// process start; a daemon request cannot set it): start the telemetry writer (its thread
+// blocks SIGTERM/SIGINT like every kairos thread; the caller set the mask).
+void StartTelemetryIfEnabled(Root& root) {
+  const Config config = root.session.base_config();
+  if (config.telemetry_interval_secs <= 0) return;
+  const EnvSettings& env = Env();
+  const PathContext ctx = CurrentPathContext();
+  TelemetryOptions o;
+  o.interval_ns = config.telemetry_interval_secs * 1000000000LL;
+  // A coarse period: the aggregate needs means, not shapes; at most one sample per second.
+  o.sample_interval_ns = std::min<int64_t>(o.interval_ns / 10, 1000000000LL);
+  std::string path = config.telemetry_file.empty()
+                         ? DefaultTraceDir(env) + "/kairos_telemetry_{host}_{pid}.jsonl"
+                         : config.telemetry_file;
+  o.path = ExpandPathTemplate(path, ctx);
+  o.host = ReadHostName();
+  o.pid = ctx.pid;
+  if (env.job_id != 0) o.job_id = env.job_id;
+  if (env.rank >= 0) o.rank = env.rank;
+  if (config.pm_sampling_device_id >= 0) o.device = static_cast<uint32_t>(config.pm_sampling_device_id);
+#ifdef KAIROS_HAVE_CUPTI
+  // Only a process that uses CUDA samples counters (a CPU-only job never loads CUPTI).
+  if (!env.cupti_library.empty() || internal::ProcessUsesCuda()) {
+    const std::string lib = env.cupti_library;
+    o.platform = [lib] { return internal::CreateCuptiPmPlatform(lib); };
+  }
+#endif
+  o.iterations = [] { return g_iteration.load(std::memory_order_relaxed); };
+  absl::Status st = root.telemetry->Start(std::move(o));
+  if (!st.ok()) KAIROS_LOG_WARNING("%s", std::string(st.message()).c_str());
+}
+
 Root* CreateRoot(bool after_fork) {
   auto* root = new Root;  // never destroyed: see root.h
   std::vector<std::string> warnings;
@@ -186,7 +236,8 @@ Root* CreateRoot(bool after_fork) {
     for (const std::string& w : warnings) KAIROS_LOG_WARNING("%s", w.c_str());
   const bool opens_now = !after_fork && loaded.ok() && loaded->config.has_value() &&
                          loaded->config->activities_enabled && loaded->info.names_window;
-  RegisterBuiltinSources(root->session, opens_now);
+  root->telemetry = new Telemetry();
+  RegisterBuiltinSources(root->session, opens_now, root->telemetry);
   // A forked child starts idle: it keeps the base config but not the parent's window.
   root->session.InstallEnvironmentConfig(loaded, !after_fork);
   return root;
@@ -244,6 +295,7 @@ Root& GetRoot() {
     pthread_sigmask(SIG_BLOCK, &block, &old);
     fresh->daemon = StartDaemonClientIfEnabled(fresh->session.base_config().daemon_poll_ms);
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    StartTelemetryIfEnabled(*fresh);
     if (env.flush_on_signal) InstallFlushOnSignal();
   });
   return *g_root.load(std::memory_order_acquire);

@@ -22,10 +22,14 @@
 namespace kairos {
 
 class DaemonClient;
+class Telemetry;
 
 struct Root {
   Profiler session;
   DaemonClient* daemon = nullptr;  // never destroyed (its poller may run during exit)
+  // Always-on telemetry (KAIROS_TELEMETRY_INTERVAL_SECS); idle unless the base config at
+  // process start turns it on. Never destroyed (its writer may run during exit).
+  Telemetry* telemetry = nullptr;
   // Set once the framework-ops source is registered with this root's session. Per root, not a
   // process-wide once_flag: a forked child's fresh root registers its own (ChildAfterFork).
   std::atomic<bool> framework_ops_attached{false};

@@ -11,7 +11,9 @@
 
 #include "analysis/summary.h"
 #include "analysis/trace_builder.h"
+#include "gpu_counters.h"
 #include "output/json_reader.h"
+#include "output/proto/perfetto_reader.h"
 #include "output/writer.h"
 
 namespace kairos {
@@ -67,6 +69,45 @@ TEST_CASE("summarize on the written JSON equals the in-process summary") {
   REQUIRE(s.devices.size() == 1);
   CHECK(s.devices[0].communication_ns > 0);
   CHECK(s.findings.size() >= 2);
+}
+
+// GPU counter tracks (PM sampling) survive JSON and Perfetto: under the GPU's process, one
+// track per metric and device, and the summary's measured values are recomputed from them.
+TEST_CASE("PM-sampling counters round-trip through JSON and Perfetto") {
+  TraceData data = Mixed();
+  for (int32_t dev : {0, 1}) {
+    const uint32_t sm = static_cast<uint32_t>(data.counter_tracks.size());
+    data.counter_tracks.push_back({kPmSmActive, "%", "GPU " + std::to_string(dev), dev});
+    data.counter_tracks.push_back({kPmOccupancy, "%", "GPU " + std::to_string(dev), dev});
+    for (int i = 0; i < 100; ++i) {
+      const int64_t t = kBase + i * 100 * kUs;
+      data.counter_samples.push_back({t, dev == 0 ? 30.0 + i % 10 : 5.0, sm});
+      data.counter_samples.push_back({t, 20.0, sm + 1});
+    }
+  }
+  std::stable_sort(data.counter_samples.begin(), data.counter_samples.end(),
+                   [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; });
+  data.kernel_counters = AttributeKernelCounters(data);
+  REQUIRE(data.kernel_counters.size() == 20);  // every sgemm and NCCL kernel covers samples
+  const std::string in_process = SummaryToJson(Analyze(data));
+  CHECK(in_process.find("\"measured\":{\"sm_efficiency_pct\":34.5") != std::string::npos);
+  for (const char* ext : {".json", ".pftrace"}) {
+    INFO(ext);
+    const std::string path = "/tmp/kairos_pm_rt_" + std::to_string(getpid()) + ext;
+    OutputOptions req;
+    req.path = path;
+    REQUIRE(WriteTraceFile(data, req).ok());
+    absl::StatusOr<TraceData> back =
+        std::string(ext) == ".json" ? ReadKinetoJsonTrace(path) : ReadPerfettoTrace(path);
+    std::remove(path.c_str());
+    REQUIRE(back.ok());
+    int gpu_tracks = 0;
+    for (const CounterTrack& t : back->counter_tracks)
+      if (t.device >= 0) ++gpu_tracks;
+    CHECK(gpu_tracks == 4);
+    CHECK(FindGpuCounterTrack(*back, 1, kPmSmActive) >= 0);
+    CHECK(SummaryToJson(Analyze(*back)) == in_process);
+  }
 }
 
 }  // namespace

@@ -43,7 +43,8 @@ TEST_CASE("daemon requests may set only whitelisted keys, each rejected by name"
         "ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS=1", "ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB=2147483647",
         "KAIROS_EXIT_FLUSH_TIMEOUT_MS=600000", "KAIROS_CPU_BUFFER_KB_PER_THREAD=1048576",
         "KAIROS_MAX_THREADS=65536", "KAIROS_HOST_METRICS_INTERVAL_MS=1", "VERBOSE_LOG_LEVEL=3",
-        "ROCTRACER_MAX_EVENTS=1", "ENABLE_SIGUSR2=1", "CUPTI_PER_THREAD_BUFFER_ENABLED=1"}) {
+        "ROCTRACER_MAX_EVENTS=1", "ENABLE_SIGUSR2=1", "CUPTI_PER_THREAD_BUFFER_ENABLED=1",
+        "KAIROS_TELEMETRY_INTERVAL_SECS=1", "KAIROS_TELEMETRY_FILE=/tmp/t.jsonl"}) {
     const std::string text(line);
     INFO(text);
     CHECK(Outcome("ACTIVITIES_ITERATIONS=2\n" + text, ConfigSource::kDaemon) ==
@@ -57,6 +58,11 @@ TEST_CASE("daemon requests may set only whitelisted keys, each rejected by name"
   CHECK(Parse("ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB=2147483647").max_gpu_buffer_mb == 2147483647);
   CHECK(Parse("KAIROS_EXIT_FLUSH_TIMEOUT_MS=600000").exit_flush_timeout_ms == 600000);
   CHECK(Outcome("NO_SUCH_KEY=1") == "ok");
+  // Telemetry is base config only; PM sampling may be asked for by a request.
+  CHECK(Parse("KAIROS_TELEMETRY_INTERVAL_SECS=30").telemetry_interval_secs == 30);
+  CHECK(Outcome("ACTIVITIES_ITERATIONS=2\nCUPTI_PM_SAMPLING_METRICS=a__b\n"
+                "CUPTI_PM_SAMPLING_DEVICE_ID=1\nKAIROS_PM_SAMPLING_INTERVAL_US=100",
+                ConfigSource::kDaemon) == "ok");
 }
 
 TEST_CASE("daemon requests are held to the on-demand ranges", "[config]") {
@@ -168,8 +174,6 @@ TEST_CASE("accepted but unimplemented keys warn once by name", "[config]") {
   CHECK(warnings == std::vector<std::string>{
                         "config line 1: ACTIVITIES_DISPLAY_CUDA_SYNC_WAIT_EVENTS" + tail,
                         "config line 2: CUPTI_PER_THREAD_BUFFER_ENABLED" + tail,
-                        "config line 3: CUPTI_PM_SAMPLING_METRICS" + tail,
-                        "config line 4: CUPTI_PM_SAMPLING_DEVICE_ID" + tail,
                         "config line 5: VERBOSE_LOG_LEVEL" + tail,
                         "config line 6: VERBOSE_LOG_MODULES" + tail,
                         "config line 7: PROFILE_MEMORY" + tail,

@@ -108,6 +108,11 @@ void Reader::Descriptor(const pp::TrackDescriptor& td) {
     c.unit = td.counter().unit_name();
     auto g = group_names_.find(td.parent_uuid());
     if (g != group_names_.end()) c.group = g->second;
+    // A GPU counter (PM sampling) sits under the device's process track.
+    if (td.parent_uuid() >= kPerfettoDeviceUuidBase && td.parent_uuid() < kPerfettoTrackUuidBase) {
+      c.device = static_cast<int32_t>(td.parent_uuid() - kPerfettoDeviceUuidBase);
+      c.group = "GPU " + std::to_string(c.device);
+    }
     counter_of_uuid_[uuid] = static_cast<uint32_t>(data_.counter_tracks.size());
     data_.counter_tracks.push_back(std::move(c));
     return;

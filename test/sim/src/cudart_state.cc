@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "sim_common.h"
+#include "sim_counters.h"
 
 namespace kairos::sim {
 namespace {
@@ -247,6 +248,7 @@ ApiScope::~ApiScope() {
 void EmitKernel(const Context* ctx, const Stream* s, const KernelInfo* k, const LaunchShape& shape,
                 uint64_t queued, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph_id,
                 uint64_t node_id) {
+  PmNoteKernel(ctx, k, shape, start, end);  // PM sampling's view of the timeline
   CUpti_ActivityKind kind = KSimKindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
                                 ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
                                 : (KSimKindEnabled(CUPTI_ACTIVITY_KIND_KERNEL) ? CUPTI_ACTIVITY_KIND_KERNEL
@@ -288,6 +290,7 @@ void EmitKernel(const Context* ctx, const Stream* s, const KernelInfo* k, const 
 void EmitMemcpy(const Context* ctx, const Stream* s, uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind,
                 bool async, uint64_t bytes, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph_id,
                 uint64_t node_id, int src_device, int dst_device) {
+  PmNoteCopy(ctx, bytes, copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, start, end);  // PM sampling
   if (KSimKindEnabled(CUPTI_ACTIVITY_KIND_MEMCPY)) {
     CUpti_ActivityMemcpy6 r;
     std::memset(&r, 0, sizeof(r));
@@ -337,6 +340,7 @@ void EmitMemcpy(const Context* ctx, const Stream* s, uint8_t copy_kind, uint8_t 
 
 void EmitMemset(const Context* ctx, const Stream* s, uint32_t value, uint64_t bytes, uint16_t mem_kind, bool async,
                 uint64_t start, uint64_t end, uint32_t corr, uint32_t graph_id, uint64_t node_id) {
+  PmNoteCopy(ctx, bytes, false, start, end);  // PM sampling
   if (!KSimKindEnabled(CUPTI_ACTIVITY_KIND_MEMSET)) return;
   CUpti_ActivityMemset4 r;
   std::memset(&r, 0, sizeof(r));

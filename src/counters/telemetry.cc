@@ -1,0 +1,247 @@
+// File: telemetry.cc — see telemetry.h.
+#include "counters/telemetry.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "clock.h"
+#include "gpu_counters.h"
+#include "json/json_writer.h"
+#include "log.h"
+
+namespace kairos {
+namespace {
+
+constexpr const char* kGpuBusy = "gr__cycles_active.avg.pct_of_peak_sustained_elapsed";
+
+}  // namespace
+
+const std::vector<std::string>& TelemetryMetrics() {
+  static const std::vector<std::string>* m = new std::vector<std::string>{
+      kGpuBusy, kPmSmActive, kPmOccupancy, kPmTensorActive, kPmDramThroughput};
+  return *m;
+}
+
+std::string TelemetryLine(const TelemetryRecord& r) {
+  JsonWriter w;
+  auto num = [&](const char* k, const std::optional<double>& v) {
+    w.Key(k);
+    if (v) w.Double(*v); else w.Null();
+  };
+  auto integer = [&](const char* k, const std::optional<int64_t>& v) {
+    w.Key(k);
+    if (v) w.Int(*v); else w.Null();
+  };
+  w.BeginObject();
+  w.Key("ts_ns").Int(r.ts_ns);
+  w.Key("host").String(r.host);
+  w.Key("pid").Int(r.pid);
+  integer("job_id", r.job_id);
+  integer("rank", r.rank);
+  w.Key("device").Uint(r.device);
+  w.Key("interval_ns").Int(r.interval_ns);
+  num("gpu_busy_pct", r.gpu_busy_pct);
+  num("sm_active_pct", r.sm_active_pct);
+  num("achieved_occupancy_pct", r.achieved_occupancy_pct);
+  num("tensor_active_pct", r.tensor_active_pct);
+  num("dram_throughput_pct", r.dram_throughput_pct);
+  integer("kernels", r.kernels);
+  integer("memcpy_bytes", r.memcpy_bytes);
+  integer("steps", r.steps);
+  num("step_time_ms_p50", r.step_time_ms_p50);
+  w.EndObject();
+  return std::string(w.str());
+}
+
+void TelemetryAggregator::Add(const std::vector<std::string>& metrics, const PmSample& s) {
+  const double len = static_cast<double>(std::max<int64_t>(s.end_ns - s.start_ns, 0));
+  if (len <= 0) return;
+  double sm = -1;
+  for (size_t i = 0; i < metrics.size() && i < s.values.size(); ++i)
+    if (metrics[i] == kPmSmActive) sm = s.values[i];
+  for (size_t i = 0; i < metrics.size() && i < s.values.size(); ++i) {
+    const std::string& m = metrics[i];
+    const double v = s.values[i];
+    if (m == kGpuBusy) {
+      busy_.weighted += v * len, busy_.weight += len;
+    } else if (m == kPmSmActive) {
+      sm_.weighted += v * len, sm_.weight += len;
+    } else if (m == kPmOccupancy) {
+      // A share of active cycles: weighted by SM activity when it was sampled too.
+      const double w = sm >= 0 ? len * sm / 100.0 : len;
+      occ_.weighted += v * w, occ_.weight += w;
+    } else if (m == kPmTensorActive) {
+      tensor_.weighted += v * len, tensor_.weight += len;
+    } else if (m == kPmDramThroughput) {
+      dram_.weighted += v * len, dram_.weight += len;
+    }
+  }
+}
+
+void TelemetryAggregator::Take(TelemetryRecord* r) {
+  auto mean = [](const Sum& s) -> std::optional<double> {
+    if (s.weight <= 0) return std::nullopt;
+    return s.weighted / s.weight;
+  };
+  r->gpu_busy_pct = mean(busy_);
+  r->sm_active_pct = mean(sm_);
+  r->achieved_occupancy_pct = mean(occ_);
+  // Sampled SMs but never active: occupancy is 0 by definition, not unknown.
+  if (!r->achieved_occupancy_pct && occ_.weight == 0 && sm_.weight > 0 &&
+      r->sm_active_pct && *r->sm_active_pct == 0)
+    r->achieved_occupancy_pct = 0.0;
+  r->tensor_active_pct = mean(tensor_);
+  r->dram_throughput_pct = mean(dram_);
+  *this = TelemetryAggregator();
+}
+
+Telemetry::~Telemetry() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Gpu& g : gpus_)
+    if (g.sampler) g.sampler->Stop();
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+absl::Status Telemetry::Start(TelemetryOptions options) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (running_) return absl::FailedPreconditionError("telemetry already running");
+  if (options.interval_ns <= 0) return absl::InvalidArgumentError("telemetry interval must be > 0");
+  options_ = std::move(options);
+  const int fd = open(options_.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0 || (file_ = fdopen(fd, "a")) == nullptr) {
+    if (fd >= 0) close(fd);
+    return absl::UnavailableError(
+        absl::StrCat("telemetry: cannot open '", options_.path, "'; telemetry off"));
+  }
+  if (options_.platform) platform_ = options_.platform();
+  int n = platform_ ? std::max(platform_->DeviceCount(), 1) : 1;
+  if (options_.device) {
+    gpus_.push_back(Gpu{*options_.device, nullptr, {}});
+  } else {
+    for (int i = 0; i < n; ++i) gpus_.push_back(Gpu{static_cast<uint32_t>(i), nullptr, {}});
+  }
+  StartSamplersLocked();
+  last_ns_ = options_.clock ? options_.clock() : UnixNowNs();
+  if (options_.iterations) last_iterations_ = options_.iterations();
+  running_ = true;
+  if (options_.run_thread) thread_ = std::thread([this] { ThreadMain(); });
+  return absl::OkStatus();
+}
+
+bool Telemetry::running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_;
+}
+
+void Telemetry::StartSamplersLocked() {
+  if (platform_ == nullptr) return;
+  for (Gpu& g : gpus_) {
+    if (g.sampler) continue;
+    std::unique_ptr<PmSampler> s = platform_->Open();
+    absl::Status st = s ? s->Start(g.device, TelemetryMetrics(), options_.sample_interval_ns)
+                        : absl::UnavailableError("no PM sampler");
+    if (st.ok()) {
+      g.sampler = std::move(s);
+    } else {
+      KAIROS_LOG_ONCE(LogLevel::kWarning,
+                      "telemetry: GPU counters unavailable (%s); their fields are null",
+                      std::string(st.message()).c_str());
+    }
+  }
+}
+
+void Telemetry::PollLocked() {
+  for (Gpu& g : gpus_) {
+    if (!g.sampler) continue;
+    scratch_.clear();
+    bool overflowed = false;
+    (void)g.sampler->Poll(&scratch_, &overflowed);  // a failed decode leaves nulls
+    for (const PmSample& s : scratch_) g.agg.Add(TelemetryMetrics(), s);
+  }
+}
+
+void Telemetry::Pause() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_ || paused_) return;
+  PollLocked();  // keep what was sampled up to the window
+  for (Gpu& g : gpus_) {
+    if (g.sampler) g.sampler->Stop();
+    g.sampler.reset();
+  }
+  paused_ = true;
+}
+
+void Telemetry::Resume() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_ || !paused_) return;
+  paused_ = false;
+  StartSamplersLocked();
+}
+
+void Telemetry::Feed(uint32_t device, const std::vector<std::string>& metrics,
+                     const std::vector<PmSample>& samples) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_) return;
+  for (Gpu& g : gpus_) {
+    if (g.device != device) continue;
+    for (const PmSample& s : samples) g.agg.Add(metrics, s);
+  }
+}
+
+void Telemetry::Tick(int64_t now_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_) return;
+  PollLocked();
+  TelemetryRecord r;
+  r.ts_ns = now_ns;
+  r.host = options_.host;
+  r.pid = options_.pid;
+  r.job_id = options_.job_id;
+  r.rank = options_.rank;
+  r.interval_ns = now_ns - last_ns_;
+  if (options_.iterations) {
+    const int64_t it = options_.iterations();
+    r.steps = it - last_iterations_;
+    last_iterations_ = it;
+  }
+  std::string out;
+  for (Gpu& g : gpus_) {
+    r.device = g.device;
+    g.agg.Take(&r);
+    absl::StrAppend(&out, TelemetryLine(r), "\n");
+  }
+  last_ns_ = now_ns;
+  // One write per interval; a full disk loses lines (counted, one warning), never blocks long.
+  if (std::fwrite(out.data(), 1, out.size(), file_) != out.size() || std::fflush(file_) != 0) {
+    if (write_errors_++ == 0) KAIROS_LOG_WARNING("telemetry: cannot write '%s'", options_.path.c_str());
+  }
+}
+
+void Telemetry::ThreadMain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  int64_t next = last_ns_ + options_.interval_ns;
+  while (!stop_) {
+    const int64_t now = options_.clock ? options_.clock() : UnixNowNs();
+    if (now < next) {
+      cv_.wait_for(lock, std::chrono::nanoseconds(std::min<int64_t>(next - now, 200000000)));
+      continue;
+    }
+    lock.unlock();
+    Tick(now);
+    lock.lock();
+    next += options_.interval_ns;
+    if (next <= now) next = now + options_.interval_ns;  // a stall skips, never bursts
+  }
+}
+
+}  // namespace kairos

@@ -1,0 +1,127 @@
+// File: telemetry.h
+// Layer: kairos_counters. Always-on telemetry (KAIROS_TELEMETRY_INTERVAL_SECS=N): outside
+// and during trace windows, a rolling per-GPU aggregate of PM-sampling counters at a coarse
+// interval, written every N seconds as one JSON line per GPU to KAIROS_TELEMETRY_FILE
+// (docs/TELEMETRY.md has the schema). While a trace window samples counters itself
+// (pm_source.h), telemetry pauses its own samplers (CUPTI allows one PM-sampling session per
+// GPU) and is fed the window's samples instead, so it keeps running through traces.
+// Threading: one writer thread of its own; Feed/Pause/Resume come from the session runner.
+// mu_ guards all state.
+#ifndef KAIROS_SRC_COUNTERS_TELEMETRY_H_
+#define KAIROS_SRC_COUNTERS_TELEMETRY_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "counters/pm_backend.h"
+
+namespace kairos {
+
+// The metrics telemetry samples: GPU busy (graphics/compute engine active) plus the four
+// defaults of the PM source.
+const std::vector<std::string>& TelemetryMetrics();
+
+// One GPU's aggregate over one telemetry interval. Means are time-weighted over the sampled
+// part of the interval; nullopt where unknown.
+struct TelemetryRecord {
+  int64_t ts_ns = 0;        // end of the interval, Unix ns
+  std::string host;
+  int64_t pid = 0;
+  std::optional<int64_t> job_id, rank;
+  uint32_t device = 0;
+  int64_t interval_ns = 0;
+  std::optional<double> gpu_busy_pct, sm_active_pct, achieved_occupancy_pct, tensor_active_pct,
+      dram_throughput_pct;
+  std::optional<int64_t> kernels, memcpy_bytes, steps;
+  std::optional<double> step_time_ms_p50;
+};
+
+// Exactly the documented fields, in order, one line with no trailing newline.
+std::string TelemetryLine(const TelemetryRecord& r);
+
+// Rolling sums for one GPU: samples in, one record out per interval.
+class TelemetryAggregator {
+ public:
+  // `metrics` names the values of each sample (any order; unknown names are ignored).
+  void Add(const std::vector<std::string>& metrics, const PmSample& s);
+  // Fills the PM fields of `r` from what was added since the last Take, then clears.
+  void Take(TelemetryRecord* r);
+
+ private:
+  struct Sum {
+    double weighted = 0, weight = 0;
+  };
+  Sum busy_, sm_, occ_, tensor_, dram_;
+};
+
+struct TelemetryOptions {
+  int64_t interval_ns = 0;        // > 0
+  int64_t sample_interval_ns = 100000000;  // PM sampling period while outside windows
+  std::string path;               // appended to; created 0644
+  std::string host;
+  int64_t pid = 0;
+  std::optional<int64_t> job_id, rank;
+  std::optional<uint32_t> device;  // CUPTI_PM_SAMPLING_DEVICE_ID, else every GPU
+  std::function<std::unique_ptr<PmPlatform>()> platform;  // null: no PM sampling
+  std::function<int64_t()> iterations;  // kairos_step count; null = steps unknown
+  std::function<int64_t()> clock;       // Unix ns; null = UnixNowNs
+  bool run_thread = true;               // false: tests call Tick()
+};
+
+class Telemetry {
+ public:
+  Telemetry() = default;
+  ~Telemetry();
+  Telemetry(const Telemetry&) = delete;
+  Telemetry& operator=(const Telemetry&) = delete;
+
+  // Opens the file, starts the samplers (a GPU that cannot sample gets null counter fields and
+  // one warning) and the writer thread. Error: the file cannot be opened.
+  absl::Status Start(TelemetryOptions options);
+  bool running() const;
+  // Writes the lines of the interval that ends at `now_ns` (the thread's step).
+  void Tick(int64_t now_ns);
+
+  // A trace window takes the GPUs' PM sampling: stop ours until Resume.
+  void Pause();
+  void Resume();
+  // Samples the window's PM source decoded for `device`.
+  void Feed(uint32_t device, const std::vector<std::string>& metrics,
+            const std::vector<PmSample>& samples);
+
+ private:
+  struct Gpu {
+    uint32_t device;
+    std::unique_ptr<PmSampler> sampler;  // null while paused or when it cannot sample
+    TelemetryAggregator agg;
+  };
+  void StartSamplersLocked();
+  void PollLocked();
+  void ThreadMain();
+
+  TelemetryOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::thread thread_;
+  bool running_ = false, stop_ = false, paused_ = false;
+  std::FILE* file_ = nullptr;
+  std::unique_ptr<PmPlatform> platform_;
+  std::vector<Gpu> gpus_;
+  std::vector<PmSample> scratch_;
+  int64_t last_ns_ = 0;
+  int64_t last_iterations_ = 0;
+  uint64_t write_errors_ = 0;
+};
+
+}  // namespace kairos
+
+#endif  // KAIROS_SRC_COUNTERS_TELEMETRY_H_

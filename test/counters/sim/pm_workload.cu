@@ -1,0 +1,77 @@
+// File: test/counters/sim/pm_workload.cu
+// Layer: test workload for the PM-sampling end-to-end test (sim_pm_sampling_test.cc), built
+// with nvcc and run unmodified under the simulator with libkairos preloaded.
+// Threading: one host thread.
+//
+// Usage: pm_workload <mode> <steps>
+//   duty:      per step a full-wave kernel (many blocks per SM), a sync, then the host idles
+//              as long as the kernel ran (KAIROS_SIM_KERNEL_TIMES fixes its time): ~50% busy.
+//   quarter:   kernels with one block for each of a quarter of the SMs, back to back.
+//   occupancy: the same full-wave grid twice, without and with 96 KiB of dynamic shared
+//              memory per block (which limits resident blocks, so occupancy drops).
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#define CHECK_CUDA(expr)                                                              \
+  do {                                                                                \
+    cudaError_t e_ = (expr);                                                          \
+    if (e_ != cudaSuccess) {                                                          \
+      std::fprintf(stderr, "%s: %s\n", #expr, cudaGetErrorString(e_));                \
+      std::exit(1);                                                                   \
+    }                                                                                 \
+  } while (0)
+
+__global__ void full_wave(float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = y[i] * 0.5f + 1.0f;
+}
+__global__ void quarter_wave(float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += 1.0f;
+}
+__global__ void smem_limited(float* y, int n) {
+  extern __shared__ float tile[];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  tile[threadIdx.x] = i < n ? y[i] : 0.0f;
+  __syncthreads();
+  if (i < n) y[i] = tile[threadIdx.x] * 2.0f;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "duty";
+  const int steps = argc > 2 ? std::atoi(argv[2]) : 10;
+  cudaDeviceProp prop;
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  const int block = 256;
+  const int n = sms * 32 * block;  // 32 blocks per SM: several full waves
+  float* y = nullptr;
+  CHECK_CUDA(cudaMalloc(&y, n * sizeof(float)));
+  CHECK_CUDA(cudaMemset(y, 0, n * sizeof(float)));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  for (int s = 0; s < steps; ++s) {
+    if (std::strcmp(mode, "duty") == 0) {
+      auto t0 = std::chrono::steady_clock::now();
+      full_wave<<<n / block, block>>>(y, n);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      std::this_thread::sleep_for(std::chrono::steady_clock::now() - t0);  // idle as long
+    } else if (std::strcmp(mode, "quarter") == 0) {
+      quarter_wave<<<sms / 4, block>>>(y, n);
+      CHECK_CUDA(cudaDeviceSynchronize());
+    } else {
+      full_wave<<<n / block, block>>>(y, n);
+      CHECK_CUDA(cudaFuncSetAttribute(smem_limited, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      96 * 1024));
+      smem_limited<<<n / block, block, 96 * 1024>>>(y, n);
+      CHECK_CUDA(cudaDeviceSynchronize());
+    }
+  }
+  CHECK_CUDA(cudaFree(y));
+  std::printf("pm_workload %s %d steps done\n", mode, steps);
+  return 0;
+}

@@ -1,0 +1,150 @@
+// File: telemetry_test.cc
+// Layer: tests for kairos_counters. Telemetry lines: exactly the documented fields in order
+// (nulls where unknown), the aggregate of one interval (time-weighted, occupancy weighted by
+// SM activity), steps from the iteration counter, pausing for a trace window and being fed
+// its samples. A fake PM platform and an injected clock; no thread, no sleeping.
+// Threading: test thread only.
+#include "counters/telemetry.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "gpu_counters.h"
+
+namespace kairos {
+namespace {
+
+constexpr int64_t kMs = 1000000;
+constexpr int64_t kS = 1000 * kMs;
+
+struct Fake {
+  std::map<uint32_t, std::vector<PmSample>> pending;
+  int running = 0;
+};
+
+class FakeSampler : public PmSampler {
+ public:
+  explicit FakeSampler(Fake* f) : f_(f) {}
+  absl::Status Start(uint32_t device, const std::vector<std::string>& metrics, int64_t) override {
+    CHECK(metrics == TelemetryMetrics());
+    device_ = device;
+    ++f_->running;
+    return absl::OkStatus();
+  }
+  absl::Status Poll(std::vector<PmSample>* out, bool*) override {
+    for (const PmSample& s : f_->pending[device_]) out->push_back(s);
+    f_->pending[device_].clear();
+    return absl::OkStatus();
+  }
+  void Stop() override { --f_->running; }
+
+ private:
+  Fake* f_;
+  uint32_t device_ = 0;
+};
+
+class FakePlatform : public PmPlatform {
+ public:
+  explicit FakePlatform(Fake* f) : f_(f) {}
+  int DeviceCount() override { return 2; }
+  std::unique_ptr<PmSampler> Open() override { return std::make_unique<FakeSampler>(f_); }
+
+ private:
+  Fake* f_;
+};
+
+// gr busy, SM active, occupancy, tensor, DRAM: TelemetryMetrics() order.
+PmSample S(int64_t start, int64_t len, std::vector<double> v) {
+  return PmSample{start, start + len, std::move(v)};
+}
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+TEST_CASE("TelemetryLine: exactly the documented fields, null where unknown") {
+  TelemetryRecord r;
+  r.ts_ns = 5;
+  r.host = "h\"1";
+  r.pid = 42;
+  r.rank = 3;
+  r.device = 1;
+  r.interval_ns = 10;
+  r.sm_active_pct = 50;
+  r.steps = 7;
+  CHECK(TelemetryLine(r) ==
+        "{\"ts_ns\":5,\"host\":\"h\\\"1\",\"pid\":42,\"job_id\":null,\"rank\":3,\"device\":1,"
+        "\"interval_ns\":10,\"gpu_busy_pct\":null,\"sm_active_pct\":50,"
+        "\"achieved_occupancy_pct\":null,\"tensor_active_pct\":null,"
+        "\"dram_throughput_pct\":null,\"kernels\":null,\"memcpy_bytes\":null,\"steps\":7,"
+        "\"step_time_ms_p50\":null}");
+}
+
+TEST_CASE("Telemetry: one line per GPU per interval with the interval's aggregate") {
+  const std::string path = "telemetry_test_" + std::to_string(getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  Fake fake;
+  int64_t now = 100 * kS;
+  int64_t iterations = 10;
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = 10 * kS;
+  o.path = path;
+  o.host = "node1";
+  o.pid = 7;
+  o.job_id = 99;
+  o.platform = [&fake] { return std::make_unique<FakePlatform>(&fake); };
+  o.iterations = [&iterations] { return iterations; };
+  o.clock = [&now] { return now; };
+  o.run_thread = false;
+  REQUIRE(t.Start(o).ok());
+  CHECK(fake.running == 2);
+  // GPU 0: 6 s at SM 100% / occupancy 40%, 4 s at SM 0% (occupancy meaningless: 0 weight).
+  fake.pending[0] = {S(100 * kS, 6 * kS, {90, 100, 40, 10, 30}), S(106 * kS, 4 * kS, {0, 0, 0, 0, 5})};
+  iterations = 25;
+  now = 110 * kS;
+  t.Tick(now);
+  // A trace window takes the counters: ours stop, the window's samples are fed in.
+  t.Pause();
+  CHECK(fake.running == 0);
+  t.Feed(1, {kPmSmActive}, {S(110 * kS, 10 * kS, {25})});
+  now = 120 * kS;
+  t.Tick(now);
+  t.Resume();
+  CHECK(fake.running == 2);
+  const auto lines = ReadLines(path);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] ==
+        "{\"ts_ns\":110000000000,\"host\":\"node1\",\"pid\":7,\"job_id\":99,\"rank\":null,"
+        "\"device\":0,\"interval_ns\":10000000000,\"gpu_busy_pct\":54,\"sm_active_pct\":60,"
+        "\"achieved_occupancy_pct\":40,\"tensor_active_pct\":6,\"dram_throughput_pct\":20,"
+        "\"kernels\":null,\"memcpy_bytes\":null,\"steps\":15,\"step_time_ms_p50\":null}");
+  CHECK(lines[1].find("\"device\":1,") != std::string::npos);
+  CHECK(lines[1].find("\"sm_active_pct\":null") != std::string::npos);
+  CHECK(lines[3].find("\"device\":1,") != std::string::npos);
+  CHECK(lines[3].find("\"sm_active_pct\":25,") != std::string::npos);
+  CHECK(lines[3].find("\"steps\":0,") != std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("Telemetry: an unwritable file is one error and no thread") {
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = kS;
+  o.path = "/nonexistent-dir/x.jsonl";
+  o.run_thread = false;
+  absl::Status s = t.Start(o);
+  CHECK(std::string(s.message()) == "telemetry: cannot open '/nonexistent-dir/x.jsonl'; telemetry off");
+  CHECK_FALSE(t.running());
+}
+
+}  // namespace
+}  // namespace kairos
