@@ -42,7 +42,6 @@ struct KinetoEvent {
   int64_t dur_ns = 0;
   JsonValue id;         // flow events
   JsonValue args;       // object, or null when absent
-  const JsonValue* raw = nullptr;  // the whole event object (valid during the callback)
 };
 
 struct KinetoJsonCallbacks {
