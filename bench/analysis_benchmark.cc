@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "analysis/summary.h"
+#include "bench_trace.h"
 #include "output/json_reader.h"
 #include "output/writer.h"
 #include "trace_data.h"
@@ -30,11 +31,8 @@
 namespace kairos {
 namespace {
 
-constexpr int64_t kBase = 1790857026000000000LL;
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using bench::kBase;
+using bench::Now;
 
 // A training-like trace of about `n` events: per unit, a cpu_op on the main thread enclosing
 // a launch, and the kernel (every 10th a memcpy) on one of 4 streams; a ProfilerStep every
@@ -44,29 +42,10 @@ void Build(TraceData* d, size_t n) {
   d->process_name = "bench";
   d->base_time_ns = kBase;
   d->window_start_ns = kBase;
-  DeviceInfo dev;
-  dev.id = 0;
-  dev.num_sms = 108;
-  dev.max_threads_per_multiprocessor = 2048;
-  dev.max_threads_per_block = 1024;
-  dev.regs_per_multiprocessor = 65536;
-  dev.warp_size = 32;
-  dev.shared_mem_per_multiprocessor = 167936;
-  dev.max_blocks_per_multiprocessor = 32;
-  d->devices.push_back(dev);
-  Track th;
-  th.pid = 4242;
-  th.tid = 4242;
-  const uint32_t host = d->AddTrack(th);
+  d->devices.push_back(bench::BenchDevice(0, 108, 167936));
+  const uint32_t host = bench::AddHostTrack(d);
   uint32_t streams[4];
-  for (int s = 0; s < 4; ++s) {
-    Track t;
-    t.type = TrackType::kGpuStream;
-    t.pid = 0;
-    t.tid = 7 + s;
-    t.stream = 7 + s;
-    streams[s] = d->AddTrack(t);
-  }
+  for (uint32_t s = 0; s < 4; ++s) streams[s] = bench::AddStreamTrack(d, 7 + s);
   std::vector<StringId> names, ops;
   for (int i = 0; i < 64; ++i) {
     names.push_back(d->strings.Intern("kernel_" + std::to_string(i)));

@@ -15,11 +15,6 @@
 //   <build>/examples/cuda/train_loop, <build>/lib/libkairos.so, and the simulator in
 //   <build>/sim/lib (unless KAIROS_BENCH_REAL_CUDA=1, to measure on a real GPU).
 // Threading: single-threaded; the workload runs in child processes, one at a time.
-#include <dirent.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -27,11 +22,13 @@
 #include <string>
 #include <vector>
 
-#include "clock.h"
-
-extern char** environ;
+#include "spawn_util.h"
 
 namespace {
+
+using kairos::bench::BuildDir;
+using kairos::bench::Exists;
+using kairos::bench::Median;
 
 struct RunResult {
   bool ok = false;
@@ -39,75 +36,21 @@ struct RunResult {
   double wall_ms = 0;  // spawn to exit
 };
 
-std::string BuildDir() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string exe(buf, static_cast<size_t>(n));
-  exe = exe.substr(0, exe.rfind('/'));  // <build>/bench
-  return exe.substr(0, exe.rfind('/'));
-}
-
-bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
-
-// Runs `argv` with `extra_env` added to this process's environment; parses the workload's
-// "N steps in X ms" line from its stdout.
+// Runs `argv` with `extra_env`; parses the workload's "N steps in X ms" line from its stdout.
 RunResult Run(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
   RunResult r;
-  std::vector<std::string> env_strings(extra_env);
-  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy(argv);
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
-  int out[2];
-  if (pipe(out) != 0) return r;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_addclose(&fa, out[0]);
-  const int64_t t0 = kairos::UnixNowNs();
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]);
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(out[0], buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
-  close(out[0]);
-  if (rc != 0) return r;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.wall_ms = static_cast<double>(kairos::UnixNowNs() - t0) / 1e6;
-  const size_t at = text.find(" steps in ");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || at == std::string::npos) return r;
-  r.loop_ms = std::atof(text.c_str() + at + std::strlen(" steps in "));
+  const kairos::bench::Child c = kairos::bench::Spawn(argv, extra_env);
+  r.wall_ms = c.wall_ms;
+  const size_t at = c.out.find(" steps in ");
+  if (!c.ok || at == std::string::npos) return r;
+  r.loop_ms = std::atof(c.out.c_str() + at + std::strlen(" steps in "));
   r.ok = r.loop_ms > 0;
   return r;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // Number of trace files (not summaries) in `dir`; removes everything it finds.
 int TakeTraces(const std::string& dir) {
-  int traces = 0;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name == "." || name == "..") continue;
-      if (name.find(".summary.") == std::string::npos) ++traces;
-      unlink((dir + "/" + name).c_str());
-    }
-    closedir(d);
-  }
-  return traces;
+  return kairos::bench::RemoveAll(dir, ".summary.").without_marker;
 }
 
 }  // namespace

@@ -3,6 +3,11 @@
 // same run:
 //   idle:   peak RSS of /bin/sleep with LD_PRELOAD=libkairos.so and nothing configured (a
 //           launcher that inherits LD_PRELOAD) vs the same without (target: under 16 MB);
+//   idle with a window: the same launcher with a window configured from process start
+//           must write no file (no trace for a process that recorded nothing; the run
+//           fails otherwise);
+//   process start-up: wall time of /bin/true without kairos, with LD_PRELOAD, and with
+//           LD_PRELOAD and a window from start (medians);
 //   trace:  peak RSS of the simulated training loop (examples/cuda/train_loop on the
 //           simulator, <steps> steps, default 2000) traced from start to exit vs untraced;
 //   start:  how long kairos_start() blocks its caller, in-process through libkairos.so,
@@ -11,11 +16,7 @@
 // Peak RSS is the child's ru_maxrss from wait4().
 // Usage: footprint_benchmark [steps=2000] [start_repetitions=10]
 // Threading: single-threaded; workloads run in child processes, one at a time.
-#include <dirent.h>
 #include <dlfcn.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,76 +27,17 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "spawn_util.h"
 
 namespace {
 
-std::string BuildDir() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string exe(buf, static_cast<size_t>(n));
-  exe = exe.substr(0, exe.rfind('/'));  // <build>/bench
-  return exe.substr(0, exe.rfind('/'));
-}
+using kairos::bench::BuildDir;
+using kairos::bench::Child;
+using kairos::bench::Exists;
+using kairos::bench::Median;
+using kairos::bench::Spawn;
 
-bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
-
-struct Child {
-  bool ok = false;
-  long max_rss_kb = 0;
-  std::string out;
-};
-
-// Runs `argv` with `extra_env` added to this process's environment (stdout captured).
-Child Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
-  Child c;
-  std::vector<std::string> env_strings(extra_env);
-  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy(argv);
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
-  int out[2];
-  if (pipe(out) != 0) return c;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_addclose(&fa, out[0]);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]);
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(out[0], buf, sizeof(buf))) > 0) c.out.append(buf, static_cast<size_t>(n));
-  close(out[0]);
-  if (rc != 0) return c;
-  int status = 0;
-  rusage ru{};
-  if (wait4(pid, &status, 0, &ru) != pid) return c;
-  c.max_rss_kb = ru.ru_maxrss;
-  c.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  return c;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-void RemoveAll(const std::string& dir) {
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name != "." && name != "..") unlink((dir + "/" + name).c_str());
-    }
-    closedir(d);
-  }
-}
+void RemoveAll(const std::string& dir) { kairos::bench::RemoveAll(dir); }
 
 // Child mode: times kairos_start() through libkairos.so; prints "start <median> <max>" in ms.
 int StartMode(const std::string& lib, bool cuda, int reps, const std::string& dir) {
@@ -182,6 +124,38 @@ int main(int argc, char** argv) {
   std::printf("  idle /bin/sleep: baseline %6.1f MB  with libkairos.so %6.1f MB  (+%.1f MB; "
               "target < 16 MB total)\n", ib.max_rss_kb / 1024.0, il.max_rss_kb / 1024.0,
               (il.max_rss_kb - ib.max_rss_kb) / 1024.0);
+
+  // No trace for idle processes: a launcher that inherits LD_PRELOAD *and* a window from
+  // process start (KAIROS_CONFIG_TEXT) records no event of its own, so it must write
+  // nothing. Also its start-up cost: wall time of `/bin/true` with and without kairos.
+  {
+    // (getenv takes the first of duplicate names: no empty KAIROS_CONFIG_TEXT here.)
+    std::vector<std::string> armed_env = {"KAIROS_CONFIG=", "KINETO_CONFIG=", "LD_PRELOAD=" + lib};
+    armed_env.push_back(std::string("KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;"
+                                    "ACTIVITIES_DURATION_MSECS=3600000;ACTIVITIES_LOG_FILE=") +
+                        dir + "/idle.json");
+    const Child ia = Spawn(idle_cmd, armed_env);
+    const int written = kairos::bench::RemoveAll(dir).without_marker;
+    if (!ia.ok || written != 0) {
+      std::printf("  idle with a window configured: FAILED (ok=%d, files written=%d; want 0)\n",
+                  ia.ok, written);
+      return 1;
+    }
+    std::printf("  idle /bin/sleep with a window from start: %6.1f MB, files written: %d "
+                "(rule: no trace for a process that recorded nothing)\n",
+                ia.max_rss_kb / 1024.0, written);
+    std::vector<double> base_ms, loaded_ms, armed_ms;
+    for (int i = 0; i < 2 * start_reps; ++i) {
+      base_ms.push_back(Spawn({"/bin/true"}, no_config).wall_ms);
+      loaded_ms.push_back(Spawn({"/bin/true"}, idle_env).wall_ms);
+      armed_ms.push_back(Spawn({"/bin/true"}, armed_env).wall_ms);
+    }
+    kairos::bench::RemoveAll(dir);
+    const double b = Median(base_ms), l = Median(loaded_ms), a = Median(armed_ms);
+    std::printf("  process start-up to exit, /bin/true (medians of %d): baseline %6.2f ms  "
+                "LD_PRELOAD %6.2f ms (%.2fx)  LD_PRELOAD + window from start %6.2f ms (%.2fx)\n",
+                2 * start_reps, b, l, l / b, a, a / b);
+  }
 
   // A traced simulated training loop.
   const std::string workload = build + "/examples/cuda/train_loop";

@@ -101,6 +101,65 @@ TraceData Build(size_t n, bool kernels) {
   return d;
 }
 
+// A training-loop-like trace: per launch a cpu_op (aten::*) on the main thread enclosing a
+// cudaLaunchKernel (cbid 211, correlation, External id, flow out) and the kernel on one of 4
+// streams (flow in, one of 64 launch configurations); a ProfilerStep user annotation every
+// 64 launches. Counters as the host sampler and PM sampling record them: 6 host tracks
+// every 1 ms (CPU % with a fractional part, RSS bytes, ...) and 4 GPU metrics every 100 us
+// (percentages with 2 decimals). One launch every 6 us, so `n` launches span 6n us.
+TraceData BuildTrainingLoop(size_t n) {
+  TraceData d = Build(0, true);  // device and 64 kernel configurations
+  d.tracks.clear();
+  d.events_by_track.clear();
+  uint32_t cpu = d.AddTrack({TrackType::kThread, 1000, 1000, 0, 0, "python"});
+  uint32_t streams[4];
+  for (int s = 0; s < 4; ++s) streams[s] = d.AddTrack({TrackType::kGpuStream, 0, 7 + s, 0, uint32_t(7 + s), ""});
+  StringId ops[6], kernels[6];
+  const char* op_names[6] = {"aten::mm", "aten::add", "aten::relu", "aten::softmax", "aten::layer_norm", "aten::copy_"};
+  for (int i = 0; i < 6; ++i) {
+    ops[i] = d.strings.Intern(op_names[i]);
+    kernels[i] = d.strings.Intern(std::string("void at::native::kernel_") + std::to_string(i) + "<float, 4>(float*, float const*, int)");
+  }
+  StringId launch = d.strings.Intern("cudaLaunchKernel");
+  StringId step = d.strings.Intern("ProfilerStep#");
+  const int64_t t0 = d.window_start_ns;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t t = t0 + int64_t(i) * 6000;
+    uint32_t corr = uint32_t(i + 1), ext = uint32_t(i + 1);
+    if (i % 64 == 0) {
+      Event st{t, t + 64 * 6000 - 10, step, cpu, 0, 0, kNoDetail, EventKind::kUserAnnotation, 0, 0};
+      d.events_by_track[cpu].push_back(st);
+    }
+    Event op{t + 100, t + 3900 + int64_t(i % 7) * 13, ops[i % 6], cpu, 0, ext, kNoDetail, EventKind::kCpuOp, 0, 0};
+    Event rt{t + 700, t + 2700 + int64_t(i % 5) * 11, launch, cpu, corr, ext, kNoDetail, EventKind::kRuntime, kFlagFlowOut, 211};
+    uint32_t s = uint32_t(i % 4);
+    Event k{t + 5000, t + 5000 + 4000 + int64_t(i % 13) * 17, kernels[i % 6], streams[s], corr, ext,
+            uint32_t(i % 64), EventKind::kKernel, kFlagFlowIn, 0};
+    d.events_by_track[cpu].push_back(op);
+    d.events_by_track[cpu].push_back(rt);
+    d.events_by_track[streams[s]].push_back(k);
+  }
+  const char* host[6] = {"cpu.util", "cpu.util.core0", "cpu.util.core1", "memory.rss", "io.read", "net.rx"};
+  const char* host_units[6] = {"%", "%", "%", "bytes", "bytes/s", "bytes/s"};
+  for (int h = 0; h < 6; ++h) d.counter_tracks.push_back({host[h], host_units[h], "Host"});
+  const char* gpu[4] = {"sm__throughput", "dram__throughput", "sm__warps_active", "gr__cycles_active"};
+  for (int g = 0; g < 4; ++g) d.counter_tracks.push_back({gpu[g], "%", "GPU 0"});
+  const int64_t span = int64_t(n) * 6000 + 10000;
+  for (int64_t ts = 0, k = 0; ts < span; ts += 100000, ++k) {
+    for (uint32_t g = 0; g < 4; ++g)
+      d.counter_samples.push_back({t0 + ts, double((k * 37 + g * 11) % 10000) / 100.0, 6 + g});
+    if (k % 10 == 0)
+      for (uint32_t h = 0; h < 6; ++h) {
+        double v = h < 3 ? double((k * 13 + h) % 1000) / 10.0 + 0.25
+                         : h == 3 ? double(1200000000 + (k * 4096) % 100000000) : double((k * 7919) % 5000000);
+        d.counter_samples.push_back({t0 + ts, v, h});
+      }
+  }
+  d.window_end_ns = t0 + span;
+  d.SortTracks();
+  return d;
+}
+
 struct Result {
   double seconds;  // CPU time of this thread: the shared build machine is heavily loaded, and
                    // wall time there measures the scheduler, not the writer
@@ -134,13 +193,14 @@ long ProcStatusKb(const char* key) {
   return -1;
 }
 
-void Compare(const char* label, size_t n, bool kernels) {
-  TraceData d = Build(n, kernels);
+void Compare(const char* label, size_t n, int workload) {
+  TraceData d = workload == 2 ? BuildTrainingLoop(n) : Build(n, workload == 1);
   PerfettoTraceWriter pw;
   JsonTraceWriter jw;
   Result p = Time(pw, d), j = Time(jw, d);
   p = Time(pw, d);  // second run: warm caches for both
   j = Time(jw, d);
+  if (workload == 2) n = d.EventCount() + d.counter_samples.size();  // per event or sample
   double pe = n / p.seconds / 1e6, je = n / j.seconds / 1e6;
   double pb = double(p.bytes) / n, jb = double(j.bytes) / n;
   printf("%-8s n=%zu  perfetto: %.1f M events/s, %.1f B/event | json: %.1f M events/s, %.1f B/event"
@@ -154,8 +214,10 @@ void Compare(const char* label, size_t n, bool kernels) {
 int main(int argc, char** argv) {
   size_t n = argc > 1 ? strtoull(argv[1], nullptr, 10) : 2000000;
   size_t big = argc > 2 ? strtoull(argv[2], nullptr, 10) : 10000000;
-  kairos::Compare("ranges", n, false);
-  kairos::Compare("kernels", n, true);
+  kairos::Compare("ranges", n, 0);
+  kairos::Compare("kernels", n, 1);
+  // A file-size ratio over a whole trace, counters included (issue 18: >= 6x smaller).
+  kairos::Compare("training", n / 4, 2);
   if (big) {
     kairos::TraceData d = kairos::Build(big, false);
     long rss_before = kairos::ProcStatusKb("VmRSS:");

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "analysis/summary.h"
+#include "bench_trace.h"
 #include "output/json_reader.h"
 #include "output/writer.h"
 #include "report/report.h"
@@ -23,11 +24,8 @@
 namespace kairos {
 namespace {
 
-constexpr int64_t kBase = 1790857026000000000LL;
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using bench::kBase;
+using bench::Now;
 
 Event Make(int64_t s, int64_t e, StringId name, uint32_t track, EventKind kind, uint32_t corr, uint32_t detail) {
   Event ev{};
@@ -46,32 +44,10 @@ void Build(TraceData* d, size_t n) {
   d->pid = 4242;
   d->base_time_ns = kBase;
   d->window_start_ns = kBase;
-  for (uint32_t id = 0; id < 8; ++id) {
-    DeviceInfo dev;
-    dev.id = id;
-    dev.num_sms = 132;
-    dev.max_threads_per_multiprocessor = 2048;
-    dev.max_threads_per_block = 1024;
-    dev.regs_per_multiprocessor = 65536;
-    dev.regs_per_block = 65536;
-    dev.warp_size = 32;
-    dev.shared_mem_per_multiprocessor = 233472;
-    dev.shared_mem_per_block_optin = 232448;
-    dev.max_blocks_per_multiprocessor = 32;
-    d->devices.push_back(dev);
-  }
-  Track th;
-  th.pid = 4242;
-  th.tid = 4242;
-  const uint32_t host = d->AddTrack(th);
+  for (uint32_t id = 0; id < 8; ++id) d->devices.push_back(bench::BenchDevice(id, 132, 233472, 232448));
+  const uint32_t host = bench::AddHostTrack(d);
   uint32_t streams[8];
-  for (uint32_t s = 0; s < 8; ++s) {
-    Track t;
-    t.type = TrackType::kGpuStream;
-    t.tid = 7 + s;
-    t.stream = 7 + s;
-    streams[s] = d->AddTrack(t);
-  }
+  for (uint32_t s = 0; s < 8; ++s) streams[s] = bench::AddStreamTrack(d, 7 + s);
   const char* kernel_names[] = {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", "void flash::flash_fwd_kernel<128>",
                                 "void at::native::vectorized_elementwise_kernel<4, add>",
                                 "void at::native::reduce_kernel<512, 1>", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",

@@ -1,6 +1,8 @@
 // File: clock.cc — see clock.h.
 #include "clock.h"
 
+#include "fork_abandon.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -234,14 +236,11 @@ void ClockAnchorNow() {
   if (log.open) AddLocked(log, TakeClockAnchor());
 }
 
-// Logs replaced after fork: their mutex may be held by a thread that does not exist in the
-// child, so they are never touched again, but kept reachable for leak checkers.
-AnchorLog* g_abandoned_logs[16];
-int g_abandoned_log_count = 0;
-
 void ResetClockAnchorsAfterFork() {
+  // The old log's mutex may be held by a thread that does not exist in the child: it is
+  // never touched again, only kept reachable (fork_abandon.h).
   AnchorLog* old = &Log();  // make sure the once-flag has run, then replace
-  if (g_abandoned_log_count < 16) g_abandoned_logs[g_abandoned_log_count++] = old;
+  internal::KeepAbandonedAfterFork(old);
   g_log.store(NewLog(), std::memory_order_release);
 }
 

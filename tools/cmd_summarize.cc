@@ -3,13 +3,24 @@
 // existing Kineto-format JSON trace (kairos' or PyTorch's; .json, .json.gz or .json.zst),
 // read with the streaming reader (src/output/json_reader.h): the JSON text is never held
 // in memory, only the rebuilt TraceData (about 40 bytes per event plus names).
+// `kairos summarize TRACE TRACE... | DIR`: one trace per rank of a job; the cross-rank
+// analysis (analysis/cross_rank.h). Ranks are read one at a time and reduced to a small
+// profile, so memory is one trace plus a few bytes per GPU interval and collective.
 // Threading: single-threaded CLI.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "analysis/cross_rank.h"
 #include "analysis/summary.h"
 #include "output/json_reader.h"
+#include "output/proto/perfetto_reader.h"
 #include "subcommand.h"
 
 namespace kairos::tools {
@@ -17,19 +28,115 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: kairos summarize [--format text|json|markdown] [--out FILE] TRACE\n"
+    "       kairos summarize [--format ...] [--out FILE] TRACE TRACE... | DIR\n"
     "\n"
     "Analyses a Kineto-format JSON trace (.json, .json.gz, .json.zst) and prints the same\n"
     "summary kairos writes at the end of a session: per-GPU verdict, time and idle breakdowns,\n"
     "hotspots, step statistics and antipatterns (schema: docs/SUMMARY.md).\n"
+    "With several traces (one per rank; a directory means every trace in it), prints the\n"
+    "cross-rank analysis instead: per-rank step, compute, communication wait and transfer,\n"
+    "idle, overlap; the straggler rank and the time lost per step; load imbalance.\n"
+    "Perfetto traces (.pftrace, .pftrace.zst) are read too.\n"
     "\n"
     "options:\n"
     "  --format F   text (default), json, or markdown (for an issue or a pull request)\n"
     "  --json       same as --format json\n"
     "  --out FILE   also write the JSON summary to FILE\n";
 
+bool EndsWith(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool IsPerfettoName(const std::string& p) {
+  return EndsWith(p, ".pftrace") || EndsWith(p, ".pftrace.zst") || EndsWith(p, ".perfetto-trace") ||
+         EndsWith(p, ".perfetto-trace.zst");
+}
+
+// A trace file by name; summaries written next to traces (<trace>.summary.json) are not.
+bool IsTraceName(const std::string& p) {
+  if (EndsWith(p, ".summary.json")) return false;
+  return EndsWith(p, ".json") || EndsWith(p, ".json.gz") || EndsWith(p, ".json.zst") || IsPerfettoName(p);
+}
+
+// A directory becomes its trace files, sorted by name; a file is itself.
+bool ExpandInput(const std::string& in, std::vector<std::string>* out) {
+  if (!IsDirectory(in)) {
+    out->push_back(in);
+    return true;
+  }
+  DIR* d = opendir(in.c_str());
+  if (d == nullptr) {
+    std::fprintf(stderr, "kairos summarize: cannot list %s: %s\n", in.c_str(), std::strerror(errno));
+    return false;
+  }
+  std::vector<std::string> names;
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name[0] != '.' && IsTraceName(name) && !IsDirectory(in + "/" + name)) names.push_back(in + "/" + name);
+  }
+  closedir(d);
+  // Per-rank files carry their rank in the name (".rank<R>"): when some do, the others (a
+  // merged trace, a single-process trace) are not ranks of the job.
+  if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return RankFromFileName(n) >= 0; })) {
+    names.erase(std::remove_if(names.begin(), names.end(),
+                               [](const std::string& n) { return RankFromFileName(n) < 0; }),
+                names.end());
+  }
+  std::sort(names.begin(), names.end());
+  if (names.empty()) {
+    std::fprintf(stderr, "kairos summarize: no trace files in %s\n", in.c_str());
+    return false;
+  }
+  out->insert(out->end(), names.begin(), names.end());
+  return true;
+}
+
+absl::StatusOr<TraceData> ReadAnyTrace(const std::string& path) {
+  return IsPerfettoName(path) ? ReadPerfettoTrace(path) : ReadKinetoJsonTrace(path);
+}
+
+// Several traces: read one rank at a time, keep its profile, drop its TraceData.
+int CrossRankMain(const std::vector<std::string>& traces, const std::string& format,
+                  const std::string& out_path) {
+  std::vector<RankProfile> profiles;
+  profiles.reserve(traces.size());
+  for (const std::string& path : traces) {
+    absl::StatusOr<TraceData> data = ReadAnyTrace(path);
+    if (!data.ok()) {
+      std::fprintf(stderr, "kairos summarize: %s\n", std::string(data.status().message()).c_str());
+      return 1;
+    }
+    profiles.push_back(ExtractRankProfile(*data, path));
+  }
+  const CrossRankSummary summary = AnalyzeRanks(profiles);
+  const std::string json_text = CrossRankToJson(summary);
+  if (!out_path.empty()) {
+    FILE* f = std::fopen(out_path.c_str(), "wb");
+    if (f == nullptr || std::fwrite(json_text.data(), 1, json_text.size(), f) != json_text.size() ||
+        std::fputc('\n', f) == EOF) {
+      std::fprintf(stderr, "kairos summarize: cannot write %s\n", out_path.c_str());
+      if (f != nullptr) std::fclose(f);
+      return 1;
+    }
+    std::fclose(f);
+  }
+  const std::string text = format == "json"       ? json_text + "\n"
+                           : format == "markdown" ? CrossRankToMarkdown(summary)
+                                                  : CrossRankToText(summary);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
 int SummarizeMain(int argc, char** argv) {
   std::string format = "text";
-  std::string out_path, trace_path;
+  std::string out_path;
+  std::vector<std::string> inputs;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0) {
       format = "json";
@@ -45,17 +152,23 @@ int SummarizeMain(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
       std::fputs(kUsage, stdout);
       return 0;
-    } else if (argv[i][0] == '-' || !trace_path.empty()) {
+    } else if (argv[i][0] == '-') {
       std::fprintf(stderr, "kairos summarize: unexpected argument '%s'\n%s", argv[i], kUsage);
       return 2;
     } else {
-      trace_path = argv[i];
+      inputs.push_back(argv[i]);
     }
   }
-  if (trace_path.empty()) {
+  if (inputs.empty()) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  std::vector<std::string> traces;
+  for (const std::string& in : inputs) {
+    if (!ExpandInput(in, &traces)) return 1;
+  }
+  if (traces.size() != 1) return CrossRankMain(traces, format, out_path);
+  const std::string& trace_path = traces[0];
   absl::StatusOr<TraceData> data = ReadKinetoJsonTrace(trace_path);
   if (!data.ok()) {
     std::fprintf(stderr, "kairos summarize: %s\n", std::string(data.status().message()).c_str());

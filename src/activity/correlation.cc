@@ -83,15 +83,36 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
   // reports only the driver calls the program makes itself, so one id has one call; should a
   // tool (or another CUPTI version) report a runtime call and a driver call under one id, the
   // runtime call, the one the program made, is the launch.
-  absl::flat_hash_map<uint32_t, uint32_t> launch;
-  launch.reserve(events.size() / 2 + 1);
+  // CUPTI hands out correlation ids from one increasing counter, so the ids of a window are
+  // dense: they index a flat array (4 bytes per id, at most 8 per event) instead of a hash map,
+  // unless the range is sparse (then the hash map keeps memory bounded by the events).
+  uint32_t min_corr = UINT32_MAX, max_corr = 0;
+  for (const Event& e : events) {
+    if (e.correlation == 0) continue;
+    min_corr = std::min(min_corr, e.correlation);
+    max_corr = std::max(max_corr, e.correlation);
+  }
+  constexpr uint32_t kNoLaunch = UINT32_MAX;
+  const bool dense = min_corr <= max_corr && uint64_t{max_corr} - min_corr < 2 * uint64_t{events.size()} + 1024;
+  std::vector<uint32_t> launch_dense(dense ? size_t{max_corr} - min_corr + 1 : 0, kNoLaunch);
+  absl::flat_hash_map<uint32_t, uint32_t> launch_sparse;
+  if (!dense) launch_sparse.reserve(events.size() / 2 + 1);
+  auto slot = [&](uint32_t correlation) -> uint32_t* {  // where the launch of an id is kept
+    if (dense) return &launch_dense[correlation - min_corr];
+    return &launch_sparse.try_emplace(correlation, kNoLaunch).first->second;
+  };
+  auto find_launch = [&](uint32_t correlation) -> uint32_t {
+    if (dense) return launch_dense[correlation - min_corr];
+    auto it = launch_sparse.find(correlation);
+    return it == launch_sparse.end() ? kNoLaunch : it->second;
+  };
   for (uint32_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     if (!IsApi(e.kind) || e.correlation == 0) continue;
-    auto [it, inserted] = launch.try_emplace(e.correlation, i);
-    if (!inserted && events[it->second].kind == EventKind::kDriver &&
-        e.kind == EventKind::kRuntime) {
-      it->second = i;
+    uint32_t* l = slot(e.correlation);
+    if (*l == kNoLaunch ||
+        (events[*l].kind == EventKind::kDriver && e.kind == EventKind::kRuntime)) {
+      *l = i;
     }
   }
 
@@ -105,12 +126,12 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
     }
     if (!IsFlowEnd(e.kind)) continue;
     if (IsGpuWork(e.kind)) ++result.gpu_events;
-    auto it = launch.find(e.correlation);
-    if (it == launch.end()) {
+    const uint32_t l = find_launch(e.correlation);
+    if (l == kNoLaunch) {
       if (IsGpuWork(e.kind)) ++result.uncorrelated_gpu;
       continue;
     }
-    Event& call = events[it->second];
+    Event& call = events[l];
     if (e.external_id == 0) e.external_id = call.external_id;
     if (IsFlowStart(call)) {
       call.flags |= kFlagFlowOut;
@@ -155,6 +176,11 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
   data.memsets.insert(data.memsets.end(), converter.memsets().begin(), converter.memsets().end());
   data.syncs.insert(data.syncs.end(), converter.syncs().begin(), converter.syncs().end());
 
+  // Reserve each destination once (growing by doubling copied every event ~twice).
+  std::vector<size_t> per_track(data.events_by_track.size(), 0);
+  for (const Event& e : events) ++per_track[track_map[e.track]];
+  for (size_t t = 0; t < per_track.size(); ++t)
+    if (per_track[t]) data.events_by_track[t].reserve(data.events_by_track[t].size() + per_track[t]);
   for (Event& e : events) {
     e.name = name_map[e.name];
     const uint32_t track = track_map[e.track];

@@ -121,7 +121,11 @@ void Collector::AddThread(ThreadState& s) {
   t.type = TrackType::kThread;
   t.pid = getpid();
   t.tid = s.tid;
-  t.name = s.thread_name;
+  // A thread that claimed a pre-armed state names itself only at exit: a live one is named
+  // here, off its path.
+  t.name = !s.thread_name.empty() || s.exited.load(std::memory_order_acquire)
+               ? s.thread_name
+               : ThreadNameOf(s.tid);
   if (ThreadNameLookup lookup = g_thread_name_lookup.load(std::memory_order_acquire)) {
     std::string named = lookup(s.tid);
     if (!named.empty()) t.name = std::move(named);

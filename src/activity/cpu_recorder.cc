@@ -5,6 +5,7 @@
 // thread under the registry mutex.
 #include "activity/cpu_recorder.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/prctl.h>
@@ -12,11 +13,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include <algorithm>
 #include <functional>
 #include <string_view>
 
+#include "fork_abandon.h"
 #include "log.h"
 
 namespace kairos::internal {
@@ -52,12 +55,17 @@ struct Registry {
   uint64_t name_budget = kDefaultNameByteBudget;
   // Records dropped because the thread's state could not be allocated.
   std::atomic<uint64_t> alloc_failures{0};
+  // States pre-armed for threads that never recorded (ArmRegisteredThreads): ready[i] for
+  // i < count are offered; a first record claims the next one by advancing ready_cursor
+  // (epoch << 32 | count << 16 | next) with one compare-and-swap. The controller closes the
+  // cursor (a new epoch, count 0) before it rewrites ready[], so a claim that read an entry
+  // of another epoch fails its compare-and-swap. `prearmed` mirrors ready[] (mutex).
+  std::atomic<ThreadState*> ready[kMaxPreArmed] = {};
+  std::atomic<uint64_t> ready_cursor{0};
+  std::vector<ThreadState*> prearmed;
 };
 
 std::atomic<Registry*> g_registry{nullptr};
-// Registries abandoned by fork(), kept reachable so leak checkers in the child stay quiet.
-Registry* g_abandoned[16];
-int g_abandoned_count = 0;
 
 pthread_key_t g_exit_key;
 void OnThreadExit(void* state);
@@ -145,6 +153,8 @@ std::string CurrentThreadName() {
   return std::string(buf);
 }
 
+}  // namespace
+
 // Another thread's name, read from procfs (the controller names threads it arms).
 std::string ThreadNameOf(int64_t tid) {
   char path[64];
@@ -159,6 +169,8 @@ std::string ThreadNameOf(int64_t tid) {
   while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\0')) --len;
   return std::string(buf, len);
 }
+
+namespace {
 
 // Frees a retired state (registry mutex held; it is no longer in reg->states).
 void DeleteState(Registry* reg, ThreadState* s) {
@@ -178,6 +190,8 @@ void OnThreadExit(void* state) {
   if (reg == nullptr) return;
   std::lock_guard<std::mutex> lock(reg->mu);
   if (s->generation != reg->generation) return;  // the parent's, before fork()
+  // A thread that claimed a pre-armed state has no name yet; procfs loses it at exit.
+  if (s->thread_name.empty()) s->thread_name = CurrentThreadName();
   s->exited.store(true, std::memory_order_release);
   if (!s->holds_slot) return;
   s->holds_slot = false;
@@ -223,6 +237,33 @@ void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte
 
 namespace {
 std::atomic<uint64_t> g_slow_acquires{0};
+std::atomic<uint64_t> g_prearmed_claims{0};
+
+// The first record of a thread that never recorded: takes a state the controller pre-armed
+// for `epoch` (ring prefaulted, names reserved), or nullptr when none is offered. No lock,
+// no allocation: one CAS and a gettid.
+ThreadState* ClaimPreArmed(uint32_t epoch) {
+  Registry* reg = g_registry.load(std::memory_order_acquire);
+  if (reg == nullptr) return nullptr;
+  uint64_t cur = reg->ready_cursor.load(std::memory_order_acquire);
+  for (;;) {
+    if (static_cast<uint32_t>(cur >> 32) != epoch) return nullptr;
+    const uint64_t next = cur & 0xFFFF, count = (cur >> 16) & 0xFFFF;
+    if (next >= count) return nullptr;
+    ThreadState* s = reg->ready[next].load(std::memory_order_acquire);
+    if (reg->ready_cursor.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel,
+                                                std::memory_order_acquire)) {
+      // The name is not read here (prctl costs more than the rest of the claim together):
+      // the thread names itself at exit, the collector reads it from procfs otherwise.
+      s->tid = static_cast<int64_t>(syscall(SYS_gettid));
+      t_thread_state = s;
+      pthread_setspecific(g_exit_key, s);  // one of the first keys: no allocation
+      s->owner_known.store(true, std::memory_order_release);
+      g_prearmed_claims.fetch_add(1, std::memory_order_relaxed);
+      return s;
+    }
+  }
+}
 
 ThreadState* AcquireThreadStateImpl(uint32_t epoch) {
   g_slow_acquires.fetch_add(1, std::memory_order_relaxed);
@@ -254,6 +295,9 @@ ThreadState* AcquireThreadStateImpl(uint32_t epoch) {
 }  // namespace
 
 ThreadState* AcquireThreadStateSlow(uint32_t epoch) {
+  if (t_thread_state == nullptr) {
+    if (ThreadState* s = ClaimPreArmed(epoch)) return s;
+  }
   // Allocation failure on an application thread drops the record (counted); never throws.
   try {
     return AcquireThreadStateImpl(epoch);
@@ -264,12 +308,103 @@ ThreadState* AcquireThreadStateSlow(uint32_t epoch) {
   }
 }
 
+namespace {
+
+// Threads of this process not registered with the recorder (the caller excluded): the ones
+// that may make their first record in the coming window. Registry mutex held.
+size_t CountUnregisteredThreads(Registry* reg) {
+  std::vector<int64_t> known;
+  known.reserve(reg->states.size() + 1);
+  known.push_back(static_cast<int64_t>(syscall(SYS_gettid)));
+  for (ThreadState* s : reg->states) {
+    if (s->prearmed_unclaimed || !s->owner_known.load(std::memory_order_acquire)) continue;
+    if (!s->exited.load(std::memory_order_acquire)) known.push_back(s->tid);
+  }
+  std::sort(known.begin(), known.end());
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return 0;
+  size_t n = 0;
+  while (dirent* e = readdir(d)) {
+    const long long tid = std::atoll(e->d_name);
+    if (tid > 0 && !std::binary_search(known.begin(), known.end(), tid)) ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+// Closes the last epoch's offer: from here no claim of it can succeed, and the entries
+// before the old cursor's `next` are exactly the claimed ones, which become registered
+// threads (armed like every other). Registry mutex held.
+void ClosePreArmedOffer(Registry* reg, uint32_t epoch) {
+  const uint64_t old = reg->ready_cursor.exchange(uint64_t{epoch} << 32, std::memory_order_acq_rel);
+  const size_t claimed = std::min<size_t>(old & 0xFFFF, reg->prearmed.size());
+  for (size_t i = 0; i < claimed; ++i) reg->prearmed[i]->prearmed_unclaimed = false;
+  reg->prearmed.erase(reg->prearmed.begin(), reg->prearmed.begin() + claimed);
+}
+
+// Offers pre-armed states for `epoch` (see ArmRegisteredThreads), after ClosePreArmedOffer.
+// Registry mutex held.
+void PreArmNewThreads(Registry* reg, uint32_t epoch) {
+  // At most half of the KAIROS_MAX_THREADS slots the registered threads leave free: threads
+  // created after warm-up must still find one.
+  size_t held = 0;
+  for (ThreadState* s : reg->prearmed) held += s->holds_slot ? 1 : 0;
+  const size_t others = reg->live_with_ring - held;
+  const size_t free_slots = reg->max_threads > others ? reg->max_threads - others : 0;
+  const size_t want = std::min({CountUnregisteredThreads(reg), kMaxPreArmed, free_slots / 2});
+  // Unclaimed states beyond the need are freed: nothing can reach them now.
+  while (reg->prearmed.size() > want) {
+    ThreadState* s = reg->prearmed.back();
+    reg->prearmed.pop_back();
+    reg->states.erase(std::find(reg->states.begin(), reg->states.end(), s));
+    if (s->holds_slot) --reg->live_with_ring;
+    DeleteState(reg, s);
+  }
+  try {
+    while (reg->prearmed.size() < want && reg->live_with_ring < reg->max_threads &&
+           reg->ring_records > 0) {
+      auto fresh = std::make_unique<ThreadState>();
+      fresh->names.emplace_back();
+      fresh->name_index.reserve(16);  // the first names it interns allocate nothing
+      fresh->generation = reg->generation;
+      fresh->prearmed_unclaimed = true;
+      fresh->owner_known.store(false, std::memory_order_relaxed);
+      reg->states.reserve(reg->states.size() + 1);
+      reg->prearmed.reserve(reg->prearmed.size() + 1);
+      reg->states.push_back(fresh.get());
+      reg->prearmed.push_back(fresh.release());
+    }
+  } catch (...) {
+    // Out of memory: fewer states are offered; the other threads register themselves.
+  }
+  size_t count = 0;
+  for (ThreadState* s : reg->prearmed) {
+    try {
+      EnsureRing(reg, s, false);
+    } catch (...) {
+      break;
+    }
+    if (s->ring_storage != nullptr) s->ring_storage->PrefaultHead(kPreArmedPrefaultBytes);
+    ResetForSession(s);
+    s->epoch.store(epoch, std::memory_order_release);
+    reg->ready[count++].store(s, std::memory_order_relaxed);
+  }
+  reg->ready_cursor.store((uint64_t{epoch} << 32) | (uint64_t{count} << 16),
+                          std::memory_order_release);
+}
+
+}  // namespace
+
 size_t ArmRegisteredThreads(uint32_t epoch) {
   Registry* reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
+  ClosePreArmedOffer(reg, epoch);
   size_t armed = 0;
   for (ThreadState* s : reg->states) {
     if (s->exited.load(std::memory_order_acquire) || s->generation != reg->generation) continue;
+    // Pre-armed states are offered below; a claimed one whose owner has not yet written its
+    // tid is left to arm itself on its next record.
+    if (s->prearmed_unclaimed || !s->owner_known.load(std::memory_order_acquire)) continue;
     if (s->epoch.load(std::memory_order_relaxed) == epoch) continue;  // armed itself already
     try {
       EnsureRing(reg, s, true);
@@ -282,6 +417,7 @@ size_t ArmRegisteredThreads(uint32_t epoch) {
     s->epoch.store(epoch, std::memory_order_release);
     ++armed;
   }
+  PreArmNewThreads(reg, epoch);
   return armed;
 }
 
@@ -393,7 +529,7 @@ void CpuRecorderAfterForkChild() {
   g_cpu_epoch.store(0, std::memory_order_relaxed);
   Registry* old = g_registry.load(std::memory_order_relaxed);
   auto* fresh = new Registry;  // the parent's is leaked: its mutex may be held forever
-  if (old != nullptr && g_abandoned_count < 16) g_abandoned[g_abandoned_count++] = old;
+  KeepAbandonedAfterFork(old);  // reachable for leak checkers in the child
   if (old != nullptr) {
     fresh->generation = old->generation + 1;
     fresh->ring_records = old->ring_records;
@@ -414,6 +550,14 @@ uint64_t NameBytesInUse() {
 }
 
 uint64_t SlowAcquiresForTest() { return g_slow_acquires.load(std::memory_order_relaxed); }
+uint64_t PreArmedClaimsForTest() { return g_prearmed_claims.load(std::memory_order_relaxed); }
+size_t PreArmedUnclaimedForTest() {
+  Registry* reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg->mu);
+  const uint64_t cur = reg->ready_cursor.load(std::memory_order_acquire);
+  const size_t count = (cur >> 16) & 0xFFFF, next = cur & 0xFFFF;
+  return count > next ? count - next : 0;
+}
 
 uint64_t TakeAllocFailures() {
   return GetRegistry()->alloc_failures.exchange(0, std::memory_order_relaxed);

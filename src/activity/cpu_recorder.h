@@ -8,7 +8,9 @@
 // First use on a thread, long names and a full ring go to cold out-of-line functions; a
 // thread that recorded before is re-armed for each new session by the controller during
 // warm-up (ring reset and prefaulted there), so its first record in a window takes the fast
-// path. CpuRecorder (the TraceSource) runs on the session thread only.
+// path; a thread that exists at warm-up but never recorded finds a state pre-armed for it and
+// claims it with one compare-and-swap (ArmRegisteredThreads). CpuRecorder (the TraceSource)
+// runs on the session thread only.
 //
 // Memory: a thread slot (ring) is returned when its thread exits: the records it made in the
 // open session are copied into a right-sized buffer kept until the flush, and the ring goes
@@ -129,6 +131,12 @@ struct ThreadState {
   std::string thread_name;
   uint64_t generation = 0;
   bool holds_slot = false;  // counts against KAIROS_MAX_THREADS (registry mutex)
+  // Pre-armed in warm-up for a thread that exists but never recorded, and not yet claimed
+  // (controller only, registry mutex). Such a state has no owner: tid 0, no name.
+  bool prearmed_unclaimed = false;
+  // False from the claim of a pre-armed state until its new owner has written tid and
+  // thread_name (release); the controller reads them only after an acquire load of true.
+  std::atomic<bool> owner_known{true};
   std::atomic<bool> exited{false};
   std::atomic<uint64_t> names_dropped{0};
   std::atomic<uint64_t> names_truncated{0};
@@ -309,8 +317,18 @@ void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte
 
 // Arms every live registered thread for `epoch` on the calling (controller) thread: ring
 // allocated or reset and prefaulted, depth and args cleared, thread name read. Threads that
-// record in the window then never take the slow path. Returns the number armed.
+// record in the window then never take the slow path. Then pre-arms one state per thread of
+// the process that exists now but never recorded (from /proc/self/task, the caller
+// excluded; at most kMaxPreArmed and half the free KAIROS_MAX_THREADS slots): its first record claims one with a
+// single compare-and-swap, without the registry mutex, an allocation or a page fault (the
+// first kPreArmedPrefaultBytes of its ring are prefaulted; later pages fault in as it fills;
+// from its next window on it is a registered thread, fully prefaulted). The states belong
+// to no thread in particular: any first record in the window, also of a thread created after
+// warm-up, claims the next one while any is left. Returns the number of registered threads
+// armed.
 size_t ArmRegisteredThreads(uint32_t epoch);
+inline constexpr size_t kMaxPreArmed = 256;
+inline constexpr size_t kPreArmedPrefaultBytes = 64u << 10;
 
 // Switches recording off if `epoch` is the one recording (a cancelled armed request).
 void DisableEpoch(uint32_t epoch);
@@ -318,6 +336,9 @@ void DisableEpoch(uint32_t epoch);
 // After fork, in the child: forget every thread state of the parent (they are leaked, not
 // freed: their mutexes may have been held by threads that no longer exist).
 void CpuRecorderAfterForkChild();
+
+// A thread's name (its comm) read from procfs; "" when the thread is gone.
+std::string ThreadNameOf(int64_t tid);
 
 // Optional source of thread names set by the program (NVTX nvtxNameOsThread), consulted on
 // the session thread when a thread's track is named; returns "" when it has none for `tid`.
@@ -333,8 +354,12 @@ extern std::atomic<CollectStatsHook> g_cpu_collect_stats_hook;
 // For tests: number of registered thread states; bytes of interned names (all threads).
 size_t RegisteredThreadCount();
 uint64_t NameBytesInUse();
-// For tests: how many times a record took the slow path to get its thread's state.
+// For tests: how many times a record took the locked slow path to get its thread's state;
+// how many first records claimed a pre-armed state; how many states are pre-armed and
+// unclaimed now.
 uint64_t SlowAcquiresForTest();
+uint64_t PreArmedClaimsForTest();
+size_t PreArmedUnclaimedForTest();
 
 // Records dropped because a thread's recorder state could not be allocated since the last
 // call (the collector reports them in cpu_dropped and cpu_alloc_failures).

@@ -36,7 +36,7 @@ class CuptiBufferPool {
 
   // Sets the geometry: at most `count` buffers of `size` bytes (8-byte aligned; size rounded
   // up to 8); allocates and touches every page of `initial` of them now (more than `count` =
-  // all). With fewer than kGrowChunk, Start() has the worker prefault the first ones at once,
+  // all). With none free, Start() has the worker prefault the first one at once,
   // off the calling thread. Keeps the current buffers when the geometry is unchanged. Fails
   // while CUPTI still holds buffers of an older geometry.
   absl::Status Allocate(size_t size, size_t count, size_t initial = SIZE_MAX);

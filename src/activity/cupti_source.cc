@@ -22,6 +22,10 @@ namespace kairos::internal {
 namespace {
 
 constexpr size_t kDefaultBufferSize = 4u << 20;
+// Link table: at most 1 M pairs (8 MiB of address space); the first 64 KiB (8192 calls) are
+// prefaulted in warm-up.
+constexpr size_t kMaxLinks = size_t{1} << 20;
+constexpr size_t kLinkPrefaultBytes = 64u << 10;
 constexpr CUptiResult kMultipleSubscribers = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -256,17 +260,12 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
   converter_ = std::make_unique<CuptiConverter>(api_->GetCallbackName, max_events);
   converter_->Reserve();
   if (options_.current_range_id != nullptr) {
-    const size_t capacity = std::min<size_t>(max_events, size_t{1} << 20);
-    if (capacity != link_capacity_) {
-      links_ = std::make_unique<std::atomic<uint64_t>[]>(capacity);
-      link_capacity_ = capacity;
+    // Zero pages, not a zeroed array: the first warm-up of a CUDA process used to spend
+    // tens of ms faulting in and clearing 8 MiB while kairos_start() waited.
+    if (!links_.Create(std::min<size_t>(max_events, kMaxLinks), kLinkPrefaultBytes)) {
+      KAIROS_LOG_WARNING("cannot map the CUPTI link table; runtime calls are not linked to "
+                         "CPU ranges (counted in cupti_link_overflow)");
     }
-    // Only the slots the last session used are non-zero (a fresh array is zeroed already):
-    // clearing all 8 MiB would put page faults on the path of a caller waiting in
-    // kairos_start.
-    const size_t used = std::min(link_count_.load(std::memory_order_relaxed), link_capacity_);
-    for (size_t i = 0; i < used; ++i) links_[i].store(0, std::memory_order_relaxed);
-    link_count_.store(0, std::memory_order_relaxed);
   }
 
   // System thread ids so runtime rows land on the same rows as the CPU ranges.
@@ -312,13 +311,7 @@ void CuptiSource::OnApiCallback(CUpti_CallbackDomain, const void* cbdata) {
     if (d->correlationData != nullptr) *d->correlationData = id;
     if (id != 0) {
       api_->ActivityPushExternalCorrelationId(kKairosCorrelationKind, id);
-      // Relaxed: the slot index only needs uniqueness; the release store below publishes
-      // the pair to Collect's acquire load.
-      const size_t slot = link_count_.fetch_add(1, std::memory_order_relaxed);
-      if (slot < link_capacity_) {
-        links_[slot].store((static_cast<uint64_t>(d->correlationId) << 32) | id,
-                           std::memory_order_release);
-      }
+      links_.Add(d->correlationId, id);
     }
   } else if (d->correlationData != nullptr && *d->correlationData != 0) {
     // Pop whatever ENTER pushed, even if linking stopped in between, so the per-thread
@@ -422,12 +415,11 @@ void CuptiSource::Collect(TraceData& data) {
   ProcessCuptiPool().Drain();
   if (phase_.load(std::memory_order_acquire) == Phase::kRecording) StopRecording(INT64_MAX);
   converter_->DropAfter(window_end_);
-  const size_t links = link_count_.load(std::memory_order_relaxed);
-  for (size_t i = 0; i < std::min(links, link_capacity_); ++i) {
-    const uint64_t v = links_[i].load(std::memory_order_acquire);
+  for (size_t i = 0; i < links_.stored(); ++i) {
+    const uint64_t v = links_.at(i);
     if (v != 0) converter_->AddExternal(static_cast<uint32_t>(v >> 32), v & 0xFFFFFFFFu);
   }
-  data.AddStat("cupti_link_overflow", links > link_capacity_ ? links - link_capacity_ : 0);
+  data.AddStat("cupti_link_overflow", links_.overflow());
   if (cupti_offset_ != 0) converter_->ShiftTime(-cupti_offset_);  // back to the session clock
   const MergeResult m = MergeIntoTraceData(*converter_, data);
   ProjectGpuAnnotations(data);
@@ -463,6 +455,7 @@ void CuptiSource::Reset() {
   }
   phase_.store(Phase::kIdle, std::memory_order_release);
   converter_.reset();
+  links_.Clear();  // its pages back to the kernel: an idle process keeps none
   pool.Free();  // keeps the buffers if CUPTI still holds some
   active_ = false;
 }

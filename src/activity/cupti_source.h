@@ -26,6 +26,7 @@
 #include "activity/cupti_api.h"
 #include "activity/cupti_buffers.h"
 #include "activity/cupti_convert.h"
+#include "activity/cupti_link_table.h"
 #include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
 #include "trace_source.h"
 
@@ -98,13 +99,11 @@ class CuptiSource : public TraceSource {
   std::string missing_reason_;
   std::atomic<Phase> phase_{Phase::kIdle};
   std::atomic<bool> linking_{false};
-  // (correlation id << 32 | CPU range id) pairs written by the API-enter callback on
-  // application threads: one relaxed fetch_add and one release store, no allocation. They
-  // link calls to ranges even where CUPTI emits the EXTERNAL_CORRELATION record after the
-  // exit callback has popped the id. Sized at warm-up; overflow is counted.
-  std::unique_ptr<std::atomic<uint64_t>[]> links_;
-  size_t link_capacity_ = 0;
-  std::atomic<size_t> link_count_{0};
+  // (correlation id, CPU range id) pairs written by the API-enter callback on application
+  // threads, no allocation. They link calls to ranges even where CUPTI emits the
+  // EXTERNAL_CORRELATION record after the exit callback has popped the id. Mapped at
+  // warm-up (zero pages: nothing touched but a small head); overflow is counted.
+  CuptiLinkTable links_;
   int64_t window_start_ = 0;
   int64_t window_end_ = INT64_MAX;  // in CUPTI's timebase
   int64_t cupti_offset_ = 0;         // CUPTI clock - CLOCK_REALTIME, measured at the edges

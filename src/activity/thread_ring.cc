@@ -76,6 +76,16 @@ void ThreadRing::Prefault() {
   resident_ = true;
 }
 
+void ThreadRing::PrefaultHead(size_t bytes) {
+  if (!mapped_ || records_ == nullptr || resident_) return;
+  volatile uint8_t* p = reinterpret_cast<volatile uint8_t*>(records_);
+  const size_t page = PageSize();
+  const size_t record_bytes =
+      static_cast<size_t>(static_cast<uint8_t*>(aux_) - reinterpret_cast<uint8_t*>(records_));
+  for (size_t off = 0; off < std::min(bytes, record_bytes); off += page) p[off] = 0;
+  if (aux_bytes_ > 0) static_cast<volatile uint8_t*>(aux_)[0] = 0;
+}
+
 void ThreadRing::Release() {
   if (!mapped_ || records_ == nullptr) return;
   if (madvise(records_, bytes_, MADV_DONTNEED) == 0) resident_ = false;

@@ -74,6 +74,10 @@ class ThreadRing {
   // Touches every page (after Release, or when constructed without prefault); a no-op while
   // the pages are resident.
   void Prefault();
+  // Touches the pages of the first `bytes` of records and the first page of the side area
+  // (a thread's first records and args). resident() stays false, so a later Prefault()
+  // touches the rest.
+  void PrefaultHead(size_t bytes);
   // Returns the pages to the kernel (contents become zero; the buffer stays usable and
   // refaults on use). Only for mapped buffers; a no-op for small heap ones.
   void Release();

@@ -4,7 +4,10 @@
 namespace kairos {
 
 std::string EmitSummary(const TraceData& data, const EmitOptions& options) {
-  const Summary summary = Analyze(data, options.analysis);
+  return EmitSummary(Analyze(data, options.analysis), options);
+}
+
+std::string EmitSummary(const Summary& summary, const EmitOptions& options) {
   if (options.print_text && options.text_out != nullptr) {
     const std::string text = SummaryToText(summary);
     std::fwrite(text.data(), 1, text.size(), options.text_out);

@@ -25,6 +25,8 @@ struct EmitOptions {
 
 // Analyses `data`, prints SummaryToText when asked, and returns SummaryToJson.
 std::string EmitSummary(const TraceData& data, const EmitOptions& options);
+// The same for a summary the caller already has (options.analysis is not used).
+std::string EmitSummary(const Summary& summary, const EmitOptions& options);
 
 }  // namespace kairos
 

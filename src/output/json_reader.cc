@@ -229,22 +229,13 @@ absl::Status Drive(Source& src, const KinetoJsonCallbacks& cb, KinetoJsonStats* 
           continue;
         }
         ++st.events;
-        // Reset field by field (not ev = {}) so the strings keep their capacity; pid, tid,
-        // id and args are swapped in from the parsed value (no deep copy) and swapped back
-        // after the callback, so the parser reuses their storage for the next event.
-        ev.ph.clear();
-        ev.cat.clear();
-        ev.name.clear();
-        ev.has_ts = ev.has_dur = false;
-        ev.ts_ns = ev.dur_ns = 0;
-        JsonValue* swapped[4] = {nullptr, nullptr, nullptr, nullptr};  // pid, tid, id, args
-        JsonValue* const fields[4] = {&ev.pid, &ev.tid, &ev.id, &ev.args};
+        ev = KinetoEvent{};
         for (auto& [k, v] : value.members) {
           if (k == "ph") ev.ph = v.text;
           else if (k == "cat") ev.cat = v.text;
           else if (k == "name") ev.name = v.text;
-          else if (k == "pid") swapped[0] = &v;
-          else if (k == "tid") swapped[1] = &v;
+          else if (k == "pid") ev.pid = v;
+          else if (k == "tid") ev.tid = v;
           else if (k == "ts") {
             int64_t rel = 0;
             if (!MicrosTextToNs(v, &rel) || __builtin_add_overflow(base_ns, rel, &ev.ts_ns))
@@ -254,17 +245,11 @@ absl::Status Drive(Source& src, const KinetoJsonCallbacks& cb, KinetoJsonStats* 
             if (!MicrosTextToNs(v, &ev.dur_ns)) return TimeOutOfRange("dur", v, p);
             ev.has_dur = true;
           }
-          else if (k == "id") swapped[2] = &v;
-          else if (k == "args") swapped[3] = &v;
+          else if (k == "id") ev.id = v;
+          else if (k == "args") ev.args = v;
         }
-        // The last of a repeated key wins, as with the former copies.
-        for (int i = 0; i < 4; ++i) {
-          if (swapped[i]) std::swap(*fields[i], *swapped[i]);
-          else *fields[i] = JsonValue{};
-        }
+        ev.raw = &value;
         if (cb.on_event) cb.on_event(ev);
-        for (int i = 0; i < 4; ++i)
-          if (swapped[i]) std::swap(*fields[i], *swapped[i]);
       } while (p.Consume(','));
       if (!p.Expect(']')) return p.error();
     } while (p.Consume(','));

@@ -42,6 +42,7 @@ struct KinetoEvent {
   int64_t dur_ns = 0;
   JsonValue id;         // flow events
   JsonValue args;       // object, or null when absent
+  const JsonValue* raw = nullptr;  // the whole event object (valid during the callback)
 };
 
 struct KinetoJsonCallbacks {

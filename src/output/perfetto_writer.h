@@ -33,7 +33,9 @@ inline constexpr uint64_t kPerfettoMetadataUuid = 2;
 inline constexpr uint64_t kPerfettoOverheadGroupUuid = 3;
 inline constexpr uint64_t kPerfettoDeviceUuidBase = 0x100000;
 inline constexpr uint64_t kPerfettoTrackUuidBase = 0x200000;
-inline constexpr uint64_t kPerfettoCounterUuidBase = 0x400000;
+// Counter uuids are small so that a sample's track_uuid takes one varint byte (first 112
+// counter tracks); they stay below the device and track bases.
+inline constexpr uint64_t kPerfettoCounterUuidBase = 16;
 inline constexpr uint64_t kPerfettoCounterGroupUuidBase = 0x600000;
 inline constexpr uint32_t kPerfettoMetadataSequence = 1;
 inline constexpr uint32_t kPerfettoCounterSequence = 2;

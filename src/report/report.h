@@ -29,9 +29,17 @@ struct ReportOptions {
 struct ReportTrace {
   std::string label;        // e.g. "rank 0" or the file name
   const TraceData* data = nullptr;
+  // Optional: the summary of `data` already analysed with ReportAnalysisOptions(options), so
+  // a caller that also needs the summary (the session writes both) analyses once.
+  const Summary* summary = nullptr;
 };
 
-// Analyses every trace and renders the page.
+// The analysis options the page needs (timeline bins, step series) on top of options.analysis.
+// The summary JSON/text of such an analysis is the same as of a default one: the extra series
+// are only read by the report.
+AnalysisOptions ReportAnalysisOptions(const ReportOptions& options = {});
+
+// Analyses every trace that has no summary yet and renders the page.
 std::string RenderHtmlReport(const std::vector<ReportTrace>& traces, const ReportOptions& options = {});
 
 // The page is written by the caller through the output layer's hardened sink

@@ -123,8 +123,9 @@ class FrameworkOpsSource : public TraceSource {
 }  // namespace
 
 void AttachFrameworkOps() {
-  static std::once_flag once;
-  std::call_once(once, [] { Session().RegisterTraceSource(std::make_unique<FrameworkOpsSource>()); });
+  Root& root = GetRoot();
+  if (root.framework_ops_attached.exchange(true, std::memory_order_acq_rel)) return;
+  root.session.RegisterTraceSource(std::make_unique<FrameworkOpsSource>());
 }
 
 const volatile uint32_t* RecordingFlag() {

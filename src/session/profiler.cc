@@ -163,9 +163,10 @@ bool Profiler::WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t s
 
 void Profiler::EndCurrentLocked(uint64_t now_raw) {
   SchedulerEvent e = Now(SessionEventKind::kStop);
-  const bool recording = sched_.state() == SessionState::kRecording;
   if (sched_.Handle(e).ok()) {
-    if (recording) close_raw_ = now_raw;
+    // Recording closed now, or an iteration window past its start boundary closes (now or once
+    // warm): the window ends here unless its end boundary came first. A cancel records nothing.
+    if (sched_.outcome() != Outcome::kCancelled) close_raw_ = now_raw;
     cv_.notify_all();
   }
 }

@@ -24,25 +24,22 @@
 #include "config/env.h"
 #include "counters/host_sampler.h"
 #include "log.h"
+#include "session/api.h"
 #include "session/daemon_glue.h"
 #ifdef KAIROS_HAVE_CUPTI
 #include "activity/cuda_presence.h"
 #include "activity/cupti_source.h"
 #endif
+#include "fork_abandon.h"
 
 namespace kairos {
 namespace {
 
 std::atomic<Root*> g_root{nullptr};
 std::once_flag g_root_once;
-// What fork() abandoned (the parent's root, its CUPTI pool), kept reachable so leak
-// checkers in the child stay quiet. Written only by the fork hook (one thread).
-const void* g_abandoned[32];
-int g_abandoned_count = 0;
-
-void KeepReachable(const void* p) {
-  if (p != nullptr && g_abandoned_count < 32) g_abandoned[g_abandoned_count++] = p;
-}
+// What fork() abandoned (the parent's root, its CUPTI pool) stays reachable for leak
+// checkers in the child (fork_abandon.h).
+void KeepReachable(const void* p) { internal::KeepAbandonedAfterFork(p); }
 
 // The "cpu" source as the session drives it: the recorder plus the early-start hooks that
 // iteration windows use (the step hook switches recording on at the warm-up boundary).
@@ -213,7 +210,11 @@ void ChildAfterFork() {
   // parent's name) so the child never reads the parent's replies. Not restarted.
   if (old->daemon != nullptr) old->daemon->Stop();
   KeepReachable(old);
+  const bool framework_ops = old->framework_ops_attached.load(std::memory_order_relaxed);
   g_root.store(CreateRoot(true), std::memory_order_release);
+  // A framework bridge attached in the parent (torch imported before DataLoader workers fork)
+  // does not attach again: the child's session gets the same framework-ops source.
+  if (framework_ops) api::AttachFrameworkOps();
 }
 
 void AtExitHandler() {

@@ -15,6 +15,8 @@
 #ifndef KAIROS_SRC_SESSION_ROOT_H_
 #define KAIROS_SRC_SESSION_ROOT_H_
 
+#include <atomic>
+
 #include "session/profiler.h"
 
 namespace kairos {
@@ -24,6 +26,9 @@ class DaemonClient;
 struct Root {
   Profiler session;
   DaemonClient* daemon = nullptr;  // never destroyed (its poller may run during exit)
+  // Set once the framework-ops source is registered with this root's session. Per root, not a
+  // process-wide once_flag: a forked child's fresh root registers its own (ChildAfterFork).
+  std::atomic<bool> framework_ops_attached{false};
 };
 
 // The root, created and initialised from the environment on first call.

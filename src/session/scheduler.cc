@@ -121,7 +121,16 @@ void Scheduler::Move(SessionState to, Action action) {
   KAIROS_DCHECK(IsLegalTransition(state_, to), "session transition outside the table");
   state_ = to;
   action_ = action;
-  if (to == SessionState::kWarmUp) warmed_ = false;
+  if (to == SessionState::kWarmUp) warmed_ = close_when_warm_ = false;
+}
+
+void Scheduler::CloseWarmUpAtStop() {
+  close_when_warm_ = false;
+  open_at_boundary_ = true;
+  opened_ns_ = closed_ns_;
+  end_iteration_ = SatAdd(plan_.start_iteration, plan_.iterations);
+  outcome_ = Outcome::kClosed;
+  Move(SessionState::kFlushing, Action::kClose);
 }
 
 Action Scheduler::TakeAction() {
@@ -202,13 +211,36 @@ absl::Status Scheduler::Handle(const SchedulerEvent& e) {
       if (state_ != SessionState::kWarmUp)
         return absl::FailedPreconditionError("not warming up");  // cancelled meanwhile
       warmed_ = true;
-      if (action_ == Action::kNone) Advance(e.now_ns, e.iteration);
+      if (close_when_warm_) {
+        CloseWarmUpAtStop();
+      } else if (action_ == Action::kNone) {
+        Advance(e.now_ns, e.iteration);
+      }
       return absl::OkStatus();
     case SessionEventKind::kStop:
       if (state_ == SessionState::kRecording) {
         closed_ns_ = e.now_ns;
         outcome_ = Outcome::kClosed;
         Move(SessionState::kFlushing, Action::kClose);
+        return absl::OkStatus();
+      }
+      // An iteration window whose start boundary has passed is open in all but name (CPU
+      // ranges record from warm-up on, the boundaries are kept; only the runner's tick is
+      // missing): a stop closes it like a recording window instead of discarding it, at once
+      // when the sources are warm, else as soon as they are (the caller's wait is bounded).
+      // Also from Armed: the step hook started the CPU ranges at the warm-up boundary on the
+      // job's thread although the runner has not run since; it warms up, opens and closes.
+      if ((state_ == SessionState::kArmed || state_ == SessionState::kWarmUp) &&
+          plan_.iteration_mode && e.iteration >= plan_.start_iteration) {
+        if (state_ == SessionState::kWarmUp && close_when_warm_)
+          return absl::FailedPreconditionError("a stop is already pending");
+        if (state_ == SessionState::kArmed) Move(SessionState::kWarmUp, Action::kWarmUp);
+        closed_ns_ = e.now_ns;
+        if (warmed_) {
+          CloseWarmUpAtStop();
+        } else {
+          close_when_warm_ = true;
+        }
         return absl::OkStatus();
       }
       [[fallthrough]];

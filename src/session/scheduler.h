@@ -130,12 +130,16 @@ class Scheduler {
  private:
   void Move(SessionState to, Action action);
   void Advance(int64_t now_ns, int64_t iteration);
+  void CloseWarmUpAtStop();  // WarmUp -> Flushing (closed) at closed_ns_
 
   SessionState state_ = SessionState::kIdle;
   Action action_ = Action::kNone;
   bool shut_down_ = false;
   WindowPlan plan_;
   bool warmed_ = false;  // WarmUp only: kSourcesWarm arrived
+  // WarmUp only: a stop arrived after the iteration window's start boundary while the sources
+  // were still warming; the window closes as soon as they are warm.
+  bool close_when_warm_ = false;
   uint64_t accepted_ = 0, finished_ = 0;
   Outcome outcome_ = Outcome::kNone;
   bool open_at_boundary_ = false, fell_back_ = false;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "analysis/emit_summary.h"
 #include "clock.h"
@@ -82,10 +83,16 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
   // The analysis summary travels inside the trace and next to it (<trace>.summary.json,
   // written by the output layer only once the trace is, with the trace's permissions).
   OutputOptions out = OutputOptionsFromConfig(config, path);
+  // One analysis serves the summary and the report: with the report on, it also keeps the
+  // series the page draws (the summary JSON does not contain them).
+  const bool want_report = config.report == ReportMode::kHtml;
+  std::optional<Summary> analysed;
+  if (config.summary != SummaryMode::kOff || want_report)
+    analysed = Analyze(data, want_report ? ReportAnalysisOptions() : AnalysisOptions{});
   if (config.summary != SummaryMode::kOff) {
     EmitOptions options;
     options.print_text = config.summary == SummaryMode::kStdout;
-    out.summary_json = EmitSummary(data, options);
+    out.summary_json = EmitSummary(*analysed, options);
     data.metadata_json.emplace_back("kairos_summary", out.summary_json);
   }
   // A daemon request's file is created confined to the allowed directory (no symlink in the
@@ -109,10 +116,10 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
                          std::string(s2.message()).c_str());
   }
   // Opt-in HTML report next to the trace (docs/REPORT.md), written only with its trace and
-  // through the same sink; it analyses the data again.
-  if (config.report == ReportMode::kHtml) {
-    absl::Status rs = WriteTextFile(ReportPathFor(path), RenderHtmlReport({{path, &data}}),
-                                    out.confine_dir);
+  // through the same sink, from the summary analysed above.
+  if (want_report) {
+    absl::Status rs = WriteTextFile(ReportPathFor(path),
+                                    RenderHtmlReport({{path, &data, &*analysed}}), out.confine_dir);
     if (!rs.ok())
       KAIROS_LOG_WARNING("report not written: %s", std::string(rs.message()).c_str());
   }

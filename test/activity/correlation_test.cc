@@ -147,6 +147,29 @@ TEST_CASE("the runtime call wins over the driver call it made", "[correlation]")
   CHECK(Find(data, EventKind::kKernel, 60)->flags == kFlagFlowIn);
 }
 
+TEST_CASE("sparse correlation ids (hash-map path) correlate the same as dense ones", "[correlation]") {
+  // Ids 3e9 apart: the launch index cannot be a flat array over the id range.
+  RecordBuffer b;
+  b.Add(testing::Api(CUPTI_ACTIVITY_KIND_DRIVER, 307, 3000000000u, 120, 180));
+  b.Add(testing::Runtime(211, 3000000000u, 100, 200));
+  b.Add(testing::Kernel(3000000000u, 300, 400, "_Z4stepv"));
+  b.Add(testing::Runtime(211, 7, 500, 600));
+  b.Add(testing::Kernel(7, 700, 800, "_Z4stepv"));
+  b.Add(testing::Kernel(8, 900, 950, "_Z4stepv"));  // launch not in the trace
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(b.data(), b.size());
+  TraceData data;
+  const MergeResult m = MergeIntoTraceData(c, data);
+  CHECK(m.flows == 2);
+  CHECK(m.uncorrelated_gpu == 1);
+  CHECK(Find(data, EventKind::kRuntime, 3000000000u)->flags == kFlagFlowOut);
+  CHECK(Find(data, EventKind::kDriver, 3000000000u)->flags == kFlagNone);
+  CHECK(Find(data, EventKind::kKernel, 3000000000u)->flags == kFlagFlowIn);
+  CHECK(Find(data, EventKind::kRuntime, 7)->flags == kFlagFlowOut);
+  CHECK(Find(data, EventKind::kKernel, 7)->flags == kFlagFlowIn);
+  CHECK(Find(data, EventKind::kKernel, 8)->flags == kFlagNone);
+}
+
 TEST_CASE("GPU rows get Kineto's pid/tid conventions", "[correlation]") {
   RecordBuffer b;
   auto sync = testing::Zero<CUpti_ActivitySynchronization2>();

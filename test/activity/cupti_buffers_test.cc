@@ -76,11 +76,13 @@ TEST_CASE("a pool starts small and grows up to its bound as CUPTI takes buffers"
   CHECK(pool.max_buffers() == 10);
   pool.Start([](const uint8_t*, size_t) {});
   std::vector<uint8_t*> taken;
-  taken.push_back(pool.Acquire());  // one left: the worker adds a chunk of two
+  taken.push_back(pool.Acquire());  // one left: one spare is enough, nothing is added
+  taken.push_back(pool.Acquire());  // none left: the worker adds exactly one
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (pool.buffer_count() < 4 && std::chrono::steady_clock::now() < deadline)
+  while (pool.free_count() < 1 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
-  CHECK(pool.buffer_count() == 4);
+  CHECK(pool.buffer_count() == 3);
+  CHECK(pool.free_count() == 1);
   CHECK(pool.grown_inline() == 0);
   // Whether the worker or the request itself adds the rest, exactly the bound is handed out.
   for (uint8_t* b = pool.Acquire(); b != nullptr; b = pool.Acquire()) taken.push_back(b);
@@ -99,16 +101,16 @@ TEST_CASE("a pool starts small and grows up to its bound as CUPTI takes buffers"
   CHECK(pool.Free());
   CHECK(pool.buffer_count() == 0);
 
-  // None up front: the worker prefaults the first chunk as soon as it starts.
+  // None up front: the worker prefaults the first (and only the first) as soon as it starts.
   REQUIRE(pool.Allocate(4096, 4, 0).ok());
   CHECK(pool.buffer_count() == 0);
   pool.Start([](const uint8_t*, size_t) {});
   const auto deadline2 = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (pool.buffer_count() < 2 && std::chrono::steady_clock::now() < deadline2)
+  while (pool.buffer_count() < 1 && std::chrono::steady_clock::now() < deadline2)
     std::this_thread::yield();
-  CHECK(pool.buffer_count() == 2);
-  CHECK(pool.free_count() == 2);
-  pool.Stop();
+  pool.Stop();  // joins the worker: nothing more can be added behind the checks
+  CHECK(pool.buffer_count() == 1);
+  CHECK(pool.free_count() == 1);
   CHECK(pool.Free());
 }
 

@@ -9,36 +9,18 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/summary.h"
+#include "analysis/findings_util.h"
 #include "analysis/trace_builder.h"
 
 namespace kairos {
 namespace {
 
+using kairos::testing::Ev;
+using kairos::testing::Get;
+using kairos::testing::Ids;
+using kairos::testing::kMs;
+using kairos::testing::kUs;
 using kairos::testing::TraceBuilder;
-constexpr int64_t kUs = 1000, kMs = 1000000;
-
-std::set<std::string> Ids(const Summary& s) {
-  std::set<std::string> ids;
-  for (const Finding& f : s.findings) ids.insert(f.id);
-  return ids;
-}
-
-const Finding& Get(const Summary& s, const std::string& id) {
-  for (const Finding& f : s.findings) {
-    if (f.id == id) return f;
-  }
-  FAIL("no finding " << id);
-  static Finding none;
-  return none;
-}
-
-double Ev(const Finding& f, const std::string& key) {
-  for (const auto& [k, v] : f.evidence) {
-    if (k == key) return v;
-  }
-  FAIL("no evidence " << key << " in " << f.id);
-  return -1;
-}
 
 // Back-to-back 500 us kernels over [0, n * 500 us) on one stream: a GPU that is always fed.
 // Named as a user's own kernel: a library GEMM ("gemm", "cutlass", ...) is exempt from the

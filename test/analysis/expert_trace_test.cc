@@ -15,19 +15,16 @@
 
 #include "analysis/kernel_class.h"
 #include "analysis/summary.h"
+#include "analysis/findings_util.h"
 #include "analysis/trace_builder.h"
 
 namespace kairos {
 namespace {
 
+using kairos::testing::Ids;
+using kairos::testing::kMs;
+using kairos::testing::kUs;
 using kairos::testing::TraceBuilder;
-constexpr int64_t kUs = 1000, kMs = 1000000;
-
-std::set<std::string> Ids(const Summary& s) {
-  std::set<std::string> ids;
-  for (const Finding& f : s.findings) ids.insert(f.id);
-  return ids;
-}
 
 TEST_CASE("Kernel names map to their classes") {
   struct Case {

@@ -4,30 +4,18 @@
 // generated edge inputs. Passing means no crash, trap or sanitizer report.
 // Threading: single-threaded.
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
 #include <string>
+
+#include "fuzz/corpus_replay.h"
 
 extern "C" int KairosFuzzConfig(const uint8_t* data, size_t size);
 
 namespace {
 
-int Run(const std::string& s) {
-  return KairosFuzzConfig(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
+int Run(const std::string& s) { return kairos::testing::RunFuzzEntry(KairosFuzzConfig, s); }
 
 TEST_CASE("corpus replays through the config fuzz entry point", "[fuzz]") {
-  namespace fs = std::filesystem;
-  int files = 0;
-  for (const auto& entry : fs::directory_iterator(KAIROS_CONFIG_CORPUS_DIR)) {
-    if (!entry.is_regular_file()) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    INFO(entry.path().string());
-    CHECK(Run(bytes) == 0);
-    ++files;
-  }
-  CHECK(files >= 10);
+  CHECK(kairos::testing::ReplayCorpus(KairosFuzzConfig, KAIROS_CONFIG_CORPUS_DIR) >= 10);
 }
 
 TEST_CASE("generated edge inputs", "[fuzz]") {

@@ -173,6 +173,62 @@ TEST_CASE("a tick never skips an owed action; a stop may turn an owed open into 
   CHECK(s.TakeAction() == Action::kClose);
 }
 
+TEST_CASE("a stop after an iteration window's start boundary closes it, not cancels") {
+  Scheduler s;
+  const WindowPlan p = IterPlan(2, 4, 3);
+  REQUIRE(s.Handle(Ev(SessionEventKind::kRequest, kT0, 0, &p)).ok());
+  REQUIRE(s.Handle(Ev(SessionEventKind::kTick, kT0, 2)).ok());
+  CHECK(s.TakeAction() == Action::kWarmUp);
+  REQUIRE(s.Handle(Ev(SessionEventKind::kSourcesWarm, kT0, 3)).ok());
+  CHECK(s.state() == S::kWarmUp);  // boundary 4 not reached yet
+  // The job passed boundary 4 (and 5); the runner has not ticked since. A flush arrives.
+  REQUIRE(s.Handle(Ev(SessionEventKind::kStop, kT0 + 7, 5)).ok());
+  CHECK(s.state() == S::kFlushing);
+  CHECK(s.outcome() == Outcome::kClosed);
+  CHECK(s.opened_at_iteration_boundary());
+  CHECK(s.closed_ns() == kT0 + 7);
+  CHECK(s.TakeAction() == Action::kClose);  // the runner opens at the boundary, then closes
+  REQUIRE(s.Handle(Ev(SessionEventKind::kFlushed, kT0 + 8)).ok());
+
+  // Past the boundary with the sources still warming (a slow CUPTI load): the stop is kept and
+  // closes the window the moment they are warm; a second stop is refused meanwhile.
+  REQUIRE(s.Handle(Ev(SessionEventKind::kRequest, kT0, 0, &p)).ok());
+  REQUIRE(s.Handle(Ev(SessionEventKind::kTick, kT0, 2)).ok());
+  CHECK(s.TakeAction() == Action::kWarmUp);
+  REQUIRE(s.Handle(Ev(SessionEventKind::kStop, kT0 + 20, 7)).ok());
+  CHECK(s.state() == S::kWarmUp);
+  CHECK(s.busy());
+  CHECK_FALSE(s.Handle(Ev(SessionEventKind::kStop, kT0 + 21, 7)).ok());
+  REQUIRE(s.Handle(Ev(SessionEventKind::kSourcesWarm, kT0 + 30, 8)).ok());
+  CHECK(s.state() == S::kFlushing);
+  CHECK(s.outcome() == Outcome::kClosed);
+  CHECK(s.closed_ns() == kT0 + 20);
+  CHECK(s.TakeAction() == Action::kClose);
+  REQUIRE(s.Handle(Ev(SessionEventKind::kFlushed, kT0 + 31)).ok());
+
+  // Still Armed (the runner never ran since the request) with the job past the start boundary:
+  // the stop owes the warm-up, then closes.
+  REQUIRE(s.Handle(Ev(SessionEventKind::kRequest, kT0, 0, &p)).ok());
+  REQUIRE(s.Handle(Ev(SessionEventKind::kStop, kT0 + 40, 5)).ok());
+  CHECK(s.state() == S::kWarmUp);
+  CHECK(s.TakeAction() == Action::kWarmUp);
+  REQUIRE(s.Handle(Ev(SessionEventKind::kSourcesWarm, kT0 + 50, 5)).ok());
+  CHECK(s.outcome() == Outcome::kClosed);
+  CHECK(s.closed_ns() == kT0 + 40);
+  CHECK(s.TakeAction() == Action::kClose);
+  REQUIRE(s.Handle(Ev(SessionEventKind::kFlushed, kT0 + 51)).ok());
+
+  // Before the start boundary a stop is still a cancel, warm or not.
+  REQUIRE(s.Handle(Ev(SessionEventKind::kRequest, kT0, 0, &p)).ok());
+  REQUIRE(s.Handle(Ev(SessionEventKind::kTick, kT0, 2)).ok());
+  CHECK(s.TakeAction() == Action::kWarmUp);
+  REQUIRE(s.Handle(Ev(SessionEventKind::kStop, kT0, 3)).ok());
+  CHECK(s.outcome() == Outcome::kCancelled);
+  CHECK(s.TakeAction() == Action::kAbort);
+  CHECK_FALSE(s.Handle(Ev(SessionEventKind::kSourcesWarm, kT0, 4)).ok());  // refused, no change
+  CHECK(s.state() == S::kFlushing);
+}
+
 TEST_CASE("cancel while armed ends the session; it cannot be lost or undone") {
   Scheduler s;
   const WindowPlan p = IterPlan(100, 100, 2);

@@ -4,29 +4,18 @@
 // inputs; tools/fuzz.sh runs the same entry under libFuzzer.
 // Threading: single-threaded.
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
 #include <string>
+
+#include "fuzz/corpus_replay.h"
 
 extern "C" int KairosFuzzJsonReader(const uint8_t* data, size_t size);
 
 namespace {
 
-int Run(const std::string& s) {
-  return KairosFuzzJsonReader(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
+int Run(const std::string& s) { return kairos::testing::RunFuzzEntry(KairosFuzzJsonReader, s); }
 
 TEST_CASE("JSON reader corpus replays through the fuzz entry point", "[fuzz]") {
-  int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(KAIROS_JSON_CORPUS_DIR)) {
-    if (!entry.is_regular_file()) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    INFO(entry.path().string());
-    CHECK(Run(bytes) == 0);
-    ++files;
-  }
-  CHECK(files >= 8);
+  CHECK(kairos::testing::ReplayCorpus(KairosFuzzJsonReader, KAIROS_JSON_CORPUS_DIR) >= 8);
 }
 
 TEST_CASE("JSON reader edge inputs", "[fuzz]") {

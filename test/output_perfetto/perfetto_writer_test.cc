@@ -161,7 +161,9 @@ Decoded Decode(const std::string& bytes) {
     const pp::TrackEvent& te = p.track_event();
     uint64_t track = te.has_track_uuid() ? te.track_uuid() : s.default_track;
     if (te.type() == pp::TrackEvent::TYPE_COUNTER) {
-      out.counters[track].push_back({ts, te.double_counter_value()});
+      // Whole non-negative values are written as int64 counter_value, others as doubles.
+      out.counters[track].push_back(
+          {ts, te.has_counter_value() ? double(te.counter_value()) : te.double_counter_value()});
       continue;
     }
     if (te.type() == pp::TrackEvent::TYPE_SLICE_END) {
@@ -210,6 +212,10 @@ Decoded Decode(const std::string& bytes) {
       }
     }
     for (uint64_t f : te.flow_ids()) sl.flows.push_back(f);
+    for (uint64_t f : te.flow_ids_old()) sl.flows.push_back(f);
+    // The documented rule (docs/PERFETTO.md): an event with a flow carries its correlation
+    // id only as the flow id.
+    if (!sl.flows.empty() && !sl.args.contains("correlation")) sl.args["correlation"] = sl.flows.front();
     out.slices.push_back(std::move(sl));
     if (te.type() == pp::TrackEvent::TYPE_SLICE_BEGIN) open[track].push_back(out.slices.size() - 1);
   }

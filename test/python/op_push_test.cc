@@ -4,6 +4,7 @@
 // to as "External id"); Input Dims text that is not a plain JSON array is written as a
 // string; after kairos_op_attach, PROFILE_REPORT_INPUT_SHAPES decides whether shapes stay.
 // Threading: single test thread (the session's controller thread writes the traces).
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -120,4 +121,34 @@ TEST_CASE("kairos_op_push: cpu_op with args, linked id, safe text, shapes filter
   kairos_range_pop();
   t = FlushAndRead();
   CHECK(Only(t, "aten::mm")["args"]["Input Dims"] == nlohmann::json::parse("[[2, 3], [3, 4]]"));
+}
+
+TEST_CASE("kairos_op_attach before fork(): the child's session applies the shapes rule too") {
+  const std::string dir = TempDir();
+  kairos_op_attach();  // in the parent, before the fork (DataLoader workers, launchers)
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The child has a fresh root; the bridge does not call attach again.
+    const std::string cfg = "KAIROS_SUMMARY=off\nACTIVITIES_LOG_FILE=" + dir + "/child.json\n";
+    if (kairos_init(cfg.c_str()) != KAIROS_OK || kairos_start() != KAIROS_OK) _exit(2);
+    kairos_op_args a = Args("[[2, 3]]", "[\"float\"]");
+    kairos_op_push("aten::child_mm", &a);
+    kairos_range_pop();
+    _exit(kairos_flush() != nullptr ? 0 : 3);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  // The trace name gains the child's pid (child_<pid>.json).
+  std::ifstream in(dir + "/child_" + std::to_string(child) + ".json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const nlohmann::json t = nlohmann::json::parse(ss.str(), nullptr, false);
+  REQUIRE_FALSE(t.is_discarded());
+  const nlohmann::json mm = Only(t, "aten::child_mm");
+  CHECK(mm["args"]["Sequence number"] == 5);
+  // PROFILE_REPORT_INPUT_SHAPES is off by default: the child drops the shapes as the parent would.
+  CHECK_FALSE(mm["args"].contains("Input Dims"));
 }

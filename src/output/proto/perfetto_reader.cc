@@ -296,8 +296,11 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
   }
   e.name = data_.strings.Intern(name);
   internal::ApplyKinetoArgs(args, name, data_, e);
-  if (te.flow_ids_size() > 0) {
-    if (!e.correlation) e.correlation = static_cast<uint32_t>(te.flow_ids(0));
+  if (te.flow_ids_size() > 0 || te.flow_ids_old_size() > 0) {
+    // The writer omits the `correlation` annotation of an event with a flow: the flow id is
+    // the correlation id.
+    uint64_t flow = te.flow_ids_size() > 0 ? te.flow_ids(0) : te.flow_ids_old(0);
+    if (!e.correlation) e.correlation = static_cast<uint32_t>(flow);
     e.flags |= (e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver) ? kFlagFlowOut : kFlagFlowIn;
   }
   if (te.type() == pp::TrackEvent::TYPE_INSTANT) {
