@@ -60,6 +60,40 @@ bool IsJsonNumber(std::string_view t) {
   return i == n;
 }
 
+bool IsNumberByte(char d) {
+  return (d >= '0' && d <= '9') || d == '-' || d == '+' || d == '.' || d == 'e' || d == 'E';
+}
+
+// End of the run of bytes in buf[pos, len) that a string copies verbatim: not '"', not '\\',
+// not a control byte. Eight bytes per step (SWAR) since trace names are long and plain.
+size_t PlainRunEnd(const char* buf, size_t pos, size_t len) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  while (pos + 8 <= len) {
+    uint64_t w;
+    std::memcpy(&w, buf + pos, 8);
+    // A byte is "special" when it equals '"' or '\\' or is < 0x20. has_zero(x) marks the
+    // bytes of x that are zero (exact for the lowest marked byte, which is all we use).
+    const uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
+    const uint64_t zq = (q - kOnes) & ~q, zb = (b - kOnes) & ~b;
+    const uint64_t lt = (w - kOnes * 0x20) & ~w;
+    const uint64_t hit = (zq | zb | lt) & kHigh;
+    if (hit) return pos + (__builtin_ctzll(hit) >> 3);
+    pos += 8;
+  }
+  while (pos < len && buf[pos] != '"' && buf[pos] != '\\' &&
+         static_cast<unsigned char>(buf[pos]) >= 0x20)
+    ++pos;
+  return pos;
+}
+
+// A failed container parse leaves exactly the slots it reached (so no stale members from an
+// earlier value survive under an error), and reports the failure.
+template <typename Vec>
+bool TrimOnError(Vec* v, size_t n) {
+  v->resize(n);
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<size_t> JsonTextSource::Read(char* buf, size_t cap) {
@@ -152,9 +186,7 @@ bool JsonStreamParser::ParseString(std::string* out) {
   for (;;) {
     // Bulk-copy the run of plain bytes in the current chunk.
     const size_t start = pos_;
-    while (pos_ < len_ && buf_[pos_] != '"' && buf_[pos_] != '\\' &&
-           static_cast<unsigned char>(buf_[pos_]) >= 0x20)
-      ++pos_;
+    pos_ = PlainRunEnd(buf_.get(), pos_, len_);
     out->append(buf_.get() + start, pos_ - start);
     int c = Raw();
     if (c < 0) return Fail("unterminated string");
@@ -226,13 +258,12 @@ bool JsonStreamParser::UnicodeEscape(std::string* out) {
 bool JsonStreamParser::ParseNumber(std::string* out) {
   for (;;) {
     if (pos_ == len_ && !Fill()) break;
-    const char d = buf_[pos_];
-    if ((d >= '0' && d <= '9') || d == '-' || d == '+' || d == '.' || d == 'e' || d == 'E') {
-      out->push_back(d);
-      ++pos_;
-    } else {
-      break;
-    }
+    // Append the run of number bytes in this chunk at once; a number split across chunks
+    // continues in the next round.
+    const size_t start = pos_;
+    while (pos_ < len_ && IsNumberByte(buf_[pos_])) ++pos_;
+    out->append(buf_.get() + start, pos_ - start);
+    if (pos_ < len_) break;
   }
   if (!error_.ok()) return false;
   return IsJsonNumber(*out) || Fail("bad number");
@@ -240,45 +271,65 @@ bool JsonStreamParser::ParseNumber(std::string* out) {
 
 bool JsonStreamParser::ParseValueAt(JsonValue* v, int depth) {
   const int c = Peek();
-  v->items.clear();
-  v->members.clear();
+  // A value parsed into the same JsonValue again (one trace event after another) reuses the
+  // previous value's slots and string capacity: events of the same shape then parse without
+  // a heap allocation. Containers are trimmed to what this value holds before returning.
   v->text.clear();
+  if (c != '{') v->members.clear();
+  if (c != '[') v->items.clear();
   if ((c == '{' || c == '[') && depth >= options_.max_depth) return Fail("nesting too deep");
   switch (c) {
     case '{': {
       ++pos_;
       v->type = JsonValue::Type::kObject;
-      if (Consume('}')) return true;
+      if (Consume('}')) {
+        v->members.clear();
+        return true;
+      }
       // Strict mode: duplicate keys by a linear scan for the usual handful of keys, by a set
       // once an object grows large, so hostile input cannot make parsing quadratic.
       std::unordered_set<std::string> keys;
+      size_t n = 0;
       do {
-        v->members.emplace_back();
-        const std::string& key = v->members.back().first;
-        if (!ParseString(&v->members.back().first)) return false;
+        if (n == v->members.size()) v->members.emplace_back();
+        auto& member = v->members[n++];
+        const std::string& key = member.first;
+        if (!ParseString(&member.first)) return TrimOnError(&v->members, n);
         if (options_.strict) {
-          const size_t n = v->members.size();
           if (n <= 16) {
             for (size_t i = 0; i + 1 < n; ++i)
-              if (v->members[i].first == key) return Fail("duplicate key");
+              if (v->members[i].first == key) {
+                v->members.resize(n);
+                return Fail("duplicate key");
+              }
             if (n == 16)
-              for (const auto& m : v->members) keys.insert(m.first);
+              for (size_t i = 0; i < n; ++i) keys.insert(v->members[i].first);
           } else if (!keys.insert(key).second) {
-            return Fail("duplicate key");
+            {
+                v->members.resize(n);
+                return Fail("duplicate key");
+              }
           }
         }
-        if (!Expect(':') || !ParseValueAt(&v->members.back().second, depth + 1)) return false;
+        if (!Expect(':') || !ParseValueAt(&member.second, depth + 1))
+          return TrimOnError(&v->members, n);
       } while (Consume(','));
+      v->members.resize(n);
       return Expect('}');
     }
     case '[': {
       ++pos_;
       v->type = JsonValue::Type::kArray;
-      if (Consume(']')) return true;
+      if (Consume(']')) {
+        v->items.clear();
+        return true;
+      }
+      size_t n = 0;
       do {
-        v->items.emplace_back();
-        if (!ParseValueAt(&v->items.back(), depth + 1)) return false;
+        if (n == v->items.size()) v->items.emplace_back();
+        if (!ParseValueAt(&v->items[n++], depth + 1)) return TrimOnError(&v->items, n);
       } while (Consume(','));
+      v->items.resize(n);
       return Expect(']');
     }
     case '"':

@@ -93,6 +93,63 @@ TEST_CASE("Reader: lax by default, strict on request") {
   CHECK(ParseJson("[[[[]]]]", shallow).status().message() == "JSON: nesting too deep at byte 3");
 }
 
+TEST_CASE("Reader: a value parsed into a reused JsonValue holds only the new value") {
+  // The parser reuses the slots of the previous value (trace events one after another);
+  // nothing of a larger or differently shaped earlier value may survive.
+  const std::string text =
+      "{\"a\":1,\"b\":{\"c\":[1,2,{\"d\":\"x\"}]},\"e\":\"long string past SSO size\"} "
+      "{\"a\":\"s\",\"b\":[3]} {\"b\":{}} [[],{\"z\":null}] 7";
+  JsonTextSource src(text);
+  JsonStreamParser p(src);
+  JsonValue v;
+  REQUIRE(p.ParseValue(&v));
+  CHECK(v.ToJson() == "{\"a\":1,\"b\":{\"c\":[1,2,{\"d\":\"x\"}]},\"e\":\"long string past SSO size\"}");
+  REQUIRE(p.ParseValue(&v));
+  CHECK(v.ToJson() == "{\"a\":\"s\",\"b\":[3]}");
+  CHECK(v.members.size() == 2);
+  CHECK(v.members[0].second.members.empty());
+  CHECK(v.members[1].second.members.empty());
+  REQUIRE(p.ParseValue(&v));
+  CHECK(v.ToJson() == "{\"b\":{}}");
+  CHECK(v.members[0].second.items.empty());
+  REQUIRE(p.ParseValue(&v));
+  CHECK(v.ToJson() == "[[],{\"z\":null}]");
+  CHECK(v.members.empty());
+  REQUIRE(p.ParseValue(&v));
+  CHECK(v.ToJson() == "7");
+  CHECK(v.items.empty());
+  CHECK(v.members.empty());
+  REQUIRE(p.ExpectEnd());
+}
+
+TEST_CASE("Reader: a quote, backslash or control byte ends a plain run at every offset") {
+  // The plain-byte scan works 8 bytes at a time: put the special byte at each position of a
+  // word, among bytes next to the tested values (0x20, '!', '#', '[', ']', 0x7f, 0x80, 0xff).
+  const std::string plain = "a \x7f\x80\xff!#[]" "abcdefgh";
+  for (size_t at = 0; at < 17; ++at) {
+    for (const std::string& special : {std::string("\\\""), std::string("\\n"),
+                                       std::string("\""), std::string("\t")}) {
+      const std::string body = plain.substr(0, at) + special + plain.substr(at);
+      const std::string text = "\"" + body + "\"";  // the source holds a view: keep it alive
+      JsonTextSource src(text);
+      JsonStreamParser p(src);
+      std::string out;
+      const bool ok = p.ParseString(&out);
+      INFO("at " << at << " special " << special);
+      if (special == "\"") {  // ends the string early: the rest is trailing data
+        REQUIRE(ok);
+        CHECK(out == plain.substr(0, at));
+      } else if (special == "\t") {  // a raw control byte is an error at exactly that byte
+        CHECK(!ok);
+        CHECK(p.error().message() == "JSON: control character in string at byte " + std::to_string(at + 2));
+      } else {
+        REQUIRE(ok);
+        CHECK(out == plain.substr(0, at) + (special == "\\n" ? "\n" : "\"") + plain.substr(at));
+      }
+    }
+  }
+}
+
 TEST_CASE("Escaper: invalid UTF-8 is replaced and counted") {
   uint64_t replaced = 0;
   std::string out;
