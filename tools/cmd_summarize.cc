@@ -21,6 +21,7 @@
 #include "analysis/summary.h"
 #include "output/json_reader.h"
 #include "output/proto/perfetto_reader.h"
+#include "output/writer.h"
 #include "subcommand.h"
 
 namespace kairos::tools {
@@ -101,6 +102,17 @@ absl::StatusOr<TraceData> ReadAnyTrace(const std::string& path) {
   return IsPerfettoName(path) ? ReadPerfettoTrace(path) : ReadKinetoJsonTrace(path);
 }
 
+// --out: the summary JSON through the output layer's hardened sink (atomic, no symlink
+// followed, no device or FIFO replaced), like every other file kairos writes.
+bool WriteOut(const std::string& out_path, const std::string& json_text) {
+  if (out_path.empty()) return true;
+  const absl::Status st = WriteSummaryFile(out_path, json_text);
+  if (st.ok()) return true;
+  std::fprintf(stderr, "kairos summarize: cannot write %s: %s\n", out_path.c_str(),
+               std::string(st.message()).c_str());
+  return false;
+}
+
 // Several traces: read one rank at a time, keep its profile, drop its TraceData.
 int CrossRankMain(const std::vector<std::string>& traces, const std::string& format,
                   const std::string& out_path) {
@@ -116,16 +128,7 @@ int CrossRankMain(const std::vector<std::string>& traces, const std::string& for
   }
   const CrossRankSummary summary = AnalyzeRanks(profiles);
   const std::string json_text = CrossRankToJson(summary);
-  if (!out_path.empty()) {
-    FILE* f = std::fopen(out_path.c_str(), "wb");
-    if (f == nullptr || std::fwrite(json_text.data(), 1, json_text.size(), f) != json_text.size() ||
-        std::fputc('\n', f) == EOF) {
-      std::fprintf(stderr, "kairos summarize: cannot write %s\n", out_path.c_str());
-      if (f != nullptr) std::fclose(f);
-      return 1;
-    }
-    std::fclose(f);
-  }
+  if (!WriteOut(out_path, json_text)) return 1;
   const std::string text = format == "json"       ? json_text + "\n"
                            : format == "markdown" ? CrossRankToMarkdown(summary)
                                                   : CrossRankToText(summary);
@@ -169,23 +172,14 @@ int SummarizeMain(int argc, char** argv) {
   }
   if (traces.size() != 1) return CrossRankMain(traces, format, out_path);
   const std::string& trace_path = traces[0];
-  absl::StatusOr<TraceData> data = ReadKinetoJsonTrace(trace_path);
+  absl::StatusOr<TraceData> data = ReadAnyTrace(trace_path);
   if (!data.ok()) {
     std::fprintf(stderr, "kairos summarize: %s\n", std::string(data.status().message()).c_str());
     return 1;
   }
   const Summary summary = Analyze(*data);
   const std::string json_text = SummaryToJson(summary);
-  if (!out_path.empty()) {
-    FILE* f = std::fopen(out_path.c_str(), "wb");
-    if (f == nullptr || std::fwrite(json_text.data(), 1, json_text.size(), f) != json_text.size() ||
-        std::fputc('\n', f) == EOF) {
-      std::fprintf(stderr, "kairos summarize: cannot write %s\n", out_path.c_str());
-      if (f != nullptr) std::fclose(f);
-      return 1;
-    }
-    std::fclose(f);
-  }
+  if (!WriteOut(out_path, json_text)) return 1;
   if (format == "json") {
     std::fwrite(json_text.data(), 1, json_text.size(), stdout);
     std::fputc('\n', stdout);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # File: summarize_cli_test.sh
 # Layer: tests for the `kairos summarize` CLI. --format text|json|markdown on a real trace
-# file (the report fixture's rank 0: a data loader starves GPU 0), and a bad format rejected.
+# file (the report fixture's rank 0: a data loader starves GPU 0), a bad format rejected, and
+# --out through the hardened sink.
 # usage: summarize_cli_test.sh KAIROS_BIN FIXTURE_BIN OUT_DIR
 set -u
 kairos=$1 fixture=$2 out=$3
@@ -21,5 +22,13 @@ grep -q '^| 0 | ' "$out/s.md" || { echo "FAIL: markdown GPU table"; fail=1; }
 grep -q '^#### GPU idle while waiting for the host (GPU 0)$' "$out/s.md" || { echo "FAIL: markdown finding"; fail=1; }
 "$kairos" summarize --format yaml "$out/rank0.json" > /dev/null 2> "$out/err.txt"
 [ $? -eq 2 ] && grep -q "must be text, json or markdown" "$out/err.txt" || { echo "FAIL: bad format accepted"; fail=1; }
+# --out: the same JSON as --format json, written through the hardened sink: a symlink
+# planted at the name is refused, not followed (the fopen this replaced followed it).
+"$kairos" summarize --out "$out/o.json" "$out/rank0.json" > /dev/null || fail=1
+cmp -s "$out/o.json" "$out/s.json" || { echo "FAIL: --out differs from --format json"; fail=1; }
+ln -sf "$out/victim.json" "$out/link.json"
+"$kairos" summarize --out "$out/link.json" "$out/rank0.json" > /dev/null 2> "$out/err2.txt"
+[ $? -eq 1 ] && [ ! -e "$out/victim.json" ] && grep -q "symbolic link" "$out/err2.txt" \
+  || { echo "FAIL: --out followed a symlink"; fail=1; }
 [ $fail -eq 0 ] && echo "OK"
 exit $fail
