@@ -25,6 +25,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "trace_dir.h"
+
 namespace {
 
 std::string MakeTempDir() {
@@ -46,15 +48,7 @@ nlohmann::json RunTraced(const std::string& program, const std::string& env) {
   INFO(cmd << "\n" << text);
   REQUIRE(rc == 0);
   // The trace is <dir>/trace*.json (kairos may add the pid); not the .summary.json beside it.
-  std::string path;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      const bool json = name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
-      if (json && name.find(".summary.") == std::string::npos) path = dir + "/" + name;
-    }
-    closedir(d);
-  }
+  const std::string path = ksim_test::TracePathIn(dir);
   std::ifstream in(path);
   REQUIRE(in.good());
   return nlohmann::json::parse(in);

@@ -20,6 +20,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "../trace_dir.h"
+
 namespace {
 
 struct Sample {
@@ -71,15 +73,7 @@ size_t Count(const std::string& text, const std::string& what) {
 }
 
 nlohmann::json ReadTrace(const std::string& dir) {
-  std::string path;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      const bool json = name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
-      if (json && name.find(".summary.") == std::string::npos) path = dir + "/" + name;
-    }
-    closedir(d);
-  }
+  const std::string path = ksim_test::TracePathIn(dir);
   std::ifstream in(path);
   REQUIRE(in.good());
   return nlohmann::json::parse(in);
