@@ -2,6 +2,7 @@
 #include "counters/telemetry.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -117,7 +118,17 @@ absl::Status Telemetry::Start(TelemetryOptions options) {
   if (running_) return absl::FailedPreconditionError("telemetry already running");
   if (options.interval_ns <= 0) return absl::InvalidArgumentError("telemetry interval must be > 0");
   options_ = std::move(options);
-  const int fd = open(options_.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // The default name is predictable (host, pid) in a shared directory: never follow a symlink
+  // planted there, never block on a FIFO (O_NONBLOCK), and append only to a regular file, the
+  // rules the trace sink keeps (docs/OUTPUT.md).
+  const int fd = open(options_.path.c_str(),
+                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  struct stat st {};
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("telemetry: '", options_.path,
+                                               "' is not a regular file; telemetry off"));
+  }
   if (fd < 0 || (file_ = fdopen(fd, "a")) == nullptr) {
     if (fd >= 0) close(fd);
     return absl::UnavailableError(

@@ -6,6 +6,8 @@
 // Threading: test thread only.
 #include "counters/telemetry.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -144,6 +146,33 @@ TEST_CASE("Telemetry: an unwritable file is one error and no thread") {
   absl::Status s = t.Start(o);
   CHECK(std::string(s.message()) == "telemetry: cannot open '/nonexistent-dir/x.jsonl'; telemetry off");
   CHECK_FALSE(t.running());
+}
+
+TEST_CASE("Telemetry: a symlink or FIFO at the file's name is refused, not followed or blocked on") {
+  char tmpl[] = "/tmp/kairos-telemetry-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  // A symlink planted at the (predictable) name: O_NOFOLLOW, the target is never created.
+  REQUIRE(symlink((dir + "/victim").c_str(), (dir + "/t.jsonl").c_str()) == 0);
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = kS;
+  o.path = dir + "/t.jsonl";
+  o.run_thread = false;
+  absl::Status s = t.Start(o);
+  CHECK(std::string(s.message()) == "telemetry: cannot open '" + dir + "/t.jsonl'; telemetry off");
+  CHECK(access((dir + "/victim").c_str(), F_OK) != 0);
+  CHECK_FALSE(t.running());
+  // A FIFO with a reader (so a plain open would succeed): refused as not a regular file.
+  REQUIRE(mkfifo((dir + "/f.jsonl").c_str(), 0600) == 0);
+  const int reader = open((dir + "/f.jsonl").c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(reader >= 0);
+  Telemetry t2;
+  o.path = dir + "/f.jsonl";
+  s = t2.Start(o);
+  CHECK(std::string(s.message()) == "telemetry: '" + dir + "/f.jsonl' is not a regular file; telemetry off");
+  CHECK_FALSE(t2.running());
+  close(reader);
 }
 
 }  // namespace
