@@ -163,7 +163,8 @@ class Waiter {
       const int aborted = c->shared->aborted.load(std::memory_order_acquire);
       if (aborted != 0) return Fail(comms, c, "rank " + std::to_string(aborted - 1) + " failed or aborted");
       for (int r = 0; r < c->nranks; ++r) {
-        if (r != c->rank && PidDead(c->shared->pid[r].load(std::memory_order_relaxed)))
+        if (r != c->rank && c->shared->left[r].load(std::memory_order_acquire) == 0 &&
+            PidDead(c->shared->pid[r].load(std::memory_order_relaxed)))
           return Fail(comms, c, "rank " + std::to_string(r) + " (pid " +
                                     std::to_string(c->shared->pid[r].load()) + ") exited");
       }
@@ -254,6 +255,8 @@ void Detach(ncclComm* comm, bool abort) {
   if (abort) {
     int expected = 0;
     comm->shared->aborted.compare_exchange_strong(expected, comm->rank + 1);
+  } else {
+    comm->shared->left[comm->rank].store(1, std::memory_order_release);
   }
   munmap(comm->shared, comm->map_bytes);
   comm->shared = nullptr;

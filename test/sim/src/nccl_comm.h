@@ -52,6 +52,9 @@ struct Shared {
   std::atomic<int32_t> joined;
   std::atomic<int32_t> aborted;  // 0, or 1 + the rank that failed/aborted first
   std::atomic<int32_t> pid[kMaxRanks];
+  // 1 once the rank destroyed its communicator cleanly: it has finished every operation it
+  // took part in, so its process exiting afterwards is not a failure for the others.
+  std::atomic<int32_t> left[kMaxRanks];
   std::atomic<uint64_t> arrived[kMaxRanks];
   std::atomic<uint64_t> departed[kMaxRanks];
   uint64_t start[kMaxRanks];
