@@ -146,7 +146,11 @@ TEST_CASE("SM active follows the duty cycle of the workload", "[pm_values]") {
   REQUIRE(n >= 100);
   const double sm_pct = sum / n;
   INFO("busy " << busy_pct << "% SM active " << sm_pct << "%");
-  CHECK(busy_pct > 35);  // the workload is what it claims: about half busy
+  // The workload is what it claims: busy at most about half the time. The idle half is a
+  // host sleep, which a loaded machine stretches (spinning processes on the 2 cores gave
+  // 12-34% busy), so the lower bound only says the GPU did work. The reference for SM active
+  // is the busy fraction measured in the trace itself, whatever the load made it.
+  CHECK(busy_pct > 5);
   CHECK(busy_pct < 65);
   CHECK(std::fabs(sm_pct - busy_pct) <= 5.0);
   // Each full-wave launch is measured busy on every SM; the summary reports it.
