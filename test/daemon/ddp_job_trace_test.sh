@@ -6,7 +6,8 @@
 # request must give four traces, each named by its rank, covering the same ProfilerStep
 # numbers; `kairos summarize` on them must name rank 2 as the straggler with a loss per step
 # within 10% of the loss measured from the ranks' launch times; `kairos merge` must give one
-# timeline with four rank process groups whose all-reduce ends agree within 5 us.
+# timeline with four rank process groups whose all-reduce ends agree within 5 us. Then a rank
+# killed mid-window: the others fail cleanly and still write their traces.
 # usage: ddp_job_trace_test.sh KAIROS_BIN LIBKAIROS RUN_DDP SIM_LIB_DIR OUT_DIR
 set -u
 kairos=$1 libkairos=$2 run_ddp=$3 simlib=$4 out=$5
@@ -163,6 +164,31 @@ if matched < 8:
 if worst > 5.0:
     print("FAIL: all-reduce ends differ by", worst, "us"); sys.exit(1)
 print(matched, "all-reduces on all ranks, ends within %.3f us" % worst)
+EOF
+# A rank that dies mid-window (SIGKILL at step 6, as an OOM kill): the others' collectives fail
+# (ncclRemoteError, exit 3) instead of hanging, and each of them still writes its trace at exit
+# with the iterations it completed; the dead rank writes nothing.
+mkdir -p "$out/killed"
+LD_LIBRARY_PATH="$simlib" LD_PRELOAD="$libkairos" KAIROS_SIM_NCCL_TIMEOUT_MS=30000 \
+  KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=2;ACTIVITIES_ITERATIONS=30;ACTIVITIES_LOG_FILE=$out/killed/k.json" \
+  "$run_ddp" 4 --kill 1 --kill-step 6 --steps 40 --host-us 500 --params 16384 \
+  > "$out/killed.log" 2>&1
+grep -q "rank 1 exited with status 137" "$out/killed.log" \
+  || { echo "FAIL: killed run"; tail -5 "$out/killed.log"; fail=1; }
+python3 - "$out/killed" <<'EOF' || fail=1
+import glob, json, os, re, sys
+d = sys.argv[1]
+files = sorted(f for f in glob.glob(os.path.join(d, "k_rank*.json")) if re.search(r"_\d+\.json$", f))
+ranks = sorted(int(re.search(r"k_rank(\d+)_", f).group(1)) for f in files)
+if ranks != [0, 2, 3]:
+    print("FAIL: traces of the killed run from ranks", ranks); sys.exit(1)
+for f in files:
+    t = json.load(open(f))
+    steps = sorted(int(e["name"].split("#")[1]) for e in t["traceEvents"]
+                   if e.get("name", "").startswith("ProfilerStep#"))
+    if steps[:4] != [2, 3, 4, 5]:
+        print("FAIL:", os.path.basename(f), "steps", steps); sys.exit(1)
+print("killed rank 1: ranks 0, 2, 3 wrote their traces (steps 2..5 and the failed step)")
 EOF
 [ $fail -eq 0 ] && echo "OK"
 exit $fail
