@@ -317,7 +317,7 @@ void DaemonClient::HandleConfig(std::string_view text) {
   }
   if (!note.empty()) KAIROS_LOG_WARNING_LIMITED("daemon client: %s", note.c_str());
   std::string message;
-  // PollOnce may run before any poll was sent by this thread; 0 tells the handler "now".
+  // The poll this reply answers (0 before the first poll: the handler then plans from now).
   absl::Status status = handler_->OnTraceRequest(*config, last_poll_raw_, &message);
   if (!status.ok()) {
     configs_rejected_.fetch_add(1, std::memory_order_relaxed);

@@ -139,7 +139,9 @@ absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, 
   SchedulerEvent e = Now(SessionEventKind::kRequest);
   std::string note;
   absl::StatusOr<WindowPlan> plan;
-  if (reference_raw != 0 && !sync && config.IterationMode()) {
+  // A process that never stepped keeps the plain plan: it is what decides the fall back to a
+  // duration window (PlanWindow).
+  if (reference_raw != 0 && !sync && config.IterationMode() && e.iteration > 0) {
     // Planned from the iteration of the shared reference instant, so that every rank that
     // received the request on the same poll tick picks the same start iteration. One more
     // iteration is counted as passed, the same on every rank: a rank that handles the reply
