@@ -142,11 +142,30 @@ inline bool EventBefore(const Event& a, const Event& b) {
 
 // Visits every event of `data` in global time order by k-way merging the per-track vectors
 // (each already sorted), without copying them. Ties across tracks go to the lower track index.
+// A loser tree: each internal node keeps the loser of the match played there, so replacing
+// the winner replays one path of log2(k) single comparisons (a binary heap's sift-down takes
+// two per level). Writers call Next once per event, so this is on their hottest loop.
 class EventMerger {
  public:
   explicit EventMerger(const TraceData& data);
   // Returns false when exhausted; otherwise sets *event and *track_index.
-  bool Next(const Event** event, uint32_t* track_index);
+  bool Next(const Event** event, uint32_t* track_index) {
+    uint32_t w = tree_[0];
+    Head& h = heads_[w];
+    if (h.cur == h.end) return false;  // the winner is exhausted only when all are
+    *event = h.cur;
+    *track_index = h.track;
+    ++h.cur;
+    for (size_t node = (w + heads_.size()) >> 1; node != 0; node >>= 1) {
+      const uint32_t l = tree_[node];
+      if (Beats(l, w)) {
+        tree_[node] = w;
+        w = l;
+      }
+    }
+    tree_[0] = w;
+    return true;
+  }
 
  private:
   struct Head {
@@ -154,9 +173,21 @@ class EventMerger {
     const Event* end;
     uint32_t track;
   };
-  void SiftDown(size_t i);
-  bool Less(const Head& a, const Head& b) const;
-  std::vector<Head> heap_;
+  // Whether head a's next event goes out before head b's. Heads are in track order, so the
+  // lower index wins a tie; an exhausted head loses to everything.
+  bool Beats(uint32_t a, uint32_t b) const {
+    const Head& x = heads_[a];
+    const Head& y = heads_[b];
+    if (x.cur == x.end) return false;
+    if (y.cur == y.end) return true;
+    if (x.cur->start_ns != y.cur->start_ns) return x.cur->start_ns < y.cur->start_ns;
+    if (x.cur->end_ns != y.cur->end_ns) return x.cur->end_ns > y.cur->end_ns;
+    return a < b;
+  }
+  uint32_t Build(size_t node);
+
+  std::vector<Head> heads_;    // a power of two in size; padding heads are empty
+  std::vector<uint32_t> tree_;  // [0] = overall winner, [1, size) = loser at each node
 };
 
 }  // namespace kairos
