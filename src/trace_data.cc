@@ -30,22 +30,31 @@ void TraceData::SortTracks() {
   }
 }
 
+const Event EventMerger::kExhausted = {std::numeric_limits<int64_t>::max(),
+                                       std::numeric_limits<int64_t>::min(),
+                                       0, 0, 0, 0, kNoDetail, EventKind::kCount, 0, 0};
+
 EventMerger::EventMerger(const TraceData& data) {
   for (uint32_t t = 0; t < data.events_by_track.size(); ++t) {
     const auto& v = data.events_by_track[t];
-    if (!v.empty()) heads_.push_back(Head{v.data(), v.data() + v.size(), t});
+    if (v.empty()) continue;
+    cur_.push_back(v.data());
+    end_.push_back(v.data() + v.size());
+    track_.push_back(t);
   }
   size_t k = 1;
-  while (k < heads_.size()) k *= 2;
-  heads_.resize(k, Head{nullptr, nullptr, 0});
+  while (k < cur_.size()) k *= 2;
+  cur_.resize(k, &kExhausted);
+  end_.resize(k, nullptr);
+  track_.resize(k, 0);
   tree_.assign(k, 0);
   tree_[0] = Build(1);
 }
 
-// Plays the matches below `node` (leaves are heads_.size() + i); stores each match's loser
+// Plays the matches below `node` (leaves are cur_.size() + i); stores each match's loser
 // at its node and returns the winner.
 uint32_t EventMerger::Build(size_t node) {
-  const size_t k = heads_.size();
+  const size_t k = cur_.size();
   if (node >= k) return static_cast<uint32_t>(node - k);
   const uint32_t a = Build(2 * node), b = Build(2 * node + 1);
   if (Beats(b, a)) {

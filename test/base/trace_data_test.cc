@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -95,6 +96,28 @@ TEST_CASE("EventMerger breaks exact ties by track index, across padding and empt
   CHECK(tracks == want_tracks);
   CHECK(names == want_names);
   CHECK_FALSE(m.Next(&e, &track));
+}
+
+TEST_CASE("EventMerger yields an event with the most extreme key before exhausted tracks") {
+  // The merger marks an exhausted track with a sentinel of key (INT64_MAX, INT64_MIN); an
+  // event with that very key on a higher track must still come out, and exactly once.
+  TraceData d;
+  for (int t = 0; t < 3; ++t) d.AddTrack(Track{});
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  d.events_by_track[0] = {Ev(5, 6, 1)};
+  d.events_by_track[2] = {Ev(7, 8, 2), Ev(kMax, kMin, 3)};
+  EventMerger m(d);
+  const Event* e;
+  uint32_t track;
+  std::vector<StringId> names;
+  std::vector<uint32_t> tracks;
+  while (m.Next(&e, &track)) {
+    names.push_back(e->name);
+    tracks.push_back(track);
+  }
+  CHECK(names == std::vector<StringId>{1, 2, 3});
+  CHECK(tracks == std::vector<uint32_t>{0, 2, 2});
 }
 
 TEST_CASE("EventMerger order equals a stable sort by (start, longer first, track)") {
