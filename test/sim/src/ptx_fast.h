@@ -1,0 +1,41 @@
+// File: test/sim/src/ptx_fast.h
+// Layer: CUDA/CUPTI simulator, kernel execution: the decoded fast path. A kernel is decoded
+//        once into one handler per instruction, each specialised for its operation, type and
+//        operand kinds, and run with the reference interpreter's SIMT model (ptx_exec.h).
+// Threading: a FastKernel is immutable once built; one ExecuteFast call runs one launch on
+//        the calling thread.
+//
+// Contract: for any kernel and launch, ExecuteFast gives the same memory contents, the same
+// ExecResult (completed, thread_instructions, problem text) and the same %clock values as
+// ptx::Execute. It walks lanes differently (contiguous lane ranges as plain loops; a load or
+// store whose lanes all fall in one known allocation is checked once, not per lane; a load
+// whose lanes all read one address reads it once), never in a way a kernel can observe.
+// test/sim/tests/samples/ptx_diff_test.cc runs both on the same kernels and compares bytes.
+#ifndef KAIROS_TEST_SIM_SRC_PTX_FAST_H_
+#define KAIROS_TEST_SIM_SRC_PTX_FAST_H_
+
+#include <memory>
+#include <vector>
+
+#include "ptx_exec.h"
+#include "ptx_program.h"
+
+namespace kairos::sim::ptx {
+
+class FastBlock;
+using FastHandler = bool (*)(FastBlock&, const Inst&);
+
+struct FastKernel {
+  const Kernel* kernel = nullptr;     // must outlive this
+  std::vector<FastHandler> handler;   // one per kernel->code entry; null for bra/ret/bar
+};
+
+// Decodes `kernel` (kept by pointer).
+FastKernel CompileFast(const Kernel& kernel);
+
+ExecResult ExecuteFast(const FastKernel& fk, const LaunchDims& dims, const uint8_t* params,
+                       const GlobalResolver& global, uint64_t max_thread_instructions);
+
+}  // namespace kairos::sim::ptx
+
+#endif  // KAIROS_TEST_SIM_SRC_PTX_FAST_H_
