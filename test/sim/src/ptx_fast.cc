@@ -173,39 +173,6 @@ class FastBlock {
     }
   }
 
-  // For a global or generic access of `size` bytes at base[l] + off over the active lanes:
-  // true when every such address lies in the last resolved global range (so no lane needs
-  // its own check: shared and local memory never overlap an allocation); *uniform when all
-  // lanes use one address. Resolves the range from the first lane when it is not the last one.
-  bool WholeGroupInGlobal(const Inst& in, const Opnd& ad, uint32_t size, bool* uniform) {
-    if (in.guard >= 0 || !ad.has_base) return false;
-    const uint64_t* base = Row(ad.reg);
-    uint64_t mn = std::numeric_limits<uint64_t>::max(), mx = 0;
-    if (dense_) {
-      for (uint32_t l = first_, e = first_ + count_; l < e; ++l) {
-        mn = std::min(mn, base[l]);
-        mx = std::max(mx, base[l]);
-      }
-    } else {
-      for (uint32_t i = 0; i < count_; ++i) {
-        mn = std::min(mn, base[lanes_[i]]);
-        mx = std::max(mx, base[lanes_[i]]);
-      }
-    }
-    // [lo, hi): every lane's bytes, unless the range wraps past 2^64 (then the per-lane check).
-    const uint64_t span = mx - mn, lo = mn + ad.imm;
-    constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-    if (span > kMax - size || lo > kMax - span - size) return false;
-    const uint64_t hi = lo + span + size;
-    *uniform = mn == mx;
-    if (lo >= lo_ && hi <= hi_) return true;
-    uint64_t rlo = 0, rhi = 0;
-    if (!global_ || !global_(lo, size, &rlo, &rhi) || hi > rhi) return false;
-    lo_ = rlo;
-    hi_ = rhi;
-    return true;
-  }
-
   const Kernel& k_;
   const FastKernel& fk_;
   const uint8_t* params_;
@@ -344,6 +311,10 @@ class FastBlock {
 namespace {
 
 using Src = FastBlock::Src;
+
+// The hot handlers are compiled as one piece with their lane loop and its body: left to itself
+// the compiler keeps the per-lane lambda an out-of-line call, which costs more than the work.
+#define KSIM_HOT [[gnu::flatten]]
 
 // ---- generic handlers: the shared per-lane semantics, for every instruction ----
 
@@ -534,7 +505,7 @@ template <int kBits>
 constexpr uint64_t kMaskOf = kBits >= 64 ? ~0ull : (1ull << kBits) - 1;
 
 template <class O, int kBits>
-bool IntBin(FastBlock& b, const Inst& in) {
+KSIM_HOT bool IntBin(FastBlock& b, const Inst& in) {
   const Src x = b.S(in, 0), y = b.S(in, 1);
   uint64_t* d = b.Row(in.d[0].reg);
   if (in.guard < 0 && b.dense_ && y.stride == 0) {  // register op immediate: the common loop form
@@ -551,7 +522,7 @@ bool IntBin(FastBlock& b, const Inst& in) {
 
 // mad.lo / mul.wide for 32-bit integers (index arithmetic: blockIdx.x * blockDim.x + threadIdx.x).
 template <bool kSigned, bool kWideMul, bool kMad>
-bool IntMul32(FastBlock& b, const Inst& in) {
+KSIM_HOT bool IntMul32(FastBlock& b, const Inst& in) {
   const Src x = b.S(in, 0), y = b.S(in, 1);
   const Src z = kMad ? b.S(in, 2) : x;
   uint64_t* d = b.Row(in.d[0].reg);
@@ -570,7 +541,7 @@ bool IntMul32(FastBlock& b, const Inst& in) {
 }
 
 template <int kBits>
-bool MovReg(FastBlock& b, const Inst& in) {
+KSIM_HOT bool MovReg(FastBlock& b, const Inst& in) {
   const Src a = b.S(in, 0);
   uint64_t* d = b.Row(in.d[0].reg);
   return b.Each(in, [&](uint32_t l) {
@@ -581,7 +552,7 @@ bool MovReg(FastBlock& b, const Inst& in) {
 
 // setp with an integer comparison and no combine, as a 0/1 predicate.
 template <Cmp kC, bool kSigned, int kBits>
-bool SetpInt(FastBlock& b, const Inst& in) {
+KSIM_HOT bool SetpInt(FastBlock& b, const Inst& in) {
   const Src x = b.S(in, 0), y = b.S(in, 1);
   uint64_t* d = b.Row(in.d[0].reg);
   return b.Each(in, [&](uint32_t l) {
@@ -600,7 +571,7 @@ bool SetpInt(FastBlock& b, const Inst& in) {
 
 // f32 add/sub/mul and fma.rn.f32: IEEE single operations, as the shared semantics compute them.
 template <Op kO>
-bool F32Arith(FastBlock& b, const Inst& in) {
+KSIM_HOT bool F32Arith(FastBlock& b, const Inst& in) {
   const Src x = b.S(in, 0), y = b.S(in, 1);
   const Src z = kO == Op::kFma ? b.S(in, 2) : x;
   uint64_t* d = b.Row(in.d[0].reg);
@@ -622,44 +593,83 @@ uint64_t ToReg(T v) {
   return std::is_signed<T>::value ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
 }
 
-// A scalar (one-element) load or store in global or generic space. When every active lane's
-// address is inside the last resolved allocation there is nothing to check per lane; a load
-// whose lanes all read one address reads it once. Anything else (a guard, another range, an
-// address that faults) goes the per-lane way, so faults stop at the same lane as the reference.
+// A scalar (one-element) load or store in global or generic space. A lane that reads the
+// address the previous lane read takes its value (no store happens inside one instruction), so
+// a load every lane makes from one address (a kernel argument behind a pointer) costs one read.
+// Both keep the allocation bounds, the offset and the row pointers in locals: every store the
+// loop makes (a register row, or memory through a byte pointer) could otherwise alias them and
+// force a reload per lane.
 template <class T>
-bool LdGlobal(FastBlock& b, const Inst& in) {
-  const Opnd& ad = in.s[0];
-  bool uniform = false;
-  if (!b.WholeGroupInGlobal(in, ad, sizeof(T), &uniform)) return GenLd(b, in);
-  const uint64_t* base = b.Row(ad.reg);
+KSIM_HOT bool LdGlobal(FastBlock& b, const Inst& in) {
+  const uint64_t off = in.s[0].imm;
+  const uint64_t* base = b.Row(in.s[0].reg);
   uint64_t* d = b.Row(in.d[0].reg);
-  if (uniform) {
-    T v;
-    std::memcpy(&v, reinterpret_cast<const void*>(base[b.first_] + ad.imm), sizeof(T));
-    const uint64_t x = ToReg(v);
-    return b.Each(in, [&](uint32_t l) {
-      d[l] = x;
-      return true;
-    });
-  }
+  uint64_t lo = b.lo_, hi = b.hi_;
+  uint64_t last_a = 0, last_v = 0;
+  bool have_last = false;
   return b.Each(in, [&](uint32_t l) {
+    const uint64_t a = base[l] + off;
+    if (have_last && a == last_a) {
+      d[l] = last_v;
+      return true;
+    }
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(a);
+    if (!(a >= lo && a + sizeof(T) <= hi && a + sizeof(T) >= a)) {
+      p = b.Addr(in.space, a, sizeof(T), l);
+      if (p == nullptr) return b.Fail(b.FaultText(in, a));
+      lo = b.lo_;
+      hi = b.hi_;
+    }
     T v;
-    std::memcpy(&v, reinterpret_cast<const void*>(base[l] + ad.imm), sizeof(T));
-    d[l] = ToReg(v);
+    std::memcpy(&v, p, sizeof(T));
+    last_a = a;
+    last_v = ToReg(v);
+    d[l] = last_v;
+    have_last = true;
     return true;
   });
 }
 
 template <class T>
-bool StGlobal(FastBlock& b, const Inst& in) {
-  const Opnd& ad = in.d[0];
-  bool uniform = false;
-  if (!b.WholeGroupInGlobal(in, ad, sizeof(T), &uniform)) return GenSt(b, in);
-  const uint64_t* base = b.Row(ad.reg);
+KSIM_HOT bool StGlobal(FastBlock& b, const Inst& in) {
+  const uint64_t off = in.d[0].imm;
+  const uint64_t* base = b.Row(in.d[0].reg);
   const Src v = b.S(in, 0);
+  const uint64_t* vp = v.p;
+  const size_t vs = v.stride;
+  uint64_t lo = b.lo_, hi = b.hi_;
   return b.Each(in, [&](uint32_t l) {
-    const T x = static_cast<T>(v.at(l));
-    std::memcpy(reinterpret_cast<void*>(base[l] + ad.imm), &x, sizeof(T));
+    const uint64_t a = base[l] + off;
+    uint8_t* p = reinterpret_cast<uint8_t*>(a);
+    if (!(a >= lo && a + sizeof(T) <= hi && a + sizeof(T) >= a)) {
+      p = b.Addr(in.space, a, sizeof(T), l);
+      if (p == nullptr) return b.Fail(b.FaultText(in, a));
+      lo = b.lo_;
+      hi = b.hi_;
+    }
+    const T x = static_cast<T>(vp[l * vs]);
+    std::memcpy(p, &x, sizeof(T));
+    return true;
+  });
+}
+
+// A load without a base register (a kernel parameter, a __device__ variable, a fixed shared
+// offset) reads one address for every lane: checked and read at the first active lane, as the
+// reference would fault there; local space is per lane and stays generic.
+KSIM_HOT bool LdNoBase(FastBlock& b, const Inst& in) {
+  const uint32_t eb = ElemBytes(in.ty);
+  uint64_t v[4] = {0, 0, 0, 0};
+  uint64_t* d[4] = {nullptr, nullptr, nullptr, nullptr};
+  for (uint8_t i = 0; i < in.vec; ++i) d[i] = b.Row(in.d[i].reg);
+  bool loaded = false;
+  return b.Each(in, [&](uint32_t l) {
+    if (!loaded) {
+      const uint8_t* p = b.Addr(in.space, in.s[0].imm, eb * in.vec, l);
+      if (p == nullptr) return b.Fail(b.FaultText(in, in.s[0].imm));
+      for (uint8_t i = 0; i < in.vec; ++i) v[i] = LoadElem(p + i * eb, in.ty);
+      loaded = true;
+    }
+    for (uint8_t i = 0; i < in.vec; ++i) d[i][l] = v[i];
     return true;
   });
 }
@@ -746,6 +756,8 @@ FastHandler Specialised(const Inst& in) {
       return nullptr;
     case Op::kLd:
     case Op::kSt: {
+      if (in.op == Op::kLd && !in.s[0].has_base && in.space != Space::kLocal) return &LdNoBase;
+      if (in.op == Op::kLd ? !in.s[0].has_base : !in.d[0].has_base) return nullptr;
       if (in.vec != 1 || (in.space != Space::kGlobal && in.space != Space::kGeneric)) return nullptr;
       if (in.op == Op::kSt && !IsRegOrImm(in.s[0])) return nullptr;
       const bool ld = in.op == Op::kLd;
