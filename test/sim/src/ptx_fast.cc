@@ -25,6 +25,10 @@ struct Group {
   uint32_t pc = 0;
   bool at_barrier = false;
   std::vector<uint32_t> lanes;  // ascending
+  // uniform[r]: register r holds one value in every lane of this group (a hint that lets an
+  // instruction whose inputs are all uniform compute once; the rows always hold every lane's
+  // value, so nothing else depends on it).
+  std::vector<uint8_t> uniform;
 };
 
 }  // namespace
@@ -36,6 +40,7 @@ class FastBlock {
             uint64_t* budget)
       : k_(*fk.kernel), fk_(fk), params_(params), global_(global), budget_(budget) {
     n_ = d.block[0] * d.block[1] * d.block[2];
+    for (int i = 0; i < 3; ++i) d_block_[i] = d.block[i];
     regs_.assign(static_cast<size_t>(k_.nregs) * n_, 0);
     shared_size_ = k_.shared_static + d.dynamic_shared;
     shared_.assign(std::max<size_t>(shared_size_, 16), 0);
@@ -65,6 +70,17 @@ class FastBlock {
     groups_.clear();
     Group all;
     all.lanes.resize(n_);
+    // Registers keep the previous block's values, so only the launch-wide specials start
+    // uniform (and a thread index along an axis of extent 1).
+    all.uniform.assign(k_.nregs, 0);
+    for (uint32_t r : {kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ, kNctaidX, kNctaidY, kNctaidZ}) {
+      all.uniform[r] = 1;
+    }
+    all.uniform[kTidX] = n_ == 1;
+    all.uniform[kTidY] = d_block_[1] == 1;
+    all.uniform[kTidZ] = d_block_[2] == 1;
+    all.uniform[kLaneId] = n_ == 1;
+    all.uniform[kWarpId] = n_ <= 32;
     for (uint32_t t = 0; t < n_; ++t) all.lanes[t] = t;
     groups_.push_back(std::move(all));
     while (!groups_.empty()) {
@@ -186,6 +202,7 @@ class FastBlock {
   uint64_t steps_ = 0;
   uint64_t clock_tmp_[4] = {0, 0, 0, 0};
   uint64_t lo_ = 1, hi_ = 0;
+  uint32_t d_block_[3] = {1, 1, 1};
 
   // The running group's lanes, set before each handler call.
   const uint32_t* lanes_ = nullptr;
@@ -202,11 +219,17 @@ class FastBlock {
     if (best == groups_.size()) return best;
     for (size_t i = 0; i < groups_.size(); ++i) {
       if (i != best && !groups_[i].at_barrier && groups_[i].pc == groups_[best].pc) {
+        const uint32_t first_best = groups_[best].lanes[0], first_i = groups_[i].lanes[0];
         std::vector<uint32_t> merged;
         merged.reserve(groups_[best].lanes.size() + groups_[i].lanes.size());
         std::merge(groups_[best].lanes.begin(), groups_[best].lanes.end(), groups_[i].lanes.begin(),
                    groups_[i].lanes.end(), std::back_inserter(merged));
         groups_[best].lanes = std::move(merged);
+        Group& a = groups_[best];
+        const Group& o = groups_[i];
+        for (uint32_t r = 0; r < k_.nregs; ++r) {
+          a.uniform[r] = a.uniform[r] && o.uniform[r] && R(r, first_best) == R(r, first_i) ? 1 : 0;
+        }
         groups_.erase(groups_.begin() + static_cast<long>(i));
         if (i < best) --best;
         --i;
@@ -238,7 +261,9 @@ class FastBlock {
     switch (in.op) {
       case Op::kBra: {
         size_t taken = 0;
-        if (in.guard >= 0) {
+        if (in.guard >= 0 && gr.uniform[static_cast<uint32_t>(in.guard)]) {
+          taken = GuardOf(in, gr.lanes[0]) ? gr.lanes.size() : 0;
+        } else if (in.guard >= 0) {
           const uint64_t* p = Row(static_cast<uint32_t>(in.guard));
           for (uint32_t l : gr.lanes) taken += ((p[l] & 1) != 0) != in.guard_neg ? 1 : 0;
         }
@@ -249,6 +274,7 @@ class FastBlock {
         } else {
           Group t;
           t.pc = in.target;
+          t.uniform = gr.uniform;  // a subset of a uniform row is uniform
           std::vector<uint32_t> stay;
           t.lanes.reserve(taken);
           stay.reserve(gr.lanes.size() - taken);
@@ -288,8 +314,51 @@ class FastBlock {
     count_ = static_cast<uint32_t>(gr.lanes.size());
     first_ = count_ > 0 ? gr.lanes[0] : 0;
     dense_ = count_ > 0 && gr.lanes[count_ - 1] - first_ + 1 == count_;
-    if (!fk_.handler[gr.pc](*this, in)) return false;
+    if (count_ > 1 && fk_.lane_pure[gr.pc] && InputsUniform(in, gr)) {
+      if (!ExecUniform(in, gr)) return false;
+    } else {
+      if (!fk_.handler[gr.pc](*this, in)) return false;
+      for (uint8_t i = 0; i < in.nd; ++i) {
+        if (in.d[i].kind == OpndKind::kReg) gr.uniform[in.d[i].reg] = 0;
+      }
+    }
     ++gr.pc;
+    return true;
+  }
+
+  bool InputsUniform(const Inst& in, const Group& gr) const {
+    if (in.guard >= 0 && !gr.uniform[static_cast<uint32_t>(in.guard)]) return false;
+    for (uint8_t i = 0; i < in.ns; ++i) {
+      const Opnd& o = in.s[i];
+      if ((o.kind == OpndKind::kReg || (o.kind == OpndKind::kAddr && o.has_base)) && !gr.uniform[o.reg]) return false;
+    }
+    return true;
+  }
+
+  // Every input is one value across the group: the first lane computes (faulting there, as the
+  // reference's first lane would), and its results are copied to the others.
+  bool ExecUniform(const Inst& in, Group& gr) {
+    const uint32_t lead = first_;
+    if (in.guard >= 0 && !GuardOf(in, lead)) return true;  // no lane runs it
+    const uint32_t all = count_;
+    const bool dense = dense_;
+    count_ = 1;
+    dense_ = true;
+    const bool ok = fk_.handler[gr.pc](*this, in);
+    count_ = all;
+    dense_ = dense;
+    if (!ok) return false;
+    for (uint8_t i = 0; i < in.nd; ++i) {
+      const uint32_t r = in.d[i].reg;
+      uint64_t* row = Row(r);
+      const uint64_t v = row[lead];
+      if (dense) {
+        std::fill_n(row + lead, all, v);
+      } else {
+        for (uint32_t j = 0; j < all; ++j) row[lanes_[j]] = v;
+      }
+      gr.uniform[r] = 1;
+    }
     return true;
   }
 
@@ -793,6 +862,24 @@ FastHandler Generic(const Inst& in) {
   }
 }
 
+// See FastKernel::lane_pure. Excluded: stores and atomics (effects per lane), local memory
+// and cvta to or from it (per-thread addresses), clock reads only through an operand (a clock
+// is one value per step, so those stay pure), control flow (the scheduler's).
+bool LanePure(const Inst& in) {
+  switch (in.op) {
+    case Op::kLd:
+    case Op::kCvta:
+      return in.space != Space::kLocal;
+    case Op::kMov: case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kMad: case Op::kFma: case Op::kDiv:
+    case Op::kRem: case Op::kMin: case Op::kMax: case Op::kAnd: case Op::kOr: case Op::kXor: case Op::kNot:
+    case Op::kCnot: case Op::kShl: case Op::kShr: case Op::kNeg: case Op::kAbs: case Op::kCvt: case Op::kSetp:
+    case Op::kSelp: case Op::kSqrt: case Op::kRcp:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 FastKernel CompileFast(const Kernel& kernel) {
@@ -802,6 +889,7 @@ FastKernel CompileFast(const Kernel& kernel) {
   for (const Inst& in : kernel.code) {
     FastHandler h = Specialised(in);
     fk.handler.push_back(h != nullptr ? h : Generic(in));
+    fk.lane_pure.push_back(LanePure(in) ? 1 : 0);
   }
   return fk;
 }

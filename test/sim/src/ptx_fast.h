@@ -28,6 +28,10 @@ using FastHandler = bool (*)(FastBlock&, const Inst&);
 struct FastKernel {
   const Kernel* kernel = nullptr;     // must outlive this
   std::vector<FastHandler> handler;   // one per kernel->code entry; null for bra/ret/bar
+  // Per instruction: what it writes in a lane depends only on its operands' values (and on
+  // memory at the one address they give), never on which lane runs it, and it has no other
+  // effect; so when all its inputs are uniform across a group, one lane computes for all.
+  std::vector<uint8_t> lane_pure;
 };
 
 // Decodes `kernel` (kept by pointer).
