@@ -21,13 +21,16 @@ namespace kairos::sim::ptx {
 
 namespace {
 
+enum : uint8_t { kVaries = 0, kUniform = 1, kLeadOnly = 2 };
+
 struct Group {
   uint32_t pc = 0;
   bool at_barrier = false;
   std::vector<uint32_t> lanes;  // ascending
-  // uniform[r]: register r holds one value in every lane of this group (a hint that lets an
-  // instruction whose inputs are all uniform compute once; the rows always hold every lane's
-  // value, so nothing else depends on it).
+  // uniform[r]: kVaries, or register r holds one value in every lane of this group: kUniform
+  // (every lane's row entry holds it) or kLeadOnly (only the group's first lane's entry does;
+  // the others are written when something reads them per lane). Lets an instruction whose
+  // inputs are all uniform compute once for the group.
   std::vector<uint8_t> uniform;
 };
 
@@ -144,7 +147,13 @@ class FastBlock {
   Src S(const Inst& in, int i) {
     const Opnd& o = in.s[i];
     switch (o.kind) {
-      case OpndKind::kReg: return Src{Row(o.reg), 1};
+      case OpndKind::kReg:
+        if (cur_uniform_ != nullptr && cur_uniform_[o.reg] == kLeadOnly) {
+          // A copy, not the lead's entry: the instruction may be writing that same row.
+          lead_tmp_[i] = R(o.reg, first_);
+          return Src{&lead_tmp_[i], 0};
+        }
+        return Src{Row(o.reg), 1};
       case OpndKind::kClock32:
       case OpndKind::kClock64:
         clock_tmp_[i] = o.kind == OpndKind::kClock32 ? Mask(steps_ * kClockPerStep, 32) : steps_ * kClockPerStep;
@@ -201,11 +210,13 @@ class FastBlock {
   std::vector<uint8_t> local_;
   uint64_t steps_ = 0;
   uint64_t clock_tmp_[4] = {0, 0, 0, 0};
+  uint64_t lead_tmp_[4] = {0, 0, 0, 0};
   uint64_t lo_ = 1, hi_ = 0;
   uint32_t d_block_[3] = {1, 1, 1};
 
   // The running group's lanes, set before each handler call.
   const uint32_t* lanes_ = nullptr;
+  const uint8_t* cur_uniform_ = nullptr;  // the running group's Group::uniform
   uint32_t count_ = 0;
   uint32_t first_ = 0;
   bool dense_ = false;
@@ -219,23 +230,45 @@ class FastBlock {
     if (best == groups_.size()) return best;
     for (size_t i = 0; i < groups_.size(); ++i) {
       if (i != best && !groups_[i].at_barrier && groups_[i].pc == groups_[best].pc) {
-        const uint32_t first_best = groups_[best].lanes[0], first_i = groups_[i].lanes[0];
+        MergeUniform(groups_[best], groups_[i]);
         std::vector<uint32_t> merged;
         merged.reserve(groups_[best].lanes.size() + groups_[i].lanes.size());
         std::merge(groups_[best].lanes.begin(), groups_[best].lanes.end(), groups_[i].lanes.begin(),
                    groups_[i].lanes.end(), std::back_inserter(merged));
         groups_[best].lanes = std::move(merged);
-        Group& a = groups_[best];
-        const Group& o = groups_[i];
-        for (uint32_t r = 0; r < k_.nregs; ++r) {
-          a.uniform[r] = a.uniform[r] && o.uniform[r] && R(r, first_best) == R(r, first_i) ? 1 : 0;
-        }
         groups_.erase(groups_.begin() + static_cast<long>(i));
         if (i < best) --best;
         --i;
       }
     }
     return best;
+  }
+
+  // Writes a lead-only register's value into every lane of the group.
+  void Materialize(Group& gr, uint32_t r) {
+    if (gr.uniform[r] != kLeadOnly) return;
+    const uint64_t v = R(r, gr.lanes[0]);
+    uint64_t* row = Row(r);
+    for (uint32_t l : gr.lanes) row[l] = v;
+    gr.uniform[r] = kUniform;
+  }
+  void MaterializeAll(Group& gr) {
+    for (uint32_t r = 0; r < k_.nregs; ++r) Materialize(gr, r);
+  }
+
+  // `a` absorbs `o` (lanes not merged yet): a register stays uniform when it is in both with one
+  // value (the merged group's first lane is one of the two first lanes, so a lead-only value
+  // stays readable); otherwise both rows are written out and it varies.
+  void MergeUniform(Group& a, Group& o) {
+    for (uint32_t r = 0; r < k_.nregs; ++r) {
+      if (a.uniform[r] != kVaries && o.uniform[r] != kVaries && R(r, a.lanes[0]) == R(r, o.lanes[0])) {
+        a.uniform[r] = a.uniform[r] == kUniform && o.uniform[r] == kUniform ? kUniform : kLeadOnly;
+      } else {
+        Materialize(a, r);
+        Materialize(o, r);
+        a.uniform[r] = kVaries;
+      }
+    }
   }
 
   uint32_t OtherMinPc(size_t g) const {
@@ -272,6 +305,7 @@ class FastBlock {
         } else if (taken == 0) {
           ++gr.pc;
         } else {
+          MaterializeAll(gr);  // each part gets its own first lane
           Group t;
           t.pc = in.target;
           t.uniform = gr.uniform;  // a subset of a uniform row is uniform
@@ -290,6 +324,7 @@ class FastBlock {
         if (in.guard < 0) {
           gr.lanes.clear();
         } else {
+          MaterializeAll(gr);  // the first lane may leave
           std::vector<uint32_t> keep;
           for (uint32_t l : gr.lanes) {
             if (!GuardOf(in, l)) keep.push_back(l);
@@ -314,12 +349,23 @@ class FastBlock {
     count_ = static_cast<uint32_t>(gr.lanes.size());
     first_ = count_ > 0 ? gr.lanes[0] : 0;
     dense_ = count_ > 0 && gr.lanes[count_ - 1] - first_ + 1 == count_;
+    cur_uniform_ = gr.uniform.data();
     if (count_ > 1 && fk_.lane_pure[gr.pc] && InputsUniform(in, gr)) {
       if (!ExecUniform(in, gr)) return false;
     } else {
+      // Handlers read guards and address bases straight from the rows, and a guarded write
+      // leaves some lanes as they were: those registers must hold every lane's value first.
+      if (in.guard >= 0) Materialize(gr, static_cast<uint32_t>(in.guard));
+      for (uint8_t i = 0; i < in.ns; ++i) {
+        if (in.s[i].kind == OpndKind::kAddr && in.s[i].has_base) Materialize(gr, in.s[i].reg);
+      }
+      for (uint8_t i = 0; i < in.nd; ++i) {
+        if (in.d[i].kind == OpndKind::kAddr && in.d[i].has_base) Materialize(gr, in.d[i].reg);
+        if (in.d[i].kind == OpndKind::kReg && in.guard >= 0) Materialize(gr, in.d[i].reg);
+      }
       if (!fk_.handler[gr.pc](*this, in)) return false;
       for (uint8_t i = 0; i < in.nd; ++i) {
-        if (in.d[i].kind == OpndKind::kReg) gr.uniform[in.d[i].reg] = 0;
+        if (in.d[i].kind == OpndKind::kReg) gr.uniform[in.d[i].reg] = kVaries;
       }
     }
     ++gr.pc;
@@ -336,7 +382,7 @@ class FastBlock {
   }
 
   // Every input is one value across the group: the first lane computes (faulting there, as the
-  // reference's first lane would), and its results are copied to the others.
+  // reference's first lane would); its results stand for every lane (kLeadOnly).
   bool ExecUniform(const Inst& in, Group& gr) {
     const uint32_t lead = first_;
     if (in.guard >= 0 && !GuardOf(in, lead)) return true;  // no lane runs it
@@ -348,17 +394,7 @@ class FastBlock {
     count_ = all;
     dense_ = dense;
     if (!ok) return false;
-    for (uint8_t i = 0; i < in.nd; ++i) {
-      const uint32_t r = in.d[i].reg;
-      uint64_t* row = Row(r);
-      const uint64_t v = row[lead];
-      if (dense) {
-        std::fill_n(row + lead, all, v);
-      } else {
-        for (uint32_t j = 0; j < all; ++j) row[lanes_[j]] = v;
-      }
-      gr.uniform[r] = 1;
-    }
+    for (uint8_t i = 0; i < in.nd; ++i) gr.uniform[in.d[i].reg] = kLeadOnly;
     return true;
   }
 

@@ -7,14 +7,15 @@
 //
 // Contract: for any kernel and launch, ExecuteFast gives the same memory contents, the same
 // ExecResult (completed, thread_instructions, problem text) and the same %clock values as
-// ptx::Execute. It walks lanes differently (contiguous lane ranges as plain loops; a load or
-// store whose lanes all fall in one known allocation is checked once, not per lane; a load
-// whose lanes all read one address reads it once), never in a way a kernel can observe.
+// ptx::Execute: the same scheduler, the same per-lane semantics (ptx_semantics.h), lanes in
+// the same order. What differs is invisible to a kernel: contiguous lane ranges run as plain
+// loops; a global load or store checks the last resolved allocation inline; lanes that load
+// the address the previous lane loaded reuse its value; and an instruction whose inputs are
+// uniform across its group (per-group hints, ptx_fast.cc) runs on one lane and is copied.
 // test/sim/tests/samples/ptx_diff_test.cc runs both on the same kernels and compares bytes.
 #ifndef KAIROS_TEST_SIM_SRC_PTX_FAST_H_
 #define KAIROS_TEST_SIM_SRC_PTX_FAST_H_
 
-#include <memory>
 #include <vector>
 
 #include "ptx_exec.h"

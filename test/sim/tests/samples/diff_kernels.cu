@@ -65,3 +65,14 @@ __global__ void diffInt64(const unsigned long long* in, unsigned long long* out,
   if (w < n || x > 0x8000000000000000ull) x = x * 0x9E3779B97F4A7C15ull + w;
   out[i & 511] = x - (static_cast<unsigned long long>(w) << 7);
 }
+
+// Small ifs that nvcc turns into predicated instructions writing a register that held one
+// value in every lane (a guarded write must leave the other lanes' value in place).
+__global__ void diffPredicated(const int* in, int* out, int k) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = k * 3 + 1;
+  if (in[i & 255] & 1) v = in[(i + 1) & 255];
+  int w = k;
+  if (threadIdx.x & 2) w = v - 5;
+  out[i & 1023] = v + w;
+}

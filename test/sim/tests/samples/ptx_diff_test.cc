@@ -1,7 +1,7 @@
 // File: test/sim/tests/samples/ptx_diff_test.cc
 // Layer: simulator tests, kernel execution: the decoded fast path (ptx_fast.h) against the
 //        reference interpreter (ptx_exec.h). Every kernel nvcc emits for diff_kernels.cu and
-//        for this folder's sample programs runs on both, in several launch shapes, over the
+//        for this folder's sample programs, and those of diff_guarded.ptx, runs on both, in several launch shapes, over the
 //        same random memory; the two must leave every byte the same and report the same
 //        ExecResult (completed, thread-instruction count, the problem text of a fault or of
 //        the instruction cap).
@@ -175,7 +175,8 @@ TEST_CASE("the fast path and the reference interpreter leave the same bytes and 
   }
   // Every kernel of the files ran in every shape; some ran to the end and some stopped, by a
   // fault and by the instruction cap, so both engines' stopping paths were compared too.
-  CHECK(kernels == 20);  // diff_kernels 6, ptx_subset 7 (of 8), simple_hyperq 3, the other samples 1 each
+  // diff_kernels 7, diff_guarded 1, ptx_subset 7 (of 8), simple_hyperq 3, the other samples 1 each
+  CHECK(kernels == 22);
   CHECK(runs == kernels * static_cast<int>(shapes.size()));
   CHECK(completed > 0);
   CHECK(stopped > 0);
