@@ -115,7 +115,7 @@ Outcome Run(Engine engine, const Kernel& k, const kairos::sim::ptx::FastKernel& 
     }
   }
   auto resolve = [&mem](uint64_t a, uint64_t n, uint64_t* lo, uint64_t* hi) { return mem.Resolve(a, n, lo, hi); };
-  constexpr uint64_t kCap = 3'000'000;  // thread-instructions: a spinning kernel stops here
+  constexpr uint64_t kCap = 1'000'000;  // thread-instructions: a spinning kernel stops here
   Outcome o;
   o.result = engine == Engine::kReference ? kairos::sim::ptx::Execute(k, shape.dims, params.data(), resolve, kCap)
                                           : kairos::sim::ptx::ExecuteFast(fk, shape.dims, params.data(), resolve, kCap);
