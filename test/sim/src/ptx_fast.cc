@@ -1,10 +1,12 @@
 // File: test/sim/src/ptx_fast.cc
 // Layer: CUDA/CUPTI simulator, kernel execution: the decoded fast path (contract in
 //        ptx_fast.h). The scheduler (groups, merging, barriers, budget, clock) is the reference
-//        interpreter's, step for step; only the per-instruction work differs: a handler chosen
-//        once per instruction instead of a switch per launch, and lane loops the compiler can
-//        keep tight. Anything without a specialised handler uses the shared per-lane semantics
-//        (ptx_semantics.h), so rarely used instructions cost what they cost in the reference.
+//        interpreter's, step for step. What differs is the work per instruction: a handler is
+//        chosen once per instruction, not by a switch per lane; lane loops are plain enough for
+//        the compiler to keep tight; and per-group uniform hints (Group::uniform) let an
+//        instruction whose inputs are one value across the group run on one lane. Anything
+//        without a specialised handler uses the shared per-lane semantics (ptx_semantics.h), so
+//        rarely used instructions cost what they cost in the reference.
 // Threading: one launch per call; all state is local to the call.
 #include "ptx_fast.h"
 
@@ -75,15 +77,16 @@ class FastBlock {
     all.lanes.resize(n_);
     // Registers keep the previous block's values, so only the launch-wide specials start
     // uniform (and a thread index along an axis of extent 1).
-    all.uniform.assign(k_.nregs, 0);
+    all.uniform.assign(k_.nregs, kVaries);
     for (uint32_t r : {kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ, kNctaidX, kNctaidY, kNctaidZ}) {
-      all.uniform[r] = 1;
+      all.uniform[r] = kUniform;
     }
-    all.uniform[kTidX] = n_ == 1;
-    all.uniform[kTidY] = d_block_[1] == 1;
-    all.uniform[kTidZ] = d_block_[2] == 1;
-    all.uniform[kLaneId] = n_ == 1;
-    all.uniform[kWarpId] = n_ <= 32;
+    auto uniform_if = [](bool c) { return c ? kUniform : kVaries; };
+    all.uniform[kTidX] = uniform_if(d_block_[0] == 1);
+    all.uniform[kTidY] = uniform_if(d_block_[1] == 1);
+    all.uniform[kTidZ] = uniform_if(d_block_[2] == 1);
+    all.uniform[kLaneId] = uniform_if(n_ == 1);
+    all.uniform[kWarpId] = uniform_if(n_ <= 32);
     for (uint32_t t = 0; t < n_; ++t) all.lanes[t] = t;
     groups_.push_back(std::move(all));
     while (!groups_.empty()) {
