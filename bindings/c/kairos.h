@@ -120,8 +120,10 @@ KAIROS_API int kairos_start(void);
 KAIROS_API int kairos_stop(void);
 
 /* since 0.1: ends a recording window now (a window still warming up is cancelled), waits
- * until its trace is written and returns the path; with no trace active it returns the last
- * trace written. NULL on error (KAIROS_ERR_NOT_FOUND if no trace was ever written; see
+ * until its trace is written and returns the path; with no trace active it returns the
+ * outcome of the most recent trace: its path, or NULL with that trace's error (so
+ * kairos_stop() then kairos_flush() answers the same whenever the write finishes).
+ * NULL on error (KAIROS_ERR_NOT_FOUND if no trace was ever written; see
  * kairos_last_error()). The string stays valid until the next kairos_flush() on this thread.
  * A window that had not opened yet is cancelled at once (KAIROS_ERR_NOT_FOUND).
  * Blocks: until the trace is written, at most 60 s (then KAIROS_ERR_UNAVAILABLE; the trace

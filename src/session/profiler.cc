@@ -301,6 +301,10 @@ absl::StatusOr<std::string> Profiler::Flush() {
   const uint64_t now_raw = ReadRawClock();
   std::unique_lock<std::mutex> lock(mu_);
   if (!sched_.busy()) {
+    // The most recent trace's outcome, so that stop-then-flush gets the same answer whether
+    // the runner finished writing before the flush came or after (a failed write used to
+    // return an older trace's path when it finished first).
+    if (!last_result_.status.ok()) return last_result_.status;
     if (last_path_.empty()) return absl::NotFoundError("no trace has been written");
     return last_path_;
   }

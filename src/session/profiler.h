@@ -83,8 +83,9 @@ class Profiler {
   // FAILED_PRECONDITION when nothing records. Does not block.
   absl::Status Stop();
   // Ends a recording window now (cancels one not open yet), waits until its trace is written
-  // (at most kFlushWaitMs), and returns the path. With no session it returns the last trace
-  // written; NOT_FOUND if there is none, or when the flush cancelled a window that had not
+  // (at most kFlushWaitMs), and returns the path. With no session it returns the outcome of
+  // the most recent trace: its path, or its error (a failed write, nothing recorded, a
+  // cancel); NOT_FOUND if there was none, or when the flush cancelled a window that had not
   // opened.
   absl::StatusOr<std::string> Flush();
 
