@@ -265,7 +265,13 @@ TEST_CASE("bad requests are rejected and the previous config stays") {
 TEST_CASE("a missing or unwritable output directory fails the flush, not the process") {
   Profiler& p = Profiler::Get();
   // Flush after Stop answers the same whether the failed write finished first or not (it used
-  // to return an older trace's path when the runner finished before the flush came).
+  // to return an older trace's path, this one, when the runner finished before the flush came).
+  const std::string before = MakeTempDir();
+  REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + before + "/before.json").ok());
+  REQUIRE(p.Start().ok());
+  PushRange("kept");
+  PopRange();
+  REQUIRE(p.Flush().ok());
   for (const bool wait_for_write : {false, true}) {
     for (const std::string bad : {"/nonexistent_kairos_dir/x.json", "/proc/version/x.json"}) {
       REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + bad).ok());
