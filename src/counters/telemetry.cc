@@ -21,6 +21,26 @@ constexpr const char* kGpuBusy = "gr__cycles_active.avg.pct_of_peak_sustained_el
 
 }  // namespace
 
+std::atomic<bool> g_telemetry_steps_on{false};
+std::atomic<uint64_t> g_telemetry_step_raw[kTelemetryStepRing];
+
+std::optional<double> MedianStepMs(int64_t first, int64_t last, double ns_per_tick) {
+  // The ring holds stamps of the newest kTelemetryStepRing steps; step n needs n and n - 1.
+  first = std::max<int64_t>({first, last - static_cast<int64_t>(kTelemetryStepRing) + 1, 0});
+  std::vector<double> ms;
+  for (int64_t n = first + 1; n <= last; ++n) {
+    const uint64_t a = g_telemetry_step_raw[static_cast<uint64_t>(n - 1) % kTelemetryStepRing].load(std::memory_order_relaxed);
+    const uint64_t b = g_telemetry_step_raw[static_cast<uint64_t>(n) % kTelemetryStepRing].load(std::memory_order_relaxed);
+    if (a == 0 || b <= a) continue;
+    ms.push_back(static_cast<double>(b - a) * ns_per_tick / 1e6);
+  }
+  if (ms.empty()) return std::nullopt;
+  // The lower median of an even count: a step time that occurred, not an average of two.
+  const size_t mid = (ms.size() - 1) / 2;
+  std::nth_element(ms.begin(), ms.begin() + static_cast<ptrdiff_t>(mid), ms.end());
+  return ms[mid];
+}
+
 const std::vector<std::string>& TelemetryMetrics() {
   static const std::vector<std::string>* m = new std::vector<std::string>{
       kGpuBusy, kPmSmActive, kPmOccupancy, kPmTensorActive, kPmDramThroughput};
@@ -108,6 +128,7 @@ Telemetry::~Telemetry() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lock(mu_);
+  if (running_ && options_.iterations) g_telemetry_steps_on.store(false, std::memory_order_relaxed);
   for (Gpu& g : gpus_)
     if (g.sampler) g.sampler->Stop();
   if (file_ != nullptr) std::fclose(file_);
@@ -143,7 +164,14 @@ absl::Status Telemetry::Start(TelemetryOptions options) {
   }
   StartSamplersLocked();
   last_ns_ = options_.clock ? options_.clock() : UnixNowNs();
-  if (options_.iterations) last_iterations_ = options_.iterations();
+  if (options_.iterations) {
+    last_iterations_ = options_.iterations();
+    steps_timed_ = last_iterations_;
+    g_telemetry_steps_on.store(true, std::memory_order_relaxed);
+  }
+  const ClockAnchor a = TakeClockAnchor();
+  last_anchor_raw_ = a.raw;
+  last_anchor_unix_ns_ = a.unix_ns;
   running_ = true;
   if (options_.run_thread) thread_ = std::thread([this] { ThreadMain(); });
   return absl::OkStatus();
@@ -224,6 +252,18 @@ void Telemetry::Tick(int64_t now_ns) {
     const int64_t it = options_.iterations();
     r.steps = it - last_iterations_;
     last_iterations_ = it;
+    double ns_per_tick = options_.step_ns_per_tick;
+    const ClockAnchor a = TakeClockAnchor();
+    if (ns_per_tick <= 0 && a.raw > last_anchor_raw_)
+      ns_per_tick = static_cast<double>(a.unix_ns - last_anchor_unix_ns_) / static_cast<double>(a.raw - last_anchor_raw_);
+    last_anchor_raw_ = a.raw;
+    last_anchor_unix_ns_ = a.unix_ns;
+    // Steps up to it - 1: the newest step's stamp may not be stored yet (the hook counts,
+    // then stamps); it is timed in the next interval.
+    if (it - 1 > steps_timed_) {
+      if (ns_per_tick > 0) r.step_time_ms_p50 = MedianStepMs(steps_timed_, it - 1, ns_per_tick);
+      steps_timed_ = it - 1;
+    }
   }
   std::string out;
   for (Gpu& g : gpus_) {

@@ -15,6 +15,7 @@
 #include "activity/cpu_recorder.h"
 #include "clock.h"
 #include "config/env.h"
+#include "counters/telemetry.h"
 #include "dcheck.h"
 #include "log.h"
 
@@ -327,6 +328,7 @@ void StepHook() {
   // g_step_wake_at followed by its load of g_iteration, so one side always sees the other
   // and a boundary is never missed.
   const int64_t n = g_iteration.fetch_add(1) + 1;
+  TelemetryNoteStep(n, raw);  // step times for telemetry lines (one relaxed load when off)
   if (__builtin_expect(n >= g_step_wake_at.load(), 0)) {
     // Record first: once the runner is woken it may close the window at this boundary, and
     // the step that ends the window must be in it. If the boundary is the warm-up boundary,

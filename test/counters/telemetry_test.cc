@@ -137,6 +137,80 @@ TEST_CASE("Telemetry: one line per GPU per interval with the interval's aggregat
   std::remove(path.c_str());
 }
 
+void ClearStepRing() {
+  for (auto& stamp : g_telemetry_step_raw) stamp.store(0);
+}
+
+TEST_CASE("Telemetry: step_time_ms_p50 is the median of the interval's step times") {
+  ClearStepRing();
+  const std::string path = "telemetry_steps_" + std::to_string(getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  int64_t now = 100 * kS;
+  int64_t iterations = 10;
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = 10 * kS;
+  o.path = path;
+  o.iterations = [&iterations] { return iterations; };
+  o.clock = [&now] { return now; };
+  o.step_ns_per_tick = 1.0;  // the stamps below are in ns
+  o.run_thread = false;
+  REQUIRE(t.Start(o).ok());
+  // Steps 11..25; step n takes 10 * (n - 10) ms (10 .. 150 ms). The hook stamps each step.
+  int64_t stamp = 1 * kS;
+  TelemetryNoteStep(10, static_cast<uint64_t>(stamp));
+  for (int64_t n = 11; n <= 25; ++n) {
+    stamp += 10 * (n - 10) * kMs;
+    TelemetryNoteStep(n, static_cast<uint64_t>(stamp));
+  }
+  iterations = 25;
+  now = 110 * kS;
+  t.Tick(now);
+  // Steps 11..24 are timed (the newest step, 25, may still be stamping when the interval
+  // ends: it is timed in the next one): 10 .. 140 ms, lower median 70 ms.
+  // Next interval: steps 26..30 of 5 ms each; timed 25..29: 150, 5, 5, 5, 5 -> 5 ms.
+  for (int64_t n = 26; n <= 30; ++n) {
+    stamp += 5 * kMs;
+    TelemetryNoteStep(n, static_cast<uint64_t>(stamp));
+  }
+  iterations = 30;
+  now = 120 * kS;
+  t.Tick(now);
+  // No step in the third interval: steps 0, time unknown.
+  now = 130 * kS;
+  t.Tick(now);
+  const auto lines = ReadLines(path);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].find("\"steps\":15,\"step_time_ms_p50\":70}") != std::string::npos);
+  CHECK(lines[1].find("\"steps\":5,\"step_time_ms_p50\":5}") != std::string::npos);
+  CHECK(lines[2].find("\"steps\":0,\"step_time_ms_p50\":null}") != std::string::npos);
+  std::remove(path.c_str());
+  ClearStepRing();
+}
+
+TEST_CASE("MedianStepMs: overwritten, unset and out-of-order stamps are skipped") {
+  ClearStepRing();
+  // Stamps 1..4 at 0, 1, 3, 6 ms; step 5's stamp never arrived (0).
+  for (int64_t n = 1; n <= 4; ++n) g_telemetry_step_raw[n].store(static_cast<uint64_t>((n - 1) * n / 2 * kMs + 1));
+  auto m = MedianStepMs(1, 5, 1.0);  // steps 2, 3, 4 (1, 2, 3 ms); step 5 unknown
+  REQUIRE(m.has_value());
+  CHECK(*m == Approx(2.0));
+  CHECK_FALSE(MedianStepMs(4, 5, 1.0).has_value());
+  // More steps than the ring holds: only the newest kTelemetryStepRing - 1 are timed.
+  const int64_t last = 3 * static_cast<int64_t>(kTelemetryStepRing);
+  ClearStepRing();
+  g_telemetry_steps_on.store(false);
+  TelemetryNoteStep(1, 5);  // off: nothing stored
+  CHECK(g_telemetry_step_raw[1].load() == 0);
+  g_telemetry_steps_on.store(true);
+  for (int64_t n = 1; n <= last; ++n) TelemetryNoteStep(n, static_cast<uint64_t>(n * 2 * kMs));
+  g_telemetry_steps_on.store(false);
+  m = MedianStepMs(0, last, 1.0);
+  REQUIRE(m.has_value());
+  CHECK(*m == Approx(2.0));
+  ClearStepRing();
+}
+
 TEST_CASE("Telemetry: an unwritable file is one error and no thread") {
   Telemetry t;
   TelemetryOptions o;

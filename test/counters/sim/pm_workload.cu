@@ -8,7 +8,8 @@
 //              as long as the kernel ran (KAIROS_SIM_KERNEL_TIMES fixes its time): ~50% busy.
 //   quarter:   kernels with one block for each of a quarter of the SMs, back to back.
 //   occupancy: the same full-wave grid twice, without and with 96 KiB of dynamic shared
-//              memory per block (which limits resident blocks, so occupancy drops).
+//              memory per block (which limits resident blocks to 2 per SM, so occupancy
+//              drops to 25%), each followed by a sync and 3 ms idle.
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -64,11 +65,17 @@ int main(int argc, char** argv) {
       quarter_wave<<<sms / 4, block>>>(y, n);
       CHECK_CUDA(cudaDeviceSynchronize());
     } else {
+      // Each kernel alone on the GPU, with idle time around it, so no PM sample mixes the two
+      // (occupancy is a share of active cycles: the idle part of a sample does not dilute it).
       full_wave<<<n / block, block>>>(y, n);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      // Over 48 KiB of dynamic shared memory needs the opt-in, as on a real device.
       CHECK_CUDA(cudaFuncSetAttribute(smem_limited, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       96 * 1024));
       smem_limited<<<n / block, block, 96 * 1024>>>(y, n);
       CHECK_CUDA(cudaDeviceSynchronize());
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
     }
   }
   CHECK_CUDA(cudaFree(y));
