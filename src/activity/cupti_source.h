@@ -19,7 +19,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -70,6 +72,22 @@ class CuptiSource : public TraceSource {
   void Collect(TraceData& data) override;
   void Reset() override;
 
+  // ---- Telemetry totals (docs/TELEMETRY.md) ----
+  // Kernels completed and bytes copied per device, by the record's end time. Once started,
+  // kernel and memcpy records are enabled between windows too (nothing else: no API
+  // records), and every record of those kinds, inside a window or not, is also counted here.
+  struct ActivityTotals {
+    int64_t kernels = 0;
+    int64_t memcpy_bytes = 0;
+  };
+  // Any thread (the telemetry writer's). Loads CUPTI and enables the two kinds now when no
+  // window holds CUPTI (else after it). Returns false, with the reason, when CUPTI cannot.
+  bool StartActivityTotals(std::string* why);
+  // Any thread. Flushes CUPTI, waits for the records to be counted, and returns (and
+  // forgets) `device`'s totals of records that ended before `end_ns` (Unix ns, a whole
+  // millisecond); later ones stay for the next call.
+  ActivityTotals TakeActivityTotals(uint32_t device, int64_t end_ns);
+
   // Why GPU data is missing from the current session ("" when it is being recorded).
   const std::string& missing_reason() const { return missing_reason_; }
   bool active() const { return active_; }
@@ -87,6 +105,11 @@ class CuptiSource : public TraceSource {
   void AddStats(TraceData& data);
   // CUPTI clock minus CLOCK_REALTIME, measured now (0 without cuptiGetTimestamp).
   int64_t MeasureCuptiOffset() const;
+  // Reset() without resuming the between-window totals (StartWarmup sets up its own).
+  void Teardown();
+  // Enables kernel and memcpy records for the totals outside windows (totals_mu_ held).
+  bool EnableTotalsLocked(std::string* why);
+  void TallyBuffer(const uint8_t* buffer, size_t valid_size);
 
   CuptiSourceOptions options_;
   std::optional<CuptiApi> loaded_;  // when loaded by this source
@@ -114,6 +137,16 @@ class CuptiSource : public TraceSource {
   uint64_t refused_at_start_ = 0;
   uint64_t foreign_at_start_ = 0;
   bool flush_failed_ = false;
+  // Telemetry totals. totals_mu_ serialises the pool's start/stop (session thread) with
+  // TakeActivityTotals' flush and drain (telemetry thread); tally_mu_ guards the buckets
+  // (worker thread vs Take).
+  std::mutex totals_mu_;
+  std::atomic<bool> totals_on_{false};
+  bool window_holds_cupti_ = false;  // between StartWarmup and Reset (totals_mu_)
+  std::mutex tally_mu_;
+  // Per device: millisecond of the record's end -> totals (at most one interval's worth of
+  // milliseconds with activity, plus records that ended after the last Take).
+  std::map<uint32_t, std::map<int64_t, ActivityTotals>> tally_;
 };
 
 // The process-wide buffer pool CUPTI's callbacks draw from (never destroyed: CUPTI may call

@@ -18,6 +18,7 @@ namespace kairos {
 namespace {
 
 constexpr const char* kGpuBusy = "gr__cycles_active.avg.pct_of_peak_sustained_elapsed";
+constexpr int64_t kMsNs = 1000000;
 
 }  // namespace
 
@@ -163,7 +164,15 @@ absl::Status Telemetry::Start(TelemetryOptions options) {
     for (int i = 0; i < n; ++i) gpus_.push_back(Gpu{static_cast<uint32_t>(i), nullptr, {}});
   }
   StartSamplersLocked();
+  if (options_.activity_start && options_.activity_take) {
+    std::string why;
+    activity_on_ = options_.activity_start(&why);
+    if (!activity_on_)
+      KAIROS_LOG_WARNING("telemetry: no CUPTI kernel and copy records (%s); kernels and memcpy_bytes are null",
+                         why.c_str());
+  }
   last_ns_ = options_.clock ? options_.clock() : UnixNowNs();
+  last_ns_ -= last_ns_ % kMsNs;
   if (options_.iterations) {
     last_iterations_ = options_.iterations();
     steps_timed_ = last_iterations_;
@@ -240,6 +249,7 @@ void Telemetry::Feed(uint32_t device, const std::vector<std::string>& metrics,
 void Telemetry::Tick(int64_t now_ns) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!running_) return;
+  now_ns -= now_ns % kMsNs;  // activity totals are kept per ms of the record's end
   PollLocked();
   TelemetryRecord r;
   r.ts_ns = now_ns;
@@ -269,6 +279,11 @@ void Telemetry::Tick(int64_t now_ns) {
   for (Gpu& g : gpus_) {
     r.device = g.device;
     g.agg.Take(&r);
+    if (activity_on_) {
+      const TelemetryActivity a = options_.activity_take(g.device, now_ns);
+      r.kernels = a.kernels;
+      r.memcpy_bytes = a.memcpy_bytes;
+    }
     absl::StrAppend(&out, TelemetryLine(r), "\n");
   }
   last_ns_ = now_ns;

@@ -82,6 +82,12 @@ class TelemetryAggregator {
   Sum busy_, sm_, occ_, tensor_, dram_;
 };
 
+// Kernels completed and bytes copied on one GPU, from CUPTI activity records.
+struct TelemetryActivity {
+  int64_t kernels = 0;
+  int64_t memcpy_bytes = 0;
+};
+
 struct TelemetryOptions {
   int64_t interval_ns = 0;        // > 0
   int64_t sample_interval_ns = 100000000;  // PM sampling period while outside windows
@@ -92,6 +98,11 @@ struct TelemetryOptions {
   std::optional<uint32_t> device;  // CUPTI_PM_SAMPLING_DEVICE_ID, else every GPU
   std::function<std::unique_ptr<PmPlatform>()> platform;  // null: no PM sampling
   std::function<int64_t()> iterations;  // kairos_step count; null = steps unknown
+  // CUPTI kernel and copy records (the session root wires the CUPTI source): start counting
+  // (false + reason: kernels and memcpy_bytes stay null), and take a device's totals of
+  // records that ended before a time (Unix ns, whole ms). Null: unknown.
+  std::function<bool(std::string* why)> activity_start;
+  std::function<TelemetryActivity(uint32_t device, int64_t end_ns)> activity_take;
   std::function<int64_t()> clock;       // Unix ns; null = UnixNowNs
   // Raw clock ticks to ns for step stamps; 0 = measured over each interval from clock
   // anchors (TakeClockAnchor). Tests that note steps with ns stamps set 1.
@@ -110,7 +121,8 @@ class Telemetry {
   // one warning) and the writer thread. Error: the file cannot be opened.
   absl::Status Start(TelemetryOptions options);
   bool running() const;
-  // Writes the lines of the interval that ends at `now_ns` (the thread's step).
+  // Writes the lines of the interval that ends at `now_ns` rounded down to a whole ms (the
+  // thread's step; activity records are counted per ms of their end).
   void Tick(int64_t now_ns);
 
   // A trace window takes the GPUs' PM sampling: stop ours until Resume.
@@ -141,6 +153,7 @@ class Telemetry {
   std::vector<PmSample> scratch_;
   int64_t last_ns_ = 0;
   int64_t last_iterations_ = 0;
+  bool activity_on_ = false;
   // Steps up to this one have had their time counted (the newest step's stamp may still be
   // in flight when an interval ends, so it is counted in the next one).
   int64_t steps_timed_ = 0;

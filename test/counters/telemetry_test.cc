@@ -211,6 +211,68 @@ TEST_CASE("MedianStepMs: overwritten, unset and out-of-order stamps are skipped"
   ClearStepRing();
 }
 
+TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whole-ms edges") {
+  const std::string path = "telemetry_activity_" + std::to_string(getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  Fake fake;
+  int64_t now = 100 * kS + 123456;  // not whole ms: interval edges are rounded down
+  std::vector<std::pair<uint32_t, int64_t>> takes;
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = kS;
+  o.path = path;
+  o.platform = [&fake] { return std::make_unique<FakePlatform>(&fake); };
+  o.clock = [&now] { return now; };
+  o.activity_start = [](std::string*) { return true; };
+  o.activity_take = [&takes](uint32_t device, int64_t end_ns) {
+    takes.emplace_back(device, end_ns);
+    return TelemetryActivity{10 + device, 1000 * (device + 1)};
+  };
+  o.run_thread = false;
+  REQUIRE(t.Start(o).ok());
+  now = 101 * kS + 999 * kMs + 999;
+  t.Tick(now);
+  REQUIRE(takes.size() == 2);
+  CHECK(takes[0] == std::make_pair(0u, 101 * kS + 999 * kMs));
+  CHECK(takes[1] == std::make_pair(1u, 101 * kS + 999 * kMs));
+  const auto lines = ReadLines(path);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].rfind("{\"ts_ns\":101999000000,", 0) == 0);
+  CHECK(lines[0].find("\"interval_ns\":1999000000,") != std::string::npos);  // 100.000 s .. 101.999 s
+  CHECK(lines[0].find("\"kernels\":10,\"memcpy_bytes\":1000,") != std::string::npos);
+  CHECK(lines[1].find("\"kernels\":11,\"memcpy_bytes\":2000,") != std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("Telemetry: no activity totals when CUPTI refuses them: null, one warning") {
+  const std::string path = "telemetry_noact_" + std::to_string(getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  int64_t now = 100 * kS;
+  bool taken = false;
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = kS;
+  o.path = path;
+  o.clock = [&now] { return now; };
+  o.activity_start = [](std::string* why) {
+    *why = "no CUPTI";
+    return false;
+  };
+  o.activity_take = [&taken](uint32_t, int64_t) {
+    taken = true;
+    return TelemetryActivity{};
+  };
+  o.run_thread = false;
+  REQUIRE(t.Start(o).ok());
+  now += kS;
+  t.Tick(now);
+  CHECK_FALSE(taken);
+  const auto lines = ReadLines(path);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("\"kernels\":null,\"memcpy_bytes\":null,") != std::string::npos);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("Telemetry: an unwritable file is one error and no thread") {
   Telemetry t;
   TelemetryOptions o;

@@ -16,6 +16,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -25,6 +26,8 @@ constexpr const char* kOcc = "sm__warps_active.avg.pct_of_peak_sustained_active"
 struct Run {
   nlohmann::json trace, summary;
   std::string log;
+  std::vector<nlohmann::json> telemetry;  // the lines of {dir}/telemetry.jsonl, if written
+  std::vector<std::string> telemetry_text;
 };
 
 std::string Slurp(const std::string& path) {
@@ -36,10 +39,12 @@ Run RunWorkload(const std::string& args, const std::string& env, const std::stri
   char dir[] = "/tmp/kairos_simpm_XXXXXX";
   REQUIRE(mkdtemp(dir) != nullptr);
   const std::string d = dir;
+  std::string cfg = config;  // "{dir}" names the run's directory
+  for (size_t p = cfg.find("{dir}"); p != std::string::npos; p = cfg.find("{dir}")) cfg.replace(p, 5, d);
   const std::string cmd =
       "env LD_LIBRARY_PATH=" KSIM_LIB_DIR " LD_PRELOAD=" KAIROS_LIB " " + env +
       " 'KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=60000;"
-      "KAIROS_HOST_METRICS_INTERVAL_MS=0;ACTIVITIES_LOG_FILE=" + d + "/t.json;" + config + "' " +
+      "KAIROS_HOST_METRICS_INTERVAL_MS=0;ACTIVITIES_LOG_FILE=" + d + "/t.json;" + cfg + "' " +
       PM_WORKLOAD " " + args + " > " + d + "/out.txt 2>&1; ls " + d + "/t*.json | grep -v summary > " +
       d + "/list.txt";
   INFO(cmd);
@@ -54,6 +59,11 @@ Run RunWorkload(const std::string& args, const std::string& env, const std::stri
   run.trace = nlohmann::json::parse(Slurp(path));
   const std::string summary = path.substr(0, path.size() - 5) + ".summary.json";
   run.summary = nlohmann::json::parse(Slurp(summary));
+  std::ifstream tel(d + "/telemetry.jsonl");
+  for (std::string line; std::getline(tel, line);) {
+    run.telemetry.push_back(nlohmann::json::parse(line));
+    run.telemetry_text.push_back(line);
+  }
   return run;
 }
 
@@ -224,6 +234,133 @@ TEST_CASE("kernels carry their measured SM active and occupancy; shared memory l
   const auto& m = r.summary["devices"][0]["measured"];
   INFO(m.dump());
   CHECK(std::fabs(m["achieved_occupancy_pct"].get<double>() - 62.5) <= 2.0);
+}
+
+// GPU activity of the trace as absolute [start, end) ns with bytes (0 for kernels).
+struct Span {
+  int64_t start, end, bytes;
+  bool kernel;
+};
+std::vector<Span> Activity(const Run& r) {
+  const int64_t base = r.trace["baseTimeNanoseconds"].get<int64_t>();
+  std::vector<Span> out;
+  for (const auto& e : r.trace["traceEvents"]) {
+    const std::string cat = e.value("cat", "");
+    if (cat != "kernel" && cat != "gpu_memcpy") continue;
+    const int64_t start = base + std::llround(e["ts"].get<double>() * 1000.0);
+    const int64_t end = start + std::llround(e["dur"].get<double>() * 1000.0);
+    out.push_back({start, end, cat == "kernel" ? 0 : e["args"]["bytes"].get<int64_t>(), cat == "kernel"});
+  }
+  return out;
+}
+
+TEST_CASE("telemetry lines match the trace of the same interval", "[telemetry]") {
+  // 400 steps of 10 ms (a 1 MiB copy, a 3 ms full-wave kernel, kairos_step, idle), telemetry
+  // every second, and a trace window over the whole run (kernels and copies, no PM sampling:
+  // telemetry keeps its own 100 ms PM sampling).
+  Run r = RunWorkload("telemetry 400", "KAIROS_SIM_KERNEL_TIMES=full_wave=3000",
+                      "ACTIVITY_TYPES=kernel,gpu_memcpy,cuda_runtime;KAIROS_TELEMETRY_INTERVAL_SECS=1;"
+                      "KAIROS_TELEMETRY_FILE={dir}/telemetry.jsonl");
+  INFO(r.log);
+  REQUIRE(r.telemetry.size() >= 3);
+  const std::vector<Span> act = Activity(r);
+  int64_t first = INT64_MAX, last = 0, kernels_total = 0;
+  for (const Span& a : act) {
+    first = std::min(first, a.start);
+    last = std::max(last, a.end);
+    kernels_total += a.kernel;
+  }
+  REQUIRE(kernels_total == 400);
+  int compared = 0;
+  for (size_t i = 0; i < r.telemetry.size(); ++i) {
+    const auto& line = r.telemetry[i];
+    INFO(r.telemetry_text[i]);
+    // Exactly the documented fields, in order.
+    size_t at = 0, keys = 0;
+    for (const char* f : {"ts_ns", "host", "pid", "job_id", "rank", "device", "interval_ns", "gpu_busy_pct",
+                          "sm_active_pct", "achieved_occupancy_pct", "tensor_active_pct", "dram_throughput_pct",
+                          "kernels", "memcpy_bytes", "steps", "step_time_ms_p50"}) {
+      const size_t p = r.telemetry_text[i].find("\"" + std::string(f) + "\":");
+      CHECK(p != std::string::npos);
+      CHECK(p >= at);
+      at = p;
+      ++keys;
+    }
+    CHECK(line.size() == keys);
+    const int64_t t1 = line["ts_ns"].get<int64_t>();
+    const int64_t t0 = t1 - line["interval_ns"].get<int64_t>();
+    CHECK(t1 % 1000000 == 0);
+    // Kernels and bytes of the trace's records that ended in [t0, t1). A record ending within
+    // 50 us of an edge may fall on either side (CUPTI's clock vs the trace's, aligned to the
+    // session clock): those are the only tolerance.
+    int64_t kernels = 0, bytes = 0, edge_kernels = 0, edge_bytes = 0;
+    for (const Span& a : act) {
+      if (std::llabs(a.end - t0) < 50000 || std::llabs(a.end - t1) < 50000) {
+        edge_kernels += a.kernel;
+        edge_bytes += a.bytes;
+      }
+      if (a.end < t0 || a.end >= t1) continue;
+      kernels += a.kernel;
+      bytes += a.bytes;
+    }
+    REQUIRE(line["kernels"].is_number());
+    REQUIRE(line["memcpy_bytes"].is_number());
+    CHECK(std::llabs(line["kernels"].get<int64_t>() - kernels) <= edge_kernels);
+    CHECK(std::llabs(line["memcpy_bytes"].get<int64_t>() - bytes) <= edge_bytes);
+    CHECK(line["steps"].is_number());
+    // Lines wholly inside the steady loop: as many steps as kernels, a copy per kernel, the
+    // busy fraction of the trace within a point, the loop's 10 ms step time.
+    if (t0 < first + 20000000 || t1 > last - 20000000) continue;
+    ++compared;
+    CHECK(std::llabs(line["steps"].get<int64_t>() - kernels) <= 1);
+    CHECK(std::llabs(line["memcpy_bytes"].get<int64_t>() - line["kernels"].get<int64_t>() * (1 << 20)) <= (1 << 20));
+    // Busy: kernel and copy time in [t0, t1) (they never overlap here).
+    double busy_ns = 0;
+    for (const Span& a : act) busy_ns += static_cast<double>(std::max<int64_t>(0, std::min(a.end, t1) - std::max(a.start, t0)));
+    const double busy_pct = 100.0 * busy_ns / static_cast<double>(t1 - t0);
+    INFO("trace busy " << busy_pct << "%");
+    REQUIRE(line["gpu_busy_pct"].is_number());
+    CHECK(std::fabs(line["gpu_busy_pct"].get<double>() - busy_pct) <= 1.0);
+    REQUIRE(line["step_time_ms_p50"].is_number());
+    CHECK(std::fabs(line["step_time_ms_p50"].get<double>() - 10.0) <= 1.0);
+  }
+  CHECK(compared >= 1);
+}
+
+TEST_CASE("telemetry outside any trace window counts kernels, copies and steps", "[telemetry]") {
+  // No window at all: kernel and memcpy records are enabled for telemetry alone.
+  char dir[] = "/tmp/kairos_simtel_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string d = dir;
+  const std::string cmd = "env LD_LIBRARY_PATH=" KSIM_LIB_DIR " LD_PRELOAD=" KAIROS_LIB
+                          " KAIROS_SIM_KERNEL_TIMES=full_wave=3000 'KAIROS_CONFIG_TEXT="
+                          "KAIROS_TELEMETRY_INTERVAL_SECS=1;KAIROS_TELEMETRY_FILE=" + d + "/telemetry.jsonl' " +
+                          PM_WORKLOAD " telemetry 350 > " + d + "/out.txt 2>&1";
+  INFO(cmd);
+  REQUIRE(system(cmd.c_str()) == 0);
+  INFO(Slurp(d + "/out.txt"));
+  std::ifstream tel(d + "/telemetry.jsonl");
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(tel, line);) lines.push_back(nlohmann::json::parse(line));
+  REQUIRE(lines.size() >= 3);
+  int64_t kernels = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    INFO(lines[i].dump());
+    REQUIRE(lines[i]["kernels"].is_number());
+    kernels += lines[i]["kernels"].get<int64_t>();
+    // Every copy is 1 MiB and comes with one kernel; a step ends after both.
+    CHECK(std::llabs(lines[i]["memcpy_bytes"].get<int64_t>() - lines[i]["kernels"].get<int64_t>() * (1 << 20)) <=
+          (1 << 20));
+    CHECK(std::llabs(lines[i]["steps"].get<int64_t>() - lines[i]["kernels"].get<int64_t>()) <= 1);
+    if (i == 1) {  // a whole second of the 10 ms loop
+      CHECK(std::llabs(lines[i]["kernels"].get<int64_t>() - 100) <= 2);
+      CHECK(std::fabs(lines[i]["step_time_ms_p50"].get<double>() - 10.0) <= 1.0);
+      CHECK(std::fabs(lines[i]["gpu_busy_pct"].get<double>() - 30.9) <= 2.0);
+    }
+  }
+  // No kernel counted twice; the ones after the last full interval are in no line.
+  CHECK(kernels <= 350);
+  CHECK(kernels >= 350 - 110);
 }
 
 TEST_CASE("a grid for a quarter of the SMs reads about 25% SM active", "[pm_values]") {
