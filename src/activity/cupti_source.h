@@ -5,7 +5,8 @@
 // completed during warm-up are discarded. StartRecording opens the window; StopRecording
 // disables every kind and flushes; Collect converts, correlates and appends to the TraceData;
 // Reset unsubscribes and frees. Between sessions CUPTI activity is off, so the job pays
-// nothing.
+// nothing, unless telemetry asked for kernel and copy totals (StartActivityTotals): then
+// kernel and memcpy records stay enabled between windows, only counted.
 // When GPU tracing is impossible (no CUPTI, no driver, unknown CUPTI version, another CUPTI
 // subscriber, a failing CUPTI call) the source logs one warning, stays out of the way, and
 // Collect writes the reason into the trace (metadata "gpu_data_missing_reason" and

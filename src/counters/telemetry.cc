@@ -293,6 +293,24 @@ void Telemetry::Tick(int64_t now_ns) {
   }
 }
 
+void Telemetry::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!running_ || stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  const int64_t now = options_.clock ? options_.clock() : UnixNowNs();
+  int64_t last;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last = last_ns_;
+  }
+  // Under a millisecond since the last edge: nothing to say (edges are whole ms).
+  if (now - now % kMsNs > last) Tick(now);
+}
+
 void Telemetry::ThreadMain() {
   std::unique_lock<std::mutex> lock(mu_);
   int64_t next = last_ns_ + options_.interval_ns;

@@ -125,6 +125,10 @@ class Telemetry {
   // thread's step; activity records are counted per ms of their end).
   void Tick(int64_t now_ns);
 
+  // Process exit: stops the thread and writes the lines of the partial interval since the
+  // last edge (a job shorter than one interval still gets its lines). Later calls do nothing.
+  void Finish();
+
   // A trace window takes the GPUs' PM sampling: stop ours until Resume.
   void Pause();
   void Resume();

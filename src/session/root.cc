@@ -288,6 +288,8 @@ void ChildAfterFork() {
 void AtExitHandler() {
   Root* r = g_root.load(std::memory_order_acquire);
   if (r != nullptr) r->session.AtExit();
+  // After the window's close (which fed telemetry its samples): the last, partial interval.
+  if (r != nullptr && r->telemetry != nullptr) r->telemetry->Finish();
 }
 
 }  // namespace

@@ -241,6 +241,15 @@ TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whol
   CHECK(lines[0].find("\"interval_ns\":1999000000,") != std::string::npos);  // 100.000 s .. 101.999 s
   CHECK(lines[0].find("\"kernels\":10,\"memcpy_bytes\":1000,") != std::string::npos);
   CHECK(lines[1].find("\"kernels\":11,\"memcpy_bytes\":2000,") != std::string::npos);
+  // Process exit: the partial interval since the last edge gets its lines, once.
+  now += 500 * kMs;
+  t.Finish();
+  t.Finish();
+  const auto all = ReadLines(path);
+  REQUIRE(all.size() == 4);
+  CHECK(all[2].rfind("{\"ts_ns\":102499000000,", 0) == 0);
+  CHECK(all[2].find("\"interval_ns\":500000000,") != std::string::npos);
+  CHECK(takes.size() == 4);
   std::remove(path.c_str());
 }
 
