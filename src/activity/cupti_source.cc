@@ -199,7 +199,12 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
     // No GPU activity asked for: nothing is missing. Telemetry keeps counting meanwhile.
     window_holds_cupti_ = false;
     std::string why;
-    if (totals_on_.load() && !EnableTotalsLocked(&why)) KAIROS_LOG_VERBOSE("telemetry totals: %s", why.c_str());
+    if (totals_on_.load() && !EnableTotalsLocked(&why)) {
+      KAIROS_LOG_WARNING("telemetry: cannot resume CUPTI kernel and copy records (%s); kernels "
+                         "and memcpy_bytes are null from now on", why.c_str());
+      totals_on_.store(false);
+      totals_failed_.store(true);
+    }
     return absl::OkStatus();
   }
 
@@ -456,7 +461,13 @@ void CuptiSource::Reset() {
   Teardown();
   window_holds_cupti_ = false;
   std::string why;
-  if (totals_on_.load() && !EnableTotalsLocked(&why)) KAIROS_LOG_VERBOSE("telemetry totals: %s", why.c_str());
+  if (totals_on_.load() && !EnableTotalsLocked(&why)) {
+    // From now on the totals would silently miss records: report them as unknown instead.
+    KAIROS_LOG_WARNING("telemetry: cannot resume CUPTI kernel and copy records after the trace "
+                       "window (%s); kernels and memcpy_bytes are null from now on", why.c_str());
+    totals_on_.store(false);
+    totals_failed_.store(true);
+  }
 }
 
 void CuptiSource::Teardown() {
@@ -588,6 +599,7 @@ CuptiSource::ActivityTotals CuptiSource::TakeActivityTotals(uint32_t device, int
   }
   std::lock_guard<std::mutex> lock(tally_mu_);
   ActivityTotals out;
+  out.complete = !totals_failed_.load();
   auto dev = tally_.find(device);
   if (dev == tally_.end()) return out;
   auto& buckets = dev->second;

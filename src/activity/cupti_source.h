@@ -80,6 +80,9 @@ class CuptiSource : public TraceSource {
   struct ActivityTotals {
     int64_t kernels = 0;
     int64_t memcpy_bytes = 0;
+    // False once counting could not be resumed after a window (then for good): the totals
+    // miss records and must not be reported as counts.
+    bool complete = true;
   };
   // Any thread (the telemetry writer's). Loads CUPTI and enables the two kinds now when no
   // window holds CUPTI (else after it). Returns false, with the reason, when CUPTI cannot.
@@ -143,6 +146,7 @@ class CuptiSource : public TraceSource {
   // (worker thread vs Take).
   std::mutex totals_mu_;
   std::atomic<bool> totals_on_{false};
+  std::atomic<bool> totals_failed_{false};  // could not resume after a window
   bool window_holds_cupti_ = false;  // between StartWarmup and Reset (totals_mu_)
   std::mutex tally_mu_;
   // Per device: millisecond of the record's end -> totals (at most one interval's worth of

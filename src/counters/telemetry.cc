@@ -281,8 +281,8 @@ void Telemetry::Tick(int64_t now_ns) {
     g.agg.Take(&r);
     if (activity_on_) {
       const TelemetryActivity a = options_.activity_take(g.device, now_ns);
-      r.kernels = a.kernels;
-      r.memcpy_bytes = a.memcpy_bytes;
+      r.kernels = a.known ? std::optional<int64_t>(a.kernels) : std::nullopt;
+      r.memcpy_bytes = a.known ? std::optional<int64_t>(a.memcpy_bytes) : std::nullopt;
     }
     absl::StrAppend(&out, TelemetryLine(r), "\n");
   }

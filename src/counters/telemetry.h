@@ -86,6 +86,7 @@ class TelemetryAggregator {
 struct TelemetryActivity {
   int64_t kernels = 0;
   int64_t memcpy_bytes = 0;
+  bool known = true;  // false: counting stopped (the fields are null)
 };
 
 struct TelemetryOptions {
