@@ -496,7 +496,6 @@ namespace {
 // Kernel and copy records outside windows: small buffers, flushed every telemetry interval.
 constexpr size_t kTotalsBufferSize = 1u << 20;
 constexpr size_t kTotalsBuffers = 4;
-constexpr int64_t kTallyBucketNs = 1000000;  // TakeActivityTotals boundaries are whole ms
 }  // namespace
 
 bool CuptiSource::EnableTotalsLocked(std::string* why) {
@@ -560,30 +559,51 @@ void CuptiSource::TallyBuffer(const uint8_t* buffer, size_t valid_size) {
     const uint8_t* p = buffer + off;
     off += size;
     uint32_t device = 0;
-    uint64_t end = 0, bytes = 0;
+    uint64_t start = 0, end = 0, bytes = 0;
     bool kernel = false;
     if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_KERNEL) {
       CUpti_ActivityKernel10 r;
       std::memcpy(&r, p, sizeof r);
-      device = r.deviceId, end = r.end, kernel = true;
+      device = r.deviceId, start = r.start, end = r.end, kernel = true;
     } else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       CUpti_ActivityMemcpy6 r;
       std::memcpy(&r, p, sizeof r);
-      device = r.deviceId, end = r.end, bytes = r.bytes;
+      device = r.deviceId, start = r.start, end = r.end, bytes = r.bytes;
     } else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY2) {
       CUpti_ActivityMemcpyPtoP4 r;
       std::memcpy(&r, p, sizeof r);
-      device = r.deviceId, end = r.end, bytes = r.bytes;
+      device = r.deviceId, start = r.start, end = r.end, bytes = r.bytes;
     } else {
       continue;
     }
-    if (end == 0) continue;  // incomplete (a forced flush): no time to count it at
-    ActivityTotals& t = tally_[device][static_cast<int64_t>(end) / kTallyBucketNs];
+    if (end == 0 || start == 0 || end < start) continue;  // incomplete (a forced flush)
+    auto& dev = tally_[device];
+    ActivityTotals& t = dev[static_cast<int64_t>(end) / kTallyBucketNs];
     if (kernel) {
       ++t.kernels;
     } else {
       t.memcpy_bytes += static_cast<int64_t>(bytes);
     }
+    MarkBusy(busy_[device], static_cast<int64_t>(start), static_cast<int64_t>(end));
+  }
+}
+
+void CuptiSource::MarkBusy(std::map<int64_t, uint64_t>& busy, int64_t start, int64_t end) {
+  // A slot is busy when the record covers its midpoint: a record shorter than a slot marks
+  // one with probability length / slot, so the expected busy time is the record's length,
+  // and records that overlap (streams, copy engines) mark a slot once: the union.
+  constexpr int64_t kHalf = kBusySlotNs / 2;
+  for (int64_t ms = start / kTallyBucketNs; ms * kTallyBucketNs < end; ++ms) {
+    const int64_t base = ms * kTallyBucketNs;
+    // Slots i with start <= base + i * slot + half < end.
+    int64_t first = start - base - kHalf;
+    first = first <= 0 ? 0 : (first + kBusySlotNs - 1) / kBusySlotNs;
+    const int64_t last_mid = end - 1 - base - kHalf;
+    if (last_mid < 0) continue;
+    const int64_t last = std::min<int64_t>(63, last_mid / kBusySlotNs);
+    if (first > last) continue;
+    const uint64_t upto = last == 63 ? ~uint64_t{0} : (uint64_t{1} << (last + 1)) - 1;
+    busy[ms] |= upto & ~((uint64_t{1} << first) - 1);
   }
 }
 
@@ -600,6 +620,15 @@ CuptiSource::ActivityTotals CuptiSource::TakeActivityTotals(uint32_t device, int
   std::lock_guard<std::mutex> lock(tally_mu_);
   ActivityTotals out;
   out.complete = !totals_failed_.load();
+  // Busy slots before the edge. Slots of a record that was still running at the previous
+  // edge arrive later and count in this call's interval (the total busy time is kept).
+  if (auto b = busy_.find(device); b != busy_.end()) {
+    const auto stop = b->second.lower_bound(end_ns / kTallyBucketNs);
+    int64_t slots = 0;
+    for (auto it = b->second.begin(); it != stop; ++it) slots += __builtin_popcountll(it->second);
+    out.busy_ns = slots * kBusySlotNs;
+    b->second.erase(b->second.begin(), stop);
+  }
   auto dev = tally_.find(device);
   if (dev == tally_.end()) return out;
   auto& buckets = dev->second;

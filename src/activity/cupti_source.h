@@ -80,6 +80,9 @@ class CuptiSource : public TraceSource {
   struct ActivityTotals {
     int64_t kernels = 0;
     int64_t memcpy_bytes = 0;
+    // GPU time with a kernel or copy running (their union), at 1/64 ms resolution, before
+    // the edge: telemetry's gpu_busy_pct where PM sampling is unavailable.
+    int64_t busy_ns = 0;
     // False once counting could not be resumed after a window (then for good): the totals
     // miss records and must not be reported as counts.
     bool complete = true;
@@ -114,6 +117,10 @@ class CuptiSource : public TraceSource {
   // Enables kernel and memcpy records for the totals outside windows (totals_mu_ held).
   bool EnableTotalsLocked(std::string* why);
   void TallyBuffer(const uint8_t* buffer, size_t valid_size);
+  static constexpr int64_t kTallyBucketNs = 1000000;  // TakeActivityTotals edges: whole ms
+  static constexpr int64_t kBusySlotNs = kTallyBucketNs / 64;  // one bit of a busy mask
+  // Sets the busy slots of [start, end) (tally_mu_ held).
+  static void MarkBusy(std::map<int64_t, uint64_t>& busy, int64_t start, int64_t end);
 
   CuptiSourceOptions options_;
   std::optional<CuptiApi> loaded_;  // when loaded by this source
@@ -152,6 +159,8 @@ class CuptiSource : public TraceSource {
   // Per device: millisecond of the record's end -> totals (at most one interval's worth of
   // milliseconds with activity, plus records that ended after the last Take).
   std::map<uint32_t, std::map<int64_t, ActivityTotals>> tally_;
+  // Per device: millisecond -> 64 slots of 15.625 us, set where a kernel or copy ran.
+  std::map<uint32_t, std::map<int64_t, uint64_t>> busy_;
 };
 
 // The process-wide buffer pool CUPTI's callbacks draw from (never destroyed: CUPTI may call

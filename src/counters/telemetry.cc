@@ -283,6 +283,10 @@ void Telemetry::Tick(int64_t now_ns) {
       const TelemetryActivity a = options_.activity_take(g.device, now_ns);
       r.kernels = a.known ? std::optional<int64_t>(a.kernels) : std::nullopt;
       r.memcpy_bytes = a.known ? std::optional<int64_t>(a.memcpy_bytes) : std::nullopt;
+      // Without PM sampling (no permission is common in fleets), GPU busy from the records:
+      // the share of the interval with a kernel or copy running.
+      if (!r.gpu_busy_pct && a.known && a.busy_ns >= 0 && r.interval_ns > 0)
+        r.gpu_busy_pct = std::min(100.0, 100.0 * static_cast<double>(a.busy_ns) / static_cast<double>(r.interval_ns));
     }
     absl::StrAppend(&out, TelemetryLine(r), "\n");
   }

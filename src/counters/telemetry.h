@@ -86,6 +86,7 @@ class TelemetryAggregator {
 struct TelemetryActivity {
   int64_t kernels = 0;
   int64_t memcpy_bytes = 0;
+  int64_t busy_ns = -1;  // union of kernel and copy time in the interval; < 0: unknown
   bool known = true;  // false: counting stopped (the fields are null)
 };
 

@@ -237,7 +237,7 @@ void StartTelemetryIfEnabled(Root& root) {
     o.activity_start = [cuda](std::string* why) { return cuda->StartActivityTotals(why); };
     o.activity_take = [cuda](uint32_t device, int64_t end_ns) {
       const internal::CuptiSource::ActivityTotals t = cuda->TakeActivityTotals(device, end_ns);
-      return TelemetryActivity{t.kernels, t.memcpy_bytes, t.complete};
+      return TelemetryActivity{t.kernels, t.memcpy_bytes, t.busy_ns, t.complete};
     };
   }
 #endif

@@ -227,10 +227,12 @@ TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whol
   o.activity_take = [&takes](uint32_t device, int64_t end_ns) {
     takes.emplace_back(device, end_ns);
     // Counting stops for good after the first interval (CUPTI could not resume it).
-    return TelemetryActivity{10 + device, 1000 * (device + 1), takes.size() <= 2};
+    return TelemetryActivity{10 + device, 1000 * (device + 1), 1999 * kMs / 2, takes.size() <= 2};
   };
   o.run_thread = false;
   REQUIRE(t.Start(o).ok());
+  // GPU 0 is PM-sampled (gpu_busy from gr__cycles_active); GPU 1 is not (from the records).
+  fake.pending[0] = {S(100 * kS, 1999 * kMs, {90, 80, 40, 0, 0})};
   now = 101 * kS + 999 * kMs + 999;
   t.Tick(now);
   REQUIRE(takes.size() == 2);
@@ -242,6 +244,8 @@ TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whol
   CHECK(lines[0].find("\"interval_ns\":1999000000,") != std::string::npos);  // 100.000 s .. 101.999 s
   CHECK(lines[0].find("\"kernels\":10,\"memcpy_bytes\":1000,") != std::string::npos);
   CHECK(lines[1].find("\"kernels\":11,\"memcpy_bytes\":2000,") != std::string::npos);
+  CHECK(lines[0].find("\"gpu_busy_pct\":90,") != std::string::npos);
+  CHECK(lines[1].find("\"gpu_busy_pct\":50,\"sm_active_pct\":null,") != std::string::npos);
   // Process exit: the partial interval since the last edge gets its lines, once.
   now += 500 * kMs;
   t.Finish();

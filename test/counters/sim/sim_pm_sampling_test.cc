@@ -355,6 +355,36 @@ TEST_CASE("telemetry lines match the trace of the same interval", "[telemetry]")
   CHECK(compared >= 1);
 }
 
+TEST_CASE("without PM sampling, telemetry's gpu_busy comes from the kernel and copy records", "[telemetry]") {
+  // No permission to profile: the counter fields are null, and gpu_busy_pct is the share of
+  // each interval with a kernel or copy running, which the trace of the same run shows too.
+  Run r = RunWorkload("telemetry 300", "KAIROS_SIM_KERNEL_TIMES=full_wave=3000 KAIROS_SIM_PM_FAULT=privileges",
+                      "ACTIVITY_TYPES=kernel,gpu_memcpy,cuda_runtime;KAIROS_TELEMETRY_INTERVAL_SECS=1;"
+                      "KAIROS_TELEMETRY_FILE={dir}/telemetry.jsonl");
+  INFO(r.log);
+  REQUIRE(r.telemetry.size() >= 3);
+  const std::vector<Span> act = Activity(r);
+  int compared = 0;
+  for (size_t i = 0; i < r.telemetry.size(); ++i) {
+    const auto& line = r.telemetry[i];
+    INFO(r.telemetry_text[i]);
+    CHECK(line["sm_active_pct"].is_null());
+    CHECK(line["achieved_occupancy_pct"].is_null());
+    const int64_t t1 = line["ts_ns"].get<int64_t>();
+    const int64_t t0 = t1 - line["interval_ns"].get<int64_t>();
+    double ns = 0;
+    for (const Span& a : act) ns += static_cast<double>(std::max<int64_t>(0, std::min(a.end, t1) - std::max(a.start, t0)));
+    const double busy_pct = 100.0 * ns / static_cast<double>(t1 - t0);
+    INFO("trace busy " << busy_pct << "%");
+    REQUIRE(line["gpu_busy_pct"].is_number());
+    // The records are counted per 1/64 ms (each slot whose midpoint a record covers), and a
+    // kernel still running at an edge counts in the next interval: within a point.
+    CHECK(std::fabs(line["gpu_busy_pct"].get<double>() - busy_pct) <= 1.0);
+    ++compared;
+  }
+  CHECK(compared >= 3);
+}
+
 TEST_CASE("telemetry outside any trace window counts kernels, copies and steps", "[telemetry]") {
   // No window at all: kernel and memcpy records are enabled for telemetry alone.
   char dir[] = "/tmp/kairos_simtel_XXXXXX";
