@@ -31,13 +31,15 @@ double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(
 class IdleHandler : public TraceRequestHandler {
  public:
   bool Busy() const override { return false; }
-  absl::Status OnTraceRequest(const Config&, std::string*) override { return absl::OkStatus(); }
+  absl::Status OnTraceRequest(const Config&, uint64_t, std::string*) override {
+    return absl::OkStatus();
+  }
 };
 
 class ProfilerHandler : public TraceRequestHandler {
  public:
   bool Busy() const override { return Profiler::Get().state() != SessionState::kIdle; }
-  absl::Status OnTraceRequest(const Config& c, std::string*) override {
+  absl::Status OnTraceRequest(const Config& c, uint64_t, std::string*) override {
     return Profiler::Get().RequestTrace(c, ConfigSource::kDaemon);
   }
 };

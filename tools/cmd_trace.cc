@@ -22,7 +22,10 @@ constexpr char kUsage[] =
     "\n"
     "Requests an on-demand trace from processes registered with `kairos daemon` or Dynolog\n"
     "(same request as `dyno gputrace`). Each triggered process writes its own file: the pid\n"
-    "is inserted before .json / .pt.trace.json in the file name.\n"
+    "is inserted before .json / .pt.trace.json in the file name, and a process that knows its\n"
+    "rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK) inserts _rank<R>_<pid> instead. An\n"
+    "iteration request (--iterations) starts every process of the job at the same iteration:\n"
+    "they all poll on the same wall-clock tick and round up from the iteration of that tick.\n"
     "\n"
     "options:\n"
     "  --log-file PATH                 trace file (required; must lie in the process's allowed\n"
@@ -179,8 +182,9 @@ int TraceMain(int argc, char** argv) {
     for (int64_t pid : triggered) {
       printf("    %s\n", PredictOnDemandTracePath(o.log_file, pid).c_str());
     }
-    printf("(a process writes to its default path instead if the requested one is outside its\n"
-           " allowed directory or already exists; it logs the file it actually wrote)\n");
+    printf("(a process that knows its rank writes _rank<R>_<pid> instead of _<pid>; it writes to\n"
+           " its default path if the requested one is outside its allowed directory or already\n"
+           " exists; it logs the file it actually wrote)\n");
   }
   return 0;
 }

@@ -3,7 +3,7 @@
 # Starts N ranks of ddp_train on this host, like torchrun: each gets RANK, WORLD_SIZE,
 # LOCAL_RANK and the file through which rank 0 hands out the NCCL unique id.
 # usage: run_ddp.sh N [--straggler RANK] [--straggler-ms MS] [--kill RANK] [--kill-step S]
-#                     [--steps S] [--host-us US] [--bin PATH]
+#                     [--steps S] [--host-us US] [--params N] [--bin PATH]
 # Whatever else the ranks need (LD_PRELOAD=libkairos.so, KINETO_USE_DAEMON=1, KAIROS_JOB_ID, the
 # simulator's LD_LIBRARY_PATH) is inherited from the environment. Under the simulator each rank
 # gets its own simulated device (KAIROS_SIM_DEVICES=h100:N unless set).
@@ -11,7 +11,7 @@
 set -u
 n=${1:?usage: run_ddp.sh N [--straggler RANK] ...}
 shift
-straggler=-1 straggler_ms=20 kill_rank=-1 kill_step=3 steps=20 host_us=2000
+straggler=-1 straggler_ms=20 kill_rank=-1 kill_step=3 steps=20 host_us=2000 params=0
 bin="$(dirname "$0")/ddp_train"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -21,6 +21,7 @@ while [ $# -gt 0 ]; do
     --kill-step) kill_step=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --host-us) host_us=$2; shift 2 ;;
+    --params) params=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     *) echo "run_ddp.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -34,7 +35,7 @@ for ((r = 0; r < n; r++)); do
   extra=0 kill_at=-1
   [ "$r" = "$straggler" ] && extra=$straggler_ms
   [ "$r" = "$kill_rank" ] && kill_at=$kill_step
-  RANK=$r LOCAL_RANK=$r "$bin" "$steps" "$host_us" "$extra" "$kill_at" &
+  RANK=$r LOCAL_RANK=$r "$bin" "$steps" "$host_us" "$extra" "$kill_at" "$params" &
   pids+=($!)
 done
 status=0

@@ -187,6 +187,7 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
   window_holds_cupti_ = true;  // until Reset; the telemetry totals resume then
   missing_reason_.clear();
   warmup_discarded_ = late_records_ = cupti_dropped_ = 0;
+  warmup_drops_ = ConvertStats{};
   flush_failed_ = false;
   window_start_ = 0;
   window_end_ = INT64_MAX;
@@ -344,6 +345,21 @@ void CuptiSource::OnBuffer(const uint8_t* buffer, size_t valid_size) {
     case Phase::kRecording:
       converter_->ConvertBuffer(buffer, valid_size);
       break;
+    case Phase::kStarting: {
+      const ConvertStats before = converter_->stats();
+      converter_->ConvertBuffer(buffer, valid_size);
+      const ConvertStats& after = converter_->stats();
+      const uint64_t out = after.out_of_range - before.out_of_range;
+      const uint64_t api = after.filtered_api - before.filtered_api;
+      const uint64_t unknown = after.unknown_kind - before.unknown_kind;
+      const uint64_t bad = after.bad_timestamp - before.bad_timestamp;
+      warmup_drops_.out_of_range += out;
+      warmup_drops_.filtered_api += api;
+      warmup_drops_.unknown_kind += unknown;
+      warmup_drops_.bad_timestamp += bad;
+      warmup_discarded_ += out + api + unknown + bad;
+      break;
+    }
     case Phase::kStopped:
       late_records_ += CountCuptiRecords(buffer, valid_size);
       break;
@@ -364,21 +380,27 @@ int64_t CuptiSource::MeasureCuptiOffset() const {
 
 void CuptiSource::StartRecording(int64_t window_start_ns) {
   if (!active_) return;
-  // Hand back what warm-up produced so far; those buffers are discarded, not converted.
-  api_->ActivityFlushAll(0);
-  CuptiBufferPool& pool = ProcessCuptiPool();
-  pool.Drain();
-  size_t dropped = 0;
-  api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped);  // reset: warm-up drops don't count
-  refused_at_start_ = pool.refused();
-  foreign_at_start_ = pool.foreign();
   // The window edges are mapped into CUPTI's timebase, so a record produced before
   // StopRecording is never cut by a skew between CUPTI's clock and the session's.
   cupti_offset_ = MeasureCuptiOffset();
   window_start_ = window_start_ns + cupti_offset_;
   converter_->SetWindow(window_start_, INT64_MAX);
+  // The window may have begun before this call: an iteration window starts at the step
+  // boundary the training thread crossed, and this thread wakes up later (milliseconds on a
+  // loaded host). So what warm-up produced so far is converted, not thrown away: records from
+  // the window's start on are kept (the first iteration's GPU work), and what the window
+  // filter drops from those buffers is warm-up, counted as such (OnBuffer, kStarting).
+  phase_.store(Phase::kStarting, std::memory_order_release);
+  api_->ActivityFlushAll(0);
+  CuptiBufferPool& pool = ProcessCuptiPool();
+  pool.Drain();
   phase_.store(Phase::kRecording, std::memory_order_release);
-  // Calls that begin before the window cannot be in it, so linking starts here.
+  size_t dropped = 0;
+  api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped);  // reset: warm-up drops don't count
+  refused_at_start_ = pool.refused();
+  foreign_at_start_ = pool.foreign();
+  // Linking starts here: calls made between the window's start and now are still correlated
+  // with their GPU work (CUPTI's correlation ids), only not with the CPU range around them.
   linking_.store(options_.current_range_id != nullptr, std::memory_order_relaxed);
 }
 
@@ -412,12 +434,12 @@ void CuptiSource::AddStats(TraceData& data) {
   data.AddStat("cupti_dropped", cupti_dropped_);
   data.AddStat("cupti_buffers_refused", pool.refused() - refused_at_start_);
   data.AddStat("cupti_foreign_buffers", pool.foreign() - foreign_at_start_);
-  data.AddStat("cupti_out_of_range", s.out_of_range);
+  data.AddStat("cupti_out_of_range", s.out_of_range - warmup_drops_.out_of_range);
   data.AddStat("cupti_event_store_full", s.store_full);
-  data.AddStat("cupti_unknown_records", s.unknown_kind);
-  data.AddStat("cupti_bad_timestamps", s.bad_timestamp);
+  data.AddStat("cupti_unknown_records", s.unknown_kind - warmup_drops_.unknown_kind);
+  data.AddStat("cupti_bad_timestamps", s.bad_timestamp - warmup_drops_.bad_timestamp);
   data.AddStat("cupti_truncated_buffers", s.truncated_buffers);
-  data.AddStat("cupti_filtered_api", s.filtered_api);
+  data.AddStat("cupti_filtered_api", s.filtered_api - warmup_drops_.filtered_api);
   data.AddStat("cupti_warmup_discarded", warmup_discarded_);
   data.AddStat("cupti_late_records", late_records_);
   data.AddStat("cupti_flush_failed", flush_failed_ ? 1 : 0);

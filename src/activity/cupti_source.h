@@ -103,7 +103,9 @@ class CuptiSource : public TraceSource {
   void OnApiCallback(CUpti_CallbackDomain domain, const void* cbdata);
 
  private:
-  enum class Phase : uint8_t { kIdle = 0, kWarmup, kRecording, kStopped };
+  // kStarting: StartRecording converts the buffers warm-up left behind; what the window filter
+  // drops from them is counted as warm-up (warmup_drops_).
+  enum class Phase : uint8_t { kIdle = 0, kWarmup, kStarting, kRecording, kStopped };
   void Fail(std::string reason);
   absl::Status Call(CUptiResult r, const char* what);
   absl::Status EnableKinds(const Config& config);
@@ -147,6 +149,9 @@ class CuptiSource : public TraceSource {
   uint64_t cupti_dropped_ = 0;
   uint64_t refused_at_start_ = 0;
   uint64_t foreign_at_start_ = 0;
+  // What the conversion of warm-up buffers at StartRecording dropped (records before the
+  // window): reported as cupti_warmup_discarded, not as window losses.
+  ConvertStats warmup_drops_;
   bool flush_failed_ = false;
   // Telemetry totals. totals_mu_ serialises the pool's start/stop (session thread) with
   // TakeActivityTotals' flush and drain (telemetry thread); tally_mu_ guards the buckets

@@ -299,9 +299,11 @@ CrossRankSummary AnalyzeRanks(const std::vector<RankProfile>& ranks, const Cross
     size_t rank;
   };
   std::vector<Example> examples;
+  std::set<int64_t> matched_steps;
   for (const auto& [key, v] : instances) {
     if (std::any_of(v.begin(), v.end(), [](const RankCollective* c) { return c == nullptr; })) continue;
     ++s.matched_collectives;
+    matched_steps.insert(std::get<0>(key));
     // The rank that enqueues last waits least: its kernel is the shortest, and that
     // shortest duration is the pure transfer every rank paid.
     size_t last = 0;
@@ -328,9 +330,13 @@ CrossRankSummary AnalyzeRanks(const std::vector<RankProfile>& ranks, const Cross
       examples.push_back({second - shortest, v[last]->start_ns, std::get<1>(key), last});
     }
   }
+  // Waits and losses are known only for the steps whose collectives were found on every rank
+  // (a rank's window can miss the collective of an edge step): per step means per such step.
+  const int64_t comm_steps =
+      common.empty() ? nsteps : std::max<int64_t>(1, static_cast<int64_t>(matched_steps.size()));
   for (size_t i = 0; i < n; ++i) {
-    s.rows[i].comm_wait_ns = wait[i] / nsteps;
-    s.rows[i].comm_transfer_ns = transfer[i] / nsteps;
+    s.rows[i].comm_wait_ns = wait[i] / comm_steps;
+    s.rows[i].comm_transfer_ns = transfer[i] / comm_steps;
   }
 
   // straggler_rank.
@@ -341,7 +347,7 @@ CrossRankSummary AnalyzeRanks(const std::vector<RankProfile>& ranks, const Cross
     }
     s.straggler_candidate = s.rows[cand].rank;
     s.straggler_last_share = static_cast<double>(s.rows[cand].last_arrivals) / s.matched_collectives;
-    s.lost_ns_per_step = lost_by[cand] / nsteps;
+    s.lost_ns_per_step = lost_by[cand] / comm_steps;
     const double step_share = s.step_median_ns > 0 ? double(s.lost_ns_per_step) / s.step_median_ns : 0;
     if (s.straggler_last_share >= o.straggler_min_last_share && step_share >= o.straggler_min_step_share) {
       s.straggler_rank = s.straggler_candidate;

@@ -18,6 +18,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "clock.h"
 #include "log.h"
 
 namespace kairos {
@@ -29,6 +30,14 @@ int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// Milliseconds from now to the next multiple of `period_ms` of CLOCK_REALTIME, in (0, period].
+int64_t MsToNextTick(int64_t period_ms) {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  const int64_t now_ms = static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+  return period_ms - now_ms % period_ms;
 }
 
 // Parent pid from /proc/<pid>/stat: the field after the last ')' (comm may hold spaces and
@@ -172,10 +181,10 @@ void DaemonClient::Run() {
     if (now >= next_poll) {
       DrainSocket();  // replies of earlier polls: configs are still handled, empties dropped
       SendRequest();
-      // Fixed cadence on the steady clock; after a long stall, skip missed ticks instead of
-      // bursting.
-      next_poll += options_.poll_ms;
-      if (next_poll <= now) next_poll = now + options_.poll_ms;
+      // The next tick is the next multiple of poll_ms on the wall clock (see Start), reached
+      // by a wait on the steady clock; after a long stall missed ticks are skipped, never
+      // burst. A wall-clock step changes one wait, never more than poll_ms.
+      next_poll = now + MsToNextTick(options_.poll_ms);
     }
     pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     const int64_t wait = std::max<int64_t>(0, next_poll - NowMs());
@@ -204,6 +213,7 @@ bool DaemonClient::SendRequest() {
     pids_for_parent_ = parent;
   }
   request.pids = pids_;
+  last_poll_raw_ = ReadRawClock();
   const std::string bytes = internal::EncodeDaemonRequest(request);
   const ssize_t sent = sendto(fd_, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
                               reinterpret_cast<const sockaddr*>(&daemon_.addr), daemon_.length);
@@ -307,7 +317,8 @@ void DaemonClient::HandleConfig(std::string_view text) {
   }
   if (!note.empty()) KAIROS_LOG_WARNING_LIMITED("daemon client: %s", note.c_str());
   std::string message;
-  absl::Status status = handler_->OnTraceRequest(*config, &message);
+  // The poll this reply answers (0 before the first poll: the handler then plans from now).
+  absl::Status status = handler_->OnTraceRequest(*config, last_poll_raw_, &message);
   if (!status.ok()) {
     configs_rejected_.fetch_add(1, std::memory_order_relaxed);
     KAIROS_LOG_WARNING_LIMITED("daemon client: on-demand trace (trace id %s) not started: %s",

@@ -44,8 +44,12 @@ class TraceRequestHandler {
   // A validated on-demand config (already parsed with ConfigSource::kDaemon and path-checked).
   // Returns OK when the trace was scheduled; an error (e.g. "profiler busy") rejects it and is
   // logged with `message`. `message` may carry where the trace will be written. Must not block
-  // for long: it runs between polls.
-  virtual absl::Status OnTraceRequest(const Config& config, std::string* message) = 0;
+  // for long: it runs between polls. `poll_raw` is the raw clock (ReadRawClock) of the poll
+  // that fetched the request: every process of a job polls on the same wall-clock tick, so an
+  // iteration window planned from the iteration current at that instant (not at arrival,
+  // which the daemon's reply latency and scheduling delay) starts at the same step on every rank.
+  virtual absl::Status OnTraceRequest(const Config& config, uint64_t poll_raw,
+                                      std::string* message) = 0;
 };
 
 // Turns the daemon's config text into a Config, or rejects it. `note` receives a one-line
@@ -85,7 +89,9 @@ class DaemonClient {
   DaemonClient(const DaemonClient&) = delete;
   DaemonClient& operator=(const DaemonClient&) = delete;
 
-  // Starts the poller thread: first poll at once, then every poll_ms.
+  // Starts the poller thread: first poll at once, then on every multiple of poll_ms of the
+  // wall clock (CLOCK_REALTIME), so all processes of a host poll at the same instants and a
+  // job-wide request reaches every rank on the same tick.
   absl::Status Start();
   // Wakes and joins the poller thread (bounded: it never sleeps in a send). In a forked child
   // (getpid() differs from the creator) the parent's thread does not exist: it is abandoned,
@@ -136,6 +142,7 @@ class DaemonClient {
   std::vector<int32_t> pids_;     // poller thread only: cached ancestry...
   pid_t pids_for_self_ = 0;       // ...valid while getpid() and getppid() are unchanged
   pid_t pids_for_parent_ = 0;
+  uint64_t last_poll_raw_ = 0;    // poller thread only: ReadRawClock() of the latest poll sent
 
   // Counters only, read by stats(): no other data is published through them, so relaxed
   // increments and loads are enough.

@@ -138,13 +138,14 @@ std::string DefaultTracePath(std::string_view dir, int64_t pid) {
   return absl::StrCat(WithSlash(dir), "libkineto_activities_", pid, ".json");
 }
 
-std::string InsertPidSuffix(std::string_view path, int64_t pid) {
+std::string InsertPidSuffix(std::string_view path, int64_t pid, int64_t rank) {
   const size_t name_start = path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1;
   const std::string_view name = path.substr(name_start);
   size_t at = name.find(".pt.trace.json");
   if (at == std::string_view::npos) at = name.find(".json");
   if (at == std::string_view::npos) return std::string(path);
-  return absl::StrCat(AV(path.substr(0, name_start + at)), "_", pid,
+  return absl::StrCat(AV(path.substr(0, name_start + at)),
+                      rank >= 0 ? absl::StrCat("_rank", rank) : std::string(), "_", pid,
                       AV(path.substr(name_start + at)));
 }
 
@@ -177,7 +178,8 @@ std::string ResolveOutputPath(std::string_view configured, std::string_view defa
   if (configured.empty()) return DefaultTracePath(default_dir, context.pid);
   const std::string expanded = ExpandPathTemplate(configured, context);
   if (configured.find("{pid}") != std::string_view::npos) return expanded;
-  return InsertPidSuffix(expanded, context.pid);
+  const bool names_rank = configured.find("{rank}") != std::string_view::npos;
+  return InsertPidSuffix(expanded, context.pid, names_rank ? -1 : context.rank);
 }
 
 std::string OnDemandAllowedDir(const EnvSettings& env) {

@@ -38,14 +38,18 @@ std::string DefaultTracePath(std::string_view dir, int64_t pid);
 // suffix instead of the file; kairos does not reproduce that.)
 //   InsertPidSuffix("/t/run.pt.trace.json", 42) == "/t/run_42.pt.trace.json"
 //   InsertPidSuffix("/t/x.json.gz", 42)         == "/t/x_42.json.gz"
-std::string InsertPidSuffix(std::string_view path, int64_t pid);
+// With a known rank (>= 0) the suffix is "_rank<R>_<pid>", so that every rank of a job that
+// got the same path writes a file whose name says its rank (kairos summarize/merge read it):
+//   InsertPidSuffix("/t/run.json", 42, 3)       == "/t/run_rank3_42.json"
+std::string InsertPidSuffix(std::string_view path, int64_t pid, int64_t rank = -1);
 
 // Replaces every {pid}, {rank}, {time} and {host}; other braces are kept verbatim.
 std::string ExpandPathTemplate(std::string_view path, const PathContext& context);
 
 // The path a trusted (file, env or API) config writes to: "" gives
 // DefaultTracePath(default_dir, pid); otherwise placeholders are expanded and, unless the
-// path contains {pid}, the `_<pid>` rewrite is applied.
+// path contains {pid}, the `_<pid>` rewrite is applied (`_rank<R>_<pid>` when the context's
+// rank is known and the path has no {rank}).
 std::string ResolveOutputPath(std::string_view configured, std::string_view default_dir,
                               const PathContext& context);
 

@@ -18,8 +18,9 @@ class ProfilerHandler final : public TraceRequestHandler {
  public:
   // Busy is the session's state: Armed (a request waiting to open) counts.
   bool Busy() const override { return Profiler::Get().busy(); }
-  absl::Status OnTraceRequest(const Config& config, std::string* message) override {
-    absl::Status status = Profiler::Get().RequestTrace(config, ConfigSource::kDaemon);
+  absl::Status OnTraceRequest(const Config& config, uint64_t poll_raw,
+                              std::string* message) override {
+    absl::Status status = Profiler::Get().RequestTrace(config, ConfigSource::kDaemon, poll_raw);
     if (status.ok()) {
       // The session re-checks the path when it creates the file; this is the prediction.
       const OnDemandPath path = ResolveOnDemandPath(

@@ -12,6 +12,7 @@
 #include <limits>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "activity/cpu_recorder.h"
 #include "clock.h"
 #include "config/env.h"
@@ -23,6 +24,36 @@ namespace kairos {
 
 std::atomic<int64_t> g_iteration{0};
 std::atomic<int64_t> g_step_wake_at{std::numeric_limits<int64_t>::max()};
+
+namespace {
+// Raw times of the last kStepRing step boundaries, slot = iteration % kStepRing. The slot's
+// iteration is stored after its time (release), so a reader that finds the iteration it
+// expects also finds that boundary's time; a slot not yet written for the newest boundary
+// reads as "just now". 64 boundaries cover any request handled within 64 steps of its poll.
+constexpr int64_t kStepRing = 64;
+struct StepSlot {
+  std::atomic<int64_t> iteration{-1};
+  std::atomic<uint64_t> raw{0};
+};
+StepSlot g_step_ring[kStepRing];
+
+void NoteStepTime(int64_t iteration, uint64_t raw) {
+  StepSlot& slot = g_step_ring[iteration % kStepRing];
+  slot.iteration.store(-1, std::memory_order_relaxed);
+  slot.raw.store(raw, std::memory_order_relaxed);
+  slot.iteration.store(iteration, std::memory_order_release);
+}
+}  // namespace
+
+int64_t IterationAtRaw(uint64_t raw) {
+  int64_t k = g_iteration.load();
+  for (const int64_t oldest = std::max<int64_t>(0, k - kStepRing + 1); k > oldest; --k) {
+    const StepSlot& slot = g_step_ring[k % kStepRing];
+    if (slot.iteration.load(std::memory_order_acquire) != k) continue;  // being written: now
+    if (slot.raw.load(std::memory_order_relaxed) <= raw) return k;
+  }
+  return k;
+}
 
 Profiler::Profiler() = default;
 
@@ -102,12 +133,30 @@ absl::Status Profiler::Init(std::string_view text) {
   return absl::OkStatus();
 }
 
-absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, bool sync) {
+absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, bool sync,
+                                     uint64_t reference_raw) {
   if (sched_.shut_down()) return absl::FailedPreconditionError("kairos is shut down");
   if (sched_.busy()) return absl::FailedPreconditionError("profiler busy");
   SchedulerEvent e = Now(SessionEventKind::kRequest);
   std::string note;
-  absl::StatusOr<WindowPlan> plan = PlanWindow(config, sync, e.now_ns, e.iteration, &note);
+  absl::StatusOr<WindowPlan> plan;
+  // A process that never stepped keeps the plain plan: it is what decides the fall back to a
+  // duration window (PlanWindow).
+  if (reference_raw != 0 && !sync && config.IterationMode() && e.iteration > 0) {
+    // Planned from the iteration of the shared reference instant, so that every rank that
+    // received the request on the same poll tick picks the same start iteration. One more
+    // iteration is counted as passed, the same on every rank: a rank that handles the reply
+    // just after a step boundary (reply latency, scheduling) still finds the start ahead.
+    const int64_t then = IterationAtRaw(reference_raw);
+    plan = PlanWindow(config, sync, e.now_ns, SatAdd(then, 1), &note);
+    if (plan.ok() && plan->iteration_mode && plan->warmup_iteration <= e.iteration) {
+      note = absl::StrCat("request handled ", e.iteration - then,
+                          " iterations after its poll; planning from the current iteration");
+      plan = PlanWindow(config, sync, e.now_ns, e.iteration, &note);
+    }
+  } else {
+    plan = PlanWindow(config, sync, e.now_ns, e.iteration, &note);
+  }
   if (!plan.ok()) return plan.status();
   if (!note.empty()) KAIROS_LOG_INFO("%s", note.c_str());
   if (absl::Status s = EnsureRunnerLocked(); !s.ok()) return s;
@@ -149,11 +198,12 @@ absl::Status Profiler::EnsureRunnerLocked() {
   return absl::OkStatus();
 }
 
-absl::Status Profiler::RequestTrace(const Config& config, ConfigSource source) {
+absl::Status Profiler::RequestTrace(const Config& config, ConfigSource source,
+                                    uint64_t reference_raw) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!config.activities_enabled)
     return absl::InvalidArgumentError("ACTIVITIES_ENABLED is false; nothing to trace");
-  return RequestLocked(config, source, false);
+  return RequestLocked(config, source, false, reference_raw);
 }
 
 bool Profiler::WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t seq,
@@ -328,7 +378,10 @@ void StepHook() {
   // g_step_wake_at followed by its load of g_iteration, so one side always sees the other
   // and a boundary is never missed.
   const int64_t n = g_iteration.fetch_add(1) + 1;
-  TelemetryNoteStep(n, raw);  // step times for telemetry lines (one relaxed load when off)
+  NoteStepTime(n, raw);
+  // Step times for telemetry lines: every step of an interval, not the last 64 (one relaxed
+  // load when telemetry is off).
+  TelemetryNoteStep(n, raw);
   if (__builtin_expect(n >= g_step_wake_at.load(), 0)) {
     // Record first: once the runner is woken it may close the window at this boundary, and
     // the step that ends the window must be in it. If the boundary is the warm-up boundary,

@@ -39,6 +39,11 @@ extern std::atomic<int64_t> g_iteration;
 // The runner asks to be woken when g_iteration reaches this value (INT64_MAX = never).
 extern std::atomic<int64_t> g_step_wake_at;
 
+// The iteration that was current at raw clock time `raw` (the number of step boundaries at or
+// before it), from the raw times of the last 64 boundaries that StepHook keeps; the oldest it
+// knows when `raw` is older than that. Any thread; lock-free.
+int64_t IterationAtRaw(uint64_t raw);
+
 // Upper bounds of the callers' waits (bindings/c/kairos.h repeats them per function).
 inline constexpr int64_t kStartWaitMs = 10000;  // kairos_start: the window opens
 inline constexpr int64_t kFlushWaitMs = 60000;  // kairos_flush: the trace is written
@@ -85,7 +90,11 @@ class Profiler {
 
   // An on-demand request (daemon client thread, tests). Rejected with FAILED_PRECONDITION
   // "profiler busy" while any session is active, Armed included; never queued.
-  absl::Status RequestTrace(const Config& config, ConfigSource source);
+  // `reference_raw` (ReadRawClock time, 0 = now) is the instant whose iteration an iteration
+  // window is planned from (PROFILE_START_ITERATION_ROUNDUP rounds up from it): the daemon
+  // passes the poll tick that every rank of a job shares. If the window planned that way would
+  // have begun already (the request was handled late), it is planned from the current one.
+  absl::Status RequestTrace(const Config& config, ConfigSource source, uint64_t reference_raw = 0);
 
   // Adds a data source to every later session, after the ones registered before it (Collect
   // runs in that order). Never removed.
@@ -135,7 +144,8 @@ class Profiler {
     bool opened = false;  // Open() ran
   };
 
-  absl::Status RequestLocked(const Config& config, ConfigSource source, bool sync);
+  absl::Status RequestLocked(const Config& config, ConfigSource source, bool sync,
+                             uint64_t reference_raw = 0);
   absl::Status EnsureRunnerLocked();
   // Waits (bounded) until session `seq` has finished; false on timeout.
   bool WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t seq, int64_t timeout_ms);

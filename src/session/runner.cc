@@ -136,8 +136,17 @@ void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   ClockWindowOpened();  // first TSC<->Unix anchor of this window (clock.h)
   std::vector<TraceSource*> warmed = w.warmed;
   lock.unlock();
-  const int64_t now_ns = UnixNowNs();
-  for (TraceSource* s : warmed) s->StartRecording(now_ns);
+  // An iteration window began at the step boundary (start_raw), which the training thread
+  // crossed before this thread woke up: the sources are told that instant, so they keep what
+  // happened since (the CUPTI source, the first iteration's GPU work). One anchor and, for the
+  // TSC, a 1 ms slope measurement on this thread map it to Unix time.
+  int64_t start_ns = UnixNowNs();
+  if (w.start_is_step_boundary) {
+    ClockConverter to_unix;
+    to_unix.SetAnchors({TakeClockAnchor()});
+    start_ns = std::min(start_ns, to_unix.ToUnixNs(w.start_raw));
+  }
+  for (TraceSource* s : warmed) s->StartRecording(start_ns);
   lock.lock();
   done_cv_.notify_all();  // Start() and WaitForStartupWindow() wait for the open window
 }

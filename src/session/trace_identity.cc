@@ -3,6 +3,7 @@
 #include "session/trace_identity.h"
 
 #include <fcntl.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,9 +57,33 @@ std::string ReadHostName() {
   return std::string(buf);
 }
 
+std::string BackendFromLoadedObjects(const std::vector<std::string>& names) {
+  for (const std::string& path : names) {
+    const size_t slash = path.rfind('/');
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (base.rfind("libnccl.so", 0) == 0 || base.rfind("librccl.so", 0) == 0) return "nccl";
+  }
+  return std::string();
+}
+
+namespace {
+std::vector<std::string> LoadedObjectNames() {
+  std::vector<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0')
+          static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name);
+        return 0;
+      },
+      &names);
+  return names;
+}
+}  // namespace
+
 DistributedInfo DistributedFromEnv() {
   const EnvSettings& env = Env();
   DistributedInfo d;
+  d.backend = BackendFromLoadedObjects(LoadedObjectNames());
   d.rank = env.rank >= 0 ? env.rank : 0;
   d.world_size = env.world_size > 0 ? env.world_size : 1;
   d.local_rank = env.local_rank >= 0 ? env.local_rank : 0;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "trace_data.h"
 
@@ -31,8 +32,13 @@ int64_t EarliestTimestampNs(const TraceData& data);
 std::string ReadProcessName();  // /proc/self/comm without the newline; "" on error
 std::string ReadHostName();     // gethostname(); "" on error
 
-// Rank info decoded by src/config/env.h (the only place that reads the environment).
+// Rank info decoded by src/config/env.h (the only place that reads the environment), and the
+// backend: "nccl" when a libnccl.so (or librccl.so) is mapped into the process, the way a
+// job that reaches its collectives through NCCL shows itself without a framework telling us
+// (PyTorch links NCCL statically; its bridge sets the backend itself). "" otherwise.
 DistributedInfo DistributedFromEnv();
+// The backend rule above, for a list of loaded object names (tests).
+std::string BackendFromLoadedObjects(const std::vector<std::string>& names);
 
 }  // namespace kairos
 

@@ -28,7 +28,7 @@ using testing::UniqueEndpoint;
 class CountingHandler : public TraceRequestHandler {
  public:
   bool Busy() const override { return false; }
-  absl::Status OnTraceRequest(const Config& config, std::string*) override {
+  absl::Status OnTraceRequest(const Config& config, uint64_t, std::string*) override {
     accepted.push_back(config);
     return absl::OkStatus();
   }

@@ -59,6 +59,9 @@ TEST_CASE("_<pid> rewrite applies to the file name only", "[output_path]") {
   CHECK(InsertPidSuffix("/t/x.pftrace", 42) == "/t/x.pftrace");
   CHECK(InsertPidSuffix("/t/d.json/trace", 42) == "/t/d.json/trace");
   CHECK(InsertPidSuffix("/t/d.json/x.json", 42) == "/t/d.json/x_42.json");
+  CHECK(InsertPidSuffix("/t/run.json", 42, 3) == "/t/run_rank3_42.json");
+  CHECK(InsertPidSuffix("/t/run.pt.trace.json", 42, 0) == "/t/run_rank0_42.pt.trace.json");
+  CHECK(InsertPidSuffix("/t/x.pftrace", 42, 3) == "/t/x.pftrace");
   CHECK(InsertPidSuffix("rel.json", 42) == "rel_42.json");
 }
 
@@ -94,7 +97,7 @@ TEST_CASE("on-demand: accepted paths", "[output_path]") {
   const PathContext c = Context();
   OnDemandPath p = ResolveOnDemandPath(t.allowed + "x.json", t.allowed, c);
   CHECK_FALSE(p.replaced);
-  CHECK(p.path == t.allowed + "x_4242.json");
+  CHECK(p.path == t.allowed + "x_rank3_4242.json");
   CHECK(p.message.empty());
   p = ResolveOnDemandPath(t.allowed + "sub/r{rank}.pt.trace.json", t.allowed, c);
   CHECK_FALSE(p.replaced);
@@ -117,7 +120,7 @@ TEST_CASE("on-demand: refused paths fall back to the default in the allowed dir"
   CHECK(p.path == fallback);
   CHECK(p.message == "on-demand ACTIVITIES_LOG_FILE \"" + t.allowed +
                          "../outside/x.json\" refused: resolved path \"" + t.allowed +
-                         "../outside/x_4242.json\" contains \"..\"; writing to " + fallback +
+                         "../outside/x_rank3_4242.json\" contains \"..\"; writing to " + fallback +
                          " instead");
 
   p = ResolveOnDemandPath(t.allowed + "a..b.json", t.allowed, c);
@@ -127,7 +130,7 @@ TEST_CASE("on-demand: refused paths fall back to the default in the allowed dir"
   CHECK(p.replaced);
   CHECK(p.message ==
         "on-demand ACTIVITIES_LOG_FILE \"rel/x.json\" refused: resolved path "
-        "\"rel/x_4242.json\" is not an absolute path; writing to " +
+        "\"rel/x_rank3_4242.json\" is not an absolute path; writing to " +
             fallback + " instead");
 
   p = ResolveOnDemandPath(t.root + "/outside/x.trace", t.allowed, c);
@@ -176,12 +179,12 @@ TEST_CASE("on-demand: symlinks are never followed out of the directory", "[outpu
 TEST_CASE("on-demand: existing files are never overwritten", "[output_path]") {
   Tree t;
   const PathContext c = Context();
-  std::ofstream(t.allowed + "old_4242.json") << "{}";
+  std::ofstream(t.allowed + "old_rank3_4242.json") << "{}";
   OnDemandPath p = ResolveOnDemandPath(t.allowed + "old.json", t.allowed, c);
   CHECK(p.replaced);
   CHECK(p.message == "on-demand ACTIVITIES_LOG_FILE \"" + t.allowed +
                          "old.json\" refused: resolved path \"" + t.allowed +
-                         "old_4242.json\" already exists (never overwritten); writing to " +
+                         "old_rank3_4242.json\" already exists (never overwritten); writing to " +
                          t.allowed + "libkineto_activities_4242.json instead");
   // When the default name is taken too, a fresh name is chosen.
   std::ofstream(t.allowed + "libkineto_activities_4242.json") << "{}";

@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -135,6 +136,75 @@ TEST_CASE("an iteration window whose start has passed moves to the next rounded-
   nlohmann::json j = ReadJson(*path);
   CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(start), 1},
                                                    {"ProfilerStep#" + std::to_string(start + 1), 1}});
+}
+
+// Job-wide requests (issue 16): every rank gets the request on the same poll tick but handles
+// it a little later, so the window is planned from the iteration of the tick.
+TEST_CASE("IterationAtRaw finds the iteration current at a past instant") {
+  for (int i = 0; i < 3; ++i) StepHook();
+  const int64_t at_tick = g_iteration.load();
+  const uint64_t tick = ReadRawClock();
+  CHECK(IterationAtRaw(tick) == at_tick);
+  for (int i = 0; i < 5; ++i) StepHook();
+  CHECK(IterationAtRaw(tick) == at_tick);
+  CHECK(IterationAtRaw(ReadRawClock()) == at_tick + 5);
+  // Older than the 64 boundaries kept: the oldest known.
+  for (int i = 0; i < 100; ++i) StepHook();
+  CHECK(IterationAtRaw(tick) == g_iteration.load() - 63);
+}
+
+std::vector<int64_t> TracedSteps(const std::string& path) {
+  std::vector<int64_t> out;
+  for (const auto& [name, n] : StepNames(ReadJson(path)))
+    for (int i = 0; i < n; ++i) out.push_back(std::stoll(name.substr(13)));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Config DaemonIterationRequest(const std::string& path) {
+  Config c;
+  c.profile_start_iteration = 0;
+  c.profile_start_iteration_roundup = 8;
+  c.iterations = 2;
+  c.warmup_iterations = 0;
+  c.log_file = path;
+  return c;
+}
+
+TEST_CASE("a daemon request rounds up from its poll tick's iteration, one iteration ahead") {
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  // At the tick, 1 iteration short of a multiple of 8: planned from the tick (+1), the start is
+  // the next multiple of 8 after that; the request is handled one step after its tick.
+  while ((g_iteration.load() + 2) % 8 != 0) StepHook();
+  const uint64_t tick = ReadRawClock();
+  const int64_t then = g_iteration.load();
+  StepHook();
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.RequestTrace(DaemonIterationRequest(dir + "/tick.json"), ConfigSource::kDaemon, tick)
+              .ok());
+  for (int i = 0; i < 12; ++i) StepHook();
+  REQUIRE(p.WaitForCompletedSessions(n, 10000));
+  absl::StatusOr<std::string> path = p.Flush();
+  REQUIRE(path.ok());
+  CHECK(TracedSteps(*path) == std::vector<int64_t>{then + 2, then + 3});
+}
+
+TEST_CASE("a daemon request handled after its planned start is planned from the current iteration") {
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  while ((g_iteration.load() + 2) % 8 != 0) StepHook();
+  const uint64_t tick = ReadRawClock();
+  const int64_t then = g_iteration.load();
+  for (int i = 0; i < 3; ++i) StepHook();  // past then + 2, the start planned from the tick
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.RequestTrace(DaemonIterationRequest(dir + "/late.json"), ConfigSource::kDaemon, tick)
+              .ok());
+  for (int i = 0; i < 12; ++i) StepHook();
+  REQUIRE(p.WaitForCompletedSessions(n, 10000));
+  absl::StatusOr<std::string> path = p.Flush();
+  REQUIRE(path.ok());
+  CHECK(TracedSteps(*path) == std::vector<int64_t>{then + 10, then + 11});
 }
 
 TEST_CASE("a duration window opens and closes by itself; requests meanwhile are busy") {

@@ -28,7 +28,7 @@ using testing::UniqueEndpoint;
 class RecordingHandler : public TraceRequestHandler {
  public:
   bool Busy() const override { return busy; }
-  absl::Status OnTraceRequest(const Config& config, std::string* message) override {
+  absl::Status OnTraceRequest(const Config& config, uint64_t, std::string* message) override {
     std::lock_guard<std::mutex> lock(mu);
     configs.push_back(config);
     cv.notify_all();
