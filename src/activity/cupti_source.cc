@@ -363,6 +363,8 @@ void CuptiSource::OnBuffer(const uint8_t* buffer, size_t valid_size) {
     case Phase::kStopped:
       late_records_ += CountCuptiRecords(buffer, valid_size);
       break;
+    case Phase::kCounting:  // telemetry's records after a window: tallied above
+      break;
     default:
       warmup_discarded_ += CountCuptiRecords(buffer, valid_size);
       break;
@@ -426,6 +428,15 @@ void CuptiSource::StopRecording(int64_t window_end_ns) {
     cupti_dropped_ += dropped;
   }
   phase_.store(Phase::kStopped, std::memory_order_release);
+  // Telemetry keeps counting while this window's trace is assembled and written (seconds for
+  // a large one): its two kinds come back on until Reset, and their buffers are only tallied
+  // (kCounting), neither converted nor counted as this window's late records.
+  if (totals_on_.load()) {
+    phase_.store(Phase::kCounting, std::memory_order_release);
+    for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                 CUPTI_ACTIVITY_KIND_MEMCPY2})
+      if (api_->ActivityEnable(k) == CUPTI_SUCCESS) enabled_.push_back(k);
+  }
 }
 
 void CuptiSource::AddStats(TraceData& data) {
@@ -598,15 +609,18 @@ void CuptiSource::TallyBuffer(const uint8_t* buffer, size_t valid_size) {
     } else {
       continue;
     }
-    if (end == 0 || start == 0 || end < start) continue;  // incomplete (a forced flush)
+    // A record still running at a forced flush (a window's edge) comes without timestamps and
+    // is never reported again: it counts now, and adds no busy time.
+    const bool complete = end != 0 && start != 0 && end >= start;
+    const int64_t counted_at = complete ? static_cast<int64_t>(end) : UnixNowNs();
     auto& dev = tally_[device];
-    ActivityTotals& t = dev[static_cast<int64_t>(end) / kTallyBucketNs];
+    ActivityTotals& t = dev[counted_at / kTallyBucketNs];
     if (kernel) {
       ++t.kernels;
     } else {
       t.memcpy_bytes += static_cast<int64_t>(bytes);
     }
-    MarkBusy(busy_[device], static_cast<int64_t>(start), static_cast<int64_t>(end));
+    if (complete) MarkBusy(busy_[device], static_cast<int64_t>(start), static_cast<int64_t>(end));
   }
 }
 

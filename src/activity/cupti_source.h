@@ -105,7 +105,7 @@ class CuptiSource : public TraceSource {
  private:
   // kStarting: StartRecording converts the buffers warm-up left behind; what the window filter
   // drops from them is counted as warm-up (warmup_drops_).
-  enum class Phase : uint8_t { kIdle = 0, kWarmup, kStarting, kRecording, kStopped };
+  enum class Phase : uint8_t { kIdle = 0, kWarmup, kStarting, kRecording, kStopped, kCounting };
   void Fail(std::string reason);
   absl::Status Call(CUptiResult r, const char* what);
   absl::Status EnableKinds(const Config& config);
