@@ -337,8 +337,10 @@ TEST_CASE("telemetry lines match the trace of the same interval", "[telemetry]")
     CHECK(line["gpu_busy_pct"].get<double>() <= hi + 1.0);
     // Step time: kairos_step follows each kernel's end (after the sync), so the trace's gaps
     // between consecutive kernel ends in the interval are the step times up to the host's
-    // wake-up jitter: the line's median lies within their interquartile range (10 ms each on
-    // an idle machine; spread out when load stalls the loop), give or take a millisecond.
+    // wake-up jitter. On an idle machine both are 10 ms; load delays some wake-ups and the
+    // next step catches up (8 and 12 ms), moving the host's median but not the GPU's. The
+    // exact median is unit-tested (telemetry_test.cc); here the clock conversion of the hook's
+    // stamps is checked: within a quarter of the trace's median.
     std::vector<double> ends, gaps;
     for (const Span& a : act)
       if (a.kernel && a.end >= t0 && a.end < t1) ends.push_back(static_cast<double>(a.end));
@@ -347,10 +349,9 @@ TEST_CASE("telemetry lines match the trace of the same interval", "[telemetry]")
     REQUIRE(line["step_time_ms_p50"].is_number());
     if (gaps.size() >= 4) {
       std::sort(gaps.begin(), gaps.end());
-      const double q1 = gaps[gaps.size() / 4], q3 = gaps[(3 * gaps.size()) / 4];
-      INFO("trace step gaps q1 " << q1 << " ms, q3 " << q3 << " ms");
-      CHECK(line["step_time_ms_p50"].get<double>() >= q1 - 1.0);
-      CHECK(line["step_time_ms_p50"].get<double>() <= q3 + 1.0);
+      const double median = gaps[(gaps.size() - 1) / 2];
+      INFO("trace step gaps median " << median << " ms");
+      CHECK(std::fabs(line["step_time_ms_p50"].get<double>() - median) <= 0.25 * median);
     }
   }
   CHECK(compared >= 1);
