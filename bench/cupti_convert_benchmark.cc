@@ -13,6 +13,7 @@
 
 #if defined(KAIROS_HAVE_CUPTI)
 #include "activity/cupti_convert.h"
+#include "cupti_bench_buffers.h"
 
 namespace {
 
@@ -29,14 +30,8 @@ CUptiResult Name(CUpti_CallbackDomain, uint32_t, const char** name) {
   return CUPTI_SUCCESS;
 }
 
-template <typename T>
-T Zero() {
-  T v;
-  std::memset(&v, 0, sizeof(T));
-  return v;
-}
-
-// Fills `buf` with records; returns the number of records and the valid size.
+// Fills `buf` with launches until the next one does not fit; returns the number of records
+// and the valid size.
 size_t Fill(std::vector<uint64_t>& storage, size_t bytes, size_t* valid) {
   storage.assign(bytes / 8, 0);
   auto* base = reinterpret_cast<uint8_t*>(storage.data());
@@ -45,49 +40,19 @@ size_t Fill(std::vector<uint64_t>& storage, size_t bytes, size_t* valid) {
   size_t off = 0, records = 0;
   uint64_t t = 1'700'000'000'000'000'000ull;
   for (uint32_t corr = 1;; ++corr) {
-    const bool copy = corr % 8 == 0;
-    const size_t need = 40 + 216 + (copy ? 96 : 0);
-    if (off + need > bytes) break;
-    auto api = Zero<CUpti_ActivityAPI>();
-    api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-    api.cbid = 211;
-    api.start = t;
-    api.end = t + 3000;
-    api.threadId = 1000 + corr % 4;
-    api.correlationId = corr;
-    std::memcpy(base + off, &api, sizeof(api));
-    off += sizeof(api);
-    auto k = Zero<CUpti_ActivityKernel10>();
-    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.start = t + 5000;
-    k.end = t + 9000;
-    k.streamId = 7 + corr % 2;
-    k.contextId = 1;
-    k.gridX = 128 << (corr % 3);
-    k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
-    k.blockX = 256;
-    k.registersPerThread = 32;
-    k.correlationId = corr;
-    k.name = kNames[corr % 4];
-    std::memcpy(base + off, &k, sizeof(k));
-    off += sizeof(k);
-    records += 2;
-    if (copy) {
-      auto m = Zero<CUpti_ActivityMemcpy6>();
-      m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-      m.copyKind = 1;
-      m.srcKind = 1;
-      m.dstKind = 3;
-      m.bytes = 1 << 20;
-      m.start = t + 10000;
-      m.end = t + 20000;
-      m.streamId = 7;
-      m.contextId = 1;
-      m.runtimeCorrelationId = corr;
-      std::memcpy(base + off, &m, sizeof(m));
-      off += sizeof(m);
-      ++records;
-    }
+    kairos::bench::LaunchRecords r = kairos::bench::BaseLaunch(corr);
+    r.api.start = t;
+    r.api.end = t + 3000;
+    r.api.threadId = 1000 + corr % 4;
+    r.kernel.start = t + 5000;
+    r.kernel.end = t + 9000;
+    r.kernel.streamId = 7 + corr % 2;
+    r.kernel.gridX = 128 << (corr % 3);
+    r.kernel.name = kNames[corr % 4];
+    r.memcpy.start = t + 10000;
+    r.memcpy.end = t + 20000;
+    r.memcpy.runtimeCorrelationId = corr;
+    if (!kairos::bench::AppendLaunch(r, base, bytes, &off, &records)) break;
     t += 10000;
   }
   *valid = off;

@@ -46,6 +46,7 @@
 #include "activity/correlation.h"
 #include "activity/cupti_convert.h"
 #include "analysis/emit_summary.h"
+#include "cupti_bench_buffers.h"
 #include "output/output_options.h"
 #include "output/writer.h"
 #include "trace_data.h"
@@ -82,13 +83,6 @@ CUptiResult Name(CUpti_CallbackDomain, uint32_t, const char** name) {
   return CUPTI_SUCCESS;
 }
 
-template <typename T>
-T Zero() {
-  T v;
-  std::memset(&v, 0, sizeof(T));
-  return v;
-}
-
 struct Buffers {
   std::vector<std::vector<uint64_t>> storage;
   std::vector<size_t> valid;
@@ -101,60 +95,33 @@ Buffers Fill(size_t launches) {
   constexpr size_t kBufferBytes = 4u << 20;
   Buffers b;
   b.launches = launches;
-  size_t off = kBufferBytes;
+  size_t off = kBufferBytes, records = 0;
   uint8_t* base = nullptr;
   for (uint32_t i = 0; i < launches; ++i) {
     const uint32_t corr = i + 1;
-    const bool copy = corr % 8 == 0;
-    const size_t need = 40 + 216 + (copy ? 96 : 0);
-    if (off + need > kBufferBytes) {
+    const uint64_t t = static_cast<uint64_t>(kT0) + uint64_t{i} * 10000;
+    kairos::bench::LaunchRecords r = kairos::bench::BaseLaunch(corr);
+    r.api.start = t + 500;
+    r.api.end = t + 3500;
+    r.api.processId = kPid;
+    r.api.threadId = kPid;
+    r.kernel.start = t + 5000;
+    r.kernel.end = t + 9000 + (i % 13) * 7;
+    r.kernel.deviceId = 0;
+    r.kernel.streamId = 7 + i % 4;
+    r.kernel.gridX = 128u << (i % 3);
+    r.kernel.staticSharedMemory = 1024;
+    r.kernel.name = kKernelNames[i % 4];
+    r.memcpy.start = t + 9500;
+    r.memcpy.end = t + 9900;
+    r.memcpy.deviceId = 0;
+    r.memcpy.correlationId = corr;
+    if (base == nullptr || !kairos::bench::AppendLaunch(r, base, kBufferBytes, &off, &records)) {
       if (base) b.valid.push_back(off);
       b.storage.emplace_back(kBufferBytes / 8, 0);
       base = reinterpret_cast<uint8_t*>(b.storage.back().data());
       off = 0;
-    }
-    const uint64_t t = static_cast<uint64_t>(kT0) + uint64_t{i} * 10000;
-    auto api = Zero<CUpti_ActivityAPI>();
-    api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-    api.cbid = 211;
-    api.start = t + 500;
-    api.end = t + 3500;
-    api.processId = kPid;
-    api.threadId = kPid;
-    api.correlationId = corr;
-    std::memcpy(base + off, &api, sizeof(api));
-    off += sizeof(api);
-    auto k = Zero<CUpti_ActivityKernel10>();
-    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.start = t + 5000;
-    k.end = t + 9000 + (i % 13) * 7;
-    k.deviceId = 0;
-    k.streamId = 7 + i % 4;
-    k.contextId = 1;
-    k.gridX = 128u << (i % 3);
-    k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
-    k.blockX = 256;
-    k.registersPerThread = 32;
-    k.staticSharedMemory = 1024;
-    k.correlationId = corr;
-    k.name = kKernelNames[i % 4];
-    std::memcpy(base + off, &k, sizeof(k));
-    off += sizeof(k);
-    if (copy) {
-      auto m = Zero<CUpti_ActivityMemcpy6>();
-      m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-      m.copyKind = 1;
-      m.srcKind = 1;
-      m.dstKind = 3;
-      m.bytes = 1 << 20;
-      m.start = t + 9500;
-      m.end = t + 9900;
-      m.deviceId = 0;
-      m.streamId = 7;
-      m.contextId = 1;
-      m.correlationId = corr;
-      std::memcpy(base + off, &m, sizeof(m));
-      off += sizeof(m);
+      kairos::bench::AppendLaunch(r, base, kBufferBytes, &off, &records);
     }
   }
   if (base) b.valid.push_back(off);

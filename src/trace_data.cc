@@ -30,43 +30,39 @@ void TraceData::SortTracks() {
   }
 }
 
+const Event EventMerger::kExhausted = {std::numeric_limits<int64_t>::max(),
+                                       std::numeric_limits<int64_t>::min(),
+                                       0, 0, 0, 0, kNoDetail, EventKind::kCount, 0, 0};
+
 EventMerger::EventMerger(const TraceData& data) {
   for (uint32_t t = 0; t < data.events_by_track.size(); ++t) {
     const auto& v = data.events_by_track[t];
-    if (!v.empty()) heap_.push_back(Head{v.data(), v.data() + v.size(), t});
+    if (v.empty()) continue;
+    cur_.push_back(v.data());
+    end_.push_back(v.data() + v.size());
+    track_.push_back(t);
   }
-  for (size_t i = heap_.size(); i-- > 0;) SiftDown(i);
+  size_t k = 1;
+  while (k < cur_.size()) k *= 2;
+  cur_.resize(k, &kExhausted);
+  end_.resize(k, nullptr);
+  track_.resize(k, 0);
+  tree_.assign(k, 0);
+  tree_[0] = Build(1);
 }
 
-bool EventMerger::Less(const Head& a, const Head& b) const {
-  if (EventBefore(*a.cur, *b.cur)) return true;
-  if (EventBefore(*b.cur, *a.cur)) return false;
-  return a.track < b.track;
-}
-
-void EventMerger::SiftDown(size_t i) {
-  const size_t n = heap_.size();
-  for (;;) {
-    size_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < n && Less(heap_[l], heap_[m])) m = l;
-    if (r < n && Less(heap_[r], heap_[m])) m = r;
-    if (m == i) return;
-    std::swap(heap_[i], heap_[m]);
-    i = m;
+// Plays the matches below `node` (leaves are cur_.size() + i); stores each match's loser
+// at its node and returns the winner.
+uint32_t EventMerger::Build(size_t node) {
+  const size_t k = cur_.size();
+  if (node >= k) return static_cast<uint32_t>(node - k);
+  const uint32_t a = Build(2 * node), b = Build(2 * node + 1);
+  if (Beats(b, a)) {
+    tree_[node] = a;
+    return b;
   }
-}
-
-bool EventMerger::Next(const Event** event, uint32_t* track_index) {
-  if (heap_.empty()) return false;
-  Head& top = heap_[0];
-  *event = top.cur;
-  *track_index = top.track;
-  if (++top.cur == top.end) {
-    heap_[0] = heap_.back();
-    heap_.pop_back();
-  }
-  if (!heap_.empty()) SiftDown(0);
-  return true;
+  tree_[node] = b;
+  return a;
 }
 
 }  // namespace kairos

@@ -8,6 +8,7 @@
 #define KAIROS_SRC_TRACE_DATA_H_
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -142,21 +143,55 @@ inline bool EventBefore(const Event& a, const Event& b) {
 
 // Visits every event of `data` in global time order by k-way merging the per-track vectors
 // (each already sorted), without copying them. Ties across tracks go to the lower track index.
+// A loser tree: each internal node keeps the loser of the match played there, so replacing
+// the winner replays one path of log2(k) single comparisons (a binary heap's sift-down takes
+// two per level). Writers call Next once per event, so this is on their hottest loop.
 class EventMerger {
  public:
   explicit EventMerger(const TraceData& data);
   // Returns false when exhausted; otherwise sets *event and *track_index.
-  bool Next(const Event** event, uint32_t* track_index);
+  bool Next(const Event** event, uint32_t* track_index) {
+    uint32_t w = tree_[0];
+    const Event* e = cur_[w];
+    if (e == &kExhausted) return false;  // the winner is exhausted only when all are
+    *event = e;
+    *track_index = track_[w];
+    cur_[w] = ++e == end_[w] ? &kExhausted : e;
+    for (size_t node = (w + cur_.size()) >> 1; node != 0; node >>= 1) {
+      const uint32_t l = tree_[node];
+      if (Beats(l, w)) {
+        tree_[node] = w;
+        w = l;
+      }
+    }
+    tree_[0] = w;
+    return true;
+  }
 
  private:
-  struct Head {
-    const Event* cur;
-    const Event* end;
-    uint32_t track;
-  };
-  void SiftDown(size_t i);
-  bool Less(const Head& a, const Head& b) const;
-  std::vector<Head> heap_;
+  // Whether head a's next event goes out before head b's. An exhausted head points at
+  // kExhausted, whose key sorts after every event (latest start, earliest end), so the hot
+  // comparison needs no emptiness test; only on a full key tie is it checked, so that even
+  // an event with that extreme key goes out before an exhausted head. Heads are in track
+  // order, so the lower index wins a tie.
+  bool Beats(uint32_t a, uint32_t b) const {
+    const Event* x = cur_[a];
+    const Event* y = cur_[b];
+    if (x->start_ns != y->start_ns) return x->start_ns < y->start_ns;
+    if (x->end_ns != y->end_ns) return x->end_ns > y->end_ns;
+    if (x == &kExhausted) return false;
+    if (y == &kExhausted) return true;
+    return a < b;
+  }
+  uint32_t Build(size_t node);
+
+  static const Event kExhausted;
+  // Per head (a power of two of them; padding heads are exhausted): the next event, the
+  // end of its track's vector, and the track index.
+  std::vector<const Event*> cur_;
+  std::vector<const Event*> end_;
+  std::vector<uint32_t> track_;
+  std::vector<uint32_t> tree_;  // [0] = overall winner, [1, size) = loser at each node
 };
 
 }  // namespace kairos

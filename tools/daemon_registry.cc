@@ -33,8 +33,12 @@ void DaemonRegistry::ConfigDelivered(int64_t job_id, const std::vector<int32_t>&
   if (Entry* entry = Find(job_id, pids)) entry->pending.reset();
 }
 
-std::string DaemonRegistry::PendingText(const std::string& config, const std::string& trace_id) {
-  return "\n    " + config + "\n    REQUEST_TRACE_ID=" + trace_id;
+std::string DaemonRegistry::PendingText(const std::string& config, const std::string& trace_id,
+                                        int64_t now_unix_ms) {
+  std::string text = "\n    " + config + "\n    REQUEST_TRACE_ID=" + trace_id;
+  if (now_unix_ms > 0 && config.find("PROFILE_START_ITERATION") != std::string::npos)
+    text += "\n    KAIROS_REQUEST_TIME_MS=" + std::to_string(now_unix_ms);
+  return text;
 }
 
 std::string DaemonRegistry::TraceId(int32_t leaf_pid, int64_t now_unix_s) const {
@@ -45,7 +49,7 @@ std::string DaemonRegistry::TraceId(int32_t leaf_pid, int64_t now_unix_s) const 
 
 OnDemandResult DaemonRegistry::Request(int64_t job_id, const std::vector<int32_t>& pids,
                                        const std::string& config, int64_t process_limit,
-                                       int64_t now_ms, int64_t now_unix_s) {
+                                       int64_t now_ms, int64_t now_unix_s, int64_t now_unix_ms) {
   // Forget the dead first, so a finished rank never takes a trigger slot (anchor defect #3).
   Sweep(now_ms);
   OnDemandResult result;
@@ -65,7 +69,7 @@ OnDemandResult DaemonRegistry::Request(int64_t job_id, const std::vector<int32_t
       ++result.profilers_busy;
       continue;
     }
-    entry.pending = PendingText(config, TraceId(entry.leaf_pid, now_unix_s));
+    entry.pending = PendingText(config, TraceId(entry.leaf_pid, now_unix_s), now_unix_ms);
     result.profilers_triggered.push_back(entry.leaf_pid);
   }
   return result;

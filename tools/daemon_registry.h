@@ -43,7 +43,7 @@ class DaemonRegistry {
   // entry matches when any pid of its ancestry set is requested. `now_unix_s` seeds trace ids.
   OnDemandResult Request(int64_t job_id, const std::vector<int32_t>& pids,
                          const std::string& config, int64_t process_limit, int64_t now_ms,
-                         int64_t now_unix_s);
+                         int64_t now_unix_s, int64_t now_unix_ms = 0);
 
   // Drops stale entries and entries whose leaf pid no longer exists. Returns how many.
   size_t Sweep(int64_t now_ms);
@@ -51,8 +51,12 @@ class DaemonRegistry {
 
   // The text the process receives: "\n    " + config + "\n    REQUEST_TRACE_ID=" + id
   // (the reply adds "\n"), and the anchor's trace id: decimal std::hash of
-  // "<hostname>:<leaf pid>:<unix seconds>".
-  static std::string PendingText(const std::string& config, const std::string& trace_id);
+  // "<hostname>:<leaf pid>:<unix seconds>". An iteration request (one that sets
+  // PROFILE_START_ITERATION or its round-up) also gets "\n    KAIROS_REQUEST_TIME_MS=" +
+  // `now_unix_ms` (a kairos extension, when > 0): every rank of the job plans its window from
+  // the iteration it was in at that one instant. Time requests are sent as Dynolog sends them.
+  static std::string PendingText(const std::string& config, const std::string& trace_id,
+                                 int64_t now_unix_ms = 0);
   std::string TraceId(int32_t leaf_pid, int64_t now_unix_s) const;
 
  private:

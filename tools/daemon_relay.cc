@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "config/daemon_protocol.h"
 #include "daemon_rpc.h"
+#include "clock.h"
 #include "log.h"
 
 namespace kairos::tools {
@@ -311,7 +312,8 @@ bool Relay::OnReadable(Connection& c) {
     std::string log_line;
     std::optional<std::string> reply =
         HandleRpcRequest(std::string_view(c.in).substr(4, length), registry_, NowMs(),
-                         static_cast<int64_t>(time(nullptr)), &log_line);
+                         static_cast<int64_t>(time(nullptr)), &log_line,
+                         UnixNowNs() / 1000000);
     Log(log_line);
     if (!reply) {
       ++stats_.rpc_dropped;

@@ -129,7 +129,7 @@ absl::StatusOr<JsonValue> ParseRpcJson(std::string_view text) {
 
 std::optional<std::string> HandleRpcRequest(std::string_view request, DaemonRegistry& registry,
                                             int64_t now_ms, int64_t now_unix_s,
-                                            std::string* log_line) {
+                                            std::string* log_line, int64_t now_unix_ms) {
   absl::StatusOr<JsonValue> json = ParseRpcJson(request);
   if (!json.ok()) {
     *log_line = absl::StrCat("rpc: unparsable request (", json.status().message(), ")");
@@ -177,7 +177,7 @@ std::optional<std::string> HandleRpcRequest(std::string_view request, DaemonRegi
     return Failed("process_limit is not an integer");
   }
   const OnDemandResult result =
-      registry.Request(job_id, pid_list, config->text, limit, now_ms, now_unix_s);
+      registry.Request(job_id, pid_list, config->text, limit, now_ms, now_unix_s, now_unix_ms);
   absl::StrAppend(log_line, " job ", job_id, ": matched ", result.processes_matched.size(),
                   ", triggered ", result.profilers_triggered.size(), ", busy ",
                   result.profilers_busy);

@@ -57,9 +57,10 @@ std::string EncodeOnDemandReply(const OnDemandResult& result);
 
 // Serves one RPC request text against `registry`. nullopt = close with no reply (Dynolog's
 // behaviour for unparsable JSON, a non-object, a missing or unknown "fn").
+// `now_unix_ms` (> 0) stamps iteration requests for their processes (DaemonRegistry::PendingText).
 std::optional<std::string> HandleRpcRequest(std::string_view request, DaemonRegistry& registry,
                                             int64_t now_ms, int64_t now_unix_s,
-                                            std::string* log_line);
+                                            std::string* log_line, int64_t now_unix_ms = 0);
 
 // Connects to host:port, sends one framed request (native int32 length + text) and reads the
 // framed reply, all within `timeout_ms`. Errors are one-line messages.

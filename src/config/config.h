@@ -84,6 +84,7 @@ struct Config {
   std::vector<std::string> nvtx_domains_exclude;      // KAIROS_NVTX_DOMAINS (e.g. "-NCCL")
   int64_t daemon_poll_ms = 1000;                      // KAIROS_DAEMON_POLL_MS
   int64_t iteration_fallback_timeout_ms = 10000;      // KAIROS_ITERATION_FALLBACK_TIMEOUT_MS
+  int64_t request_time_ms = 0;                        // KAIROS_REQUEST_TIME_MS (0 = unknown)
   int64_t exit_flush_timeout_ms = 5000;               // KAIROS_EXIT_FLUSH_TIMEOUT_MS
   int64_t pm_sampling_interval_us = 1000;             // KAIROS_PM_SAMPLING_INTERVAL_US
   int64_t telemetry_interval_secs = 0;                // KAIROS_TELEMETRY_INTERVAL_SECS (0 = off)

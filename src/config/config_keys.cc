@@ -442,6 +442,12 @@ std::vector<ConfigKey>* BuildTable() {
                                    "An iteration request in a process that never steps falls "
                                    "back to a duration window after this long")),
                         600000));
+  t->push_back(OnDemand(Kairos(Int(
+      "KAIROS_REQUEST_TIME_MS", &Config::request_time_ms, "0 (unknown)",
+      "Unix ms at which the request was made; `kairos daemon` stamps iteration requests with it. "
+      "Every rank rounds PROFILE_START_ITERATION_ROUNDUP up from the iteration it was in at that "
+      "instant, so a job's ranks trace the same iterations (docs/ONDEMAND.md)",
+      0, INT64_MAX))));
   t->push_back(Kairos(Int("KAIROS_EXIT_FLUSH_TIMEOUT_MS", &Config::exit_flush_timeout_ms, "5000",
                           "Longest wait at process exit for a trace to be written. Base config "
                           "only: a request must not be able to stall the job's exit",

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "log.h"
 #include "json/json_reader.h"
@@ -52,10 +53,18 @@ constexpr int64_t kOverheadSortIndex = 1048576;
 class TraceJsonWriter {
  public:
   TraceJsonWriter(const TraceData& data, ByteSink& sink)
-      : data_(data), out_(sink), args_(data) {}
+      : data_(data), out_(sink), args_(data), name_slot_(data.strings.size(), 0) {
+    for (size_t k = 0; k <= kEventKindCount; ++k) {
+      const char* cat = k < kEventKindCount ? kEventCategory[k] : "unknown";
+      complete_prefix_[k] = absl::StrCat("\"ph\":\"X\",\"cat\":\"", cat, "\",\"name\":");
+      instant_prefix_[k] = absl::StrCat("\"ph\":\"i\",\"cat\":\"", cat, "\",\"s\":\"t\",\"name\":");
+    }
+    pid_tid_.reserve(data.tracks.size());
+    for (const Track& t : data.tracks) pid_tid_.push_back(absl::StrCat(",\"pid\":", t.pid, ",\"tid\":", t.tid));
+  }
 
   // Invalid UTF-8 subparts replaced by U+FFFD in everything written so far.
-  uint64_t replaced_utf8() const { return out_.replaced(); }
+  uint64_t replaced_utf8() const { return out_.replaced() + cached_name_replaced_; }
 
   absl::Status Run() {
     PlanMetadata();
@@ -275,9 +284,36 @@ class TraceJsonWriter {
   }
 
   // ac2g flows are written only in pairs (§11 #1): an "s" needs at least one "f" with its
-  // correlation id and vice versa. Sorted id vectors (4 bytes per flagged event) rather than
-  // hash sets keep this pass small next to the events themselves.
+  // correlation id and vice versa. CUPTI correlation ids are dense, so the usual plan is two
+  // bitmaps over the id range (no sort; one bit test per flagged event when writing); ids
+  // too sparse for that (more than 64 bits of range per flagged event) take sorted id
+  // vectors (4 bytes per flagged event) and a binary search instead.
   void PlanFlows() {
+    uint32_t max_id = 0;
+    size_t flagged = 0;
+    for (const auto& events : data_.events_by_track) {
+      for (const Event& e : events) {
+        if (e.correlation == 0 || !(e.flags & (kFlagFlowOut | kFlagFlowIn))) continue;
+        max_id = std::max(max_id, e.correlation);
+        ++flagged;
+      }
+    }
+    if (flagged == 0) return;
+    if (uint64_t{max_id} <= 64 * uint64_t{flagged} + 4096) {
+      const size_t words = max_id / 64 + 1;
+      std::vector<uint64_t> out_bits(words, 0);
+      paired_bits_.assign(words, 0);
+      for (const auto& events : data_.events_by_track) {
+        for (const Event& e : events) {
+          if (e.correlation == 0) continue;
+          const uint64_t bit = uint64_t{1} << (e.correlation % 64);
+          if (e.flags & kFlagFlowOut) out_bits[e.correlation / 64] |= bit;
+          if (e.flags & kFlagFlowIn) paired_bits_[e.correlation / 64] |= bit;
+        }
+      }
+      for (size_t w = 0; w < words; ++w) paired_bits_[w] &= out_bits[w];
+      return;
+    }
     std::vector<uint32_t> out_ids, in_ids;
     for (const auto& events : data_.events_by_track) {
       for (const Event& e : events) {
@@ -296,44 +332,63 @@ class TraceJsonWriter {
                           std::back_inserter(paired_flows_));
   }
   bool Paired(const Event& e) const {
-    return e.correlation != 0 &&
-           std::binary_search(paired_flows_.begin(), paired_flows_.end(), e.correlation);
+    if (e.correlation == 0) return false;
+    if (!paired_bits_.empty()) {
+      const size_t w = e.correlation / 64;
+      return w < paired_bits_.size() && (paired_bits_[w] >> (e.correlation % 64) & 1);
+    }
+    return std::binary_search(paired_flows_.begin(), paired_flows_.end(), e.correlation);
   }
 
-  void PidTid(const Track& t) {
-    out_.Raw(",\"pid\":");
-    out_.Int(t.pid);
-    out_.Raw(",\"tid\":");
-    out_.Int(t.tid);
+  // The event's display name as an escaped JSON string, escaped once per distinct name:
+  // names repeat across a trace (a few hundred kernels and ops over millions of events),
+  // and kernel names are long. The cache holds each distinct name once, escaped (bounded by
+  // the string table plus the few derived memcpy/memset/sync names).
+  void Name(const Event& e) {
+    const uint64_t key = e.kind == EventKind::kUserAnnotation || e.kind == EventKind::kCpuOp
+                             ? e.name
+                             : internal::DisplayNameKey(data_, e);
+    uint32_t* slot = key < name_slot_.size() ? &name_slot_[key] : &derived_name_slot_[key];
+    if (*slot == 0) {
+      const std::string_view name = internal::DisplayName(data_, e, &name_scratch_);
+      const size_t off = name_text_.size();
+      name_text_.resize(off + MaxEscapedSize(name.size()));
+      uint64_t replaced = 0;
+      const size_t n = EscapeJsonString(name, name_text_.data() + off, &replaced);
+      name_text_.resize(off + n);
+      names_.push_back(CachedName{off, n, replaced});
+      *slot = static_cast<uint32_t>(names_.size());
+    }
+    const CachedName& c = names_[*slot - 1];
+    out_.Raw(std::string_view(name_text_.data() + c.offset, c.size));
+    cached_name_replaced_ += c.replaced;
   }
 
-  void WriteFlow(const Event& e, const Track& t, bool start) {
+  void WriteFlow(const Event& e, uint32_t track, bool start) {
     BeginEvent();
-    out_.Raw(start ? "\"ph\":\"s\",\"id\":" : "\"ph\":\"f\",\"id\":");
+    if (start) {
+      out_.Raw("\"ph\":\"s\",\"id\":");
+    } else {
+      out_.Raw("\"ph\":\"f\",\"id\":");
+    }
     out_.Uint(e.correlation);
-    PidTid(t);
+    out_.Raw(pid_tid_[track]);
     out_.Raw(",\"ts\":");
     out_.Micros(Rel(e.start_ns));
-    out_.Raw(start ? ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}"
-                   : ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+    if (start) {
+      out_.Raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+    } else {
+      out_.Raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+    }
   }
 
-  void WriteEvent(const Event& e, const Track& t) {
-    const size_t kind = static_cast<size_t>(e.kind);
-    const char* cat = kind < kEventKindCount ? kEventCategory[kind] : "unknown";
-    if ((e.flags & kFlagFlowIn) && Paired(e)) WriteFlow(e, t, false);
+  void WriteEvent(const Event& e, uint32_t track) {
+    const size_t kind = std::min(static_cast<size_t>(e.kind), kEventKindCount);
+    if ((e.flags & kFlagFlowIn) && Paired(e)) WriteFlow(e, track, false);
     BeginEvent();
-    if (e.kind == EventKind::kInstant) {
-      out_.Raw("\"ph\":\"i\",\"cat\":\"");
-      out_.Raw(cat);
-      out_.Raw("\",\"s\":\"t\",\"name\":");
-    } else {
-      out_.Raw("\"ph\":\"X\",\"cat\":\"");
-      out_.Raw(cat);
-      out_.Raw("\",\"name\":");
-    }
-    out_.Str(internal::DisplayName(data_, e, &name_scratch_));
-    PidTid(t);
+    out_.Raw(e.kind == EventKind::kInstant ? instant_prefix_[kind] : complete_prefix_[kind]);
+    Name(e);
+    out_.Raw(pid_tid_[track]);
     out_.Raw(",\"ts\":");
     out_.Micros(Rel(e.start_ns));
     if (e.kind != EventKind::kInstant) {
@@ -344,7 +399,7 @@ class TraceJsonWriter {
     args_.Visit(e, internal::ArgScope::kEvent, args);
     args.Close();
     out_.Char('}');
-    if ((e.flags & kFlagFlowOut) && Paired(e)) WriteFlow(e, t, true);
+    if ((e.flags & kFlagFlowOut) && Paired(e)) WriteFlow(e, track, true);
   }
 
   void WriteCounter(const CounterSample& c) {
@@ -383,7 +438,7 @@ class TraceJsonWriter {
       while (next_counter < counters.size() && counters[next_counter].ts_ns <= e->start_ns) {
         WriteCounter(counters[next_counter++]);
       }
-      if (track < data_.tracks.size()) WriteEvent(*e, data_.tracks[track]);
+      if (track < data_.tracks.size()) WriteEvent(*e, track);
       if (absl::Status s = out_.MaybeFlush(); !s.ok()) return s;
     }
     while (next_counter < counters.size()) {
@@ -406,7 +461,22 @@ class TraceJsonWriter {
   std::vector<PlannedMetadata> metadata_;
   std::vector<std::string> writer_warnings_;
   std::set<std::tuple<int64_t, int64_t, std::string>> meta_seen_;
-  std::vector<uint32_t> paired_flows_;  // sorted
+  std::vector<uint32_t> paired_flows_;  // sorted; used when paired_bits_ is empty
+  std::vector<uint64_t> paired_bits_;   // bit per correlation id with both flow ends
+  // Per kind (kEventKindCount = unknown): the event's text up to its name.
+  std::string complete_prefix_[kEventKindCount + 1];
+  std::string instant_prefix_[kEventKindCount + 1];
+  std::vector<std::string> pid_tid_;  // per track: ,"pid":P,"tid":T
+  struct CachedName {
+    size_t offset;
+    size_t size;
+    uint64_t replaced;  // invalid UTF-8 subparts, counted again at every use
+  };
+  std::vector<uint32_t> name_slot_;  // StringId -> 1 + index into names_, 0 = not yet
+  absl::flat_hash_map<uint64_t, uint32_t> derived_name_slot_;  // derived-name keys, the same
+  std::vector<CachedName> names_;
+  std::string name_text_;
+  uint64_t cached_name_replaced_ = 0;
   bool first_event_ = true;
 };
 

@@ -5,6 +5,7 @@
 #include "output/perfetto_writer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -80,6 +81,28 @@ EventKind DefaultKind(TrackType type) {
   return EventKind::kCpuOp;
 }
 
+// A direct-mapped cache in front of an interning map: a trace uses a few dozen names per
+// track in long repeating patterns, so nearly every lookup hits here and skips the hash map
+// probe (a one-entry cache only helped runs of the same name).
+class IidCache {
+ public:
+  static constexpr size_t kSlots = 64;
+  // The iid cached for `key`, or nullptr.
+  const uint32_t* Find(uint64_t key) const {
+    const Slot& s = slots_[SlotOf(key)];
+    return s.key == key ? &s.iid : nullptr;
+  }
+  void Put(uint64_t key, uint32_t iid) { slots_[SlotOf(key)] = Slot{key, iid}; }
+
+ private:
+  struct Slot {
+    uint64_t key = ~0ull;  // no key is ~0: names are 32-bit ids or tagged below 2^40
+    uint32_t iid = 0;
+  };
+  static size_t SlotOf(uint64_t key) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 58); }
+  Slot slots_[kSlots];
+};
+
 struct Sequence {
   uint32_t id = 0;
   bool started = false;
@@ -87,13 +110,32 @@ struct Sequence {
   int64_t last_ts = 0;
   uint32_t categories_defined = 0;  // bit per EventKind
   uint32_t args_defined = 0;        // bit per Arg
-  uint64_t cached_name = ~0ull;
-  uint32_t cached_name_iid = 0;
   uint32_t next_name_iid = 1;
   uint32_t next_string_iid = 1;
+  IidCache name_cache;
+  IidCache detail_cache;
   absl::flat_hash_map<uint64_t, uint32_t> name_iids;  // DisplayNameKey -> iid
   absl::flat_hash_map<uint64_t, uint32_t> detail_iids;
   std::vector<int64_t> open_ends;  // non-increasing: enclosing ranges end last
+  // The bytes every packet of this sequence repeats after its timestamp, precomputed:
+  // trusted_packet_sequence_id, and for END packets also the whole TrackEvent.
+  uint8_t seq_field[8] = {};
+  uint8_t seq_field_len = 0;
+  uint8_t end_tail[12] = {};
+  uint8_t end_tail_len = 0;
+
+  void SetId(uint32_t sequence_id) {
+    id = sequence_id;
+    seq_field_len = static_cast<uint8_t>(
+        internal::PutVarintField(internal::TagValue(10, internal::WireType::kVarint), id, seq_field) -
+        seq_field);
+    memcpy(end_tail, seq_field, seq_field_len);
+    // TrackEvent (field 11) of 2 bytes: type (field 9) = SLICE_END (2).
+    const uint8_t te[4] = {internal::TagValue(11, internal::WireType::kBytes), 2,
+                           internal::TagValue(9, internal::WireType::kVarint), 2};
+    memcpy(end_tail + seq_field_len, te, sizeof(te));
+    end_tail_len = static_cast<uint8_t>(seq_field_len + sizeof(te));
+  }
 };
 
 // Interned entries a packet defines; filled before the packet's TrackEvent is encoded and
@@ -126,16 +168,10 @@ class Encoder {
   absl::Status WriteCounters();
   void WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts);
   void WriteEnd(Sequence& s, int64_t ts);
-  void Annotation(Arg arg, uint32_t field, uint64_t v, NewInterned& ni, Sequence& s);
-  void DoubleAnnotation(Arg arg, double v, NewInterned& ni, Sequence& s);
+  uint32_t NameIid(Sequence& s, const Event& e, NewInterned& ni);
+  uint32_t DetailIid(Sequence& s, const Event& e, NewInterned& ni);
   void WriteInterned(const NewInterned& ni);
   uint64_t DeviceUuid(uint32_t device) const { return kPerfettoDeviceUuidBase + device; }
-  absl::Status EndPacket(size_t mark) {
-    enc_.EndNested(mark);
-    ++stats_->packets;
-    if (enc_.size() >= options_.chunk_bytes) return Flush();
-    return absl::OkStatus();
-  }
   absl::Status Flush() {
     if (enc_.size() == 0) return absl::OkStatus();
     stats_->bytes += enc_.size();
@@ -372,28 +408,35 @@ void Encoder::StartSequence(Sequence& s, int64_t t0, uint64_t default_track) {
   s.last_ts = t0;
 }
 
-void Encoder::Annotation(Arg arg, uint32_t field, uint64_t v, NewInterned& ni, Sequence& s) {
-  uint32_t bit = 1u << static_cast<uint32_t>(arg);
+// Upper bound of an event packet without interned data: header 2, timestamp 11, sequence
+// id 6, TrackEvent header 2, category 2, type 2, name 6, flow 7, and at most five debug
+// annotations (External id 10, cbid 8, correlation 10, bandwidth 13, finished 6, detail 11:
+// at most 50 together, since cbid and bandwidth exclude each other). Both length prefixes
+// therefore fit one byte, which the direct-write path relies on.
+constexpr size_t kMaxEventPacket = 2 + 11 + 6 + 2 + 2 + 2 + 6 + 7 + 50;
+static_assert(kMaxEventPacket - 2 < 0x80, "an event packet's length must fit one byte");
+
+// Marks `arg`'s name as defined on first use (interned with this packet).
+inline void UseArg(Arg arg, NewInterned& ni, Sequence& s) {
+  const uint32_t bit = 1u << static_cast<uint32_t>(arg);
   if (!(s.args_defined & bit)) {
     s.args_defined |= bit;
     ni.args |= bit;
   }
-  size_t a = enc_.BeginNested(kTeDebugAnnotations);
-  enc_.Varint(kDaNameIid, static_cast<uint32_t>(arg) + 1);
-  enc_.Varint(field, v);
-  enc_.EndNested(a);
 }
 
-void Encoder::DoubleAnnotation(Arg arg, double v, NewInterned& ni, Sequence& s) {
-  uint32_t bit = 1u << static_cast<uint32_t>(arg);
-  if (!(s.args_defined & bit)) {
-    s.args_defined |= bit;
-    ni.args |= bit;
-  }
-  size_t a = enc_.BeginNested(kTeDebugAnnotations);
-  enc_.Varint(kDaNameIid, static_cast<uint32_t>(arg) + 1);
-  enc_.Double(kDaDouble, v);
-  enc_.EndNested(a);
+// One debug annotation {name_iid, <value field>} written directly; `value_tag` is the tag of
+// the value field (varint or fixed64).
+inline uint8_t* PutAnnotation(Arg arg, uint32_t value_tag, uint64_t v, bool fixed64, uint8_t* p) {
+  using internal::TagValue;
+  using internal::WireType;
+  *p++ = TagValue(kTeDebugAnnotations, WireType::kBytes);
+  uint8_t* len = p++;
+  *p++ = TagValue(kDaNameIid, WireType::kVarint);
+  *p++ = static_cast<uint8_t>(static_cast<uint32_t>(arg) + 1);
+  p = fixed64 ? internal::PutFixed64Field(value_tag, v, p) : internal::PutVarintField(value_tag, v, p);
+  *len = static_cast<uint8_t>(p - len - 1);
+  return p;
 }
 
 void Encoder::WriteInterned(const NewInterned& ni) {
@@ -428,61 +471,109 @@ void Encoder::WriteInterned(const NewInterned& ni) {
   enc_.EndNested(id);
 }
 
-void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts) {
-  NewInterned ni;
-  uint32_t name_iid;
-  uint64_t name_key = e.kind == EventKind::kUserAnnotation || e.kind == EventKind::kCpuOp
-                          ? e.name
-                          : internal::DisplayNameKey(data_, e);
-  if (name_key == s.cached_name) {
-    name_iid = s.cached_name_iid;
-  } else {
-    auto [it, inserted] = s.name_iids.try_emplace(name_key, s.next_name_iid);
-    if (inserted) {
-      ++s.next_name_iid;
-      ni.name = true;
-      ni.name_iid = it->second;
-      ni.name_event = &e;
-    }
-    name_iid = it->second;
-    s.cached_name = name_key;
-    s.cached_name_iid = name_iid;
+uint32_t Encoder::NameIid(Sequence& s, const Event& e, NewInterned& ni) {
+  const uint64_t name_key = e.kind == EventKind::kUserAnnotation || e.kind == EventKind::kCpuOp
+                                ? e.name
+                                : internal::DisplayNameKey(data_, e);
+  if (const uint32_t* iid = s.name_cache.Find(name_key)) return *iid;
+  auto [it, inserted] = s.name_iids.try_emplace(name_key, s.next_name_iid);
+  if (inserted) {
+    ++s.next_name_iid;
+    ni.name = true;
+    ni.name_iid = it->second;
+    ni.name_event = &e;
   }
-  size_t pk = enc_.BeginNested(kTracePacket);
-  enc_.Varint(kPktTimestamp, static_cast<uint64_t>(ts - s.last_ts));
+  s.name_cache.Put(name_key, it->second);
+  return it->second;
+}
+
+// The interned string iid of the event's side-table row as JSON text, 0 for a bad row.
+uint32_t Encoder::DetailIid(Sequence& s, const Event& e, NewInterned& ni) {
+  const uint64_t key = (uint64_t{internal::DetailTableOf(e.kind)} << 32) | e.detail;
+  if (const uint32_t* iid = s.detail_cache.Find(key)) return *iid;
+  uint32_t iid = 0;
+  auto it = s.detail_iids.find(key);
+  if (it != s.detail_iids.end()) {
+    iid = it->second;
+  } else {
+    JsonWriter detail;
+    internal::JsonObjectArgsSink sink(detail);
+    if (event_args_.Visit(e, internal::ArgScope::kDetailRow, sink)) {
+      sink.Close();
+      scratch_.assign(detail.view());
+      iid = s.next_string_iid++;
+      ni.string_iid = iid;
+      ni.string_text = &scratch_;
+    }
+    s.detail_iids.emplace(key, iid);  // a bad row (0) is remembered so it is formatted once
+  }
+  s.detail_cache.Put(key, iid);
+  return iid;
+}
+
+// The hot path: one Reserve, then the packet is written in place with one-byte length
+// prefixes (kMaxEventPacket). Only a packet that also defines interned entries takes the
+// generic encoder for those, and the general EndNested for the packet length.
+void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts) {
+  using internal::TagValue;
+  using internal::WireType;
+  NewInterned ni;
+  const uint32_t name_iid = NameIid(s, e, ni);
+  const uint32_t detail_iid = e.detail != kNoDetail ? DetailIid(s, e, ni) : 0;
+
+  enc_.Reserve(kMaxEventPacket);
+  uint8_t* const pk = enc_.ptr();
+  pk[0] = TagValue(kTracePacket, WireType::kBytes);
+  uint8_t* p = internal::PutVarintField(TagValue(kPktTimestamp, WireType::kVarint),
+                                        static_cast<uint64_t>(ts - s.last_ts), pk + 2);
   s.last_ts = ts;
-  enc_.Varint(kPktSequenceId, s.id);
-  size_t te = enc_.BeginNested(kPktTrackEvent);
+  memcpy(p, s.seq_field, sizeof(s.seq_field));
+  p += s.seq_field_len;
+  uint8_t* const te = p;
+  te[0] = TagValue(kPktTrackEvent, WireType::kBytes);
+  p += 2;
   if (e.kind != s.default_kind && e.kind < EventKind::kCount) {
-    uint32_t k = static_cast<uint32_t>(e.kind);
+    const uint32_t k = static_cast<uint32_t>(e.kind);
     if (!(s.categories_defined & (1u << k))) {
       s.categories_defined |= 1u << k;
       ni.category = static_cast<int>(k);
     }
-    enc_.Varint(kTeCategoryIids, k + 1);
+    p = internal::PutVarintField(TagValue(kTeCategoryIids, WireType::kVarint), k + 1, p);
   }
-  enc_.Varint(kTeType, type);
-  enc_.Varint(kTeNameIid, name_iid);
+  *p++ = TagValue(kTeType, WireType::kVarint);
+  *p++ = static_cast<uint8_t>(type);
+  p = internal::PutVarintField(TagValue(kTeNameIid, WireType::kVarint), name_iid, p);
   // The flow id is the correlation id, so an event with a flow does not repeat it as a
   // `correlation` annotation (8 bytes); readers take it from the flow (docs/PERFETTO.md).
   // flow_ids_old is the varint form of flow_ids (5 bytes instead of 10 for a fixed64);
   // trace processor reads both the same way.
   const bool flow = (e.flags & (kFlagFlowOut | kFlagFlowIn)) && e.correlation;
-  if (flow) enc_.Varint(kTeFlowIdsOld, e.correlation);
-  if (e.external_id) Annotation(Arg::kExternalId, kDaUint, e.external_id, ni, s);
+  if (flow) p = internal::PutVarintField(TagValue(kTeFlowIdsOld, WireType::kVarint), e.correlation, p);
+  constexpr uint32_t kUintTag = TagValue(kDaUint, WireType::kVarint);
+  if (e.external_id) {
+    UseArg(Arg::kExternalId, ni, s);
+    p = PutAnnotation(Arg::kExternalId, kUintTag, e.external_id, false, p);
+  }
   switch (e.kind) {
     case EventKind::kRuntime:
     case EventKind::kDriver:
-      Annotation(Arg::kCbid, kDaUint, e.aux, ni, s);
+      UseArg(Arg::kCbid, ni, s);
+      p = PutAnnotation(Arg::kCbid, kUintTag, e.aux, false, p);
       [[fallthrough]];
     case EventKind::kKernel:
     case EventKind::kSync:
     case EventKind::kCudaEvent:
-      if (!flow) Annotation(Arg::kCorrelation, kDaUint, e.correlation, ni, s);
+      if (!flow) {
+        UseArg(Arg::kCorrelation, ni, s);
+        p = PutAnnotation(Arg::kCorrelation, kUintTag, e.correlation, false, p);
+      }
       break;
     case EventKind::kMemcpy:
     case EventKind::kMemset: {
-      if (!flow) Annotation(Arg::kCorrelation, kDaUint, e.correlation, ni, s);
+      if (!flow) {
+        UseArg(Arg::kCorrelation, ni, s);
+        p = PutAnnotation(Arg::kCorrelation, kUintTag, e.correlation, false, p);
+      }
       bool has_row = false;
       uint64_t bytes = 0;
       if (e.kind == EventKind::kMemcpy && e.detail < data_.memcpys.size()) {
@@ -495,54 +586,58 @@ void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts)
       }
       int64_t dur = e.end_ns - e.start_ns;
       // bytes per ns == GB/s; omitted for a zero duration, as in the JSON writer.
-      if (dur > 0 && has_row) DoubleAnnotation(Arg::kBandwidth, double(bytes) / double(dur), ni, s);
+      if (dur > 0 && has_row) {
+        const double bw = double(bytes) / double(dur);
+        uint64_t bits;
+        memcpy(&bits, &bw, 8);
+        UseArg(Arg::kBandwidth, ni, s);
+        p = PutAnnotation(Arg::kBandwidth, TagValue(kDaDouble, WireType::kFixed64), bits, true, p);
+      }
       break;
     }
     default: break;
   }
-  if (e.flags & kFlagUnfinished) Annotation(Arg::kFinished, kDaBool, 0, ni, s);
-  if (e.detail != kNoDetail) {
-    uint64_t key = (uint64_t{internal::DetailTableOf(e.kind)} << 32) | e.detail;
-    auto it = s.detail_iids.find(key);
-    uint32_t iid = 0;
-    if (it != s.detail_iids.end()) {
-      iid = it->second;
-    } else {
-      JsonWriter detail;
-      internal::JsonObjectArgsSink sink(detail);
-      if (event_args_.Visit(e, internal::ArgScope::kDetailRow, sink)) {
-        sink.Close();
-        scratch_.assign(detail.view());
-        iid = s.next_string_iid++;
-        s.detail_iids.emplace(key, iid);
-        ni.string_iid = iid;
-        ni.string_text = &scratch_;
-      } else {
-        s.detail_iids.emplace(key, 0);  // bad row: remembered so it is formatted once
-      }
-    }
-    if (iid) Annotation(Arg::kDetail, kDaStringIid, iid, ni, s);
+  if (e.flags & kFlagUnfinished) {
+    UseArg(Arg::kFinished, ni, s);
+    p = PutAnnotation(Arg::kFinished, TagValue(kDaBool, WireType::kVarint), 0, false, p);
   }
-  enc_.EndNested(te);
-  if (ni.name || ni.category >= 0 || ni.args || ni.string_iid) WriteInterned(ni);
-  enc_.EndNested(pk);
+  if (detail_iid) {
+    UseArg(Arg::kDetail, ni, s);
+    p = PutAnnotation(Arg::kDetail, TagValue(kDaStringIid, WireType::kVarint), detail_iid, false, p);
+  }
+  te[1] = static_cast<uint8_t>(p - te - 2);
+  if (ni.name || ni.category >= 0 || ni.args || ni.string_iid) {
+    enc_.SetEnd(p);
+    const size_t mark = enc_.OffsetOf(pk + 1);
+    WriteInterned(ni);
+    enc_.EndNested(mark);
+    return;
+  }
+  pk[1] = static_cast<uint8_t>(p - pk - 2);
+  enc_.SetEnd(p);
 }
 
 void Encoder::WriteEnd(Sequence& s, int64_t ts) {
-  size_t pk = enc_.BeginNested(kTracePacket);
-  enc_.Varint(kPktTimestamp, static_cast<uint64_t>(ts - s.last_ts));
+  using internal::TagValue;
+  using internal::WireType;
+  enc_.Reserve(2 + 11 + sizeof(s.end_tail));
+  uint8_t* const pk = enc_.ptr();
+  pk[0] = TagValue(kTracePacket, WireType::kBytes);
+  uint8_t* p = internal::PutVarintField(TagValue(kPktTimestamp, WireType::kVarint),
+                                        static_cast<uint64_t>(ts - s.last_ts), pk + 2);
   s.last_ts = ts;
-  enc_.Varint(kPktSequenceId, s.id);
-  size_t te = enc_.BeginNested(kPktTrackEvent);
-  enc_.Varint(kTeType, kSliceEnd);
-  enc_.EndNested(te);
-  enc_.EndNested(pk);
+  memcpy(p, s.end_tail, sizeof(s.end_tail));
+  p += s.end_tail_len;
+  pk[1] = static_cast<uint8_t>(p - pk - 2);
+  enc_.SetEnd(p);
 }
 
 absl::Status Encoder::WriteCounters() {
   if (data_.counter_samples.empty()) return absl::OkStatus();
+  using internal::TagValue;
+  using internal::WireType;
   Sequence s;
-  s.id = kPerfettoCounterSequence;
+  s.SetId(kPerfettoCounterSequence);
   int64_t prev = data_.counter_samples.front().ts_ns;
   StartSequence(s, prev, 0);
   for (const CounterSample& c : data_.counter_samples) {
@@ -550,23 +645,40 @@ absl::Status Encoder::WriteCounters() {
     // Samples are sorted by ts; an out-of-order one is clamped rather than wrapping the
     // unsigned delta.
     int64_t ts = std::max(c.ts_ns, s.last_ts);
-    size_t pk = enc_.BeginNested(kTracePacket);
-    enc_.Varint(kPktTimestamp, static_cast<uint64_t>(ts - s.last_ts));
+    // Written in place like WriteEvent: at most 2 + 11 + 6 + 2 + 2 + 6 + 10 bytes, so both
+    // lengths take one byte.
+    enc_.Reserve(64);
+    uint8_t* const pk = enc_.ptr();
+    pk[0] = TagValue(kTracePacket, WireType::kBytes);
+    uint8_t* p = internal::PutVarintField(TagValue(kPktTimestamp, WireType::kVarint),
+                                          static_cast<uint64_t>(ts - s.last_ts), pk + 2);
     s.last_ts = ts;
-    enc_.Varint(kPktSequenceId, s.id);
-    size_t te = enc_.BeginNested(kPktTrackEvent);
-    enc_.Varint(kTeType, kCounter);
-    enc_.Varint(kTeTrackUuid, kPerfettoCounterUuidBase + c.track);
+    memcpy(p, s.seq_field, sizeof(s.seq_field));
+    p += s.seq_field_len;
+    uint8_t* const te = p;
+    te[0] = TagValue(kPktTrackEvent, WireType::kBytes);
+    p += 2;
+    *p++ = TagValue(kTeType, WireType::kVarint);
+    *p++ = kCounter;
+    p = internal::PutVarintField(TagValue(kTeTrackUuid, WireType::kVarint), kPerfettoCounterUuidBase + c.track, p);
     // Whole values (bytes, counts, most percentages sampled as integers) as a varint
     // counter_value: 3-7 bytes instead of the 9 of a double. Negative ones stay doubles
     // (an int64 varint of a negative value takes 10 bytes).
-    if (c.value >= 0 && c.value < 9007199254740992.0 && c.value == static_cast<double>(static_cast<int64_t>(c.value)))
-      enc_.Varint(kTeCounterValue, static_cast<uint64_t>(c.value));
-    else
-      enc_.Double(kTeDoubleCounterValue, c.value);
-    enc_.EndNested(te);
-    absl::Status st = EndPacket(pk);
-    if (!st.ok()) return st;
+    if (c.value >= 0 && c.value < 9007199254740992.0 && c.value == static_cast<double>(static_cast<int64_t>(c.value))) {
+      p = internal::PutVarintField(TagValue(kTeCounterValue, WireType::kVarint), static_cast<uint64_t>(c.value), p);
+    } else {
+      uint64_t bits;
+      memcpy(&bits, &c.value, 8);
+      p = internal::PutFixed64Field(TagValue(kTeDoubleCounterValue, WireType::kFixed64), bits, p);
+    }
+    te[1] = static_cast<uint8_t>(p - te - 2);
+    pk[1] = static_cast<uint8_t>(p - pk - 2);
+    enc_.SetEnd(p);
+    ++stats_->packets;
+    if (enc_.size() >= options_.chunk_bytes) {
+      absl::Status st = Flush();
+      if (!st.ok()) return st;
+    }
   }
   return absl::OkStatus();
 }
@@ -583,7 +695,7 @@ absl::Status Encoder::Run() {
 
   std::vector<Sequence> seqs(data_.tracks.size());
   for (size_t i = 0; i < seqs.size(); ++i) {
-    seqs[i].id = kPerfettoFirstTrackSequence + static_cast<uint32_t>(i);
+    seqs[i].SetId(kPerfettoFirstTrackSequence + static_cast<uint32_t>(i));
     seqs[i].default_kind = DefaultKind(data_.tracks[i].type);
   }
   EventMerger merger(data_);

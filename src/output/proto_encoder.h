@@ -37,6 +37,21 @@ inline uint8_t* WriteVarint(uint64_t v, uint8_t* p) {
   return p;
 }
 
+// A one-byte tag (fields 1-15) or two-byte tag (16-2047), as a constant.
+constexpr uint32_t TagValue(uint32_t field, WireType type) {
+  return (field << 3) | static_cast<uint32_t>(type);
+}
+// Unchecked writers for ProtoEncoder's direct-write path: each returns the new end.
+inline uint8_t* PutTag(uint32_t tag, uint8_t* p) { return WriteVarint(tag, p); }
+inline uint8_t* PutVarintField(uint32_t tag, uint64_t v, uint8_t* p) {
+  return WriteVarint(v, WriteVarint(tag, p));
+}
+inline uint8_t* PutFixed64Field(uint32_t tag, uint64_t v, uint8_t* p) {
+  p = WriteVarint(tag, p);
+  memcpy(p, &v, 8);  // little-endian hosts only (x86-64, aarch64)
+  return p + 8;
+}
+
 class ProtoEncoder {
  public:
   explicit ProtoEncoder(size_t initial_capacity = 1 << 16)
@@ -48,6 +63,14 @@ class ProtoEncoder {
   size_t size() const { return len_; }
   size_t capacity() const { return cap_; }
   void Clear() { len_ = 0; }
+
+  // Direct writes for hot paths: Reserve(n) once, write up to n bytes from ptr() with the
+  // Put* helpers below, then SetEnd(p). No bounds check per field.
+  uint8_t* ptr() { return buf_.get() + len_; }
+  void SetEnd(uint8_t* p) { len_ = static_cast<size_t>(p - buf_.get()); }
+  // The offset of `p` (a position returned by ptr() plus what was written since), for
+  // EndNested of a nested message begun with direct writes.
+  size_t OffsetOf(const uint8_t* p) const { return static_cast<size_t>(p - buf_.get()); }
 
   // Guarantees room for `n` more bytes. Positions returned by BeginNested stay valid
   // (they are offsets, not pointers).

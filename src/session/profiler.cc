@@ -45,6 +45,27 @@ void NoteStepTime(int64_t iteration, uint64_t raw) {
 }
 }  // namespace
 
+namespace {
+// The raw clock value of Unix time `unix_ms`, for a request stamped by the daemon; 0 when the
+// stamp is more than a minute old (no step ring reaches that far; plan from the poll instead).
+// A stamp ahead of this host's clock (another host's daemon) reads as now. For the TSC one
+// anchor and a 1 ms slope measurement convert it: call without the session mutex.
+uint64_t RawAtUnixMs(int64_t unix_ms) {
+  const ClockAnchor a = TakeClockAnchor();
+  const int64_t ago_ns = a.unix_ns - unix_ms * 1000000;
+  if (ago_ns > 60 * 1000000000LL) return 0;
+  if (ago_ns <= 0) return a.raw;
+  double ns_per_tick = 1.0;
+  if (RawClockIsTsc()) {
+    ClockConverter c;
+    c.SetAnchors({a});
+    ns_per_tick = c.ns_per_tick();
+  }
+  const uint64_t ticks = static_cast<uint64_t>(static_cast<double>(ago_ns) / ns_per_tick);
+  return ticks < a.raw ? a.raw - ticks : 0;
+}
+}  // namespace
+
 int64_t IterationAtRaw(uint64_t raw) {
   int64_t k = g_iteration.load();
   for (const int64_t oldest = std::max<int64_t>(0, k - kStepRing + 1); k > oldest; --k) {
@@ -200,6 +221,12 @@ absl::Status Profiler::EnsureRunnerLocked() {
 
 absl::Status Profiler::RequestTrace(const Config& config, ConfigSource source,
                                     uint64_t reference_raw) {
+  // The daemon's stamp is the one instant every rank of the job shares exactly; the poll tick
+  // is shared only as closely as the ranks' poller threads wake up together.
+  if (config.request_time_ms > 0 && config.IterationMode()) {
+    if (const uint64_t stamped = RawAtUnixMs(config.request_time_ms); stamped != 0)
+      reference_raw = stamped;
+  }
   std::unique_lock<std::mutex> lock(mu_);
   if (!config.activities_enabled)
     return absl::InvalidArgumentError("ACTIVITIES_ENABLED is false; nothing to trace");

@@ -92,8 +92,10 @@ class Profiler {
   // "profiler busy" while any session is active, Armed included; never queued.
   // `reference_raw` (ReadRawClock time, 0 = now) is the instant whose iteration an iteration
   // window is planned from (PROFILE_START_ITERATION_ROUNDUP rounds up from it): the daemon
-  // passes the poll tick that every rank of a job shares. If the window planned that way would
-  // have begun already (the request was handled late), it is planned from the current one.
+  // client passes the poll tick that every rank of a job shares; KAIROS_REQUEST_TIME_MS (the
+  // daemon's stamp), when set and within the last minute, replaces it. If the window planned
+  // that way would have begun already (the request was handled late), it is planned from the
+  // current iteration.
   absl::Status RequestTrace(const Config& config, ConfigSource source, uint64_t reference_raw = 0);
 
   // Adds a data source to every later session, after the ones registered before it (Collect

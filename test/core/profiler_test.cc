@@ -190,6 +190,28 @@ TEST_CASE("a daemon request rounds up from its poll tick's iteration, one iterat
   CHECK(TracedSteps(*path) == std::vector<int64_t>{then + 2, then + 3});
 }
 
+TEST_CASE("a daemon request stamped with its request time is planned from that instant") {
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  while ((g_iteration.load() + 2) % 8 != 0) StepHook();
+  const int64_t then = g_iteration.load();
+  // The stamp falls between two boundaries (ms resolution), the poll after the next one: the
+  // stamp decides (planned from the poll, the start would be then + 10).
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  Config c = DaemonIterationRequest(dir + "/stamp.json");
+  c.request_time_ms = UnixNowNs() / 1000000;
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  StepHook();
+  const uint64_t poll = ReadRawClock();
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.RequestTrace(c, ConfigSource::kDaemon, poll).ok());
+  for (int i = 0; i < 12; ++i) StepHook();
+  REQUIRE(p.WaitForCompletedSessions(n, 10000));
+  absl::StatusOr<std::string> path = p.Flush();
+  REQUIRE(path.ok());
+  CHECK(TracedSteps(*path) == std::vector<int64_t>{then + 2, then + 3});
+}
+
 TEST_CASE("a daemon request handled after its planned start is planned from the current iteration") {
   Profiler& p = Profiler::Get();
   const std::string dir = MakeTempDir();

@@ -36,6 +36,25 @@ TEST_CASE("whole-job request, process_limit 2 of 3: two triggered, one reported 
   CHECK_FALSE(r.OnPoll(8, {400}, 2, 20).has_value());
 }
 
+TEST_CASE("iteration requests carry the relay's request time; time requests are sent as Dynolog does") {
+  DaemonRegistry r(60000, nullptr, "h");
+  r.OnPoll(7, {100}, 2, 0);
+  const std::string iter =
+      "PROFILE_START_ITERATION=0\nPROFILE_START_ITERATION_ROUNDUP=20\nACTIVITIES_ITERATIONS=10";
+  REQUIRE(r.Request(7, {0}, iter, 8, 10, 1700000000, 1700000000123).profilers_triggered.size() == 1);
+  auto reply = r.OnPoll(7, {100}, 2, 20);
+  REQUIRE(reply.has_value());
+  CHECK(*reply == "\n    " + iter + "\n    REQUEST_TRACE_ID=" + r.TraceId(100, 1700000000) +
+                      "\n    KAIROS_REQUEST_TIME_MS=1700000000123\n");
+  DaemonRegistry t(60000, nullptr, "h");
+  t.OnPoll(7, {100}, 2, 0);
+  REQUIRE(t.Request(7, {0}, kConfig, 8, 30, 1700000000, 1700000000456).profilers_triggered.size() == 1);
+  reply = t.OnPoll(7, {100}, 2, 40);
+  REQUIRE(reply.has_value());
+  CHECK(*reply == "\n    " + std::string(kConfig) + "\n    REQUEST_TRACE_ID=" +
+                      t.TraceId(100, 1700000000) + "\n");
+}
+
 TEST_CASE("a config is cleared only once delivered; busy polls keep it pending") {
   DaemonRegistry r(60000, nullptr, "h");
   r.OnPoll(0, {5}, 2, 0);

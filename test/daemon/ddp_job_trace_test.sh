@@ -92,8 +92,9 @@ EOF
 # each step's all-reduce (cuLaunchKernelEx inside ProfilerStep#N) than the last of the others.
 # The estimate comes from the GPU side (kernel durations), so the two are independent. The
 # simulator's collective call blocks the host until every rank arrived, and the ranks that
-# waited resume on a 50 us poll, so on a loaded machine they lose part of the delay there: the
-# actual loss is checked to be most of the injected delay, the estimate within 10% of the loss.
+# waited resume only once scheduled again, so on an overloaded machine part of the delay is
+# absorbed there: the actual loss is checked to be most of the injected delay, the estimate
+# within 10% of the loss.
 python3 - "$out/summary.json" $traces <<'EOF' || fail=1
 import json, sys
 s = json.load(open(sys.argv[1]))

@@ -7,8 +7,10 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -143,19 +145,31 @@ bool PidDead(int pid) {
   return paren != nullptr && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
 }
 
+// Tells the ranks waiting on this segment that something they may wait for changed. The
+// futex is process-shared (no FUTEX_PRIVATE_FLAG): the segment is mapped by every rank.
+void Publish(Shared* sh) {
+  sh->progress.fetch_add(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&sh->progress), FUTEX_WAKE, INT32_MAX, nullptr,
+          nullptr, 0);
+}
+
 // Waits with a deadline; between checks of `ready` it looks for failed peers (every ~5 ms).
 class Waiter {
  public:
   explicit Waiter(uint64_t deadline) : deadline_(deadline) {}
   // Returns ncclSuccess while waiting may go on, else the failure (and marks the segments aborted).
-  ncclResult_t Idle(const std::vector<ncclComm*>& comms) {
-    ++spins_;
-    if (spins_ < 64) {
-      sched_yield();
-      return ncclSuccess;
+  // `seen` is the segment's progress count read before the caller found nothing to do: a
+  // single-communicator wait sleeps on it (woken by Publish, or after 5 ms to check that the
+  // peers are alive); a group spanning several segments polls every 50 us.
+  ncclResult_t Idle(const std::vector<ncclComm*>& comms, uint32_t seen) {
+    if (comms.size() == 1) {
+      timespec ts{0, 5000000};
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&comms.front()->shared->progress), FUTEX_WAIT,
+              seen, &ts, nullptr, 0);
+    } else {
+      timespec ts{0, 50000};
+      nanosleep(&ts, nullptr);
     }
-    timespec ts{0, 50000};
-    nanosleep(&ts, nullptr);
     const uint64_t now = MonoNowNs();
     if (now < next_check_) return ncclSuccess;
     next_check_ = now + 5000000;
@@ -175,13 +189,13 @@ class Waiter {
                       " ms (KAIROS_SIM_NCCL_TIMEOUT_MS) waiting for peers");
     return ncclSuccess;
   }
-  void Progressed() { spins_ = 0; }
 
  private:
   ncclResult_t Fail(const std::vector<ncclComm*>& comms, ncclComm* culprit, const std::string& why) {
     for (ncclComm* c : comms) {
       int expected = 0;
       c->shared->aborted.compare_exchange_strong(expected, c->rank + 1);
+      Publish(c->shared);
       c->async_error = ncclRemoteError;
       c->last_error = why;
     }
@@ -190,7 +204,6 @@ class Waiter {
   }
   uint64_t deadline_;
   uint64_t next_check_ = 0;
-  int spins_ = 0;
 };
 
 }  // namespace
@@ -232,14 +245,17 @@ ncclResult_t Attach(ncclComm* comm, const ncclUniqueId& id, int nranks, int rank
     return ncclInvalidUsage;
   }
   sh->joined.fetch_add(1, std::memory_order_acq_rel);
+  Publish(sh);
   return ncclSuccess;
 }
 
 ncclResult_t WaitJoined(const std::vector<ncclComm*>& comms) {
   Waiter w(MonoNowNs() + GetSettings().timeout_ns);
   for (ncclComm* c : comms) {
-    while (c->shared->joined.load(std::memory_order_acquire) < c->nranks) {
-      if (ncclResult_t r = w.Idle(comms); r != ncclSuccess) {
+    while (true) {
+      const uint32_t seen = c->shared->progress.load(std::memory_order_acquire);
+      if (c->shared->joined.load(std::memory_order_acquire) >= c->nranks) break;
+      if (ncclResult_t r = w.Idle(comms, seen); r != ncclSuccess) {
         shm_unlink(c->shm_name.c_str());
         return r;
       }
@@ -258,6 +274,7 @@ void Detach(ncclComm* comm, bool abort) {
   } else {
     comm->shared->left[comm->rank].store(1, std::memory_order_release);
   }
+  Publish(comm->shared);
   munmap(comm->shared, comm->map_bytes);
   comm->shared = nullptr;
   shm_unlink(comm->shm_name.c_str());  // only matters when the join never completed
@@ -320,6 +337,7 @@ bool Step(Op& op, ncclResult_t* err) {
       sh->start[me] = op.start;
       sh->sig[me] = Signature{static_cast<int32_t>(op.kind), op.dtype, op.redop, op.root_or_peer, op.count};
       sh->arrived[me].store(op.seq, std::memory_order_release);
+      Publish(sh);
       op.stage = 1;
       return true;
     }
@@ -339,6 +357,7 @@ bool Step(Op& op, ncclResult_t* err) {
     if (*err == ncclSuccess) FinishCollective(op);
     op.end = last + TransferNs(op);
     sh->departed[me].store(op.seq, std::memory_order_release);
+    Publish(sh);
     op.stage = 2;
     return true;
   }
@@ -352,6 +371,7 @@ bool Step(Op& op, ncclResult_t* err) {
       mb.bytes = bytes;
       mb.send_start = op.start;
       mb.sent.store(op.seq, std::memory_order_release);
+      Publish(sh);
       op.stage = 1;
       return true;
     }
@@ -364,6 +384,7 @@ bool Step(Op& op, ncclResult_t* err) {
   if (op.stage == 0) {
     mb.recv_start[op.seq % 2] = op.start;
     mb.posted.store(op.seq, std::memory_order_release);
+    Publish(sh);
     op.stage = 1;
     return true;
   }
@@ -376,6 +397,7 @@ bool Step(Op& op, ncclResult_t* err) {
   }
   op.end = std::max(op.start, mb.send_start) + TransferNs(op);
   mb.consumed.store(op.seq, std::memory_order_release);
+  Publish(sh);
   op.stage = 2;
   return true;
 }
@@ -443,6 +465,8 @@ ncclResult_t Execute(std::vector<Op>& ops) {
   Waiter waiter(MonoNowNs() + GetSettings().timeout_ns);
   ncclResult_t result = ncclSuccess;
   for (;;) {
+    // Read before looking: a peer's Publish after this read wakes the wait below.
+    const uint32_t seen = comms.front()->shared->progress.load(std::memory_order_acquire);
     bool all_done = true, progressed = false;
     for (size_t i = 0; i < ops.size(); ++i) {
       Op& op = ops[i];
@@ -454,11 +478,8 @@ ncclResult_t Execute(std::vector<Op>& ops) {
       while (op.stage != 2 && Step(op, &result)) progressed = true;
     }
     if (all_done) break;
-    if (progressed) {
-      waiter.Progressed();
-      continue;
-    }
-    if (ncclResult_t r = waiter.Idle(comms); r != ncclSuccess) {
+    if (progressed) continue;
+    if (ncclResult_t r = waiter.Idle(comms, seen); r != ncclSuccess) {
       result = r;
       break;
     }

@@ -60,6 +60,10 @@ struct Shared {
   uint64_t start[kMaxRanks];
   Signature sig[kMaxRanks];
   Mailbox mb[kMaxRanks][kMaxRanks];  // [src][dst]
+  // Bumped (then futex-woken, process-shared) after every store above that another rank may
+  // wait for, so a waiting rank sleeps in the kernel and resumes as soon as a peer moves on,
+  // as a host blocked in cudaStreamSynchronize resumes when the collective ends.
+  std::atomic<uint32_t> progress;
 };
 
 struct Settings {

@@ -5,6 +5,7 @@
 #include "ptx_launch.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ptx_exec.h"
+#include "ptx_fast.h"
 #include "ptx_fatbin.h"
 #include "ptx_parse.h"
 #include "sim_common.h"
@@ -37,6 +39,7 @@ struct KernelState {
   bool decoded = false;
   bool runnable = false;
   ptx::Kernel kernel;
+  ptx::FastKernel fast;  // decoded from `kernel` once it parsed
   std::set<std::string> warned;  // reasons already reported for this kernel
 };
 
@@ -57,6 +60,16 @@ Registry& Reg() {
 bool Enabled() {
   static const bool on = EnvInt("KAIROS_SIM_EXEC_KERNELS", 0) != 0;
   return on;
+}
+
+// The decoded fast path unless KAIROS_SIM_EXEC_ENGINE=reference asks for the reference
+// interpreter (same results, several times slower; ptx_fast.h).
+bool UseReference() {
+  static const bool ref = [] {
+    const char* v = std::getenv("KAIROS_SIM_EXEC_ENGINE");
+    return v != nullptr && std::strcmp(v, "reference") == 0;
+  }();
+  return ref;
 }
 
 uint64_t MaxInstructions() {
@@ -99,6 +112,7 @@ void Decode(Registry& r, const KernelInfo* k, KernelState& ks) {
     ptx::ParseResult res = ptx::ParseKernel(t.text, k->name, globals, &ks.kernel, &why);
     if (res == ptx::ParseResult::kOk) {
       ks.runnable = true;
+      ks.fast = ptx::CompileFast(ks.kernel);
       return;
     }
     if (res == ptx::ParseResult::kUnsupported) {
@@ -181,7 +195,8 @@ void RunKernelBody(Runtime& rt, const KernelInfo* k, const LaunchShape& shape, v
     *hi = it->second;
     return true;
   };
-  ptx::ExecResult res = ptx::Execute(kernel, dims, params.data(), global, MaxInstructions());
+  ptx::ExecResult res = UseReference() ? ptx::Execute(kernel, dims, params.data(), global, MaxInstructions())
+                                       : ptx::ExecuteFast(ks.fast, dims, params.data(), global, MaxInstructions());
   if (!res.completed) {
     Warn(ks, k->name, "stopped: " + res.problem + " (results are partial)");
     return;

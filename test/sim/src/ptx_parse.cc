@@ -92,7 +92,9 @@ bool ParseInt(const std::string& s, int64_t* v) {
   unsigned long long u = std::strtoull(p, &end, 0);  // 0x.., 0.., decimal
   if (*end == 'U') ++end;
   if (*end != '\0') return false;
-  *v = neg ? -static_cast<int64_t>(u) : static_cast<int64_t>(u);
+  // Negated as unsigned: "-9223372036854775808" (nvcc writes 64-bit constants with the top bit
+  // set this way) has no positive int64_t to negate.
+  *v = static_cast<int64_t>(neg ? 0 - u : u);
   return true;
 }
 

@@ -1,7 +1,8 @@
 // File: test/sim/tests/samples/samples_test.cc
 // Layer: simulator tests, kernel execution end to end: the sample-style programs of this
 //        folder run unmodified on the substitutes.
-//        [run]: with KAIROS_SIM_EXEC_KERNELS=1 each passes its own result check; without it
+//        [run]: with KAIROS_SIM_EXEC_KERNELS=1 each passes its own result check (on the fast
+//        path and on the reference interpreter, KAIROS_SIM_EXEC_ENGINE=reference); without it
 //        each fails that check (so the checks can fail); the interpreter's limits (an
 //        unsupported instruction, an illegal address, a kernel that never ends) give one
 //        warning each and leave the program running.
@@ -89,6 +90,15 @@ TEST_CASE("sample-style programs pass their own result checks when kernels execu
     CHECK(Contains(r.output, std::string(s.name) + ": PASSED"));
     CHECK_FALSE(Contains(r.output, "not executed"));  // every kernel ran
     CHECK_FALSE(Contains(r.output, "stopped"));
+  }
+}
+
+TEST_CASE("the reference interpreter passes the same checks", "[run]") {
+  for (const Sample& s : kSamples) {
+    const Result r = Run(s.name, "KAIROS_SIM_EXEC_KERNELS=1 KAIROS_SIM_EXEC_ENGINE=reference");
+    INFO(s.name << ":\n" << r.output);
+    CHECK(r.rc == 0);
+    CHECK(Contains(r.output, std::string(s.name) + ": PASSED"));
   }
 }
 
