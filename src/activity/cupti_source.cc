@@ -103,7 +103,11 @@ CuptiBufferPool* ReplaceProcessCuptiPoolAfterFork() {
 
 CuptiSource::CuptiSource(CuptiSourceOptions options) : options_(std::move(options)) {}
 
-CuptiSource::~CuptiSource() { Reset(); }
+CuptiSource::~CuptiSource() {
+  totals_on_.store(false);
+  std::lock_guard<std::mutex> totals_lock(totals_mu_);
+  Teardown();
+}
 
 void CuptiSource::Fail(std::string reason) {
   KAIROS_LOG_WARNING("%s", reason.c_str());
@@ -178,7 +182,9 @@ void CuptiSource::LoadApi() {
 }
 
 absl::Status CuptiSource::StartWarmup(const Config& config) {
-  Reset();
+  std::lock_guard<std::mutex> totals_lock(totals_mu_);
+  Teardown();
+  window_holds_cupti_ = true;  // until Reset; the telemetry totals resume then
   missing_reason_.clear();
   warmup_discarded_ = late_records_ = cupti_dropped_ = 0;
   warmup_drops_ = ConvertStats{};
@@ -191,7 +197,16 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
       ActivityBit(ActivityType::kCudaDriver) | ActivityBit(ActivityType::kCudaSync) |
       ActivityBit(ActivityType::kOverhead);
   if (!config.activities_enabled || (config.activity_types & kGpuTypes) == 0) {
-    return absl::OkStatus();  // no GPU activity asked for: nothing is missing
+    // No GPU activity asked for: nothing is missing. Telemetry keeps counting meanwhile.
+    window_holds_cupti_ = false;
+    std::string why;
+    if (totals_on_.load() && !EnableTotalsLocked(&why)) {
+      KAIROS_LOG_WARNING("telemetry: cannot resume CUPTI kernel and copy records (%s); kernels "
+                         "and memcpy_bytes are null from now on", why.c_str());
+      totals_on_.store(false);
+      totals_failed_.store(true);
+    }
+    return absl::OkStatus();
   }
 
   if (options_.api == nullptr && options_.library_path.empty() && !ProcessUsesCuda()) {
@@ -325,6 +340,7 @@ void CuptiSource::OnBuffer(const uint8_t* buffer, size_t valid_size) {
   // Buffers complete periodically while the GPU works: a cheap place to anchor the raw
   // clock during long windows (clock.h).
   ClockAnchorIfDue();
+  if (totals_on_.load(std::memory_order_relaxed)) TallyBuffer(buffer, valid_size);
   switch (phase_.load(std::memory_order_acquire)) {
     case Phase::kRecording:
       converter_->ConvertBuffer(buffer, valid_size);
@@ -346,6 +362,8 @@ void CuptiSource::OnBuffer(const uint8_t* buffer, size_t valid_size) {
     }
     case Phase::kStopped:
       late_records_ += CountCuptiRecords(buffer, valid_size);
+      break;
+    case Phase::kCounting:  // telemetry's records after a window: tallied above
       break;
     default:
       warmup_discarded_ += CountCuptiRecords(buffer, valid_size);
@@ -389,6 +407,7 @@ void CuptiSource::StartRecording(int64_t window_start_ns) {
 }
 
 void CuptiSource::StopRecording(int64_t window_end_ns) {
+  std::lock_guard<std::mutex> totals_lock(totals_mu_);
   if (!active_) return;
   ClockAnchorNow();  // the window's closing edge, before the flush takes its time
   const int64_t offset = MeasureCuptiOffset();
@@ -409,6 +428,15 @@ void CuptiSource::StopRecording(int64_t window_end_ns) {
     cupti_dropped_ += dropped;
   }
   phase_.store(Phase::kStopped, std::memory_order_release);
+  // Telemetry keeps counting while this window's trace is assembled and written (seconds for
+  // a large one): its two kinds come back on until Reset, and their buffers are only tallied
+  // (kCounting), neither converted nor counted as this window's late records.
+  if (totals_on_.load()) {
+    phase_.store(Phase::kCounting, std::memory_order_release);
+    for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                 CUPTI_ACTIVITY_KIND_MEMCPY2})
+      if (api_->ActivityEnable(k) == CUPTI_SUCCESS) enabled_.push_back(k);
+  }
 }
 
 void CuptiSource::AddStats(TraceData& data) {
@@ -462,12 +490,25 @@ void CuptiSource::Collect(TraceData& data) {
 }
 
 void CuptiSource::Reset() {
+  std::lock_guard<std::mutex> totals_lock(totals_mu_);
+  Teardown();
+  window_holds_cupti_ = false;
+  std::string why;
+  if (totals_on_.load() && !EnableTotalsLocked(&why)) {
+    // From now on the totals would silently miss records: report them as unknown instead.
+    KAIROS_LOG_WARNING("telemetry: cannot resume CUPTI kernel and copy records after the trace "
+                       "window (%s); kernels and memcpy_bytes are null from now on", why.c_str());
+    totals_on_.store(false);
+    totals_failed_.store(true);
+  }
+}
+
+void CuptiSource::Teardown() {
   linking_.store(false, std::memory_order_relaxed);
-  if (active_) {
-    if (!enabled_.empty()) {
-      DisableKinds();
-      api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    }
+  // The window's kinds, or the telemetry totals' between windows.
+  if (api_ != nullptr && !enabled_.empty()) {
+    DisableKinds();
+    api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   }
   CuptiBufferPool& pool = ProcessCuptiPool();
   pool.Stop();
@@ -480,6 +521,160 @@ void CuptiSource::Reset() {
   links_.Clear();  // its pages back to the kernel: an idle process keeps none
   pool.Free();  // keeps the buffers if CUPTI still holds some
   active_ = false;
+}
+
+// ---- Telemetry totals ----
+
+namespace {
+// Kernel and copy records outside windows: small buffers, flushed every telemetry interval.
+constexpr size_t kTotalsBufferSize = 1u << 20;
+constexpr size_t kTotalsBuffers = 4;
+}  // namespace
+
+bool CuptiSource::EnableTotalsLocked(std::string* why) {
+  if (window_holds_cupti_) return true;  // the window's kinds are counted; resumed at Reset
+  if (options_.api == nullptr && options_.library_path.empty() && !ProcessUsesCuda()) {
+    *why = "the process has not loaded CUDA";
+    return false;
+  }
+  LoadApi();
+  api_ = options_.api != nullptr ? options_.api : (loaded_.has_value() ? &*loaded_ : nullptr);
+  if (api_ == nullptr) {
+    *why = load_error_;
+    return false;
+  }
+  if (absl::Status st = CheckCuptiVersion(api_->version); !st.ok()) {
+    *why = std::string(st.message());
+    return false;
+  }
+  CuptiBufferPool& pool = ProcessCuptiPool();
+  if (absl::Status st = pool.Allocate(kTotalsBufferSize, kTotalsBuffers, 0); !st.ok()) {
+    *why = std::string(st.message());
+    return false;
+  }
+  if (api_->ActivityRegisterTimestampCallback != nullptr) api_->ActivityRegisterTimestampCallback(UnixTimestamp);
+  phase_.store(Phase::kIdle, std::memory_order_release);
+  pool.Start([this](const uint8_t* b, size_t n) { OnBuffer(b, n); });
+  absl::Status st = Call(api_->ActivityRegisterCallbacks(BufferRequested, BufferCompleted),
+                         "cuptiActivityRegisterCallbacks");
+  for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                               CUPTI_ACTIVITY_KIND_MEMCPY2}) {
+    if (!st.ok()) break;
+    st = Call(api_->ActivityEnable(k), absl::StrCat("cuptiActivityEnable(", KindName(k), ")").c_str());
+    if (st.ok()) enabled_.push_back(k);
+  }
+  if (!st.ok()) {
+    DisableKinds();
+    pool.Stop();
+    *why = std::string(st.message());
+    return false;
+  }
+  return true;
+}
+
+bool CuptiSource::StartActivityTotals(std::string* why) {
+  std::lock_guard<std::mutex> totals_lock(totals_mu_);
+  if (totals_on_.load()) return true;
+  totals_on_.store(true);
+  if (EnableTotalsLocked(why)) return true;
+  totals_on_.store(false);
+  return false;
+}
+
+void CuptiSource::TallyBuffer(const uint8_t* buffer, size_t valid_size) {
+  std::lock_guard<std::mutex> lock(tally_mu_);
+  size_t off = 0;
+  while (off + sizeof(uint32_t) <= valid_size) {
+    uint32_t kind;
+    std::memcpy(&kind, buffer + off, sizeof(kind));
+    const size_t size = CuptiRecordSize(kind);
+    if (size == 0 || off + size > valid_size) break;
+    const uint8_t* p = buffer + off;
+    off += size;
+    uint32_t device = 0;
+    uint64_t start = 0, end = 0, bytes = 0;
+    bool kernel = false;
+    if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      CUpti_ActivityKernel10 r;
+      std::memcpy(&r, p, sizeof r);
+      device = r.deviceId, start = r.start, end = r.end, kernel = true;
+    } else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      CUpti_ActivityMemcpy6 r;
+      std::memcpy(&r, p, sizeof r);
+      device = r.deviceId, start = r.start, end = r.end, bytes = r.bytes;
+    } else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY2) {
+      CUpti_ActivityMemcpyPtoP4 r;
+      std::memcpy(&r, p, sizeof r);
+      device = r.deviceId, start = r.start, end = r.end, bytes = r.bytes;
+    } else {
+      continue;
+    }
+    // A record still running at a forced flush (a window's edge) comes without timestamps and
+    // is never reported again: it counts now, and adds no busy time.
+    const bool complete = end != 0 && start != 0 && end >= start;
+    const int64_t counted_at = complete ? static_cast<int64_t>(end) : UnixNowNs();
+    auto& dev = tally_[device];
+    ActivityTotals& t = dev[counted_at / kTallyBucketNs];
+    if (kernel) {
+      ++t.kernels;
+    } else {
+      t.memcpy_bytes += static_cast<int64_t>(bytes);
+    }
+    if (complete) MarkBusy(busy_[device], static_cast<int64_t>(start), static_cast<int64_t>(end));
+  }
+}
+
+void CuptiSource::MarkBusy(std::map<int64_t, uint64_t>& busy, int64_t start, int64_t end) {
+  // A slot is busy when the record covers its midpoint: a record shorter than a slot marks
+  // one with probability length / slot, so the expected busy time is the record's length,
+  // and records that overlap (streams, copy engines) mark a slot once: the union.
+  constexpr int64_t kHalf = kBusySlotNs / 2;
+  for (int64_t ms = start / kTallyBucketNs; ms * kTallyBucketNs < end; ++ms) {
+    const int64_t base = ms * kTallyBucketNs;
+    // Slots i with start <= base + i * slot + half < end.
+    int64_t first = start - base - kHalf;
+    first = first <= 0 ? 0 : (first + kBusySlotNs - 1) / kBusySlotNs;
+    const int64_t last_mid = end - 1 - base - kHalf;
+    if (last_mid < 0) continue;
+    const int64_t last = std::min<int64_t>(63, last_mid / kBusySlotNs);
+    if (first > last) continue;
+    const uint64_t upto = last == 63 ? ~uint64_t{0} : (uint64_t{1} << (last + 1)) - 1;
+    busy[ms] |= upto & ~((uint64_t{1} << first) - 1);
+  }
+}
+
+CuptiSource::ActivityTotals CuptiSource::TakeActivityTotals(uint32_t device, int64_t end_ns) {
+  {
+    // Default flush (not forced): every buffer whose records are all complete, so what
+    // ended before now is counted now; nothing incomplete is handed over.
+    std::lock_guard<std::mutex> totals_lock(totals_mu_);
+    if (api_ != nullptr && !enabled_.empty()) {
+      api_->ActivityFlushAll(0);
+      ProcessCuptiPool().Drain();
+    }
+  }
+  std::lock_guard<std::mutex> lock(tally_mu_);
+  ActivityTotals out;
+  out.complete = !totals_failed_.load();
+  // Busy slots before the edge. Slots of a record that was still running at the previous
+  // edge arrive later and count in this call's interval (the total busy time is kept).
+  if (auto b = busy_.find(device); b != busy_.end()) {
+    const auto stop = b->second.lower_bound(end_ns / kTallyBucketNs);
+    int64_t slots = 0;
+    for (auto it = b->second.begin(); it != stop; ++it) slots += __builtin_popcountll(it->second);
+    out.busy_ns = slots * kBusySlotNs;
+    b->second.erase(b->second.begin(), stop);
+  }
+  auto dev = tally_.find(device);
+  if (dev == tally_.end()) return out;
+  auto& buckets = dev->second;
+  const auto stop = buckets.lower_bound(end_ns / kTallyBucketNs);
+  for (auto it = buckets.begin(); it != stop; ++it) {
+    out.kernels += it->second.kernels;
+    out.memcpy_bytes += it->second.memcpy_bytes;
+  }
+  buckets.erase(buckets.begin(), stop);
+  return out;
 }
 
 }  // namespace kairos::internal

@@ -5,7 +5,8 @@
 // completed during warm-up are discarded. StartRecording opens the window; StopRecording
 // disables every kind and flushes; Collect converts, correlates and appends to the TraceData;
 // Reset unsubscribes and frees. Between sessions CUPTI activity is off, so the job pays
-// nothing.
+// nothing, unless telemetry asked for kernel and copy totals (StartActivityTotals): then
+// kernel and memcpy records stay enabled between windows, only counted.
 // When GPU tracing is impossible (no CUPTI, no driver, unknown CUPTI version, another CUPTI
 // subscriber, a failing CUPTI call) the source logs one warning, stays out of the way, and
 // Collect writes the reason into the trace (metadata "gpu_data_missing_reason" and
@@ -19,7 +20,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -70,6 +73,28 @@ class CuptiSource : public TraceSource {
   void Collect(TraceData& data) override;
   void Reset() override;
 
+  // ---- Telemetry totals (docs/TELEMETRY.md) ----
+  // Kernels completed and bytes copied per device, by the record's end time. Once started,
+  // kernel and memcpy records are enabled between windows too (nothing else: no API
+  // records), and every record of those kinds, inside a window or not, is also counted here.
+  struct ActivityTotals {
+    int64_t kernels = 0;
+    int64_t memcpy_bytes = 0;
+    // GPU time with a kernel or copy running (their union), at 1/64 ms resolution, before
+    // the edge: telemetry's gpu_busy_pct where PM sampling is unavailable.
+    int64_t busy_ns = 0;
+    // False once counting could not be resumed after a window (then for good): the totals
+    // miss records and must not be reported as counts.
+    bool complete = true;
+  };
+  // Any thread (the telemetry writer's). Loads CUPTI and enables the two kinds now when no
+  // window holds CUPTI (else after it). Returns false, with the reason, when CUPTI cannot.
+  bool StartActivityTotals(std::string* why);
+  // Any thread. Flushes CUPTI, waits for the records to be counted, and returns (and
+  // forgets) `device`'s totals of records that ended before `end_ns` (Unix ns, a whole
+  // millisecond); later ones stay for the next call.
+  ActivityTotals TakeActivityTotals(uint32_t device, int64_t end_ns);
+
   // Why GPU data is missing from the current session ("" when it is being recorded).
   const std::string& missing_reason() const { return missing_reason_; }
   bool active() const { return active_; }
@@ -80,7 +105,7 @@ class CuptiSource : public TraceSource {
  private:
   // kStarting: StartRecording converts the buffers warm-up left behind; what the window filter
   // drops from them is counted as warm-up (warmup_drops_).
-  enum class Phase : uint8_t { kIdle = 0, kWarmup, kStarting, kRecording, kStopped };
+  enum class Phase : uint8_t { kIdle = 0, kWarmup, kStarting, kRecording, kStopped, kCounting };
   void Fail(std::string reason);
   absl::Status Call(CUptiResult r, const char* what);
   absl::Status EnableKinds(const Config& config);
@@ -89,6 +114,15 @@ class CuptiSource : public TraceSource {
   void AddStats(TraceData& data);
   // CUPTI clock minus CLOCK_REALTIME, measured now (0 without cuptiGetTimestamp).
   int64_t MeasureCuptiOffset() const;
+  // Reset() without resuming the between-window totals (StartWarmup sets up its own).
+  void Teardown();
+  // Enables kernel and memcpy records for the totals outside windows (totals_mu_ held).
+  bool EnableTotalsLocked(std::string* why);
+  void TallyBuffer(const uint8_t* buffer, size_t valid_size);
+  static constexpr int64_t kTallyBucketNs = 1000000;  // TakeActivityTotals edges: whole ms
+  static constexpr int64_t kBusySlotNs = kTallyBucketNs / 64;  // one bit of a busy mask
+  // Sets the busy slots of [start, end) (tally_mu_ held).
+  static void MarkBusy(std::map<int64_t, uint64_t>& busy, int64_t start, int64_t end);
 
   CuptiSourceOptions options_;
   std::optional<CuptiApi> loaded_;  // when loaded by this source
@@ -119,6 +153,19 @@ class CuptiSource : public TraceSource {
   // window): reported as cupti_warmup_discarded, not as window losses.
   ConvertStats warmup_drops_;
   bool flush_failed_ = false;
+  // Telemetry totals. totals_mu_ serialises the pool's start/stop (session thread) with
+  // TakeActivityTotals' flush and drain (telemetry thread); tally_mu_ guards the buckets
+  // (worker thread vs Take).
+  std::mutex totals_mu_;
+  std::atomic<bool> totals_on_{false};
+  std::atomic<bool> totals_failed_{false};  // could not resume after a window
+  bool window_holds_cupti_ = false;  // between StartWarmup and Reset (totals_mu_)
+  std::mutex tally_mu_;
+  // Per device: millisecond of the record's end -> totals (at most one interval's worth of
+  // milliseconds with activity, plus records that ended after the last Take).
+  std::map<uint32_t, std::map<int64_t, ActivityTotals>> tally_;
+  // Per device: millisecond -> 64 slots of 15.625 us, set where a kernel or copy ran.
+  std::map<uint32_t, std::map<int64_t, uint64_t>> busy_;
 };
 
 // The process-wide buffer pool CUPTI's callbacks draw from (never destroyed: CUPTI may call

@@ -19,6 +19,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "clock.h"
@@ -129,10 +130,17 @@ std::string Explain(const PmApi& api, const char* call, CUptiResult r) {
       hint = "no permission to read GPU performance counters (run as admin or load the driver "
              "with NVreg_RestrictProfilingToAdminUsers=0)";
       break;
-    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+    case CUPTI_ERROR_HARDWARE_BUSY:  // cupti_result.h: PM hardware in use by another client
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:  // also what Nsight tools cause
     case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
     case CUPTI_ERROR_NOT_INITIALIZED:
       hint = "another profiler client holds the GPU's counters (Nsight, DCGM, a second session)";
+      break;
+    case CUPTI_ERROR_INVALID_OPERATION:
+      // cupti_pmsampling.h: what cuptiPmSamplingEnable returns when this process already
+      // enabled PM sampling on the device (the application or another in-process tool).
+      if (std::string_view(call) == "cuptiPmSamplingEnable")
+        hint = "PM sampling is already enabled on this GPU by another client in this process";
       break;
     case CUPTI_ERROR_NOT_SUPPORTED:
     case CUPTI_ERROR_INVALID_DEVICE:

@@ -18,8 +18,29 @@ namespace kairos {
 namespace {
 
 constexpr const char* kGpuBusy = "gr__cycles_active.avg.pct_of_peak_sustained_elapsed";
+constexpr int64_t kMsNs = 1000000;
 
 }  // namespace
+
+std::atomic<bool> g_telemetry_steps_on{false};
+std::atomic<uint64_t> g_telemetry_step_raw[kTelemetryStepRing];
+
+std::optional<double> MedianStepMs(int64_t first, int64_t last, double ns_per_tick) {
+  // The ring holds stamps of the newest kTelemetryStepRing steps; step n needs n and n - 1.
+  first = std::max<int64_t>({first, last - static_cast<int64_t>(kTelemetryStepRing) + 1, 0});
+  std::vector<double> ms;
+  for (int64_t n = first + 1; n <= last; ++n) {
+    const uint64_t a = g_telemetry_step_raw[static_cast<uint64_t>(n - 1) % kTelemetryStepRing].load(std::memory_order_relaxed);
+    const uint64_t b = g_telemetry_step_raw[static_cast<uint64_t>(n) % kTelemetryStepRing].load(std::memory_order_relaxed);
+    if (a == 0 || b <= a) continue;
+    ms.push_back(static_cast<double>(b - a) * ns_per_tick / 1e6);
+  }
+  if (ms.empty()) return std::nullopt;
+  // The lower median of an even count: a step time that occurred, not an average of two.
+  const size_t mid = (ms.size() - 1) / 2;
+  std::nth_element(ms.begin(), ms.begin() + static_cast<ptrdiff_t>(mid), ms.end());
+  return ms[mid];
+}
 
 const std::vector<std::string>& TelemetryMetrics() {
   static const std::vector<std::string>* m = new std::vector<std::string>{
@@ -108,6 +129,7 @@ Telemetry::~Telemetry() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lock(mu_);
+  if (running_ && options_.iterations) g_telemetry_steps_on.store(false, std::memory_order_relaxed);
   for (Gpu& g : gpus_)
     if (g.sampler) g.sampler->Stop();
   if (file_ != nullptr) std::fclose(file_);
@@ -142,8 +164,23 @@ absl::Status Telemetry::Start(TelemetryOptions options) {
     for (int i = 0; i < n; ++i) gpus_.push_back(Gpu{static_cast<uint32_t>(i), nullptr, {}});
   }
   StartSamplersLocked();
+  if (options_.activity_start && options_.activity_take) {
+    std::string why;
+    activity_on_ = options_.activity_start(&why);
+    if (!activity_on_)
+      KAIROS_LOG_WARNING("telemetry: no CUPTI kernel and copy records (%s); kernels and memcpy_bytes are null",
+                         why.c_str());
+  }
   last_ns_ = options_.clock ? options_.clock() : UnixNowNs();
-  if (options_.iterations) last_iterations_ = options_.iterations();
+  last_ns_ -= last_ns_ % kMsNs;
+  if (options_.iterations) {
+    last_iterations_ = options_.iterations();
+    steps_timed_ = last_iterations_;
+    g_telemetry_steps_on.store(true, std::memory_order_relaxed);
+  }
+  const ClockAnchor a = TakeClockAnchor();
+  last_anchor_raw_ = a.raw;
+  last_anchor_unix_ns_ = a.unix_ns;
   running_ = true;
   if (options_.run_thread) thread_ = std::thread([this] { ThreadMain(); });
   return absl::OkStatus();
@@ -212,6 +249,7 @@ void Telemetry::Feed(uint32_t device, const std::vector<std::string>& metrics,
 void Telemetry::Tick(int64_t now_ns) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!running_) return;
+  now_ns -= now_ns % kMsNs;  // activity totals are kept per ms of the record's end
   PollLocked();
   TelemetryRecord r;
   r.ts_ns = now_ns;
@@ -224,11 +262,32 @@ void Telemetry::Tick(int64_t now_ns) {
     const int64_t it = options_.iterations();
     r.steps = it - last_iterations_;
     last_iterations_ = it;
+    double ns_per_tick = options_.step_ns_per_tick;
+    const ClockAnchor a = TakeClockAnchor();
+    if (ns_per_tick <= 0 && a.raw > last_anchor_raw_)
+      ns_per_tick = static_cast<double>(a.unix_ns - last_anchor_unix_ns_) / static_cast<double>(a.raw - last_anchor_raw_);
+    last_anchor_raw_ = a.raw;
+    last_anchor_unix_ns_ = a.unix_ns;
+    // Steps up to it - 1: the newest step's stamp may not be stored yet (the hook counts,
+    // then stamps); it is timed in the next interval.
+    if (it - 1 > steps_timed_) {
+      if (ns_per_tick > 0) r.step_time_ms_p50 = MedianStepMs(steps_timed_, it - 1, ns_per_tick);
+      steps_timed_ = it - 1;
+    }
   }
   std::string out;
   for (Gpu& g : gpus_) {
     r.device = g.device;
     g.agg.Take(&r);
+    if (activity_on_) {
+      const TelemetryActivity a = options_.activity_take(g.device, now_ns);
+      r.kernels = a.known ? std::optional<int64_t>(a.kernels) : std::nullopt;
+      r.memcpy_bytes = a.known ? std::optional<int64_t>(a.memcpy_bytes) : std::nullopt;
+      // Without PM sampling (no permission is common in fleets), GPU busy from the records:
+      // the share of the interval with a kernel or copy running.
+      if (!r.gpu_busy_pct && a.known && a.busy_ns >= 0 && r.interval_ns > 0)
+        r.gpu_busy_pct = std::min(100.0, 100.0 * static_cast<double>(a.busy_ns) / static_cast<double>(r.interval_ns));
+    }
     absl::StrAppend(&out, TelemetryLine(r), "\n");
   }
   last_ns_ = now_ns;
@@ -236,6 +295,24 @@ void Telemetry::Tick(int64_t now_ns) {
   if (std::fwrite(out.data(), 1, out.size(), file_) != out.size() || std::fflush(file_) != 0) {
     if (write_errors_++ == 0) KAIROS_LOG_WARNING("telemetry: cannot write '%s'", options_.path.c_str());
   }
+}
+
+void Telemetry::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!running_ || stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  const int64_t now = options_.clock ? options_.clock() : UnixNowNs();
+  int64_t last;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last = last_ns_;
+  }
+  // Under a millisecond since the last edge: nothing to say (edges are whole ms).
+  if (now - now % kMsNs > last) Tick(now);
 }
 
 void Telemetry::ThreadMain() {

@@ -5,11 +5,14 @@
 // (docs/TELEMETRY.md has the schema). While a trace window samples counters itself
 // (pm_source.h), telemetry pauses its own samplers (CUPTI allows one PM-sampling session per
 // GPU) and is fed the window's samples instead, so it keeps running through traces.
+// Steps come from the iteration counter; step times from stamps the step hook leaves in a
+// ring (TelemetryNoteStep).
 // Threading: one writer thread of its own; Feed/Pause/Resume come from the session runner.
 // mu_ guards all state.
 #ifndef KAIROS_SRC_COUNTERS_TELEMETRY_H_
 #define KAIROS_SRC_COUNTERS_TELEMETRY_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +28,22 @@
 #include "counters/pm_backend.h"
 
 namespace kairos {
+
+// Step stamps for step_time_ms_p50. The step hook (kairos_step, optimizer steps) stores its
+// raw clock reading for step n in a ring while telemetry runs; the telemetry thread reads the
+// stamps of each interval's steps. Off: one relaxed load per step.
+inline constexpr size_t kTelemetryStepRing = 4096;  // steps per interval with a known time
+extern std::atomic<bool> g_telemetry_steps_on;
+extern std::atomic<uint64_t> g_telemetry_step_raw[kTelemetryStepRing];
+inline void TelemetryNoteStep(int64_t n, uint64_t raw) {
+  if (__builtin_expect(g_telemetry_steps_on.load(std::memory_order_relaxed), 0))
+    g_telemetry_step_raw[static_cast<uint64_t>(n) % kTelemetryStepRing].store(raw, std::memory_order_relaxed);
+}
+
+// Median of the step times of steps (first, last] from the stamps in the ring: step n lasted
+// stamp[n] - stamp[n-1]. Steps whose stamps were overwritten (more than the ring holds),
+// unset, or not increasing are skipped; nullopt when none is left.
+std::optional<double> MedianStepMs(int64_t first, int64_t last, double ns_per_tick);
 
 // The metrics telemetry samples: GPU busy (graphics/compute engine active) plus the four
 // defaults of the PM source.
@@ -63,6 +82,14 @@ class TelemetryAggregator {
   Sum busy_, sm_, occ_, tensor_, dram_;
 };
 
+// Kernels completed and bytes copied on one GPU, from CUPTI activity records.
+struct TelemetryActivity {
+  int64_t kernels = 0;
+  int64_t memcpy_bytes = 0;
+  int64_t busy_ns = -1;  // union of kernel and copy time in the interval; < 0: unknown
+  bool known = true;  // false: counting stopped (the fields are null)
+};
+
 struct TelemetryOptions {
   int64_t interval_ns = 0;        // > 0
   int64_t sample_interval_ns = 100000000;  // PM sampling period while outside windows
@@ -73,7 +100,15 @@ struct TelemetryOptions {
   std::optional<uint32_t> device;  // CUPTI_PM_SAMPLING_DEVICE_ID, else every GPU
   std::function<std::unique_ptr<PmPlatform>()> platform;  // null: no PM sampling
   std::function<int64_t()> iterations;  // kairos_step count; null = steps unknown
+  // CUPTI kernel and copy records (the session root wires the CUPTI source): start counting
+  // (false + reason: kernels and memcpy_bytes stay null), and take a device's totals of
+  // records that ended before a time (Unix ns, whole ms). Null: unknown.
+  std::function<bool(std::string* why)> activity_start;
+  std::function<TelemetryActivity(uint32_t device, int64_t end_ns)> activity_take;
   std::function<int64_t()> clock;       // Unix ns; null = UnixNowNs
+  // Raw clock ticks to ns for step stamps; 0 = measured over each interval from clock
+  // anchors (TakeClockAnchor). Tests that note steps with ns stamps set 1.
+  double step_ns_per_tick = 0;
   bool run_thread = true;               // false: tests call Tick()
 };
 
@@ -88,8 +123,13 @@ class Telemetry {
   // one warning) and the writer thread. Error: the file cannot be opened.
   absl::Status Start(TelemetryOptions options);
   bool running() const;
-  // Writes the lines of the interval that ends at `now_ns` (the thread's step).
+  // Writes the lines of the interval that ends at `now_ns` rounded down to a whole ms (the
+  // thread's step; activity records are counted per ms of their end).
   void Tick(int64_t now_ns);
+
+  // Process exit: stops the thread and writes the lines of the partial interval since the
+  // last edge (a job shorter than one interval still gets its lines). Later calls do nothing.
+  void Finish();
 
   // A trace window takes the GPUs' PM sampling: stop ours until Resume.
   void Pause();
@@ -119,6 +159,12 @@ class Telemetry {
   std::vector<PmSample> scratch_;
   int64_t last_ns_ = 0;
   int64_t last_iterations_ = 0;
+  bool activity_on_ = false;
+  // Steps up to this one have had their time counted (the newest step's stamp may still be
+  // in flight when an interval ends, so it is counted in the next one).
+  int64_t steps_timed_ = 0;
+  int64_t last_anchor_unix_ns_ = 0;
+  uint64_t last_anchor_raw_ = 0;
   uint64_t write_errors_ = 0;
 };
 

@@ -16,6 +16,7 @@
 #include "activity/cpu_recorder.h"
 #include "clock.h"
 #include "config/env.h"
+#include "counters/telemetry.h"
 #include "dcheck.h"
 #include "log.h"
 
@@ -409,6 +410,9 @@ void StepHook() {
   // and a boundary is never missed.
   const int64_t n = g_iteration.fetch_add(1) + 1;
   NoteStepTime(n, raw);
+  // Step times for telemetry lines: every step of an interval, not the last 64 (one relaxed
+  // load when telemetry is off).
+  TelemetryNoteStep(n, raw);
   if (__builtin_expect(n >= g_step_wake_at.load(), 0)) {
     // Record first: once the runner is woken it may close the window at this boundary, and
     // the step that ends the window must be in it. If the boundary is the warm-up boundary,

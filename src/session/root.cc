@@ -81,6 +81,11 @@ class CpuSource final : public internal::CpuRecorder {
   std::atomic<uint32_t> armed_{0};     // same, until StartEarly switched it on
 };
 
+#ifdef KAIROS_HAVE_CUPTI
+// The process root's CUPTI source, for telemetry's kernel and copy totals.
+internal::CuptiSource* g_cuda_source = nullptr;
+#endif
+
 // In Collect order: cpu (ranges, marks, steps, NVTX), cuda (CUPTI, CUDA builds), pm_sampling
 // (GPU counters), host
 // (/proc sampler). `load_cupti_now`: resolve libcupti on this thread (a window opens at once).
@@ -91,6 +96,7 @@ void RegisterBuiltinSources(Profiler& session, bool load_cupti_now, Telemetry* t
   options.library_path = Env().cupti_library;
   options.current_range_id = internal::CurrentCpuRangeId;
   auto cuda = std::make_unique<internal::CuptiSource>(std::move(options));
+  g_cuda_source = cuda.get();  // owned by the session, which lives as long as the root
   // A CPU-only process never loads CUPTI (unless KAIROS_CUPTI_LIBRARY names one).
   if (load_cupti_now && (!Env().cupti_library.empty() || internal::ProcessUsesCuda()))
     cuda->LoadApi();
@@ -224,6 +230,17 @@ void StartTelemetryIfEnabled(Root& root) {
   }
 #endif
   o.iterations = [] { return g_iteration.load(std::memory_order_relaxed); };
+#ifdef KAIROS_HAVE_CUPTI
+  // Kernels and copies from CUPTI activity, in and between windows (kernel and memcpy
+  // records only).
+  if (internal::CuptiSource* cuda = g_cuda_source) {
+    o.activity_start = [cuda](std::string* why) { return cuda->StartActivityTotals(why); };
+    o.activity_take = [cuda](uint32_t device, int64_t end_ns) {
+      const internal::CuptiSource::ActivityTotals t = cuda->TakeActivityTotals(device, end_ns);
+      return TelemetryActivity{t.kernels, t.memcpy_bytes, t.busy_ns, t.complete};
+    };
+  }
+#endif
   absl::Status st = root.telemetry->Start(std::move(o));
   if (!st.ok()) KAIROS_LOG_WARNING("%s", std::string(st.message()).c_str());
 }
@@ -271,6 +288,8 @@ void ChildAfterFork() {
 void AtExitHandler() {
   Root* r = g_root.load(std::memory_order_acquire);
   if (r != nullptr) r->session.AtExit();
+  // After the window's close (which fed telemetry its samples): the last, partial interval.
+  if (r != nullptr && r->telemetry != nullptr) r->telemetry->Finish();
 }
 
 }  // namespace

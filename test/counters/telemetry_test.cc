@@ -137,6 +137,157 @@ TEST_CASE("Telemetry: one line per GPU per interval with the interval's aggregat
   std::remove(path.c_str());
 }
 
+void ClearStepRing() {
+  for (auto& stamp : g_telemetry_step_raw) stamp.store(0);
+}
+
+TEST_CASE("Telemetry: step_time_ms_p50 is the median of the interval's step times") {
+  ClearStepRing();
+  const std::string path = "telemetry_steps_" + std::to_string(getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  int64_t now = 100 * kS;
+  int64_t iterations = 10;
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = 10 * kS;
+  o.path = path;
+  o.iterations = [&iterations] { return iterations; };
+  o.clock = [&now] { return now; };
+  o.step_ns_per_tick = 1.0;  // the stamps below are in ns
+  o.run_thread = false;
+  REQUIRE(t.Start(o).ok());
+  // Steps 11..25; step n takes 10 * (n - 10) ms (10 .. 150 ms). The hook stamps each step.
+  int64_t stamp = 1 * kS;
+  TelemetryNoteStep(10, static_cast<uint64_t>(stamp));
+  for (int64_t n = 11; n <= 25; ++n) {
+    stamp += 10 * (n - 10) * kMs;
+    TelemetryNoteStep(n, static_cast<uint64_t>(stamp));
+  }
+  iterations = 25;
+  now = 110 * kS;
+  t.Tick(now);
+  // Steps 11..24 are timed (the newest step, 25, may still be stamping when the interval
+  // ends: it is timed in the next one): 10 .. 140 ms, lower median 70 ms.
+  // Next interval: steps 26..30 of 5 ms each; timed 25..29: 150, 5, 5, 5, 5 -> 5 ms.
+  for (int64_t n = 26; n <= 30; ++n) {
+    stamp += 5 * kMs;
+    TelemetryNoteStep(n, static_cast<uint64_t>(stamp));
+  }
+  iterations = 30;
+  now = 120 * kS;
+  t.Tick(now);
+  // No step in the third interval: steps 0, time unknown.
+  now = 130 * kS;
+  t.Tick(now);
+  const auto lines = ReadLines(path);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].find("\"steps\":15,\"step_time_ms_p50\":70}") != std::string::npos);
+  CHECK(lines[1].find("\"steps\":5,\"step_time_ms_p50\":5}") != std::string::npos);
+  CHECK(lines[2].find("\"steps\":0,\"step_time_ms_p50\":null}") != std::string::npos);
+  std::remove(path.c_str());
+  ClearStepRing();
+}
+
+TEST_CASE("MedianStepMs: overwritten, unset and out-of-order stamps are skipped") {
+  ClearStepRing();
+  // Stamps 1..4 at 0, 1, 3, 6 ms; step 5's stamp never arrived (0).
+  for (int64_t n = 1; n <= 4; ++n) g_telemetry_step_raw[n].store(static_cast<uint64_t>((n - 1) * n / 2 * kMs + 1));
+  auto m = MedianStepMs(1, 5, 1.0);  // steps 2, 3, 4 (1, 2, 3 ms); step 5 unknown
+  REQUIRE(m.has_value());
+  CHECK(*m == Approx(2.0));
+  CHECK_FALSE(MedianStepMs(4, 5, 1.0).has_value());
+  // More steps than the ring holds: only the newest kTelemetryStepRing - 1 are timed.
+  const int64_t last = 3 * static_cast<int64_t>(kTelemetryStepRing);
+  ClearStepRing();
+  g_telemetry_steps_on.store(false);
+  TelemetryNoteStep(1, 5);  // off: nothing stored
+  CHECK(g_telemetry_step_raw[1].load() == 0);
+  g_telemetry_steps_on.store(true);
+  for (int64_t n = 1; n <= last; ++n) TelemetryNoteStep(n, static_cast<uint64_t>(n * 2 * kMs));
+  g_telemetry_steps_on.store(false);
+  m = MedianStepMs(0, last, 1.0);
+  REQUIRE(m.has_value());
+  CHECK(*m == Approx(2.0));
+  ClearStepRing();
+}
+
+TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whole-ms edges") {
+  const std::string path = "telemetry_activity_" + std::to_string(getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  Fake fake;
+  int64_t now = 100 * kS + 123456;  // not whole ms: interval edges are rounded down
+  std::vector<std::pair<uint32_t, int64_t>> takes;
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = kS;
+  o.path = path;
+  o.platform = [&fake] { return std::make_unique<FakePlatform>(&fake); };
+  o.clock = [&now] { return now; };
+  o.activity_start = [](std::string*) { return true; };
+  o.activity_take = [&takes](uint32_t device, int64_t end_ns) {
+    takes.emplace_back(device, end_ns);
+    // Counting stops for good after the first interval (CUPTI could not resume it).
+    return TelemetryActivity{10 + device, 1000 * (device + 1), 1999 * kMs / 2, takes.size() <= 2};
+  };
+  o.run_thread = false;
+  REQUIRE(t.Start(o).ok());
+  // GPU 0 is PM-sampled (gpu_busy from gr__cycles_active); GPU 1 is not (from the records).
+  fake.pending[0] = {S(100 * kS, 1999 * kMs, {90, 80, 40, 0, 0})};
+  now = 101 * kS + 999 * kMs + 999;
+  t.Tick(now);
+  REQUIRE(takes.size() == 2);
+  CHECK(takes[0] == std::make_pair(0u, 101 * kS + 999 * kMs));
+  CHECK(takes[1] == std::make_pair(1u, 101 * kS + 999 * kMs));
+  const auto lines = ReadLines(path);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].rfind("{\"ts_ns\":101999000000,", 0) == 0);
+  CHECK(lines[0].find("\"interval_ns\":1999000000,") != std::string::npos);  // 100.000 s .. 101.999 s
+  CHECK(lines[0].find("\"kernels\":10,\"memcpy_bytes\":1000,") != std::string::npos);
+  CHECK(lines[1].find("\"kernels\":11,\"memcpy_bytes\":2000,") != std::string::npos);
+  CHECK(lines[0].find("\"gpu_busy_pct\":90,") != std::string::npos);
+  CHECK(lines[1].find("\"gpu_busy_pct\":50,\"sm_active_pct\":null,") != std::string::npos);
+  // Process exit: the partial interval since the last edge gets its lines, once.
+  now += 500 * kMs;
+  t.Finish();
+  t.Finish();
+  const auto all = ReadLines(path);
+  REQUIRE(all.size() == 4);
+  CHECK(all[2].rfind("{\"ts_ns\":102499000000,", 0) == 0);
+  CHECK(all[2].find("\"interval_ns\":500000000,") != std::string::npos);
+  CHECK(all[2].find("\"kernels\":null,\"memcpy_bytes\":null,") != std::string::npos);
+  CHECK(takes.size() == 4);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("Telemetry: no activity totals when CUPTI refuses them: null, one warning") {
+  const std::string path = "telemetry_noact_" + std::to_string(getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  int64_t now = 100 * kS;
+  bool taken = false;
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = kS;
+  o.path = path;
+  o.clock = [&now] { return now; };
+  o.activity_start = [](std::string* why) {
+    *why = "no CUPTI";
+    return false;
+  };
+  o.activity_take = [&taken](uint32_t, int64_t) {
+    taken = true;
+    return TelemetryActivity{};
+  };
+  o.run_thread = false;
+  REQUIRE(t.Start(o).ok());
+  now += kS;
+  t.Tick(now);
+  CHECK_FALSE(taken);
+  const auto lines = ReadLines(path);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("\"kernels\":null,\"memcpy_bytes\":null,") != std::string::npos);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("Telemetry: an unwritable file is one error and no thread") {
   Telemetry t;
   TelemetryOptions o;

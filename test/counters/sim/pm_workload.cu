@@ -7,15 +7,20 @@
 //   duty:      per step a full-wave kernel (many blocks per SM), a sync, then the host idles
 //              as long as the kernel ran (KAIROS_SIM_KERNEL_TIMES fixes its time): ~50% busy.
 //   quarter:   kernels with one block for each of a quarter of the SMs, back to back.
+//   telemetry: steps of 10 ms: a 1 MiB host-to-device copy, a full-wave kernel, a sync,
+//              kairos_step() when libkairos is loaded, then idle until the step's 10 ms.
 //   occupancy: the same full-wave grid twice, without and with 96 KiB of dynamic shared
-//              memory per block (which limits resident blocks, so occupancy drops).
+//              memory per block (which limits resident blocks to 2 per SM, so occupancy
+//              drops to 25%), each followed by a sync and 3 ms idle.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #define CHECK_CUDA(expr)                                                              \
   do {                                                                                \
@@ -54,8 +59,19 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMalloc(&y, n * sizeof(float)));
   CHECK_CUDA(cudaMemset(y, 0, n * sizeof(float)));
   CHECK_CUDA(cudaDeviceSynchronize());
+  // kairos_step from the preloaded libkairos, when there is one (the workload does not link it).
+  auto step_fn = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "kairos_step"));
+  std::vector<float> host((1 << 20) / sizeof(float), 1.0f);
+  auto next = std::chrono::steady_clock::now();
   for (int s = 0; s < steps; ++s) {
-    if (std::strcmp(mode, "duty") == 0) {
+    if (std::strcmp(mode, "telemetry") == 0) {
+      CHECK_CUDA(cudaMemcpy(y, host.data(), 1 << 20, cudaMemcpyHostToDevice));
+      full_wave<<<n / block, block>>>(y, n);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      if (step_fn != nullptr) step_fn();
+      next += std::chrono::milliseconds(10);
+      std::this_thread::sleep_until(next);
+    } else if (std::strcmp(mode, "duty") == 0) {
       auto t0 = std::chrono::steady_clock::now();
       full_wave<<<n / block, block>>>(y, n);
       CHECK_CUDA(cudaDeviceSynchronize());
@@ -64,11 +80,17 @@ int main(int argc, char** argv) {
       quarter_wave<<<sms / 4, block>>>(y, n);
       CHECK_CUDA(cudaDeviceSynchronize());
     } else {
+      // Each kernel alone on the GPU, with idle time around it, so no PM sample mixes the two
+      // (occupancy is a share of active cycles: the idle part of a sample does not dilute it).
       full_wave<<<n / block, block>>>(y, n);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      // Over 48 KiB of dynamic shared memory needs the opt-in, as on a real device.
       CHECK_CUDA(cudaFuncSetAttribute(smem_limited, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       96 * 1024));
       smem_limited<<<n / block, block, 96 * 1024>>>(y, n);
       CHECK_CUDA(cudaDeviceSynchronize());
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
     }
   }
   CHECK_CUDA(cudaFree(y));

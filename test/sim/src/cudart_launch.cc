@@ -87,7 +87,9 @@ cudaError_t kairos::sim::LaunchCommon(ApiScope& api, const KernelInfo* k, dim3 g
   std::unique_lock<std::mutex> lock(rt.mu);
   Stream* s = rt.StreamLocked(stream, CurrentDevice());
   if (s == nullptr) return api.Finish(rt.devices.empty() ? cudaErrorNoDevice : cudaErrorInvalidResourceHandle);
-  if (shared > static_cast<size_t>(s->ctx->spec.shared_per_sm)) return api.Finish(cudaErrorInvalidValue);
+  // As on a device: more dynamic shared memory than the function's limit (48 KiB unless
+  // cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize) raised it) fails.
+  if (shared > static_cast<size_t>(k->max_dynamic_shared)) return api.Finish(cudaErrorInvalidValue);
   LaunchShape shape = Shape(grid, block, shared);
   if (s->capture != nullptr) {
     GraphNode node{NodeType::kKernel, rt.next_node_id++};

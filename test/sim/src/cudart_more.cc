@@ -313,25 +313,13 @@ const KernelInfo* KernelByStub(const void* func) {
   return it == Rt().kernels.end() ? nullptr : it->second.get();
 }
 
-// Resident blocks per SM for `block_size` threads and `dyn_smem` bytes: limited by threads,
-// blocks, registers (32 per thread, allocated per warp) and shared memory.
-int BlocksPerSm(const DeviceSpec& d, int block_size, size_t dyn_smem) {
-  if (block_size <= 0 || block_size > 1024) return 0;
-  int warps = (block_size + 31) / 32;
-  int by_threads = d.max_threads_per_sm / (warps * 32);
-  int by_regs = d.regs_per_sm / (warps * 32 * 32);
-  int by_smem = dyn_smem == 0 ? d.max_blocks_per_sm
-                              : static_cast<int>(static_cast<size_t>(d.shared_per_sm) / (dyn_smem + 1024));
-  return std::max(0, std::min({d.max_blocks_per_sm, by_threads, by_regs, by_smem}));
-}
-
 cudaError_t Occupancy(ApiScope& api, int* blocks, const void* func, int block_size, size_t dyn_smem) {
   if (api.blocked() != cudaSuccess) return api.Finish(api.blocked());
   if (blocks == nullptr) return api.Finish(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lock(Rt().mu);
   if (KernelByStub(func) == nullptr) return api.Finish(cudaErrorInvalidDeviceFunction);
   if (!HaveDevice(CurrentDevice())) return api.Finish(NoDeviceError());
-  *blocks = BlocksPerSm(Rt().devices[CurrentDevice()], block_size, dyn_smem);
+  *blocks = ResidentBlocksPerSm(Rt().devices[CurrentDevice()], block_size, dyn_smem);
   return api.Finish(cudaSuccess);
 }
 
@@ -350,9 +338,45 @@ KSIM_RT cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* 
   attr->numRegs = 32;
   attr->ptxVersion = d.cc_major * 10 + d.cc_minor;
   attr->binaryVersion = attr->ptxVersion;
-  attr->maxDynamicSharedSizeBytes = d.shared_per_block;
-  attr->preferredShmemCarveout = -1;
+  attr->maxDynamicSharedSizeBytes = KernelByStub(func)->max_dynamic_shared;
+  attr->preferredShmemCarveout = KernelByStub(func)->shared_carveout;
   return api.Finish(cudaSuccess);
+}
+
+// Per function (the simulator keeps one value for every device, which all share one spec
+// preset in practice). The dynamic shared-memory limit is enforced at launch.
+KSIM_RT cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
+  ApiScope api(RT_CBID(cudaFuncSetAttribute_v9000), "cudaFuncSetAttribute");
+  if (api.blocked() != cudaSuccess) return api.Finish(api.blocked());
+  std::lock_guard<std::mutex> lock(Rt().mu);
+  auto it = Rt().kernels.find(func);
+  if (it == Rt().kernels.end()) return api.Finish(cudaErrorInvalidDeviceFunction);
+  KernelInfo& k = *it->second;
+  const DeviceSpec& d = Rt().devices.empty() ? DeviceSpec() : Rt().devices[std::max(0, CurrentDevice())];
+  switch (attr) {
+    case cudaFuncAttributeMaxDynamicSharedMemorySize:
+      // Up to the opt-in maximum (cudaDevAttrMaxSharedMemoryPerBlockOptin: the SM's shared
+      // memory less the 1 KiB the driver reserves per block); the kernels have no static
+      // shared memory here (the simulator does not read cubins).
+      if (value < 0 || value > d.shared_per_sm - 1024) return api.Finish(cudaErrorInvalidValue);
+      k.max_dynamic_shared = value;
+      return api.Finish(cudaSuccess);
+    case cudaFuncAttributePreferredSharedMemoryCarveout:
+      if (value < -1 || value > 100) return api.Finish(cudaErrorInvalidValue);
+      k.shared_carveout = value;
+      return api.Finish(cudaSuccess);
+    case cudaFuncAttributeClusterDimMustBeSet:
+    case cudaFuncAttributeRequiredClusterWidth:
+    case cudaFuncAttributeRequiredClusterHeight:
+    case cudaFuncAttributeRequiredClusterDepth:
+    case cudaFuncAttributeNonPortableClusterSizeAllowed:
+    case cudaFuncAttributeClusterSchedulingPolicyPreference:
+      // Accepted; the simulator models no thread-block clusters.
+      if (value < 0) return api.Finish(cudaErrorInvalidValue);
+      return api.Finish(cudaSuccess);
+    default:
+      return api.Finish(cudaErrorInvalidValue);
+  }
 }
 
 KSIM_RT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func, int block_size,

@@ -60,6 +60,9 @@ struct Alloc {
 struct KernelInfo {
   std::string name;  // mangled device name from __cudaRegisterFunction
   const void* host_fun;
+  // cudaFuncSetAttribute; the defaults are a real device's (48 KiB without opt-in).
+  int max_dynamic_shared = 48 << 10;
+  int shared_carveout = -1;
 };
 
 enum class NodeType { kKernel, kMemcpy, kMemset };

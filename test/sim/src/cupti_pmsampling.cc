@@ -105,7 +105,9 @@ PmState& State() {
 CUptiResult ForcedEnableResult() {
   const std::string f = EnvOr("KAIROS_SIM_PM_FAULT", "");
   if (f == "privileges") return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
-  if (f == "other_client") return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  // Another profiler (Nsight Compute, DCGM) holds the PM hardware: cupti_result.h's "in use
+  // by other client" code.
+  if (f == "other_client") return CUPTI_ERROR_HARDWARE_BUSY;
   if (f == "unsupported") return CUPTI_ERROR_NOT_SUPPORTED;
   return CUPTI_SUCCESS;
 }
@@ -203,8 +205,10 @@ KSIM_PUBLIC CUptiResult cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params* p)
   std::lock_guard<std::mutex> lock(st.mu);
   if (!st.profiler_initialized) return Fail(CUPTI_ERROR_NOT_INITIALIZED);
   if (CUptiResult r = ForcedEnableResult(); r != CUPTI_SUCCESS) return Fail(r);
-  for (const PmObject* o : st.objects)  // one PM-sampling session per device
-    if (o->device == p->deviceIndex) return Fail(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+  // One PM-sampling session per device; cupti_pmsampling.h documents a second Enable as
+  // CUPTI_ERROR_INVALID_OPERATION ("already enabled on the device").
+  for (const PmObject* o : st.objects)
+    if (o->device == p->deviceIndex) return Fail(CUPTI_ERROR_INVALID_OPERATION);
   auto* o = new PmObject();
   o->device = p->deviceIndex;
   st.objects.insert(o);

@@ -156,6 +156,16 @@ std::vector<std::pair<std::string, uint64_t>> LoadKernelTimes() {
   return out;
 }
 
+int ResidentBlocksPerSm(const DeviceSpec& d, int block_threads, size_t dyn_smem) {
+  if (block_threads <= 0 || block_threads > 1024) return 0;
+  const int warps = (block_threads + 31) / 32;
+  const int by_threads = d.max_threads_per_sm / (warps * 32);
+  const int by_regs = d.regs_per_sm / (warps * 32 * 32);
+  const int by_smem = dyn_smem == 0 ? d.max_blocks_per_sm
+                                    : static_cast<int>(static_cast<size_t>(d.shared_per_sm) / (dyn_smem + 1024));
+  return std::max(0, std::min({d.max_blocks_per_sm, by_threads, by_regs, by_smem}));
+}
+
 uint64_t KernelDurationNs(const DeviceSpec& dev, const LaunchShape& s) {
   // Waves of resident blocks: a block of T threads leaves room for
   // max_threads_per_sm / T blocks per SM (capped by max_blocks_per_sm). Each

@@ -60,6 +60,12 @@ struct LaunchShape {
 // Simulated kernel duration in ns.
 uint64_t KernelDurationNs(const DeviceSpec& dev, const LaunchShape& shape);
 
+// Resident blocks per SM for `block_threads` threads and `dyn_smem` bytes of dynamic shared
+// memory per block: limited by the SM's blocks, threads, registers (32 per thread, allocated
+// per warp) and shared memory (1 KiB reserved per block, as on sm_80+). 0: does not fit.
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor and the PM-sampling occupancy both use it.
+int ResidentBlocksPerSm(const DeviceSpec& dev, int block_threads, size_t dyn_smem);
+
 enum class CopyPath { kHostToDevicePinned, kHostToDevicePageable, kDeviceToHostPinned,
                       kDeviceToHostPageable, kDeviceToDevice, kPeer, kHostToHost };
 uint64_t CopyDurationNs(const DeviceSpec& dev, CopyPath path, uint64_t bytes);

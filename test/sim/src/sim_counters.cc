@@ -1,7 +1,7 @@
 // File: test/sim/src/sim_counters.cc — see sim_counters.h.
-// The occupancy limits are the textbook ones over the device model's DeviceSpec: blocks
-// per SM bounded by max_blocks_per_sm, threads, shared memory and registers (the sim
-// reports 32 registers per thread for every kernel).
+// Occupancy: resident blocks per SM by the device model's ResidentBlocksPerSm (blocks,
+// threads, shared memory with its per-block reserve, registers at the 32 per thread the sim
+// reports for every kernel).
 #include "sim_counters.h"
 
 #include <algorithm>
@@ -35,12 +35,10 @@ void PmNoteKernel(const Context* ctx, const KernelInfo* k, const LaunchShape& sh
   if (blocks == 0 || threads == 0 || d.sm_count <= 0) return;
   const uint64_t warps_per_block = (threads + 31) / 32;
   const uint64_t max_warps = std::max(1, d.max_threads_per_sm / 32);
-  uint64_t per_sm = static_cast<uint64_t>(d.max_blocks_per_sm);
-  per_sm = std::min<uint64_t>(per_sm, max_warps / warps_per_block);
-  if (shape.dynamic_shared > 0)
-    per_sm = std::min<uint64_t>(per_sm, static_cast<uint64_t>(d.shared_per_sm) / shape.dynamic_shared);
-  per_sm = std::min<uint64_t>(per_sm, static_cast<uint64_t>(d.regs_per_sm) / (32 * warps_per_block * 32));
-  per_sm = std::max<uint64_t>(per_sm, 1);
+  // The occupancy API's rule (device_model.h), so a client's cudaOccupancy* prediction and
+  // the measured value agree for a full wave.
+  const int fit = ResidentBlocksPerSm(d, static_cast<int>(std::min<uint64_t>(threads, 1024)), shape.dynamic_shared);
+  const uint64_t per_sm = static_cast<uint64_t>(std::max(1, fit));
   const uint64_t sms = std::min<uint64_t>(blocks, static_cast<uint64_t>(d.sm_count));
   const uint64_t resident = std::min<uint64_t>(per_sm, (blocks + sms - 1) / sms);
   KSimPmActivity a{};

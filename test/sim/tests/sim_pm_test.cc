@@ -19,6 +19,8 @@
 extern "C" int PmLaunchFull(unsigned grid);
 extern "C" int PmLaunchQuarter(unsigned grid);
 extern "C" int PmLaunchSmem(unsigned grid, size_t shared);
+extern "C" int PmSmemOptIn(int bytes);
+extern "C" int PmSmemLimits(size_t shared, int* max_dynamic_shared, int* blocks_per_sm);
 
 namespace {
 
@@ -107,6 +109,18 @@ TEST_CASE("a grid for a quarter of the SMs reads 25% SM active", "[pm_values]") 
 
 TEST_CASE("achieved occupancy follows the shared-memory limit", "[pm_values]") {
   const int sms = SmCount();
+  // As on a device: 96 KiB of dynamic shared memory needs the kernel's opt-in first; the
+  // occupancy API then predicts 2 blocks per SM (2 x 97 KiB of the SM's 228 KiB).
+  int max_dyn = 0, blocks = 0;
+  REQUIRE(PmSmemLimits(96 * 1024, &max_dyn, &blocks) == cudaSuccess);
+  CHECK(max_dyn == 48 * 1024);
+  CHECK(blocks == 2);
+  CHECK(PmLaunchSmem(static_cast<unsigned>(sms), 96 * 1024) == cudaErrorInvalidValue);
+  CHECK(PmSmemOptIn(228 * 1024) == cudaErrorInvalidValue);  // over the opt-in maximum (227 KiB)
+  CHECK(cudaGetLastError() == cudaErrorInvalidValue);       // and it is the last error, as in CUDA
+  REQUIRE(PmSmemOptIn(96 * 1024) == cudaSuccess);
+  REQUIRE(PmSmemLimits(96 * 1024, &max_dyn, &blocks) == cudaSuccess);
+  CHECK(max_dyn == 96 * 1024);
   pmclient::Sampler s;
   REQUIRE(s.Open({kSm, kOcc}, 500'000) == CUPTI_SUCCESS);
   REQUIRE(PmLaunchFull(static_cast<unsigned>(sms) * 8) == cudaSuccess);            // 2 ms pinned
@@ -141,7 +155,9 @@ TEST_CASE("an unknown metric fails as CUPTI does", "[pm_errors]") {
 TEST_CASE("a second PM-sampling client on the same device is refused", "[pm_errors]") {
   pmclient::Sampler a, b;
   REQUIRE(a.Open({kSm}, 1'000'000) == CUPTI_SUCCESS);
-  CHECK(b.Open({kSm}, 1'000'000) == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+  // cupti_pmsampling.h: "CUPTI_ERROR_INVALID_OPERATION if PM sampling is already enabled on
+  // the device".
+  CHECK(b.Open({kSm}, 1'000'000) == CUPTI_ERROR_INVALID_OPERATION);
   CHECK(b.failed_call == "cuptiPmSamplingEnable");
   a.Close();
   pmclient::Sampler c;
@@ -155,7 +171,7 @@ TEST_CASE("the PM fault knob fails cuptiPmSamplingEnable", "[pm_fault]") {
   const std::string fault = f;
   CUptiResult want = CUPTI_SUCCESS;
   if (fault == "privileges") want = CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
-  if (fault == "other_client") want = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  if (fault == "other_client") want = CUPTI_ERROR_HARDWARE_BUSY;
   if (fault == "unsupported") want = CUPTI_ERROR_NOT_SUPPORTED;
   REQUIRE(want != CUPTI_SUCCESS);
   pmclient::Sampler s;
