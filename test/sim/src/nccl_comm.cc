@@ -163,9 +163,13 @@ class Waiter {
   // peers are alive); a group spanning several segments polls every 50 us.
   ncclResult_t Idle(const std::vector<ncclComm*>& comms, uint32_t seen) {
     if (comms.size() == 1) {
+      std::atomic<uint32_t>& progress = comms.front()->shared->progress;
       timespec ts{0, 5000000};
-      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&comms.front()->shared->progress), FUTEX_WAIT,
-              seen, &ts, nullptr, 0);
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&progress), FUTEX_WAIT, seen, &ts, nullptr, 0);
+      // A peer moved on since the caller looked: let it look again before judging the peers.
+      // (A peer that published and then died may have published exactly what this rank needs:
+      // the operation can still complete, and must.)
+      if (progress.load(std::memory_order_acquire) != seen) return ncclSuccess;
     } else {
       timespec ts{0, 50000};
       nanosleep(&ts, nullptr);
