@@ -67,6 +67,7 @@ TEST_CASE("synchronous start/stop writes a complete, parseable trace") {
   p.SetMetadata("run", "unit");
   REQUIRE(p.Stop().ok());
   absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
   REQUIRE(path.ok());
   CHECK(*path == dir + "/sync_" + Pid() + ".json");
   CHECK(p.state() == SessionState::kIdle);
@@ -110,6 +111,7 @@ TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N"
   }
   REQUIRE(p.WaitForCompletedSessions(n, 10000));
   absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
   REQUIRE(path.ok());
   nlohmann::json j = ReadJson(*path);
   REQUIRE_FALSE(j.is_discarded());
@@ -132,6 +134,7 @@ TEST_CASE("an iteration window whose start has passed moves to the next rounded-
   for (int i = 0; i < 12; ++i) StepHook();
   REQUIRE(p.WaitForCompletedSessions(n, 10000));
   absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
   REQUIRE(path.ok());
   nlohmann::json j = ReadJson(*path);
   CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(start), 1},
@@ -161,6 +164,14 @@ std::vector<int64_t> TracedSteps(const std::string& path) {
   return out;
 }
 
+// Steps as a training loop takes them (a millisecond apart), not as a burst of microseconds.
+void StepsOfOneMs(int n) {
+  for (int i = 0; i < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    StepHook();
+  }
+}
+
 Config DaemonIterationRequest(const std::string& path) {
   Config c;
   c.profile_start_iteration = 0;
@@ -183,9 +194,10 @@ TEST_CASE("a daemon request rounds up from its poll tick's iteration, one iterat
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.RequestTrace(DaemonIterationRequest(dir + "/tick.json"), ConfigSource::kDaemon, tick)
               .ok());
-  for (int i = 0; i < 12; ++i) StepHook();
+  StepsOfOneMs(12);
   REQUIRE(p.WaitForCompletedSessions(n, 10000));
   absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
   REQUIRE(path.ok());
   CHECK(TracedSteps(*path) == std::vector<int64_t>{then + 2, then + 3});
 }
@@ -205,9 +217,10 @@ TEST_CASE("a daemon request stamped with its request time is planned from that i
   const uint64_t poll = ReadRawClock();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.RequestTrace(c, ConfigSource::kDaemon, poll).ok());
-  for (int i = 0; i < 12; ++i) StepHook();
+  StepsOfOneMs(12);
   REQUIRE(p.WaitForCompletedSessions(n, 10000));
   absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
   REQUIRE(path.ok());
   CHECK(TracedSteps(*path) == std::vector<int64_t>{then + 2, then + 3});
 }
@@ -222,9 +235,10 @@ TEST_CASE("a daemon request handled after its planned start is planned from the 
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.RequestTrace(DaemonIterationRequest(dir + "/late.json"), ConfigSource::kDaemon, tick)
               .ok());
-  for (int i = 0; i < 12; ++i) StepHook();
+  StepsOfOneMs(12);
   REQUIRE(p.WaitForCompletedSessions(n, 10000));
   absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
   REQUIRE(path.ok());
   CHECK(TracedSteps(*path) == std::vector<int64_t>{then + 10, then + 11});
 }
@@ -242,6 +256,7 @@ TEST_CASE("a duration window opens and closes by itself; requests meanwhile are 
     PopRange();
   } while (!p.WaitForCompletedSessions(n, 1));
   absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
   REQUIRE(path.ok());
   nlohmann::json j = ReadJson(*path);
   CHECK(CountNames(j, "user_annotation")["timed"] > 0);
@@ -368,6 +383,7 @@ TEST_CASE("fork() while recording: the child has a clean, idle profiler") {
   CHECK(WEXITSTATUS(status) == 0);
   PopRange();
   absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
   REQUIRE(path.ok());
   nlohmann::json j = ReadJson(*path);
   auto ua = CountNames(j, "user_annotation");
@@ -443,6 +459,7 @@ TEST_CASE("start cancels an armed request and opens its own window at once") {
   PushRange("after_start");
   PopRange();
   absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
   REQUIRE(path.ok());
   CHECK(CountNames(ReadJson(*path), "user_annotation")["after_start"] == 1);
 }
@@ -493,6 +510,7 @@ TEST_CASE("an init rejected as busy leaves the previous config in force") {
   CHECK(st.message() == "profiler busy");
   CHECK(p.base_config().log_file == dir + "/kept.json");
   absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
   REQUIRE(path.ok());
   CHECK(*path == dir + "/kept_" + Pid() + ".json");
 }
