@@ -286,7 +286,8 @@ std::vector<ConfigKey>* BuildTable() {
   t->push_back(OnDemand(String("ACTIVITIES_LOG_FILE", &Config::log_file,
                       "<tmpdir>/libkineto_activities_<pid>.json",
                       "Output path. `_<pid>` is inserted into the file name unless the path "
-                      "uses `{pid}`; `{pid}` `{rank}` `{time}` `{host}` are expanded; daemon "
+                      "uses `{pid}` (`_rank<R>_<pid>` when the rank is known and the path has "
+                      "no `{rank}`); `{pid}` `{rank}` `{time}` `{host}` are expanded; daemon "
                       "paths are restricted to the allowed directory; NUL and control "
                       "characters are rejected")));
   t->push_back(Unimplemented(Bool("ACTIVITIES_DISPLAY_CUDA_SYNC_WAIT_EVENTS",
