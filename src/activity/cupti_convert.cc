@@ -110,15 +110,7 @@ size_t CuptiRecordSize(uint32_t kind) {
 
 uint64_t CountCuptiRecords(const uint8_t* buffer, size_t valid_size) {
   uint64_t n = 0;
-  size_t off = 0;
-  while (off + sizeof(uint32_t) <= valid_size) {
-    uint32_t kind;
-    std::memcpy(&kind, buffer + off, sizeof(kind));
-    const size_t size = CuptiRecordSize(kind);
-    if (size == 0 || off + size > valid_size) break;
-    ++n;
-    off += size;
-  }
+  ForEachCuptiRecord(buffer, valid_size, [&n](uint32_t, const uint8_t*) { ++n; });
   return n;
 }
 
@@ -266,14 +258,7 @@ Event* CuptiConverter::Append() {
 }
 
 void CuptiConverter::ConvertBuffer(const uint8_t* buffer, size_t valid_size) {
-  size_t off = 0;
-  while (off + sizeof(uint32_t) <= valid_size) {
-    uint32_t kind;
-    std::memcpy(&kind, buffer + off, sizeof(kind));
-    const size_t size = CuptiRecordSize(kind);
-    if (size == 0 || off + size > valid_size) break;
-    const uint8_t* p = buffer + off;
-    off += size;
+  auto convert = [this](uint32_t kind, const uint8_t* p) {
     ++stats_.records;
     switch (kind) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -289,8 +274,8 @@ void CuptiConverter::ConvertBuffer(const uint8_t* buffer, size_t valid_size) {
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: OnExternalCorrelation(p); break;
       default: ++stats_.unknown_kind; break;
     }
-  }
-  if (off != valid_size) ++stats_.truncated_buffers;
+  };
+  if (ForEachCuptiRecord(buffer, valid_size, convert) != valid_size) ++stats_.truncated_buffers;
 }
 
 void CuptiConverter::OnKernel(const uint8_t* p) {

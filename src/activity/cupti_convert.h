@@ -30,7 +30,24 @@ namespace kairos::internal {
 // cuptiActivityGetNextRecord advances); 0 for a kind kairos has no layout for.
 size_t CuptiRecordSize(uint32_t kind);
 
-// Number of whole records in a buffer, walked with CuptiRecordSize (for discarded buffers).
+// Calls fn(kind, record) for each whole record of a CUPTI buffer, in order, stepping with
+// CuptiRecordSize; stops at the first record of unknown kind or one cut by the end. Returns the
+// bytes walked (less than `valid_size` when the tail is not a whole known record).
+template <typename Fn>
+size_t ForEachCuptiRecord(const uint8_t* buffer, size_t valid_size, Fn&& fn) {
+  size_t off = 0;
+  while (off + sizeof(uint32_t) <= valid_size) {
+    uint32_t kind;
+    std::memcpy(&kind, buffer + off, sizeof(kind));
+    const size_t size = CuptiRecordSize(kind);
+    if (size == 0 || off + size > valid_size) break;
+    fn(kind, buffer + off);
+    off += size;
+  }
+  return off;
+}
+
+// Number of whole records in a buffer (for discarded buffers).
 uint64_t CountCuptiRecords(const uint8_t* buffer, size_t valid_size);
 
 // A converter-local track. GPU rows are (device, stream). Synchronization records carry only

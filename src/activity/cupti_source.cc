@@ -583,14 +583,7 @@ bool CuptiSource::StartActivityTotals(std::string* why) {
 
 void CuptiSource::TallyBuffer(const uint8_t* buffer, size_t valid_size) {
   std::lock_guard<std::mutex> lock(tally_mu_);
-  size_t off = 0;
-  while (off + sizeof(uint32_t) <= valid_size) {
-    uint32_t kind;
-    std::memcpy(&kind, buffer + off, sizeof(kind));
-    const size_t size = CuptiRecordSize(kind);
-    if (size == 0 || off + size > valid_size) break;
-    const uint8_t* p = buffer + off;
-    off += size;
+  ForEachCuptiRecord(buffer, valid_size, [this](uint32_t kind, const uint8_t* p) {
     uint32_t device = 0;
     uint64_t start = 0, end = 0, bytes = 0;
     bool kernel = false;
@@ -607,7 +600,7 @@ void CuptiSource::TallyBuffer(const uint8_t* buffer, size_t valid_size) {
       std::memcpy(&r, p, sizeof r);
       device = r.deviceId, start = r.start, end = r.end, bytes = r.bytes;
     } else {
-      continue;
+      return;
     }
     // A record still running at a forced flush (a window's edge) comes without timestamps and
     // is never reported again: it counts now, and adds no busy time.
@@ -621,7 +614,7 @@ void CuptiSource::TallyBuffer(const uint8_t* buffer, size_t valid_size) {
       t.memcpy_bytes += static_cast<int64_t>(bytes);
     }
     if (complete) MarkBusy(busy_[device], static_cast<int64_t>(start), static_cast<int64_t>(end));
-  }
+  });
 }
 
 void CuptiSource::MarkBusy(std::map<int64_t, uint64_t>& busy, int64_t start, int64_t end) {
