@@ -17,21 +17,14 @@
 #include "output/json_writer.h"
 #include "output_perfetto/json_compare.h"
 #include "output_perfetto/reference_trace.h"
+#include "output_perfetto/string_sink.h"
 
 namespace kairos {
 namespace {
 
 using nlohmann::json;
 
-class StringSink : public ByteSink {
- public:
-  absl::Status Write(const void* data, size_t size) override {
-    out.append(static_cast<const char*>(data), size);
-    return absl::OkStatus();
-  }
-  absl::Status Finish() override { return absl::OkStatus(); }
-  std::string out;
-};
+using testing::StringSink;
 
 std::string JsonOf(const TraceData& d) {
   StringSink s;

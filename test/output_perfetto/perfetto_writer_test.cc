@@ -26,6 +26,7 @@
 #include "output/proto/perfetto_trace.pb.h"
 #include "output/writer.h"
 #include "output_perfetto/reference_trace.h"
+#include "output_perfetto/string_sink.h"
 
 namespace kairos {
 namespace {
@@ -34,17 +35,7 @@ namespace pp = perfetto::protos;
 using nlohmann::json;
 using testing::BuildReferenceTrace;
 
-class StringSink : public ByteSink {
- public:
-  absl::Status Write(const void* data, size_t size) override {
-    ++writes;
-    out.append(static_cast<const char*>(data), size);
-    return absl::OkStatus();
-  }
-  absl::Status Finish() override { return absl::OkStatus(); }
-  std::string out;
-  int writes = 0;
-};
+using testing::StringSink;
 
 // Fails like a full disk once `limit` bytes have been accepted.
 class FullDiskSink : public ByteSink {

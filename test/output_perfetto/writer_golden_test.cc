@@ -13,19 +13,12 @@
 #include "output/json_writer.h"
 #include "output/perfetto_writer.h"
 #include "output_perfetto/reference_trace.h"
+#include "output_perfetto/string_sink.h"
 
 namespace kairos {
 namespace {
 
-class StringSink : public ByteSink {
- public:
-  absl::Status Write(const void* data, size_t size) override {
-    out.append(static_cast<const char*>(data), size);
-    return absl::OkStatus();
-  }
-  absl::Status Finish() override { return absl::OkStatus(); }
-  std::string out;
-};
+using testing::StringSink;
 
 uint64_t Fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
