@@ -28,6 +28,7 @@
 #include "activity/cpu_recorder.h"
 #include "clock.h"
 #include "core/test_util.h"
+#include "session/trace_identity.h"
 
 namespace kairos {
 namespace {
@@ -172,6 +173,20 @@ void StepsOfOneMs(int n) {
   }
 }
 
+// Sends `c` as the daemon client would (poll instant `poll_raw`), steps 12 times a millisecond
+// apart, and returns the ProfilerStep numbers of the trace written.
+std::vector<int64_t> DaemonWindowSteps(const Config& c, uint64_t poll_raw) {
+  Profiler& p = Profiler::Get();
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.RequestTrace(c, ConfigSource::kDaemon, poll_raw).ok());
+  StepsOfOneMs(12);
+  REQUIRE(p.WaitForCompletedSessions(n, 10000));
+  absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
+  REQUIRE(path.ok());
+  return TracedSteps(*path);
+}
+
 Config DaemonIterationRequest(const std::string& path) {
   Config c;
   c.profile_start_iteration = 0;
@@ -183,7 +198,6 @@ Config DaemonIterationRequest(const std::string& path) {
 }
 
 TEST_CASE("a daemon request rounds up from its poll tick's iteration, one iteration ahead") {
-  Profiler& p = Profiler::Get();
   const std::string dir = MakeTempDir();
   // At the tick, 1 iteration short of a multiple of 8: planned from the tick (+1), the start is
   // the next multiple of 8 after that; the request is handled one step after its tick.
@@ -191,19 +205,11 @@ TEST_CASE("a daemon request rounds up from its poll tick's iteration, one iterat
   const uint64_t tick = ReadRawClock();
   const int64_t then = g_iteration.load();
   StepHook();
-  const uint64_t n = p.completed_sessions() + 1;
-  REQUIRE(p.RequestTrace(DaemonIterationRequest(dir + "/tick.json"), ConfigSource::kDaemon, tick)
-              .ok());
-  StepsOfOneMs(12);
-  REQUIRE(p.WaitForCompletedSessions(n, 10000));
-  absl::StatusOr<std::string> path = p.Flush();
-  INFO(path.status().ToString());
-  REQUIRE(path.ok());
-  CHECK(TracedSteps(*path) == std::vector<int64_t>{then + 2, then + 3});
+  CHECK(DaemonWindowSteps(DaemonIterationRequest(dir + "/tick.json"), tick) ==
+        std::vector<int64_t>{then + 2, then + 3});
 }
 
 TEST_CASE("a daemon request stamped with its request time is planned from that instant") {
-  Profiler& p = Profiler::Get();
   const std::string dir = MakeTempDir();
   while ((g_iteration.load() + 2) % 8 != 0) StepHook();
   const int64_t then = g_iteration.load();
@@ -214,33 +220,26 @@ TEST_CASE("a daemon request stamped with its request time is planned from that i
   c.request_time_ms = UnixNowNs() / 1000000;
   std::this_thread::sleep_for(std::chrono::milliseconds(3));
   StepHook();
-  const uint64_t poll = ReadRawClock();
-  const uint64_t n = p.completed_sessions() + 1;
-  REQUIRE(p.RequestTrace(c, ConfigSource::kDaemon, poll).ok());
-  StepsOfOneMs(12);
-  REQUIRE(p.WaitForCompletedSessions(n, 10000));
-  absl::StatusOr<std::string> path = p.Flush();
-  INFO(path.status().ToString());
-  REQUIRE(path.ok());
-  CHECK(TracedSteps(*path) == std::vector<int64_t>{then + 2, then + 3});
+  CHECK(DaemonWindowSteps(c, ReadRawClock()) == std::vector<int64_t>{then + 2, then + 3});
 }
 
 TEST_CASE("a daemon request handled after its planned start is planned from the current iteration") {
-  Profiler& p = Profiler::Get();
   const std::string dir = MakeTempDir();
   while ((g_iteration.load() + 2) % 8 != 0) StepHook();
   const uint64_t tick = ReadRawClock();
   const int64_t then = g_iteration.load();
   for (int i = 0; i < 3; ++i) StepHook();  // past then + 2, the start planned from the tick
-  const uint64_t n = p.completed_sessions() + 1;
-  REQUIRE(p.RequestTrace(DaemonIterationRequest(dir + "/late.json"), ConfigSource::kDaemon, tick)
-              .ok());
-  StepsOfOneMs(12);
-  REQUIRE(p.WaitForCompletedSessions(n, 10000));
-  absl::StatusOr<std::string> path = p.Flush();
-  INFO(path.status().ToString());
-  REQUIRE(path.ok());
-  CHECK(TracedSteps(*path) == std::vector<int64_t>{then + 10, then + 11});
+  CHECK(DaemonWindowSteps(DaemonIterationRequest(dir + "/late.json"), tick) ==
+        std::vector<int64_t>{then + 10, then + 11});
+}
+
+TEST_CASE("distributedInfo.backend is nccl only when an NCCL library is loaded") {
+  CHECK(BackendFromLoadedObjects({"/usr/lib/libc.so.6", "/opt/nccl/lib/libnccl.so.2"}) == "nccl");
+  CHECK(BackendFromLoadedObjects({"librccl.so.1"}) == "nccl");
+  CHECK(BackendFromLoadedObjects({"/usr/lib/libc.so.6", "/opt/x/libnccl_net.so"}).empty());
+  CHECK(BackendFromLoadedObjects({"/opt/libnccl.so.2/libfoo.so"}).empty());
+  CHECK(BackendFromLoadedObjects({}).empty());
+  CHECK(DistributedFromEnv().backend.empty());  // this test links no NCCL
 }
 
 TEST_CASE("a duration window opens and closes by itself; requests meanwhile are busy") {

@@ -71,7 +71,10 @@ if ranks != [0, 1, 2, 3]:
 steps = {}
 for f in files:
     t = json.load(open(f))
-    r = t["distributedInfo"]["rank"]
+    d = t["distributedInfo"]
+    if d["backend"] != "nccl" or d["world_size"] != 4 or d["local_rank"] != d["rank"]:
+        print("FAIL: distributedInfo", d); sys.exit(1)
+    r = d["rank"]
     steps[r] = sorted(int(e["name"].split("#")[1]) for e in t["traceEvents"]
                       if e.get("name", "").startswith("ProfilerStep#"))
 first = steps[0]
