@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -113,6 +114,16 @@ absl::StatusOr<std::unique_ptr<DaemonClient>> DaemonClient::Create(
 absl::Status DaemonClient::Open() {
   name_ = options_.client_name.empty() ? internal::kDaemonClientNamePrefix + RandomUuid()
                                        : options_.client_name;
+  // A socket path holds 107 bytes, and the anchor's name (prefix + UUID, 52 bytes) leaves only
+  // 55 for KINETO_IPC_SOCKET_DIR: a job directory nested a little deeper would lose the daemon
+  // altogether. The daemon replies to whatever address sent the poll, so a shorter name with
+  // 60 random bits works the same; take it only when the long one does not fit.
+  if (options_.client_name.empty() && !options_.socket_dir.empty() &&
+      !internal::MakeDaemonAddress(name_, options_.socket_dir).ok()) {
+    std::string hex = RandomUuid();
+    hex.erase(std::remove(hex.begin(), hex.end(), '-'), hex.end());
+    name_ = "dyno" + hex.substr(0, 16);  // 60 random bits (one nibble is the UUID version)
+  }
   absl::StatusOr<DaemonAddress> self = internal::MakeDaemonAddress(name_, options_.socket_dir);
   if (!self.ok()) return self.status();
   absl::StatusOr<DaemonAddress> daemon =
@@ -147,6 +158,10 @@ DaemonClient::~DaemonClient() {
     if (in_owner && !options_.socket_dir.empty()) unlink(self_.addr.sun_path);
   }
   if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void DaemonClient::RemoveSocketFile() {
+  if (getpid() == owner_pid_ && !options_.socket_dir.empty()) unlink(self_.addr.sun_path);
 }
 
 absl::Status DaemonClient::Start() {

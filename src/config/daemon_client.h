@@ -98,6 +98,11 @@ class DaemonClient {
   // not joined, and the inherited socket is closed so the child never reads the parent's
   // replies.
   void Stop();
+  // Removes this process's socket file (filesystem mode; never a forked child's inherited
+  // one) without stopping the poller: for exit, where the client is never destroyed and a
+  // join could wait on a request being handled. A later reply to the gone path is dropped
+  // by the kernel. Does not block.
+  void RemoveSocketFile();
 
   // One synchronous poll for tests and benchmarks, without the thread: drains what is
   // queued (handling configs), sends one "req" and, if `reply_timeout_ms` > 0, waits up to

@@ -290,6 +290,9 @@ void AtExitHandler() {
   if (r != nullptr) r->session.AtExit();
   // After the window's close (which fed telemetry its samples): the last, partial interval.
   if (r != nullptr && r->telemetry != nullptr) r->telemetry->Finish();
+  // The client is never destroyed (its thread may be mid-request); its socket file in
+  // KINETO_IPC_SOCKET_DIR would otherwise outlive every process that preloads kairos.
+  if (r != nullptr && r->daemon != nullptr) r->daemon->RemoveSocketFile();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // Threading: the poller-thread cases synchronize on a condition variable, never on sleeps.
 #include "config/daemon_client.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -276,6 +277,45 @@ TEST_CASE("filesystem mode: sockets under KINETO_IPC_SOCKET_DIR, removed at exit
   }
   CHECK(access(client_path.c_str(), F_OK) != 0);
   CHECK(rmdir(dir.c_str()) == 0);
+}
+
+TEST_CASE("filesystem mode: a socket dir too deep for the anchor's client name still works") {
+  // 70 bytes of directory leave 37 for the name: too few for "dynoconfigclient" + a UUID (52),
+  // enough for the daemon's "dynolog". CI's checkout path made exactly this difference.
+  char dir_template[] = "/tmp/kairos-ipc-XXXXXX";
+  REQUIRE(mkdtemp(dir_template) != nullptr);
+  const std::string top = dir_template;
+  std::string dir = top + "/";
+  dir.append(70 - dir.size(), 'd');
+  REQUIRE(mkdir(dir.c_str(), 0700) == 0);
+  {
+    FakeEndpoint daemon("dynolog", dir);
+    REQUIRE(daemon.bound());
+    RecordingHandler h;
+    auto client = MakeClient("dynolog", &h, 0, dir);
+    const std::string path = client->bound_address().addr.sun_path;
+    CHECK(path == dir + "/" + client->client_name());
+    CHECK(client->client_name().size() == 20);
+    CHECK(client->client_name().rfind("dyno", 0) == 0);
+    REQUIRE(client->PollOnce(0));
+    REQUIRE_FALSE(daemon.Receive(2000).empty());
+    CHECK(std::string(daemon.last_sender().sun_path) == path);
+    REQUIRE(daemon.Reply(EncodeDaemonConfigReply("ACTIVITIES_LOG_FILE=/tmp/deep.json")));
+    REQUIRE(client->PollOnce(0));
+    CHECK(h.configs.size() == 1);
+  }
+  CHECK(rmdir(dir.c_str()) == 0);
+  CHECK(rmdir(top.c_str()) == 0);
+}
+
+TEST_CASE("filesystem mode: a socket dir too deep for any name fails with the path") {
+  DaemonClientOptions o;
+  o.endpoint = "dynolog";
+  o.socket_dir = "/" + std::string(100, 'x');
+  RecordingHandler h;
+  auto client = DaemonClient::Create(o, &h, FakePrepare);
+  REQUIRE_FALSE(client.ok());
+  CHECK(client.status().message().find("longer than 107 bytes") != std::string::npos);
 }
 
 TEST_CASE("forked child: the poller is not running there and Stop does not hang or abort") {

@@ -42,6 +42,8 @@ for _ in $(seq 150); do
   polled=$(grep -o "job $job pid [0-9]*" "$out/daemon.log" | sort -u | wc -l)
   [ "$polled" -ge 4 ] && break
 done
+[ "$polled" -ge 4 ] || { echo "FAIL: only $polled processes of job $job polled the daemon"
+                         grep -i "kairos" "$out/ranks.log" | head -5; }
 "$kairos" trace --port "$port" --job-id $job --iterations 10 \
   --profile-start-iteration-roundup 20 --process-limit 8 \
   --log-file "$out/traces/job.json" > "$out/trace_cmd.txt" 2>&1 || fail=1
@@ -84,6 +86,23 @@ for r, s in steps.items():
     if s != first:
         print("FAIL: rank", r, "traced steps", s, "but rank 0 traced", first); sys.exit(1)
 print("steps", first[0], "..", first[-1], "on all 4 ranks")
+EOF
+
+# Each rank removed its socket file in KINETO_IPC_SOCKET_DIR at exit (the daemon log names the
+# socket each pid polled from).
+python3 - "$out/daemon.log" $traces <<'EOF' || fail=1
+import os, re, sys
+polled = {}
+for line in open(sys.argv[1]):
+    m = re.search(r"poll from (\S+) job \d+ pid (\d+)", line)
+    if m:
+        polled[int(m.group(2))] = m.group(1)
+for f in sys.argv[2:]:
+    pid = int(re.search(r"_(\d+)\.json$", f).group(1))
+    if pid not in polled:
+        print("FAIL: rank pid", pid, "never polled the daemon"); sys.exit(1)
+    if os.path.exists(polled[pid]):
+        print("FAIL: rank pid", pid, "left its socket", polled[pid]); sys.exit(1)
 EOF
 
 # Cross-rank summary: rank 2 is the straggler and costs about the injected delay per step.
