@@ -11,6 +11,13 @@ uint32_t TraceData::AddTrack(Track track) {
   return static_cast<uint32_t>(tracks.size() - 1);
 }
 
+const CollectiveRecord* TraceData::FindCollective(uint32_t correlation) const {
+  auto it = std::lower_bound(
+      collectives.begin(), collectives.end(), correlation,
+      [](const CollectiveRecord& c, uint32_t id) { return c.correlation < id; });
+  return it != collectives.end() && it->correlation == correlation ? &*it : nullptr;
+}
+
 size_t TraceData::EventCount() const {
   size_t n = 0;
   for (const auto& v : events_by_track) n += v.size();

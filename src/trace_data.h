@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "collective.h"
 #include "event.h"
 #include "string_table.h"
 
@@ -126,7 +127,12 @@ struct TraceData {
   std::vector<CounterSample> counter_samples;  // sorted by ts_ns
   // Per-kernel measured counters, sorted by correlation (empty without PM sampling).
   std::vector<KernelCounters> kernel_counters;
+  // NCCL operations and the launches that carried them, sorted by correlation (empty unless
+  // the NCCL profiler plugin saw some: docs/OUTPUT.md, "Collective kernels").
+  std::vector<CollectiveRecord> collectives;
 
+  // The collective carried by the launch with this correlation id, or null.
+  const CollectiveRecord* FindCollective(uint32_t correlation) const;
   // Adds a track and its (empty) event vector; returns the track index.
   uint32_t AddTrack(Track track);
   void AddStat(const std::string& key, uint64_t delta) { stats[key] += delta; }

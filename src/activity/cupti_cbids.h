@@ -28,6 +28,11 @@ bool IsKeptDriverCbid(uint32_t cbid);
 bool IsFlowStartRuntimeCbid(uint32_t cbid);
 bool IsFlowStartDriverCbid(uint32_t cbid);
 
+// Runtime/driver calls that launch one kernel (not graphs, copies or syncs): the call an NCCL
+// operation's kernel is launched by (nccl_collectives.h).
+bool IsKernelLaunchRuntimeCbid(uint32_t cbid);
+bool IsKernelLaunchDriverCbid(uint32_t cbid);
+
 // Display name of a CUPTI callback name: a "_vNNNN" suffix of 4+ digits is removed
 // ("cudaLaunchKernel_v7000" -> "cudaLaunchKernel"; "cuMemcpyHtoD_v2" stays). The CUDA 13
 // private launch entry "__cudaLaunchKernel[_ptsz]" (what <<<>>> calls) is shown as

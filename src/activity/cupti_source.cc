@@ -15,6 +15,7 @@
 #include "activity/cupti_cbids.h"
 #include "activity/cupti_devices.h"
 #include "activity/gpu_annotation.h"
+#include "activity/nccl_collectives.h"
 #include "clock.h"
 #include "log.h"
 
@@ -39,9 +40,9 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
   ProcessCuptiPool().Complete(buffer, valid_size);
 }
 
-void CUPTIAPI ApiCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId,
+void CUPTIAPI ApiCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* cbdata) {
-  static_cast<CuptiSource*>(userdata)->OnApiCallback(domain, cbdata);
+  static_cast<CuptiSource*>(userdata)->OnApiCallback(domain, cbid, cbdata);
 }
 
 // CUPTI's default Linux timebase is CLOCK_REALTIME already; registering it explicitly makes
@@ -113,6 +114,7 @@ void CuptiSource::Fail(std::string reason) {
   KAIROS_LOG_WARNING("%s", reason.c_str());
   missing_reason_ = std::move(reason);
   linking_.store(false, std::memory_order_relaxed);
+  SetNcclCapture(false);
   DisableKinds();
   if (subscriber_ != nullptr && api_ != nullptr) {
     api_->Unsubscribe(subscriber_);
@@ -278,6 +280,10 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
   if (options_.current_range_id != nullptr) {
     // Zero pages, not a zeroed array: the first warm-up of a CUDA process used to spend
     // tens of ms faulting in and clearing 8 MiB while kairos_start() waited.
+    if (!collectives_.Create()) {
+      KAIROS_LOG_WARNING("cannot allocate the NCCL collective table; collective kernels carry "
+                         "no message sizes (counted in nccl_collective_overflow)");
+    }
     if (!links_.Create(std::min<size_t>(max_events, kMaxLinks), kLinkPrefaultBytes)) {
       KAIROS_LOG_WARNING("cannot map the CUPTI link table; runtime calls are not linked to "
                          "CPU ranges (counted in cupti_link_overflow)");
@@ -313,7 +319,8 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
   return absl::OkStatus();
 }
 
-void CuptiSource::OnApiCallback(CUpti_CallbackDomain, const void* cbdata) {
+void CuptiSource::OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                const void* cbdata) {
   const auto* d = static_cast<const CUpti_CallbackData*>(cbdata);
   if (d == nullptr) return;
   if (d->callbackSite == CUPTI_API_ENTER) {
@@ -328,6 +335,16 @@ void CuptiSource::OnApiCallback(CUpti_CallbackDomain, const void* cbdata) {
     if (id != 0) {
       api_->ActivityPushExternalCorrelationId(kKairosCorrelationKind, id);
       links_.Add(d->correlationId, id);
+    }
+    // The kernel of an NCCL operation this thread just enqueued: its launch is the next one
+    // here (the outermost call takes it when a runtime launch calls the driver).
+    if (linking && (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? IsKernelLaunchRuntimeCbid(cbid)
+                                                          : IsKernelLaunchDriverCbid(cbid))) {
+      CollectiveRecord op;
+      if (TakePendingCollective(&op)) {
+        op.correlation = d->correlationId;
+        collectives_.Add(op);
+      }
     }
   } else if (d->correlationData != nullptr && *d->correlationData != 0) {
     // Pop whatever ENTER pushed, even if linking stopped in between, so the per-thread
@@ -404,6 +421,8 @@ void CuptiSource::StartRecording(int64_t window_start_ns) {
   // Linking starts here: calls made between the window's start and now are still correlated
   // with their GPU work (CUPTI's correlation ids), only not with the CPU range around them.
   linking_.store(options_.current_range_id != nullptr, std::memory_order_relaxed);
+  nccl_unlaunched_at_start_ = NcclCounters().without_launch;
+  SetNcclCapture(options_.current_range_id != nullptr);
 }
 
 void CuptiSource::StopRecording(int64_t window_end_ns) {
@@ -414,6 +433,7 @@ void CuptiSource::StopRecording(int64_t window_end_ns) {
   window_end_ = window_end_ns == INT64_MAX ? INT64_MAX : window_end_ns + offset;
   cupti_offset_ = (cupti_offset_ + offset) / 2;
   linking_.store(false, std::memory_order_relaxed);
+  SetNcclCapture(false);
   DisableKinds();
   const CUptiResult r = api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS) {
@@ -470,6 +490,14 @@ void CuptiSource::Collect(TraceData& data) {
     if (v != 0) converter_->AddExternal(static_cast<uint32_t>(v >> 32), v & 0xFFFFFFFFu);
   }
   data.AddStat("cupti_link_overflow", links_.overflow());
+  data.collectives = collectives_.Collect();
+  if (!data.collectives.empty() || collectives_.overflow() > 0) {
+    data.AddStat("nccl_collective_launches", data.collectives.size());
+    data.AddStat("nccl_collective_overflow", collectives_.overflow());
+  }
+  // Operations NCCL enqueued without a kernel launch kairos saw (their sizes are lost).
+  const uint64_t unlaunched = NcclCounters().without_launch - nccl_unlaunched_at_start_;
+  if (unlaunched > 0) data.AddStat("nccl_ops_without_launch", unlaunched);
   if (cupti_offset_ != 0) converter_->ShiftTime(-cupti_offset_);  // back to the session clock
   const MergeResult m = MergeIntoTraceData(*converter_, data);
   ProjectGpuAnnotations(data);
@@ -505,6 +533,7 @@ void CuptiSource::Reset() {
 
 void CuptiSource::Teardown() {
   linking_.store(false, std::memory_order_relaxed);
+  SetNcclCapture(false);
   // The window's kinds, or the telemetry totals' between windows.
   if (api_ != nullptr && !enabled_.empty()) {
     DisableKinds();
@@ -519,6 +548,7 @@ void CuptiSource::Teardown() {
   phase_.store(Phase::kIdle, std::memory_order_release);
   converter_.reset();
   links_.Clear();  // its pages back to the kernel: an idle process keeps none
+  collectives_.Clear();
   pool.Free();  // keeps the buffers if CUPTI still holds some
   active_ = false;
 }

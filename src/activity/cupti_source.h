@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 
+#include "activity/collective_launch_table.h"
 #include "activity/cupti_api.h"
 #include "activity/cupti_buffers.h"
 #include "activity/cupti_convert.h"
@@ -100,7 +101,7 @@ class CuptiSource : public TraceSource {
   bool active() const { return active_; }
 
   // CUPTI callback plumbing (static C callbacks forward here).
-  void OnApiCallback(CUpti_CallbackDomain domain, const void* cbdata);
+  void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* cbdata);
 
  private:
   // kStarting: StartRecording converts the buffers warm-up left behind; what the window filter
@@ -140,6 +141,10 @@ class CuptiSource : public TraceSource {
   // EXTERNAL_CORRELATION record after the exit callback has popped the id. Mapped at
   // warm-up (zero pages: nothing touched but a small head); overflow is counted.
   CuptiLinkTable links_;
+  // NCCL operations by the correlation id of the kernel launch that carried them
+  // (nccl_collectives.h): filled by the same callback.
+  CollectiveLaunchTable collectives_;
+  uint64_t nccl_unlaunched_at_start_ = 0;  // NcclCounters().without_launch at the window start
   int64_t window_start_ = 0;
   int64_t window_end_ = INT64_MAX;  // in CUPTI's timebase
   int64_t cupti_offset_ = 0;         // CUPTI clock - CLOCK_REALTIME, measured at the edges

@@ -217,6 +217,8 @@ EnvSettings DecodeEnv(const EnvLookup& lookup) {
   e.job_attempt_index = Get(lookup, "PT_PROFILER_JOB_ATTEMPT_INDEX");
   e.cupti_library = Get(lookup, "KAIROS_CUPTI_LIBRARY");
   e.kairos_preloaded = Get(lookup, "LD_PRELOAD").find("libkairos") != std::string::npos;
+  e.nccl_profiler_plugin = Get(lookup, "NCCL_PROFILER_PLUGIN");
+  e.nccl_plugin_auto = Get(lookup, "KAIROS_NCCL_PLUGIN") != "0";
   e.cuda_injection_path = Get(lookup, "CUDA_INJECTION64_PATH");
   e.cuda_injected = !e.cuda_injection_path.empty() && e.cuda_injection_path != "none";
   e.teardown_cupti = Get(lookup, "TEARDOWN_CUPTI") == "1";

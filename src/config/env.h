@@ -74,6 +74,10 @@ struct EnvSettings {
   // LD_PRELOAD names libkairos: the library was preloaded (not dlopen'ed), so its load-time
   // constructor may wait for a startup window without holding the loader lock of a dlopen.
   bool kairos_preloaded = false;
+  // NCCL_PROFILER_PLUGIN as set by the user; KAIROS_NCCL_PLUGIN exactly "0" stops a preloaded
+  // kairos from naming itself there (bindings/c/nccl_profiler.cc).
+  std::string nccl_profiler_plugin;
+  bool nccl_plugin_auto = true;
   std::string cuda_injection_path;  // CUDA_INJECTION64_PATH, read only to learn we were injected
   bool cuda_injected = false;       // CUDA_INJECTION64_PATH set, non-empty and not "none"
   bool teardown_cupti = false;      // TEARDOWN_CUPTI exactly "1"

@@ -69,6 +69,13 @@ inline constexpr char kFwdThreadId[] = "Fwd thread id";
 inline constexpr char kCategory[] = "category";
 inline constexpr char kColor[] = "color";
 inline constexpr char kPayload[] = "payload";
+// NCCL operations on their kernels (PyTorch record_param_comms names; HTA reads them).
+inline constexpr char kCollectiveName[] = "Collective name";
+inline constexpr char kInMsgNelems[] = "In msg nelems";
+inline constexpr char kOutMsgNelems[] = "Out msg nelems";
+inline constexpr char kDtype[] = "dtype";
+inline constexpr char kGroupSize[] = "Group size";
+inline constexpr char kProcessGroupRanks[] = "Process Group Ranks";
 }  // namespace arg_keys
 
 // "HtoD", ..., "PtoP", else "<unknown>" (MemcpyKindValue).
@@ -125,6 +132,7 @@ class EventArgs {
   static void TransferTail(const Event& e, const Detail& d, bool full, Sink& s);
   template <typename Sink> void Sync(const Event& e, const SyncDetail& d, bool full, Sink& s);
   template <typename Sink> void Cpu(const CpuArgs& a, Sink& s) const;
+  template <typename Sink> void Collective(const CollectiveRecord& c, Sink& s) const;
   template <typename Sink> static void Stream(uint32_t stream, Sink& s);
   template <typename Sink> static void Bandwidth(const Event& e, uint64_t bytes, Sink& s);
   template <typename Sink>
@@ -272,6 +280,23 @@ void EventArgs::Kernel(const Event& e, const KernelDetail& k, bool full, Sink& s
       if (kc->occupancy_pct >= 0) s.Double(kArgOccupancy, kc->occupancy_pct);
       s.Uint(kArgPmSamples, kc->samples);
     }
+  }
+  if (full && !data_.collectives.empty() && e.correlation != 0) {
+    if (const CollectiveRecord* c = data_.FindCollective(e.correlation)) Collective(*c, s);
+  }
+}
+
+template <typename Sink>
+void EventArgs::Collective(const CollectiveRecord& c, Sink& s) const {
+  s.Str(arg_keys::kCollectiveName, CollectiveTraceName(c.func, c.coalesced));
+  s.Uint(arg_keys::kInMsgNelems, c.in_nelems);
+  s.Uint(arg_keys::kOutMsgNelems, c.out_nelems);
+  if (c.dtype != CollectiveDtype::kUnknown) s.Str(arg_keys::kDtype, CollectiveDtypeTraceName(c.dtype));
+  s.Int(arg_keys::kGroupSize, c.comm_size);
+  // NCCL tells a communicator's size, not its members' global ranks: the list is known only
+  // for one that spans the whole job.
+  if (c.comm_size > 1 && c.comm_size == data_.distributed.world_size) {
+    s.Str(arg_keys::kProcessGroupRanks, AllRanksJson(c.comm_size));
   }
 }
 

@@ -2,12 +2,15 @@
 // Layer: kairos_session. Threading: see api.h.
 #include "session/api.h"
 
+#include <stdlib.h>
+
 #include <atomic>
 #include <memory>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
 
+#include "activity/nccl_collectives.h"
 #include "activity/nvtx_injection.h"
 #include "activity/nvtx_registry.h"
 #include "clock.h"
@@ -71,6 +74,34 @@ void OnLibraryLoad() {
   // runs its constructor with the loader lock held, and the runner's warm-up (libcupti
   // loading the driver) would wait for that lock; CUDA injection waits in OnCudaInjection.
   if (Env().kairos_preloaded) p.WaitForStartupWindow();
+}
+
+kairos_nccl_result_t NcclPluginInit(void** context, int* activation_mask, const char* comm_name,
+                                    uint64_t comm_hash, int n_nodes, int nranks, int rank) {
+  const kairos_nccl_result_t r = internal::NcclPluginInit(context, activation_mask, comm_name,
+                                                          comm_hash, n_nodes, nranks, rank);
+  if (r == kKairosNcclSuccess) {
+    KAIROS_LOG_VERBOSE("NCCL profiler plugin: communicator rank %d of %d", rank, nranks);
+  }
+  return r;
+}
+kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
+                                          const kairos_nccl_event_descr_v4_t* descr) {
+  return internal::NcclPluginStartEvent(context, handle, descr);
+}
+kairos_nccl_result_t NcclPluginStopEvent(void* handle) { return internal::NcclPluginStopEvent(handle); }
+kairos_nccl_result_t NcclPluginFinalize(void* context) { return internal::NcclPluginFinalize(context); }
+
+void OfferNcclPlugin(const char* library_path) {
+  const EnvSettings& env = Env();
+  if (!env.kairos_preloaded || !env.nccl_plugin_auto || !env.nccl_profiler_plugin.empty() ||
+      library_path == nullptr || library_path[0] != '/') {
+    return;
+  }
+  // overwrite=0: a value that appeared since Env() was read still wins.
+  if (setenv("NCCL_PROFILER_PLUGIN", library_path, 0) == 0) {
+    KAIROS_LOG_VERBOSE("NCCL_PROFILER_PLUGIN=%s (kairos describes NCCL collectives)", library_path);
+  }
 }
 
 void OnCudaInjection() { Session().WaitForStartupWindow(); }

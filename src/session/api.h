@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "activity/cpu_recorder.h"
+#include "nccl_profiler_abi.h"
 
 namespace kairos::api {
 
@@ -37,6 +38,18 @@ void OnCudaInjection();
 // NVTX injection: applies the base config's domain filter once, then attaches kairos'
 // handlers. Returns 1 when attached, 0 when not.
 int AttachNvtx(const void* (*get_export_table)(uint32_t));
+// NCCL profiler plugin v4 (bindings/c/nccl_profiler.cc exports the table as
+// `ncclProfiler_v4`; src/activity/nccl_collectives.h says what kairos keeps). Never block.
+kairos_nccl_result_t NcclPluginInit(void** context, int* activation_mask, const char* comm_name,
+                                    uint64_t comm_hash, int n_nodes, int nranks, int rank);
+kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
+                                          const kairos_nccl_event_descr_v4_t* descr);
+kairos_nccl_result_t NcclPluginStopEvent(void* handle);
+kairos_nccl_result_t NcclPluginFinalize(void* context);
+// At load under LD_PRELOAD: names `library_path` in NCCL_PROFILER_PLUGIN unless the user set
+// that variable or KAIROS_NCCL_PLUGIN=0 (before main, while the process has one thread:
+// setenv is not safe later).
+void OfferNcclPlugin(const char* library_path);
 
 // ---- Hot path ----
 inline void RangePush(const char* name) { internal::PushRange(name); }

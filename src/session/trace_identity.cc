@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "clock.h"
+#include "activity/nccl_collectives.h"
 #include "config/env.h"
 
 namespace kairos {
@@ -80,14 +81,23 @@ std::vector<std::string> LoadedObjectNames() {
 }
 }  // namespace
 
+DistributedInfo ResolveDistributed(int64_t env_rank, int64_t env_world_size, int64_t env_local_rank,
+                                   int32_t comm_rank, int32_t comm_size, std::string backend) {
+  DistributedInfo d;
+  const bool comm = comm_size > 0 && comm_rank >= 0 && comm_rank < comm_size;
+  d.backend = comm ? "nccl" : std::move(backend);
+  d.rank = env_rank >= 0 ? env_rank : comm ? comm_rank : 0;
+  d.world_size = env_world_size > 0 ? env_world_size : comm ? comm_size : 1;
+  d.local_rank = env_local_rank >= 0 ? env_local_rank : 0;
+  return d;
+}
+
 DistributedInfo DistributedFromEnv() {
   const EnvSettings& env = Env();
-  DistributedInfo d;
-  d.backend = BackendFromLoadedObjects(LoadedObjectNames());
-  d.rank = env.rank >= 0 ? env.rank : 0;
-  d.world_size = env.world_size > 0 ? env.world_size : 1;
-  d.local_rank = env.local_rank >= 0 ? env.local_rank : 0;
-  return d;
+  int32_t comm_rank = -1, comm_size = 0;
+  internal::NcclLargestComm(&comm_rank, &comm_size);
+  return ResolveDistributed(env.rank, env.world_size, env.local_rank, comm_rank, comm_size,
+                            BackendFromLoadedObjects(LoadedObjectNames()));
 }
 
 }  // namespace kairos

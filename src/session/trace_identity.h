@@ -37,6 +37,12 @@ std::string ReadHostName();     // gethostname(); "" on error
 // job that reaches its collectives through NCCL shows itself without a framework telling us
 // (PyTorch links NCCL statically; its bridge sets the backend itself). "" otherwise.
 DistributedInfo DistributedFromEnv();
+// The rule behind it: the launcher's variables where set (rank < 0 / world_size <= 0 / local
+// rank < 0: unset); otherwise the largest NCCL communicator this process joined (comm_size 0:
+// none), which in a data-parallel job spans the job; otherwise rank 0 of 1. A communicator
+// also makes the backend "nccl".
+DistributedInfo ResolveDistributed(int64_t env_rank, int64_t env_world_size, int64_t env_local_rank,
+                                   int32_t comm_rank, int32_t comm_size, std::string backend);
 // The backend rule above, for a list of loaded object names (tests).
 std::string BackendFromLoadedObjects(const std::vector<std::string>& names);
 

@@ -4,6 +4,7 @@
 // real toolkit libcupti on a machine without a driver.
 // Threading: the fake delivers buffers from the test thread (as CUPTI does inside a flush).
 #include "activity/cupti_source.h"
+#include "activity/nccl_collectives.h"
 
 #include <cstring>
 #include <vector>
@@ -275,6 +276,118 @@ TEST_CASE_METHOD(Fixture, "a session records, correlates and counts", "[cupti_so
   source.Reset();
   CHECK_FALSE(state.subscribed);
   CHECK(ProcessCuptiPool().buffer_count() == 0);  // released between sessions
+}
+
+// One call through CUPTI's API callback in `domain` with callback id `cbid`.
+void CallApiAs(CUpti_CallbackDomain domain, uint32_t cbid, uint32_t correlation) {
+  uint64_t correlation_data = 0;
+  CUpti_CallbackData cb;
+  std::memset(&cb, 0, sizeof(cb));
+  cb.correlationData = &correlation_data;
+  cb.correlationId = correlation;
+  cb.callbackSite = CUPTI_API_ENTER;
+  g_fake->callback(g_fake->userdata, domain, cbid, &cb);
+  cb.callbackSite = CUPTI_API_EXIT;
+  g_fake->callback(g_fake->userdata, domain, cbid, &cb);
+}
+
+// What NCCL hands its profiler plugin for one operation (nccl_profiler_abi.h).
+kairos_nccl_event_descr_v4_t Coll(const char* func, size_t count, const char* dtype, uint64_t seq) {
+  kairos_nccl_event_descr_v4_t d;
+  std::memset(&d, 0, sizeof(d));
+  d.type = kKairosNcclProfileColl;
+  d.rank = 2;
+  d.coll.seqNumber = seq;
+  d.coll.func = func;
+  d.coll.count = count;
+  d.coll.root = 0;
+  d.coll.datatype = dtype;
+  return d;
+}
+
+TEST_CASE_METHOD(Fixture, "NCCL operations ride on the kernel launch that follows them",
+                 "[cupti_source][nccl]") {
+  void* comm = nullptr;
+  int mask = 0;
+  REQUIRE(NcclPluginInit(&comm, &mask, nullptr, 0xC0FFEE, 1, 4, 2) == kKairosNcclSuccess);
+  CHECK(mask == (kKairosNcclProfileColl | kKairosNcclProfileP2p));
+  const uint64_t unlaunched_before = NcclCounters().without_launch;
+
+  // No window: NCCL gets a null handle and kairos keeps nothing.
+  void* h = reinterpret_cast<void*>(1);
+  auto early = Coll("AllReduce", 100, "ncclFloat32", 1);
+  REQUIRE(NcclPluginStartEvent(comm, &h, &early) == kKairosNcclSuccess);
+  CHECK(h == nullptr);
+  CollectiveRecord none;
+  CHECK_FALSE(TakePendingCollective(&none));
+
+  CuptiSource source(Options());
+  Config config;
+  REQUIRE(source.StartWarmup(config).ok());
+  source.StartRecording(1000);
+
+  // One all-reduce: the driver launch that follows takes it.
+  auto ar = Coll("AllReduce", 1000, "ncclFloat32", 7);
+  REQUIRE(NcclPluginStartEvent(comm, &h, &ar) == kKairosNcclSuccess);
+  REQUIRE(h != nullptr);
+  CallApiAs(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 9);
+  CallApiAs(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 10);
+  REQUIRE(NcclPluginStopEvent(h) == kKairosNcclSuccess);
+
+  // A group of two on one launch: sums of what this rank sends and receives, no single type.
+  void* g1 = nullptr;
+  void* g2 = nullptr;
+  auto ag = Coll("AllGather", 10, "ncclBfloat16", 8);
+  auto rs = Coll("ReduceScatter", 10, "ncclFloat32", 9);
+  NcclPluginStartEvent(comm, &g1, &ag);
+  NcclPluginStartEvent(comm, &g2, &rs);
+  CallApiAs(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 11);
+  NcclPluginStopEvent(g1);
+  NcclPluginStopEvent(g2);
+
+  // Enqueued with no launch seen: dropped at its stop, counted; the next launch is plain.
+  auto bc = Coll("Broadcast", 5, "ncclInt8", 10);
+  NcclPluginStartEvent(comm, &h, &bc);
+  NcclPluginStopEvent(h);
+  CallApiAs(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 12);
+  source.StopRecording(2000);
+
+  // The window is closed: nothing is kept any more.
+  auto late = Coll("AllReduce", 1, "ncclFloat32", 11);
+  NcclPluginStartEvent(comm, &h, &late);
+  CHECK(h == nullptr);
+
+  TraceData data;
+  source.Collect(data);
+  REQUIRE(data.collectives.size() == 2);
+  const CollectiveRecord& a = data.collectives[0];
+  CHECK(a.correlation == 10);
+  CHECK(a.func == CollectiveFunc::kAllReduce);
+  CHECK(a.dtype == CollectiveDtype::kFloat32);
+  CHECK(a.coalesced == 1);
+  CHECK(a.comm_rank == 2);
+  CHECK(a.comm_size == 4);
+  CHECK(a.in_nelems == 1000);
+  CHECK(a.out_nelems == 1000);
+  CHECK(a.comm_hash == 0xC0FFEE);
+  CHECK(a.seq == 7);
+  const CollectiveRecord& g = data.collectives[1];
+  CHECK(g.correlation == 11);
+  CHECK(g.func == CollectiveFunc::kAllGather);
+  CHECK(g.dtype == CollectiveDtype::kUnknown);
+  CHECK(g.coalesced == 2);
+  CHECK(g.in_nelems == 10 + 40);   // all-gather sends 10, reduce-scatter 10 x 4
+  CHECK(g.out_nelems == 40 + 10);
+  CHECK(data.FindCollective(12) == nullptr);
+  CHECK(Stat(data, "nccl_collective_launches") == 2);
+  CHECK(Stat(data, "nccl_collective_overflow") == 0);
+  CHECK(Stat(data, "nccl_ops_without_launch") == 1);
+  CHECK(NcclCounters().without_launch - unlaunched_before == 1);
+  int32_t rank = -1, size = 0;
+  REQUIRE(NcclLargestComm(&rank, &size));
+  CHECK(size >= 4);
+  source.Reset();
+  NcclPluginFinalize(comm);
 }
 
 TEST_CASE_METHOD(Fixture, "ACTIVITY_TYPES selects the kinds", "[cupti_source]") {

@@ -242,6 +242,19 @@ TEST_CASE("distributedInfo.backend is nccl only when an NCCL library is loaded")
   CHECK(DistributedFromEnv().backend.empty());  // this test links no NCCL
 }
 
+TEST_CASE("rank and world size come from the launcher, else from the largest NCCL communicator") {
+  auto same = [](const DistributedInfo& d, int64_t rank, int64_t world, int64_t local,
+                 const char* backend) {
+    return d.rank == rank && d.world_size == world && d.local_rank == local && d.backend == backend;
+  };
+  CHECK(same(ResolveDistributed(3, 8, 1, 5, 16, ""), 3, 8, 1, "nccl"));  // variables win
+  CHECK(same(ResolveDistributed(-1, -1, -1, 5, 16, ""), 5, 16, 0, "nccl"));
+  CHECK(same(ResolveDistributed(-1, 8, -1, 5, 16, "nccl"), 5, 8, 0, "nccl"));
+  CHECK(same(ResolveDistributed(-1, -1, -1, -1, 0, ""), 0, 1, 0, ""));  // no communicator
+  CHECK(same(ResolveDistributed(-1, -1, -1, 7, 4, ""), 0, 1, 0, ""));   // inconsistent: ignored
+  CHECK(same(ResolveDistributed(2, 4, 2, -1, 0, "nccl"), 2, 4, 2, "nccl"));
+}
+
 TEST_CASE("a duration window opens and closes by itself; requests meanwhile are busy") {
   Profiler& p = Profiler::Get();
   const std::string dir = MakeTempDir();

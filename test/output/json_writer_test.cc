@@ -200,6 +200,37 @@ TEST_CASE("Full trace: every kind formatted exactly") {
   }
 }
 
+TEST_CASE("An NCCL kernel carries the operation's args, named as PyTorch names them") {
+  TraceData data;
+  testing::BuildFull(&data);  // world_size 8
+  CollectiveRecord whole;  // on the "Kernel" event (correlation 104): spans the job
+  whole.correlation = 104;
+  whole.func = CollectiveFunc::kAllGather;
+  whole.dtype = CollectiveDtype::kBfloat16;
+  whole.comm_rank = 3;
+  whole.comm_size = 8;
+  whole.in_nelems = 1024;
+  whole.out_nelems = 8192;
+  CollectiveRecord sub = whole;  // on "gemm" (100): a group of two in a 4-rank communicator
+  sub.correlation = 100;
+  sub.coalesced = 2;
+  sub.dtype = CollectiveDtype::kUnknown;
+  sub.comm_size = 4;
+  data.collectives = {sub, whole};
+  const std::vector<std::string> lines = EventLines(WriteToString(data));
+  auto line_of = [&](const std::string& name) {
+    for (const std::string& l : lines) {
+      if (l.find("\"cat\":\"kernel\",\"name\":\"" + name + "\"") != std::string::npos) return l;
+    }
+    return std::string("<none>");
+  };
+  CHECK(line_of("Kernel") ==
+        R"j({"ph":"X","cat":"kernel","name":"Kernel","pid":0,"tid":7,"ts":50.000,"dur":1.000,"args":{"queued":0,"device":5,"context":1,"stream":7,"correlation":104,"registers per thread":32,"shared memory":3072,"blocks per SM":"inf","warps per SM":null,"grid":[264,1,1],"block":[128,1,1],"graph id":3,"graph node id":77,"Collective name":"all_gather","In msg nelems":1024,"Out msg nelems":8192,"dtype":"BFloat16","Group size":8,"Process Group Ranks":"[0, 1, 2, 3, 4, 5, 6, 7]"}})j");
+  const std::string gemm = line_of("gemm");
+  CHECK(gemm.find(R"j("graph node id":0,"Collective name":"coalesced","In msg nelems":1024,"Out msg nelems":8192,"Group size":4}})j") !=
+        std::string::npos);
+}
+
 TEST_CASE("Full trace: structural invariants through the parser") {
   TraceData data;
   testing::BuildFull(&data);

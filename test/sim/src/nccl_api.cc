@@ -20,6 +20,7 @@
 
 #include "nccl.h"
 #include "nccl_comm.h"
+#include "nccl_profiler_plugin.h"
 #include "sim_common.h"
 
 using namespace kairos::sim::nccl;  // NOLINT: this file is the library's C surface
@@ -121,6 +122,7 @@ ncclResult_t InitOne(ncclComm_t* out, int nranks, const ncclUniqueId& id, int ra
     Detach(comm.get(), /*abort=*/true);
     return r;
   }
+  if (wait) ProfilerAttach(comm.get());  // ncclCommInitAll attaches once all have joined
   *out = comm.release();
   return ncclSuccess;
 }
@@ -189,7 +191,10 @@ KSIM_NCCL ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* d
     }
     return r;
   }
-  for (int i = 0; i < ndev; ++i) comms[i] = made[static_cast<size_t>(i)];
+  for (int i = 0; i < ndev; ++i) {
+    ProfilerAttach(made[static_cast<size_t>(i)]);
+    comms[i] = made[static_cast<size_t>(i)];
+  }
   return ncclSuccess;
 }
 
@@ -198,6 +203,7 @@ KSIM_NCCL ncclResult_t ncclCommFinalize(ncclComm_t comm) { return comm == nullpt
 KSIM_NCCL ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;
   Range range("ncclCommDestroy", comm, 0);
+  ProfilerDetach(comm);
   Detach(comm, /*abort=*/false);
   delete comm;
   return ncclSuccess;
@@ -206,6 +212,7 @@ KSIM_NCCL ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 KSIM_NCCL ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;
   Range range("ncclCommAbort", comm, 0);
+  ProfilerDetach(comm);
   Detach(comm, /*abort=*/true);
   delete comm;
   return ncclSuccess;

@@ -3,6 +3,7 @@
 //        and the progress engine (see nccl_comm.h).
 // Threading: see nccl_comm.h.
 #include "nccl_comm.h"
+#include "nccl_profiler_plugin.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -433,36 +434,48 @@ ncclResult_t Execute(std::vector<Op>& ops) {
     cudaStream_t stream;
     KSimNcclKernel k;
     uint64_t end;
+    std::string name;
   };
   std::vector<Kernel> kernels;
   for (Op& op : ops) {
     for (size_t i = 0; i < kernels.size(); ++i)
       if (kernels[i].comm == op.comm && kernels[i].stream == op.stream) op.kernel = static_cast<int>(i);
-    if (op.kernel < 0) {
-      Kernel k{op.comm, op.stream, {}, 0};
-      bool all_p2p = true;
-      for (const Op& o : ops) all_p2p = all_p2p && (o.comm != op.comm || IsP2p(o.kind));
-      const std::string name = all_p2p ? "ncclDevKernel_SendRecv" : KernelName(op);
-      const uint32_t channels = op.comm->nranks > 1 ? 2 : 1;
-      if (GetHooks().begin == nullptr || GetHooks().end == nullptr) {
-        op.comm->last_error = "the simulator's libnccl.so.2 needs the simulator's libcudart.so.13";
-        return ncclSystemError;
+    if (op.kernel >= 0) continue;
+    bool all_p2p = true;
+    for (const Op& o : ops) all_p2p = all_p2p && (o.comm != op.comm || IsP2p(o.kind));
+    op.kernel = static_cast<int>(kernels.size());
+    kernels.push_back(Kernel{op.comm, op.stream, {}, 0, all_p2p ? "ncclDevKernel_SendRecv" : KernelName(op)});
+  }
+  if (GetHooks().begin == nullptr || GetHooks().end == nullptr) {
+    ops.front().comm->last_error = "the simulator's libnccl.so.2 needs the simulator's libcudart.so.13";
+    return ncclSystemError;
+  }
+  // Per kernel, as NCCL enqueues: the profiler plugin's operation events start, the kernel is
+  // launched on this thread, and the events stop ("enqueued"), before any rank waits.
+  ProfilerGroup group(ops);
+  for (size_t ki = 0; ki < kernels.size(); ++ki) {
+    Kernel& kernel = kernels[ki];
+    std::vector<void*> events;
+    for (Op& op : ops) {
+      if (op.kernel != static_cast<int>(ki)) continue;
+      if (IsP2p(op.kind)) {
+        auto& seqs = op.kind == OpKind::kSend ? op.comm->send_seq : op.comm->recv_seq;
+        op.seq = ++seqs[static_cast<size_t>(op.root_or_peer)];
+      } else {
+        op.seq = ++op.comm->coll_seq;
       }
-      if (GetHooks().begin(op.comm->device, op.stream, name.c_str(), channels, &k.k) != cudaSuccess) {
-        op.comm->last_error = "kernel launch failed";
-        return ncclUnhandledCudaError;
-      }
-      op.kernel = static_cast<int>(kernels.size());
-      kernels.push_back(k);
+      events.push_back(ProfilerStartOp(op, group.handle()));
     }
-    op.start = kernels[static_cast<size_t>(op.kernel)].k.start;
-    if (IsP2p(op.kind)) {
-      auto& seqs = op.kind == OpKind::kSend ? op.comm->send_seq : op.comm->recv_seq;
-      op.seq = ++seqs[static_cast<size_t>(op.root_or_peer)];
-    } else {
-      op.seq = ++op.comm->coll_seq;
+    const uint32_t channels = kernel.comm->nranks > 1 ? 2 : 1;
+    const cudaError_t launched =
+        GetHooks().begin(kernel.comm->device, kernel.stream, kernel.name.c_str(), channels, &kernel.k);
+    for (void* e : events) ProfilerStop(e);
+    if (launched != cudaSuccess) {
+      kernel.comm->last_error = "kernel launch failed";
+      return ncclUnhandledCudaError;
     }
   }
+  for (Op& op : ops) op.start = kernels[static_cast<size_t>(op.kernel)].k.start;
   std::vector<ncclComm*> comms;
   for (const Kernel& k : kernels)
     if (std::find(comms.begin(), comms.end(), k.comm) == comms.end()) comms.push_back(k.comm);

@@ -88,6 +88,11 @@ struct ncclComm {
   std::vector<uint64_t> send_seq, recv_seq;
   ncclResult_t async_error = ncclSuccess;
   std::string last_error;
+  // The profiler plugin's context for this communicator and the events it asked for
+  // (nccl_profiler_plugin.h); mask 0 without a plugin.
+  void* profiler_context = nullptr;
+  int profiler_mask = 0;
+  uint64_t comm_hash = 0;
 };
 
 namespace kairos::sim::nccl {

@@ -1,0 +1,85 @@
+// File: nccl_profiler.cc
+// Layer: bindings/c. Exports `ncclProfiler_v4`, so NCCL (2.26 and later) loads libkairos as its
+// profiler plugin when NCCL_PROFILER_PLUGIN names it: NCCL then describes every collective and
+// point-to-point operation to kairos, which writes them on the operation's kernel
+// ("Collective name", "In msg nelems", ..., docs/OUTPUT.md). Under LD_PRELOAD kairos names
+// itself there at load unless the user chose a plugin (api::OfferNcclPlugin). The logic lives
+// in src/activity/nccl_collectives.cc.
+// Threading: NCCL calls these from its own threads; each is non-blocking and never throws
+// into NCCL (a failure is logged once per kind and reported as success, as NCCL asks of
+// plugins, except init, whose failure disables the plugin).
+#include <dlfcn.h>
+
+#include "kairos.h"
+#include "nccl_profiler_abi.h"
+#include "session/api.h"
+
+namespace {
+
+kairos_nccl_result_t Init(void** context, int* activation_mask, const char* comm_name,
+                          uint64_t comm_hash, int n_nodes, int nranks, int rank,
+                          kairos_nccl_debug_logger_t) {
+  try {
+    return kairos::api::NcclPluginInit(context, activation_mask, comm_name, comm_hash, n_nodes,
+                                       nranks, rank);
+  } catch (...) {
+    kairos::api::LogBarrierError("ncclProfiler_v4.init", "exception");
+    return kKairosNcclInternalError;
+  }
+}
+
+kairos_nccl_result_t StartEvent(void* context, void** handle, kairos_nccl_event_descr_v4_t* d) {
+  try {
+    return kairos::api::NcclPluginStartEvent(context, handle, d);
+  } catch (...) {
+    kairos::api::LogBarrierError("ncclProfiler_v4.startEvent", "exception");
+    if (handle != nullptr) *handle = nullptr;
+    return kKairosNcclSuccess;
+  }
+}
+
+kairos_nccl_result_t StopEvent(void* handle) {
+  try {
+    return kairos::api::NcclPluginStopEvent(handle);
+  } catch (...) {
+    kairos::api::LogBarrierError("ncclProfiler_v4.stopEvent", "exception");
+    return kKairosNcclSuccess;
+  }
+}
+
+// Only proxy events have states, and kairos does not ask for them.
+kairos_nccl_result_t RecordEventState(void*, int, kairos_nccl_event_state_args_v4_t*) {
+  return kKairosNcclSuccess;
+}
+
+kairos_nccl_result_t Finalize(void* context) {
+  try {
+    return kairos::api::NcclPluginFinalize(context);
+  } catch (...) {
+    kairos::api::LogBarrierError("ncclProfiler_v4.finalize", "exception");
+    return kKairosNcclSuccess;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+KAIROS_API extern const kairos_nccl_profiler_v4_t ncclProfiler_v4;
+const kairos_nccl_profiler_v4_t ncclProfiler_v4 = {"kairos", Init, StartEvent, StopEvent,
+                                                   RecordEventState, Finalize};
+}  // extern "C"
+
+namespace {
+// Runs before kairos_c.cc's load constructor would matter to NCCL: NCCL reads the variable
+// when the program creates its first communicator, long after load.
+__attribute__((constructor)) void OfferSelfAsNcclPlugin() {
+  try {
+    Dl_info info{};
+    if (dladdr(static_cast<const void*>(&ncclProfiler_v4), &info) != 0) {
+      kairos::api::OfferNcclPlugin(info.dli_fname);
+    }
+  } catch (...) {
+    kairos::api::LogBarrierError("NCCL plugin offer", "exception");
+  }
+}
+}  // namespace

@@ -1,0 +1,51 @@
+// File: nccl_collectives.h
+// Layer: kairos_activity. kairos as NCCL's profiler plugin (v4, nccl_profiler_abi.h): NCCL
+// describes each collective and point-to-point operation to the plugin on the thread that
+// enqueues it, between startEvent and stopEvent ("enqueued"), and that thread launches the
+// operation's kernel in between. So the operations a thread started are held in a
+// thread-local slot and taken by the next kernel launch's API-enter callback on that thread
+// (CuptiSource), which knows the launch's correlation id; a stop with nothing taken drops
+// them (counted). The plugin's init also tells which communicators this process belongs to:
+// the largest one stands in for the job when no RANK/WORLD_SIZE variables are set.
+// Nothing is kept while no window records (SetNcclCapture).
+// Threading: the plugin entry points run on NCCL's threads, any number at once; each touches
+// only its thread's slot and atomics. SetNcclCapture and the counters from any thread.
+#ifndef KAIROS_SRC_ACTIVITY_NCCL_COLLECTIVES_H_
+#define KAIROS_SRC_ACTIVITY_NCCL_COLLECTIVES_H_
+
+#include <cstdint>
+
+#include "collective.h"
+#include "nccl_profiler_abi.h"
+
+namespace kairos::internal {
+
+// The plugin's entry points (bindings/c exports them as `ncclProfiler_v4`). Never fail,
+// never block, never allocate after init.
+kairos_nccl_result_t NcclPluginInit(void** context, int* activation_mask, const char* comm_name,
+                                    uint64_t comm_hash, int n_nodes, int nranks, int rank);
+kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
+                                          const kairos_nccl_event_descr_v4_t* descr);
+kairos_nccl_result_t NcclPluginStopEvent(void* handle);
+kairos_nccl_result_t NcclPluginFinalize(void* context);
+
+// On while a window links CUDA calls; off, startEvent keeps nothing (one relaxed load).
+void SetNcclCapture(bool on);
+
+// Moves the operations this thread started and has not stopped into `out` (correlation left
+// 0 for the caller); false when there are none.
+bool TakePendingCollective(CollectiveRecord* out);
+
+// The largest communicator this process joined (rank in it, its size); false before any.
+bool NcclLargestComm(int32_t* rank, int32_t* size);
+
+struct NcclPluginCounters {
+  uint64_t communicators = 0;     // init calls
+  uint64_t operations = 0;        // Coll/P2p startEvent calls while capturing
+  uint64_t without_launch = 0;    // operations stopped before any launch took them
+};
+NcclPluginCounters NcclCounters();
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SRC_ACTIVITY_NCCL_COLLECTIVES_H_
