@@ -114,7 +114,7 @@ void CuptiSource::Fail(std::string reason) {
   KAIROS_LOG_WARNING("%s", reason.c_str());
   missing_reason_ = std::move(reason);
   linking_.store(false, std::memory_order_relaxed);
-  SetNcclCapture(false);
+  StopNcclCapture();
   DisableKinds();
   if (subscriber_ != nullptr && api_ != nullptr) {
     api_->Unsubscribe(subscriber_);
@@ -316,7 +316,17 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
     return absl::OkStatus();
   }
   active_ = true;
+  if (options_.current_range_id != nullptr) {  // the API callbacks are on
+    nccl_capture_.store(true, std::memory_order_relaxed);
+    SetNcclCapture(true);
+  }
   return absl::OkStatus();
+}
+
+void CuptiSource::StopNcclCapture() {
+  nccl_capture_.store(false, std::memory_order_relaxed);
+  SetNcclCapture(false);
+  collectives_.EndWindow();
 }
 
 void CuptiSource::OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -337,9 +347,12 @@ void CuptiSource::OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
       links_.Add(d->correlationId, id);
     }
     // The kernel of an NCCL operation this thread just enqueued: its launch is the next one
-    // here (the outermost call takes it when a runtime launch calls the driver).
-    if (linking && (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? IsKernelLaunchRuntimeCbid(cbid)
-                                                          : IsKernelLaunchDriverCbid(cbid))) {
+    // here (the outermost call takes it when a runtime launch calls the driver). From
+    // warm-up on, not only while linking: an iteration window opens at a step boundary
+    // before StartRecording runs, and its first step's collectives come in between.
+    if (nccl_capture_.load(std::memory_order_relaxed) &&
+        (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? IsKernelLaunchRuntimeCbid(cbid)
+                                               : IsKernelLaunchDriverCbid(cbid))) {
       CollectiveRecord op;
       if (TakePendingCollective(&op)) {
         op.correlation = d->correlationId;
@@ -422,7 +435,7 @@ void CuptiSource::StartRecording(int64_t window_start_ns) {
   // with their GPU work (CUPTI's correlation ids), only not with the CPU range around them.
   linking_.store(options_.current_range_id != nullptr, std::memory_order_relaxed);
   nccl_unlaunched_at_start_ = NcclCounters().without_launch;
-  SetNcclCapture(options_.current_range_id != nullptr);
+  collectives_.BeginWindow();
 }
 
 void CuptiSource::StopRecording(int64_t window_end_ns) {
@@ -433,7 +446,7 @@ void CuptiSource::StopRecording(int64_t window_end_ns) {
   window_end_ = window_end_ns == INT64_MAX ? INT64_MAX : window_end_ns + offset;
   cupti_offset_ = (cupti_offset_ + offset) / 2;
   linking_.store(false, std::memory_order_relaxed);
-  SetNcclCapture(false);
+  StopNcclCapture();
   DisableKinds();
   const CUptiResult r = api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS) {
@@ -476,6 +489,29 @@ void CuptiSource::AddStats(TraceData& data) {
   data.AddStat("cupti_flush_failed", flush_failed_ ? 1 : 0);
 }
 
+void CuptiSource::AddCollectives(TraceData& data) {
+  std::vector<CollectiveRecord> ring = collectives_.Collect();
+  if (ring.empty() && collectives_.overflow() == 0) return;
+  // The ring also holds warm-up's operations: keep those whose kernel is in the trace.
+  std::vector<uint32_t> kernels;
+  for (const auto& track : data.events_by_track) {
+    for (const Event& e : track) {
+      if (e.kind == EventKind::kKernel && e.correlation != 0) kernels.push_back(e.correlation);
+    }
+  }
+  std::sort(kernels.begin(), kernels.end());
+  for (const CollectiveRecord& r : ring) {
+    if (std::binary_search(kernels.begin(), kernels.end(), r.correlation)) {
+      data.collectives.push_back(r);
+    }
+  }
+  data.AddStat("nccl_collective_launches", data.collectives.size());
+  data.AddStat("nccl_collective_overflow", collectives_.overflow());
+  // Operations NCCL enqueued in the window without a kernel launch kairos saw.
+  const uint64_t unlaunched = NcclCounters().without_launch - nccl_unlaunched_at_start_;
+  if (unlaunched > 0) data.AddStat("nccl_ops_without_launch", unlaunched);
+}
+
 void CuptiSource::Collect(TraceData& data) {
   if (!missing_reason_.empty()) {
     data.warnings.push_back(missing_reason_);
@@ -490,16 +526,9 @@ void CuptiSource::Collect(TraceData& data) {
     if (v != 0) converter_->AddExternal(static_cast<uint32_t>(v >> 32), v & 0xFFFFFFFFu);
   }
   data.AddStat("cupti_link_overflow", links_.overflow());
-  data.collectives = collectives_.Collect();
-  if (!data.collectives.empty() || collectives_.overflow() > 0) {
-    data.AddStat("nccl_collective_launches", data.collectives.size());
-    data.AddStat("nccl_collective_overflow", collectives_.overflow());
-  }
-  // Operations NCCL enqueued without a kernel launch kairos saw (their sizes are lost).
-  const uint64_t unlaunched = NcclCounters().without_launch - nccl_unlaunched_at_start_;
-  if (unlaunched > 0) data.AddStat("nccl_ops_without_launch", unlaunched);
   if (cupti_offset_ != 0) converter_->ShiftTime(-cupti_offset_);  // back to the session clock
   const MergeResult m = MergeIntoTraceData(*converter_, data);
+  AddCollectives(data);
   ProjectGpuAnnotations(data);
   auto fill = options_.device_info != nullptr ? options_.device_info : QueryDeviceInfo;
   for (uint32_t device : m.devices) {
@@ -533,7 +562,7 @@ void CuptiSource::Reset() {
 
 void CuptiSource::Teardown() {
   linking_.store(false, std::memory_order_relaxed);
-  SetNcclCapture(false);
+  StopNcclCapture();
   // The window's kinds, or the telemetry totals' between windows.
   if (api_ != nullptr && !enabled_.empty()) {
     DisableKinds();

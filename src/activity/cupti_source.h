@@ -117,6 +117,10 @@ class CuptiSource : public TraceSource {
   int64_t MeasureCuptiOffset() const;
   // Reset() without resuming the between-window totals (StartWarmup sets up its own).
   void Teardown();
+  // Launches stop taking NCCL operations (window end, failure, teardown).
+  void StopNcclCapture();
+  // The ring's NCCL operations whose kernel is in `data`, and their counters.
+  void AddCollectives(TraceData& data);
   // Enables kernel and memcpy records for the totals outside windows (totals_mu_ held).
   bool EnableTotalsLocked(std::string* why);
   void TallyBuffer(const uint8_t* buffer, size_t valid_size);
@@ -145,6 +149,8 @@ class CuptiSource : public TraceSource {
   // (nccl_collectives.h): filled by the same callback.
   CollectiveLaunchTable collectives_;
   uint64_t nccl_unlaunched_at_start_ = 0;  // NcclCounters().without_launch at the window start
+  // Kernel launches take the NCCL operations their thread enqueued (warm-up to window end).
+  std::atomic<bool> nccl_capture_{false};
   int64_t window_start_ = 0;
   int64_t window_end_ = INT64_MAX;  // in CUPTI's timebase
   int64_t cupti_offset_ = 0;         // CUPTI clock - CLOCK_REALTIME, measured at the edges

@@ -324,6 +324,17 @@ TEST_CASE_METHOD(Fixture, "NCCL operations ride on the kernel launch that follow
   CuptiSource source(Options());
   Config config;
   REQUIRE(source.StartWarmup(config).ok());
+  // Warm-up already keeps them: an iteration window opens at a step boundary, and its first
+  // step's collectives are launched before StartRecording runs.
+  auto first = Coll("AllReduce", 64, "ncclFloat16", 6);
+  REQUIRE(NcclPluginStartEvent(comm, &h, &first) == kKairosNcclSuccess);
+  REQUIRE(h != nullptr);
+  CallApiAs(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 8);
+  NcclPluginStopEvent(h);
+  auto gone = Coll("AllReduce", 64, "ncclFloat16", 5);  // its kernel never reaches the trace
+  NcclPluginStartEvent(comm, &h, &gone);
+  CallApiAs(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 7);
+  NcclPluginStopEvent(h);
   source.StartRecording(1000);
 
   // One all-reduce: the driver launch that follows takes it.
@@ -350,6 +361,9 @@ TEST_CASE_METHOD(Fixture, "NCCL operations ride on the kernel launch that follow
   NcclPluginStartEvent(comm, &h, &bc);
   NcclPluginStopEvent(h);
   CallApiAs(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 12);
+  RecordBuffer kernels;  // the launches' kernels ran in the window
+  for (uint32_t c : {8u, 10u, 11u, 12u}) kernels.Add(testing::Kernel(c, 1000 + 50 * c, 1020 + 50 * c, "ncclDevKernel"));
+  state.pending.push_back(kernels);
   source.StopRecording(2000);
 
   // The window is closed: nothing is kept any more.
@@ -359,8 +373,10 @@ TEST_CASE_METHOD(Fixture, "NCCL operations ride on the kernel launch that follow
 
   TraceData data;
   source.Collect(data);
-  REQUIRE(data.collectives.size() == 2);
-  const CollectiveRecord& a = data.collectives[0];
+  REQUIRE(data.collectives.size() == 3);
+  CHECK(data.collectives[0].correlation == 8);
+  CHECK(data.collectives[0].dtype == CollectiveDtype::kFloat16);
+  const CollectiveRecord& a = data.collectives[1];
   CHECK(a.correlation == 10);
   CHECK(a.func == CollectiveFunc::kAllReduce);
   CHECK(a.dtype == CollectiveDtype::kFloat32);
@@ -371,7 +387,7 @@ TEST_CASE_METHOD(Fixture, "NCCL operations ride on the kernel launch that follow
   CHECK(a.out_nelems == 1000);
   CHECK(a.comm_hash == 0xC0FFEE);
   CHECK(a.seq == 7);
-  const CollectiveRecord& g = data.collectives[1];
+  const CollectiveRecord& g = data.collectives[2];
   CHECK(g.correlation == 11);
   CHECK(g.func == CollectiveFunc::kAllGather);
   CHECK(g.dtype == CollectiveDtype::kUnknown);
@@ -379,7 +395,7 @@ TEST_CASE_METHOD(Fixture, "NCCL operations ride on the kernel launch that follow
   CHECK(g.in_nelems == 10 + 40);   // all-gather sends 10, reduce-scatter 10 x 4
   CHECK(g.out_nelems == 40 + 10);
   CHECK(data.FindCollective(12) == nullptr);
-  CHECK(Stat(data, "nccl_collective_launches") == 2);
+  CHECK(Stat(data, "nccl_collective_launches") == 3);
   CHECK(Stat(data, "nccl_collective_overflow") == 0);
   CHECK(Stat(data, "nccl_ops_without_launch") == 1);
   CHECK(NcclCounters().without_launch - unlaunched_before == 1);

@@ -6,7 +6,8 @@
 # request must give four traces, each named by its rank, covering the same ProfilerStep
 # numbers; `kairos summarize` on them must name rank 2 as the straggler with a loss per step
 # within 10% of the loss measured from the ranks' launch times; `kairos merge` must give one
-# timeline with four rank process groups whose all-reduce ends agree within 5 us. Then a rank
+# timeline with four rank process groups whose all-reduce ends agree within 5 us. Each
+# all-reduce kernel carries the operation NCCL described to kairos' profiler plugin. Then a rank
 # killed mid-window: the others fail cleanly and still write their traces.
 # usage: ddp_job_trace_test.sh KAIROS_BIN LIBKAIROS RUN_DDP SIM_LIB_DIR OUT_DIR
 set -u
@@ -77,6 +78,19 @@ for f in files:
     if d["backend"] != "nccl" or d["world_size"] != 4 or d["local_rank"] != d["rank"]:
         print("FAIL: distributedInfo", d); sys.exit(1)
     r = d["rank"]
+    # NCCL described each all-reduce to kairos (the profiler plugin, named in
+    # NCCL_PROFILER_PLUGIN by the preloaded library): its kernel carries what ddp_train passed,
+    # 4 layers x --params 16384 floats, over the 4-rank world communicator.
+    want = {"Collective name": "allreduce", "In msg nelems": 65536, "Out msg nelems": 65536,
+            "dtype": "Float", "Group size": 4, "Process Group Ranks": "[0, 1, 2, 3]"}
+    ars = [e for e in t["traceEvents"] if e.get("cat") == "kernel" and "AllReduce" in e["name"]]
+    bad = [e["args"] for e in ars if any(e["args"].get(k) != v for k, v in want.items())]
+    if len(ars) < 9 or bad:
+        print("FAIL: rank", r, len(ars), "all-reduce kernels, without the operation's args:", bad[:2])
+        sys.exit(1)
+    stats = t["kairos_stats"]
+    if stats.get("nccl_collective_launches") != len(ars) or "nccl_ops_without_launch" in stats:
+        print("FAIL: rank", r, "NCCL stats", stats); sys.exit(1)
     steps[r] = sorted(int(e["name"].split("#")[1]) for e in t["traceEvents"]
                       if e.get("name", "").startswith("ProfilerStep#"))
 first = steps[0]
