@@ -5,8 +5,8 @@
 //
 // Each API call is also an NVTX range in domain "NCCL" (real NCCL names its ranges after the API
 // function too). The simulator appends its parameters as text ("ncclAllReduce count=1024
-// rank=2 nranks=4"): that is how kairos learns message sizes and the communicator here; real
-// NCCL carries them in an NVTX extended payload instead (docs/SIMULATOR.md, "NCCL").
+// rank=2 nranks=4") for a human reader; real NCCL carries them in an NVTX extended payload.
+// Profilers learn them from the profiler plugin (nccl_profiler_plugin.h), as with NCCL 2.26+.
 #include <sys/random.h>
 #include <unistd.h>
 
