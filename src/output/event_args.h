@@ -122,6 +122,16 @@ class EventArgs {
   // kDetailRow and the event has no valid detail row.
   template <typename Sink>
   bool Visit(const Event& e, ArgScope scope, Sink& sink);
+  // Only the NCCL operation args of kernel `e` (part of Visit's kEvent scope); false, writing
+  // nothing, when `e` carried no operation. The Perfetto writer interns their text.
+  template <typename Sink>
+  bool VisitCollective(const Event& e, Sink& sink) const {
+    if (e.kind != EventKind::kKernel || e.correlation == 0 || data_.collectives.empty()) return false;
+    const CollectiveRecord* c = data_.FindCollective(e.correlation);
+    if (c == nullptr) return false;
+    Collective(*c, sink);
+    return true;
+  }
 
  private:
   template <typename Sink> void Kernel(const Event& e, const KernelDetail& k, bool full, Sink& s);

@@ -62,10 +62,13 @@ constexpr uint32_t kSeqIncrementalStateCleared = 1;
 constexpr uint32_t kSeqNeedsIncrementalState = 2;
 
 // Debug annotation names interned per sequence; iid = index + 1.
-enum class Arg : uint8_t { kExternalId = 0, kCorrelation, kCbid, kBandwidth, kFinished, kDetail, kCount };
+enum class Arg : uint8_t {
+  kExternalId = 0, kCorrelation, kCbid, kBandwidth, kFinished, kDetail, kCollective, kCount
+};
 constexpr const char* kArgNames[] = {internal::arg_keys::kExternalId, internal::arg_keys::kCorrelation,
                                      internal::arg_keys::kCbid,       internal::arg_keys::kBandwidth,
-                                     internal::arg_keys::kFinished,   kPerfettoDetailArg};
+                                     internal::arg_keys::kFinished,   kPerfettoDetailArg,
+                                     kPerfettoCollectiveArg};
 static_assert(sizeof(kArgNames) / sizeof(kArgNames[0]) == static_cast<size_t>(Arg::kCount));
 
 // Events of a track's most common kind omit their category (the reader restores it), which
@@ -116,6 +119,7 @@ struct Sequence {
   IidCache detail_cache;
   absl::flat_hash_map<uint64_t, uint32_t> name_iids;  // DisplayNameKey -> iid
   absl::flat_hash_map<uint64_t, uint32_t> detail_iids;
+  absl::flat_hash_map<std::string, uint32_t> collective_iids;  // args text -> string iid
   std::vector<int64_t> open_ends;  // non-increasing: enclosing ranges end last
   // The bytes every packet of this sequence repeats after its timestamp, precomputed:
   // trusted_packet_sequence_id, and for END packets also the whole TrackEvent.
@@ -167,6 +171,7 @@ class Encoder {
   void StartSequence(Sequence& s, int64_t t0, uint64_t default_track);
   absl::Status WriteCounters();
   void WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts);
+  uint32_t CollectiveIid(Sequence& s, const Event& e);
   void WriteEnd(Sequence& s, int64_t ts);
   uint32_t NameIid(Sequence& s, const Event& e, NewInterned& ni);
   uint32_t DetailIid(Sequence& s, const Event& e, NewInterned& ni);
@@ -410,9 +415,10 @@ void Encoder::StartSequence(Sequence& s, int64_t t0, uint64_t default_track) {
 
 // Upper bound of an event packet without interned data: header 2, timestamp 11, sequence
 // id 6, TrackEvent header 2, category 2, type 2, name 6, flow 7, and at most five debug
-// annotations (External id 10, cbid 8, correlation 10, bandwidth 13, finished 6, detail 11:
-// at most 50 together, since cbid and bandwidth exclude each other). Both length prefixes
-// therefore fit one byte, which the direct-write path relies on.
+// annotations (External id 10, cbid 8, correlation 10, bandwidth 13, finished 6, detail 11,
+// collective 11: at most 50 together, since cbid and bandwidth exclude each other and only
+// kernels carry a collective, which have neither: 10 + 10 + 6 + 11 + 11 = 48). Both length
+// prefixes therefore fit one byte, which the direct-write path relies on.
 constexpr size_t kMaxEventPacket = 2 + 11 + 6 + 2 + 2 + 2 + 6 + 7 + 50;
 static_assert(kMaxEventPacket - 2 < 0x80, "an event packet's length must fit one byte");
 
@@ -511,6 +517,31 @@ uint32_t Encoder::DetailIid(Sequence& s, const Event& e, NewInterned& ni) {
   return iid;
 }
 
+// The interned string iid of an NCCL kernel's operation args as JSON text, 0 for any other
+// event. A text not seen on this sequence yet is interned by a packet of its own (interned
+// data only), written here, before the event's packet.
+uint32_t Encoder::CollectiveIid(Sequence& s, const Event& e) {
+  JsonWriter text;
+  internal::JsonObjectArgsSink sink(text);
+  if (!event_args_.VisitCollective(e, sink)) return 0;
+  sink.Close();
+  auto [it, inserted] = s.collective_iids.try_emplace(std::string(text.view()), 0);
+  if (!inserted) return it->second;
+  it->second = s.next_string_iid++;
+  size_t pk = enc_.BeginNested(kTracePacket);
+  enc_.Varint(kPktSequenceId, s.id);
+  enc_.Varint(kPktSequenceFlags, kSeqNeedsIncrementalState);
+  size_t id = enc_.BeginNested(kPktInternedData);
+  size_t m = enc_.BeginNested(29);  // debug_annotation_string_values
+  enc_.Varint(1, it->second);
+  enc_.String(2, it->first);
+  enc_.EndNested(m);
+  enc_.EndNested(id);
+  enc_.EndNested(pk);
+  ++stats_->packets;
+  return it->second;
+}
+
 // The hot path: one Reserve, then the packet is written in place with one-byte length
 // prefixes (kMaxEventPacket). Only a packet that also defines interned entries takes the
 // generic encoder for those, and the general EndNested for the packet length.
@@ -520,6 +551,8 @@ void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts)
   NewInterned ni;
   const uint32_t name_iid = NameIid(s, e, ni);
   const uint32_t detail_iid = e.detail != kNoDetail ? DetailIid(s, e, ni) : 0;
+  // Before the event packet: a new text goes out in a packet of its own.
+  const uint32_t collective_iid = data_.collectives.empty() ? 0 : CollectiveIid(s, e);
 
   enc_.Reserve(kMaxEventPacket);
   uint8_t* const pk = enc_.ptr();
@@ -604,6 +637,11 @@ void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts)
   if (detail_iid) {
     UseArg(Arg::kDetail, ni, s);
     p = PutAnnotation(Arg::kDetail, TagValue(kDaStringIid, WireType::kVarint), detail_iid, false, p);
+  }
+  if (collective_iid) {
+    UseArg(Arg::kCollective, ni, s);
+    p = PutAnnotation(Arg::kCollective, TagValue(kDaStringIid, WireType::kVarint), collective_iid,
+                      false, p);
   }
   te[1] = static_cast<uint8_t>(p - te - 2);
   if (ni.name || ni.category >= 0 || ni.args || ni.string_iid) {

@@ -44,6 +44,9 @@ inline constexpr uint32_t kPerfettoIncrementalClockId = 64;
 // Debug annotation that holds an event's side-table args (kernel launch configuration,
 // memcpy details, ...) as one interned JSON object text; see docs/PERFETTO.md.
 inline constexpr const char* kPerfettoDetailArg = "detail";
+// Debug annotation that holds an NCCL kernel's operation args ("Collective name", ...) the
+// same way, interned once per distinct text (a training loop repeats a few).
+inline constexpr const char* kPerfettoCollectiveArg = "collective";
 
 struct PerfettoWriterOptions {
   size_t chunk_bytes = 256 * 1024;  // bytes buffered before each ByteSink::Write

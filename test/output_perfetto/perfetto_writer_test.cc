@@ -195,7 +195,7 @@ Decoded Decode(const std::string& bytes) {
         name = it->second;
       }
       json v = AnnotationValue(a, s.strs, &out.errors);
-      if (name == kPerfettoDetailArg) {
+      if (name == kPerfettoDetailArg || name == kPerfettoCollectiveArg) {
         json detail = json::parse(v.get<std::string>());
         for (auto& [k, dv] : detail.items()) sl.args[k] = dv;
       } else {
@@ -308,8 +308,8 @@ TEST_CASE("every event decodes with exact names, timestamps and tracks") {
   CHECK(meta->args["device.0.numSms"] == 132);
 }
 
-TEST_CASE("args and flows match the JSON writer's output of the same data") {
-  TraceData data = BuildReferenceTrace(20);
+// Every slice's args and flows against the JSON writer's output of the same data.
+void CheckArgsMatchJson(const TraceData& data) {
   Decoded dec = Decode(WritePerfetto(data));
   REQUIRE(dec.errors.empty());
   StringSink js;
@@ -350,6 +350,56 @@ TEST_CASE("args and flows match the JSON writer's output of the same data") {
   json_flows.insert(json_flow_f.begin(), json_flow_f.end());
   CHECK(pf_flows == json_flows);
   CHECK(pf_flows.size() == 4);  // 2 launches -> kernel and memcpy
+}
+
+TEST_CASE("args and flows match the JSON writer's output of the same data") {
+  CheckArgsMatchJson(BuildReferenceTrace(20));
+}
+
+TEST_CASE("NCCL kernels carry their operation's args, each distinct text interned once") {
+  TraceData data = BuildReferenceTrace(20);
+  data.distributed.world_size = 4;
+  // Eight more launches of the first kernel on its stream, after everything else.
+  for (size_t ti = 0; ti < data.events_by_track.size(); ++ti) {
+    auto& track = data.events_by_track[ti];
+    auto k = std::find_if(track.begin(), track.end(), [](const Event& e) { return e.kind == EventKind::kKernel; });
+    if (k == track.end()) continue;
+    Event more = *k;
+    for (uint32_t i = 0; i < 8; ++i) {
+      more.correlation = 1000 + i;
+      more.flags = 0;
+      more.external_id = 0;
+      more.start_ns = data.window_end_ns - 10000 + 1000 * i;
+      more.end_ns = more.start_ns + 500;
+      track.push_back(more);
+    }
+    break;
+  }
+  data.SortTracks();
+  size_t kernels = 0;
+  for (const auto& track : data.events_by_track) {
+    for (const Event& e : track) {
+      if (e.kind != EventKind::kKernel) continue;
+      ++kernels;
+      CollectiveRecord c;
+      c.correlation = e.correlation;
+      c.func = CollectiveFunc::kAllReduce;
+      c.dtype = CollectiveDtype::kFloat32;
+      c.comm_size = 4;
+      c.in_nelems = c.out_nelems = 65536;
+      data.collectives.push_back(c);
+    }
+  }
+  REQUIRE(kernels == 10);
+  std::sort(data.collectives.begin(), data.collectives.end(),
+            [](const CollectiveRecord& a, const CollectiveRecord& b) { return a.correlation < b.correlation; });
+  CheckArgsMatchJson(data);  // "Collective name" ... "Process Group Ranks" on every kernel
+  const std::string bytes = WritePerfetto(data);
+  const std::string text =
+      R"({"Collective name":"allreduce","In msg nelems":65536,"Out msg nelems":65536,"dtype":"Float","Group size":4,"Process Group Ranks":"[0, 1, 2, 3]"})";
+  size_t copies = 0;
+  for (size_t at = bytes.find(text); at != std::string::npos; at = bytes.find(text, at + 1)) ++copies;
+  CHECK(copies == 2);  // once on each of the two GPU stream sequences, however many kernels
 }
 
 TEST_CASE("interned tables: each name and arg name defined once per sequence, on first use") {
