@@ -195,7 +195,8 @@ void DaemonClient::Run() {
     const int64_t now = NowMs();
     if (now >= next_poll) {
       DrainSocket();  // replies of earlier polls: configs are still handled, empties dropped
-      SendRequest();
+      if (!ready_ && (!options_.ready || options_.ready())) ready_ = true;
+      if (ready_) SendRequest();
       // The next tick is the next multiple of poll_ms on the wall clock (see Start), reached
       // by a wait on the steady clock; after a long stall missed ticks are skipped, never
       // burst. A wall-clock step changes one wait, never more than poll_ms.

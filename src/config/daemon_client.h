@@ -64,6 +64,10 @@ struct DaemonClientOptions {
   int64_t job_id = 0;            // SLURM_JOB_ID / KAIROS_JOB_ID, sent as-is (64-bit)
   int64_t poll_ms = 1000;        // KAIROS_DAEMON_POLL_MS (anchor: 5000)
   std::string client_name;       // "" = "dynoconfigclient" + random UUIDv4
+  // Asked on each tick until it first says yes: before that nothing is sent, so the daemon
+  // does not know the process (a launcher or shell tool that merely inherited LD_PRELOAD
+  // never takes a trigger slot). Null: poll from the start. Must not block.
+  std::function<bool()> ready;
 };
 
 struct DaemonClientStats {
@@ -148,6 +152,7 @@ class DaemonClient {
   pid_t pids_for_self_ = 0;       // ...valid while getpid() and getppid() are unchanged
   pid_t pids_for_parent_ = 0;
   uint64_t last_poll_raw_ = 0;    // poller thread only: ReadRawClock() of the latest poll sent
+  bool ready_ = false;            // poller thread only: options_.ready said yes once
 
   // Counters only, read by stats(): no other data is published through them, so relaxed
   // increments and loads are enough.

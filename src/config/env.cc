@@ -187,6 +187,7 @@ EnvSettings DecodeEnv(const EnvLookup& lookup) {
   }
   e.log_level = DecodeLogLevel(lookup, &e.warnings);
   e.use_daemon = lookup("KINETO_USE_DAEMON") != nullptr || Get(lookup, "KAIROS_USE_DAEMON") == "1";
+  e.daemon_register_always = Get(lookup, "KAIROS_DAEMON_REGISTER") == "always";
   e.ipc_socket_dir = Get(lookup, "KINETO_IPC_SOCKET_DIR");
   e.daemon_endpoint = Get(lookup, "KAIROS_DAEMON_ENDPOINT");
   e.ondemand_trace_dir = Get(lookup, "KINETO_ONDEMAND_TRACE_DIR");

@@ -43,6 +43,9 @@ struct EnvSettings {
   // Daemon: KINETO_USE_DAEMON is presence-only (even "0" enables, as in libkineto);
   // KAIROS_USE_DAEMON enables only when exactly "1".
   bool use_daemon = false;
+  // KAIROS_DAEMON_REGISTER exactly "always": poll the daemon from load, not only once the
+  // process uses a GPU, NCCL or kairos_step (daemon_glue.cc).
+  bool daemon_register_always = false;
   std::string ipc_socket_dir;   // KINETO_IPC_SOCKET_DIR
   std::string daemon_endpoint;  // KAIROS_DAEMON_ENDPOINT (override of the daemon's name, tests)
 

@@ -3,8 +3,12 @@
 // Threading: handler methods run on the daemon client thread; Profiler is thread-safe.
 #include "session/daemon_glue.h"
 
-#include <atomic>
+#include <link.h>
 
+#include <atomic>
+#include <cstring>
+
+#include "activity/nccl_collectives.h"
 #include "config/daemon_config.h"
 #include "config/env.h"
 #include "config/output_path.h"
@@ -32,6 +36,32 @@ class ProfilerHandler final : public TraceRequestHandler {
   }
 };
 
+bool LoadedDriverLibrary() {
+  bool found = false;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        const char* name = info->dlpi_name;
+        if (name == nullptr) return 0;
+        const char* base = strrchr(name, '/');
+        base = base != nullptr ? base + 1 : name;
+        if (strncmp(base, "libcuda.so", 10) == 0) {
+          *static_cast<bool*>(out) = true;
+          return 1;
+        }
+        return 0;
+      },
+      &found);
+  return found;
+}
+
+}  // namespace
+
+bool ProcessLooksLikeTrainingJob(int64_t iteration, bool nccl_comm, bool driver_loaded) {
+  return iteration > 0 || nccl_comm || driver_loaded;
+}
+
+namespace {
+
 // The client the root owns, for DaemonClientPolls (the root's fork hook stops it).
 std::atomic<DaemonClient*> g_client{nullptr};
 
@@ -44,8 +74,20 @@ DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms) {
     Config base;
     base.daemon_poll_ms = poll_ms;
     static ProfilerHandler handler;
-    auto client = DaemonClient::Create(DaemonClientOptionsFrom(env, base), &handler,
-                                       MakeDaemonConfigPreparer());
+    DaemonClientOptions options = DaemonClientOptionsFrom(env, base);
+    // Register once the process shows it trains: it stepped, joined an NCCL communicator or
+    // initialised CUDA (the runtime loads the driver, libcuda, at its first call; a launcher
+    // that imports torch maps libcudart but not the driver). A few microseconds a tick
+    // until then; never again after.
+    if (!env.daemon_register_always) {
+      options.ready = [] {
+        int32_t rank = -1, size = 0;
+        return ProcessLooksLikeTrainingJob(g_iteration.load(std::memory_order_relaxed),
+                                           internal::NcclLargestComm(&rank, &size),
+                                           LoadedDriverLibrary());
+      };
+    }
+    auto client = DaemonClient::Create(std::move(options), &handler, MakeDaemonConfigPreparer());
     if (!client.ok()) {
       KAIROS_LOG_WARNING("daemon client disabled: %s",
                          std::string(client.status().message()).c_str());

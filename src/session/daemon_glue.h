@@ -17,8 +17,14 @@ namespace kairos {
 // In a forked child the parent's client is not running and is not restarted (like
 // libkineto, whose loader thread does not survive fork): a data-loader worker never
 // registers with the daemon and never takes a trigger slot.
+// The client polls (registers) only once the process looks like a training job:
+// ProcessLooksLikeTrainingJob below, or always with KAIROS_DAEMON_REGISTER=always.
 class DaemonClient;
 DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms);
+
+// The registration rule: the process stepped (kairos_step, the torch bridge's optimizer
+// hook), joined an NCCL communicator, or has the CUDA driver (libcuda) loaded.
+bool ProcessLooksLikeTrainingJob(int64_t iteration, bool nccl_comm, bool driver_loaded);
 
 // Polls sent by the daemon client so far (0 when it is not running); for tests and status.
 uint64_t DaemonClientPolls();

@@ -28,6 +28,7 @@
 #include "activity/cpu_recorder.h"
 #include "clock.h"
 #include "core/test_util.h"
+#include "session/daemon_glue.h"
 #include "session/trace_identity.h"
 
 namespace kairos {
@@ -240,6 +241,13 @@ TEST_CASE("distributedInfo.backend is nccl only when an NCCL library is loaded")
   CHECK(BackendFromLoadedObjects({"/opt/libnccl.so.2/libfoo.so"}).empty());
   CHECK(BackendFromLoadedObjects({}).empty());
   CHECK(DistributedFromEnv().backend.empty());  // this test links no NCCL
+}
+
+TEST_CASE("a process registers with the daemon once it steps, joins NCCL or loads the driver") {
+  CHECK_FALSE(ProcessLooksLikeTrainingJob(0, false, false));  // a launcher, a shell tool
+  CHECK(ProcessLooksLikeTrainingJob(1, false, false));
+  CHECK(ProcessLooksLikeTrainingJob(0, true, false));
+  CHECK(ProcessLooksLikeTrainingJob(0, false, true));
 }
 
 TEST_CASE("rank and world size come from the launcher, else from the largest NCCL communicator") {

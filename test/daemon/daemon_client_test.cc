@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <atomic>
+#include <thread>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -316,6 +318,35 @@ TEST_CASE("filesystem mode: a socket dir too deep for any name fails with the pa
   auto client = DaemonClient::Create(o, &h, FakePrepare);
   REQUIRE_FALSE(client.ok());
   CHECK(client.status().message().find("longer than 107 bytes") != std::string::npos);
+}
+
+TEST_CASE("nothing is sent until the readiness check says yes once; then every tick polls") {
+  const std::string name = UniqueEndpoint("ready");
+  FakeEndpoint daemon(name);
+  RecordingHandler h;
+  std::atomic<int> asked{0};
+  std::atomic<bool> ready{false};
+  DaemonClientOptions o;
+  o.endpoint = name;
+  o.poll_ms = 10;
+  o.ready = [&] {
+    asked.fetch_add(1);
+    return ready.load();
+  };
+  auto client = DaemonClient::Create(o, &h, FakePrepare);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->Start().ok());
+  while (asked.load() < 5) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  CHECK(daemon.Receive(50).empty());  // five ticks asked, nothing sent
+  CHECK((*client)->stats().polls == 0);
+  ready.store(true);
+  REQUIRE_FALSE(daemon.Receive(2000).empty());
+  const int asked_when_ready = asked.load();
+  ready.store(false);  // asked no more: registration is not withdrawn
+  REQUIRE_FALSE(daemon.Receive(2000).empty());
+  REQUIRE_FALSE(daemon.Receive(2000).empty());
+  CHECK(asked.load() == asked_when_ready);
+  (*client)->Stop();
 }
 
 TEST_CASE("forked child: the poller is not running there and Stop does not hang or abort") {

@@ -28,10 +28,16 @@ void ReplayContexts() {
   for (const Context* c : live) EmitContextRecords(c);
 }
 
-// What the driver does at cuInit: load the CUDA_INJECTION64_PATH tool once.
+// What the runtime and driver do at the first call: the runtime loads the driver library
+// (libcuda.so.1; the substitute is an empty shim over this library, found on the same
+// LD_LIBRARY_PATH: a tool can tell "CUDA initialised" from "libcudart merely linked" by it),
+// then cuInit loads the CUDA_INJECTION64_PATH tool once.
 void InjectOnce() {
   static std::atomic<bool> done{false};
   if (done.exchange(true)) return;
+  if (dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    KSIM_DIAG("libcuda.so.1 not loaded: %s", dlerror());
+  }
   const char* path = EnvOr("CUDA_INJECTION64_PATH", "");
   if (*path == '\0' || std::strcmp(path, "none") == 0) return;
   void* handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
