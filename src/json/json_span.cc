@@ -12,6 +12,50 @@
 #endif
 
 namespace kairos {
+namespace {
+
+// 16 bytes per step: names in traces are long and plain (a C++ kernel name is ~60-200
+// bytes), and this loop is where the reader spends its string time. Inlined into the span
+// reader's string paths (a call per string cost 3% of a trace read).
+inline __attribute__((always_inline)) const char* PlainEnd(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i ctl_max = _mm_set1_epi8(0x1F);
+  for (; p < end; p += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // x <= 0x1F unsigned exactly when min(x, 0x1F) == x.
+    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                                     _mm_cmpeq_epi8(_mm_min_epu8(x, ctl_max), x));
+    const int mask = _mm_movemask_epi8(hit);
+    if (mask != 0) {
+      p += __builtin_ctz(static_cast<unsigned>(mask));
+      return p < end ? p : end;
+    }
+  }
+  return end;
+#else
+  // Eight bytes per step (SWAR); has_zero marks the lowest matching byte exactly.
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  for (; p < end; p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    const uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
+    const uint64_t hit = (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w)) & kHigh;
+    if (hit != 0) {
+      // Little-endian byte order assumed by ctz; big-endian targets take the byte loop.
+      if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+        p += __builtin_ctzll(hit) >> 3;
+        return p < end ? p : end;
+      }
+      break;
+    }
+  }
+  while (p < end && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) ++p;
+  return p < end ? p : end;
+#endif
+}
+
+}  // namespace
 
 namespace internal {
 
@@ -59,50 +103,40 @@ void AppendUtf8(uint32_t cp, std::string* out) {
   }
 }
 
-const char* PlainStringEnd(const char* p, const char* end) {
-#if defined(__SSE2__)
-  // 16 bytes per step: names in traces are long and plain (a C++ kernel name is ~60-200
-  // bytes), and this loop is where the reader spends its string time.
-  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
-  const __m128i ctl_max = _mm_set1_epi8(0x1F);
-  for (; p < end; p += 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // x <= 0x1F unsigned exactly when min(x, 0x1F) == x.
-    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                                     _mm_cmpeq_epi8(_mm_min_epu8(x, ctl_max), x));
-    const int mask = _mm_movemask_epi8(hit);
-    if (mask != 0) {
-      p += __builtin_ctz(static_cast<unsigned>(mask));
-      return p < end ? p : end;
-    }
-  }
-  return end;
-#else
-  // Eight bytes per step (SWAR); has_zero marks the lowest matching byte exactly.
-  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-  for (; p < end; p += 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    const uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
-    const uint64_t hit = (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w)) & kHigh;
-    if (hit != 0) {
-      // Little-endian byte order assumed by ctz; big-endian targets take the byte loop.
-      if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
-        p += __builtin_ctzll(hit) >> 3;
-        return p < end ? p : end;
-      }
-      break;
-    }
-  }
-  while (p < end && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) ++p;
-  return p < end ? p : end;
-#endif
-}
+const char* PlainStringEnd(const char* p, const char* end) { return PlainEnd(p, end); }
 
 }  // namespace internal
 
+namespace {
+
+// Sets *out to the n bytes at p. Same length (a reused slot: number widths and names repeat
+// from event to event) is one copy into the existing bytes, without the general assign path.
+// Short texts (keys, numbers, categories) are copied with two fixed-size overlapping moves
+// instead of a memcpy call (the call was 4% of a trace read).
+inline void SetText(std::string* out, const char* p, size_t n) {
+  if (out->size() == n) {
+    char* d = &(*out)[0];
+    if (n >= 8 && n <= 16) {
+      std::memcpy(d, p, 8);
+      std::memcpy(d + n - 8, p + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+      std::memcpy(d, p, 4);
+      std::memcpy(d + n - 4, p + n - 4, 4);
+    } else if (n > 0 && n < 4) {
+      d[0] = p[0];
+      d[n / 2] = p[n / 2];
+      d[n - 1] = p[n - 1];
+    } else if (n > 16) {
+      std::memcpy(d, p, n);
+    }
+  } else {
+    out->assign(p, n);
+  }
+}
+
+}  // namespace
+
 using internal::AppendUtf8;
-using internal::PlainStringEnd;
 
 namespace {
 constexpr JsonSpanStatus kOk = JsonSpanStatus::kOk;
@@ -180,10 +214,17 @@ JsonSpanStatus JsonSpanReader::UnicodeEscape(std::string* out) {
 }
 
 JsonSpanStatus JsonSpanReader::String(std::string* out) {
+  const char* start = p_ + 1;
+  const char* run = PlainEnd(start, end_);
+  if (run < end_ && *run == '"') {  // no escape: the common case
+    SetText(out, start, static_cast<size_t>(run - start));
+    p_ = run + 1;
+    return kOk;
+  }
   out->clear();
   ++p_;  // the opening quote
   for (;;) {
-    const char* run = PlainStringEnd(p_, end_);
+    const char* run = PlainEnd(p_, end_);
     out->append(p_, static_cast<size_t>(run - p_));
     p_ = run;
     if (p_ >= end_) return kNeedMore;
@@ -194,9 +235,23 @@ JsonSpanStatus JsonSpanReader::String(std::string* out) {
   }
 }
 
+JsonSpanStatus JsonSpanReader::Key(std::string* out) {
+  // A reused slot usually holds this very key already (the previous event of the same
+  // shape): compare instead of copying.
+  const char* start = p_ + 1;
+  const char* run = PlainEnd(start, end_);
+  if (run < end_ && *run == '"') {
+    const size_t n = static_cast<size_t>(run - start);
+    SetText(out, start, n);
+    p_ = run + 1;
+    return kOk;
+  }
+  return String(out);
+}
+
 JsonSpanStatus JsonSpanReader::StringView(std::string_view* view, std::string* scratch) {
   const char* start = p_ + 1;
-  const char* run = PlainStringEnd(start, end_);
+  const char* run = PlainEnd(start, end_);
   if (run < end_ && *run == '"') {
     *view = std::string_view(start, static_cast<size_t>(run - start));
     p_ = run + 1;
@@ -210,7 +265,7 @@ JsonSpanStatus JsonSpanReader::StringView(std::string_view* view, std::string* s
 JsonSpanStatus JsonSpanReader::SkipString() {
   ++p_;
   for (;;) {
-    p_ = PlainStringEnd(p_, end_);
+    p_ = PlainEnd(p_, end_);
     if (p_ >= end_) return kNeedMore;
     const char c = *p_++;
     if (c == '"') return kOk;
@@ -277,7 +332,8 @@ JsonSpanStatus JsonSpanReader::Value(JsonValue* v, int depth) {
   const char c = *p_;
   // Slot reuse as in JsonStreamParser::ParseValueAt: a container keeps its element slots
   // (and their string capacity) for the next value of the same shape.
-  v->text.clear();
+  // A string or number overwrites text in place (SetText); everything else has none.
+  if (c != '"' && c != '-' && (c < '0' || c > '9')) v->text.clear();
   v->boolean = false;
   if (c != '{') v->members.clear();
   if (c != '[') v->items.clear();
@@ -298,7 +354,7 @@ JsonSpanStatus JsonSpanReader::Value(JsonValue* v, int depth) {
         auto& member = v->members[n++];
         if (!SkipSpace()) return kNeedMore;
         if (*p_ != '"') return kInvalid;
-        if (JsonSpanStatus s = String(&member.first); s != kOk) return s;
+        if (JsonSpanStatus s = Key(&member.first); s != kOk) return s;
         if (!SkipSpace()) return kNeedMore;
         if (*p_++ != ':') return kInvalid;
         if (JsonSpanStatus s = Value(&member.second, depth + 1); s != kOk) return s;
@@ -343,7 +399,7 @@ JsonSpanStatus JsonSpanReader::Value(JsonValue* v, int depth) {
       v->type = JsonValue::Type::kNumber;
       std::string_view text;
       if (JsonSpanStatus s = Number(&text); s != kOk) return s;
-      v->text.assign(text.data(), text.size());
+      SetText(&v->text, text.data(), text.size());
       return kOk;
     }
   }

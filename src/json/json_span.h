@@ -34,9 +34,15 @@ class JsonSpanReader {
       : p_(begin), end_(end), max_depth_(max_depth) {}
 
   const char* pos() const { return p_; }
+  const char* end() const { return end_; }
+  // Consumes n bytes a caller has checked itself (n <= end() - pos()).
+  void Consume(size_t n) { p_ += n; }
   // Skips JSON whitespace; false when the bytes ran out first.
   bool SkipSpace() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    // Every whitespace byte is <= 0x20, and almost every byte here is a token: one compare.
+    while (p_ < end_ && static_cast<unsigned char>(*p_) <= 0x20 &&
+           (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t'))
+      ++p_;
     return p_ < end_;
   }
   // The byte at pos(); only after SkipSpace() returned true.
@@ -57,6 +63,7 @@ class JsonSpanReader {
   JsonSpanStatus Number(std::string_view* text);
 
  private:
+  JsonSpanStatus Key(std::string* out);  // String() for object keys
   JsonSpanStatus Escape(std::string* out);  // after the backslash
   JsonSpanStatus UnicodeEscape(std::string* out);  // after \u
   JsonSpanStatus Hex4(uint32_t* out);
