@@ -330,12 +330,6 @@ bool IsValidJson(std::string_view text) {
 
 // ---- JsonValue ----
 
-const JsonValue* JsonValue::Find(std::string_view key) const {
-  for (const auto& [k, v] : members)
-    if (k == key) return &v;
-  return nullptr;
-}
-
 int64_t JsonValue::AsInt(int64_t fallback) const {
   if (type != Type::kNumber && type != Type::kString) return type == Type::kBool ? boolean : fallback;
   int64_t v;
