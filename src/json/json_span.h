@@ -63,6 +63,7 @@ class JsonSpanReader {
   JsonSpanStatus Number(std::string_view* text);
 
  private:
+  JsonSpanStatus Element(JsonValue* v, int depth);  // Value() inside a container
   JsonSpanStatus Key(std::string* out);  // String() for object keys
   JsonSpanStatus Escape(std::string* out);  // after the backslash
   JsonSpanStatus UnicodeEscape(std::string* out);  // after \u
