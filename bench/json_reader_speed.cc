@@ -118,19 +118,22 @@ int main(int argc, char** argv) {
   const double mb = static_cast<double>(bytes) / 1e6;
   // A gzip or zstd file: the reader's rate counts the JSON bytes it parsed.
   const double json_mb = static_cast<double>(stats.bytes) / 1e6;
-  std::printf("file: %.1f MB (%.1f MB of JSON), %llu events (%llu kernels), checksum %lld/%llu\n", mb, json_mb,
-              static_cast<unsigned long long>(events), static_cast<unsigned long long>(kernels),
-              static_cast<long long>(dur_sum), static_cast<unsigned long long>(corr_sum));
+  std::printf("file: %.1f MB (%.1f MB of JSON), %llu events (%llu kernels), checksum %lld/%llu\n",
+              mb, json_mb, static_cast<unsigned long long>(events),
+              static_cast<unsigned long long>(kernels), static_cast<long long>(dur_sum),
+              static_cast<unsigned long long>(corr_sum));
   // Ratios use CPU seconds (user + sys); wall seconds are printed for reference.
   std::printf("read(2)        %8.3f s wall %8.3f CPU s %8.0f MB per CPU s\n", read_s, read_cpu,
               mb / read_cpu);
-  std::printf("kairos reader  %8.3f s wall %8.3f CPU s %8.0f MB per CPU s (target >= 500)  "
-              "peak RSS %.0f MB  %.1fx read(2)'s CPU\n",
-              kairos_s, kairos_cpu, json_mb / kairos_cpu, kairos_rss, kairos_cpu / read_cpu);
+  std::printf(
+      "kairos reader  %8.3f s wall %8.3f CPU s %8.0f MB per CPU s (target >= 500)  "
+      "peak RSS %.0f MB  %.1fx read(2)'s CPU\n",
+      kairos_s, kairos_cpu, json_mb / kairos_cpu, kairos_rss, kairos_cpu / read_cpu);
   if (python_s > 0)
-    std::printf("python3 json   %8.3f s wall %8.3f CPU s %8.0f MB per CPU s  peak RSS %.0f MB  "
-                "kairos = %.1fx python3 per CPU s (target >= 15x), %.1fx wall\n",
-                python_s, python_cpu, mb / python_cpu, python_rss, python_cpu / kairos_cpu,
-                python_s / kairos_s);
+    std::printf(
+        "python3 json   %8.3f s wall %8.3f CPU s %8.0f MB per CPU s  peak RSS %.0f MB  "
+        "kairos = %.1fx python3 per CPU s (target >= 15x), %.1fx wall\n",
+        python_s, python_cpu, mb / python_cpu, python_rss, python_cpu / kairos_cpu,
+        python_s / kairos_s);
   return 0;
 }

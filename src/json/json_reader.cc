@@ -153,7 +153,8 @@ bool JsonStreamParser::ParseString(std::string* out) {
   for (;;) {
     // Bulk-copy the run of plain bytes in the current chunk.
     const size_t start = pos_;
-    pos_ = static_cast<size_t>(internal::PlainStringEnd(buf_.get() + pos_, buf_.get() + len_) - buf_.get());
+    pos_ = static_cast<size_t>(internal::PlainStringEnd(buf_.get() + pos_, buf_.get() + len_) -
+                               buf_.get());
     out->append(buf_.get() + start, pos_ - start);
     int c = Raw();
     if (c < 0) return Fail("unterminated string");

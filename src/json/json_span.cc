@@ -24,8 +24,9 @@ inline __attribute__((always_inline)) const char* PlainEnd(const char* p, const 
   for (; p < end; p += 16) {
     const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     // x <= 0x1F unsigned exactly when min(x, 0x1F) == x.
-    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                                     _mm_cmpeq_epi8(_mm_min_epu8(x, ctl_max), x));
+    const __m128i hit =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                     _mm_cmpeq_epi8(_mm_min_epu8(x, ctl_max), x));
     const int mask = _mm_movemask_epi8(hit);
     if (mask != 0) {
       p += __builtin_ctz(static_cast<unsigned>(mask));
@@ -40,7 +41,8 @@ inline __attribute__((always_inline)) const char* PlainEnd(const char* p, const 
     uint64_t w;
     std::memcpy(&w, p, 8);
     const uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
-    const uint64_t hit = (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w)) & kHigh;
+    const uint64_t hit =
+        (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w)) & kHigh;
     if (hit != 0) {
       // Little-endian byte order assumed by ctz; big-endian targets take the byte loop.
       if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
@@ -167,16 +169,34 @@ JsonSpanStatus JsonSpanReader::Hex4(uint32_t* out) {
 JsonSpanStatus JsonSpanReader::Escape(std::string* out) {
   if (p_ >= end_) return kNeedMore;
   switch (*p_++) {
-    case '"': out->push_back('"'); return kOk;
-    case '\\': out->push_back('\\'); return kOk;
-    case '/': out->push_back('/'); return kOk;
-    case 'b': out->push_back('\b'); return kOk;
-    case 'f': out->push_back('\f'); return kOk;
-    case 'n': out->push_back('\n'); return kOk;
-    case 'r': out->push_back('\r'); return kOk;
-    case 't': out->push_back('\t'); return kOk;
-    case 'u': return UnicodeEscape(out);
-    default: return kInvalid;
+    case '"':
+      out->push_back('"');
+      return kOk;
+    case '\\':
+      out->push_back('\\');
+      return kOk;
+    case '/':
+      out->push_back('/');
+      return kOk;
+    case 'b':
+      out->push_back('\b');
+      return kOk;
+    case 'f':
+      out->push_back('\f');
+      return kOk;
+    case 'n':
+      out->push_back('\n');
+      return kOk;
+    case 'r':
+      out->push_back('\r');
+      return kOk;
+    case 't':
+      out->push_back('\t');
+      return kOk;
+    case 'u':
+      return UnicodeEscape(out);
+    default:
+      return kInvalid;
   }
 }
 
@@ -274,14 +294,22 @@ JsonSpanStatus JsonSpanReader::SkipString() {
     // just the next escape.
     if (p_ >= end_) return kNeedMore;
     switch (*p_++) {
-      case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't':
         break;
       case 'u': {
         uint32_t unused;
         if (JsonSpanStatus s = Hex4(&unused); s != kOk) return s;
         break;
       }
-      default: return kInvalid;
+      default:
+        return kInvalid;
     }
   }
 }
@@ -414,9 +442,16 @@ JsonSpanStatus JsonSpanReader::Value(JsonValue* v, int depth) {
     case '"':
       v->type = JsonValue::Type::kString;
       return String(&v->text);
-    case 't': v->type = JsonValue::Type::kBool; v->boolean = true; return Literal("true");
-    case 'f': v->type = JsonValue::Type::kBool; return Literal("false");
-    case 'n': v->type = JsonValue::Type::kNull; return Literal("null");
+    case 't':
+      v->type = JsonValue::Type::kBool;
+      v->boolean = true;
+      return Literal("true");
+    case 'f':
+      v->type = JsonValue::Type::kBool;
+      return Literal("false");
+    case 'n':
+      v->type = JsonValue::Type::kNull;
+      return Literal("null");
     default: {
       if (c != '-' && (c < '0' || c > '9')) return kInvalid;
       v->type = JsonValue::Type::kNumber;
@@ -457,10 +492,14 @@ JsonSpanStatus JsonSpanReader::Skip(int depth) {
         if (sep != ',') return kInvalid;
       }
     }
-    case '"': return SkipString();
-    case 't': return Literal("true");
-    case 'f': return Literal("false");
-    case 'n': return Literal("null");
+    case '"':
+      return SkipString();
+    case 't':
+      return Literal("true");
+    case 'f':
+      return Literal("false");
+    case 'n':
+      return Literal("null");
     default: {
       if (c != '-' && (c < '0' || c > '9')) return kInvalid;
       std::string_view text;

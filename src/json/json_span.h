@@ -64,9 +64,9 @@ class JsonSpanReader {
 
  private:
   JsonSpanStatus Element(JsonValue* v, int depth);  // Value() inside a container
-  JsonSpanStatus Key(std::string* out);  // String() for object keys
-  JsonSpanStatus Escape(std::string* out);  // after the backslash
-  JsonSpanStatus UnicodeEscape(std::string* out);  // after \u
+  JsonSpanStatus Key(std::string* out);             // String() for object keys
+  JsonSpanStatus Escape(std::string* out);          // after the backslash
+  JsonSpanStatus UnicodeEscape(std::string* out);   // after \u
   JsonSpanStatus Hex4(uint32_t* out);
   JsonSpanStatus SkipString();
   JsonSpanStatus Literal(std::string_view word);

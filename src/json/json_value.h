@@ -31,7 +31,8 @@ struct JsonValue {
   // bytes: trace readers call it ~20 times per event with literal keys (the strlen folds away).
   const JsonValue* Find(std::string_view key) const {
     for (const auto& [k, v] : members)
-      if (k.size() == key.size() && std::char_traits<char>::compare(k.data(), key.data(), key.size()) == 0)
+      if (k.size() == key.size() &&
+          std::char_traits<char>::compare(k.data(), key.data(), key.size()) == 0)
         return &v;
     return nullptr;
   }

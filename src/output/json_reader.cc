@@ -199,7 +199,8 @@ bool MicrosToNs(const JsonValue& v, int64_t* ns_out) {
          MicrosTextToNs(v.text, ns_out);
 }
 
-absl::Status TimeOutOfRange(std::string_view key, std::string_view text, const JsonStreamParser& p) {
+absl::Status TimeOutOfRange(std::string_view key, std::string_view text,
+                            const JsonStreamParser& p) {
   return absl::OutOfRangeError(absl::StrCat("JSON: \"", std::string(key), "\": ", std::string(text),
                                             " does not fit a 64-bit ns time (event ending at byte ",
                                             p.offset(), ")"));
@@ -246,7 +247,8 @@ Key KeyOf(std::string_view k) {
       if (c[0] == 'n' && c[1] == 'a' && c[2] == 'm' && c[3] == 'e') return Key::kName;
       if (c[0] == 'a' && c[1] == 'r' && c[2] == 'g' && c[3] == 's') return Key::kArgs;
       return Key::kOther;
-    default: return Key::kOther;
+    default:
+      return Key::kOther;
   }
 }
 
@@ -270,12 +272,18 @@ size_t QuickKey(const char* p, const char* end, Key* k) {
       if (is("ts", 2)) return *k = Key::kTs, 4;
       if (is("tid", 3)) return *k = Key::kTid, 5;
       return 0;
-    case 'c': return is("cat", 3) ? (*k = Key::kCat, 5) : 0;
-    case 'd': return is("dur", 3) ? (*k = Key::kDur, 5) : 0;
-    case 'n': return is("name", 4) ? (*k = Key::kName, 6) : 0;
-    case 'a': return is("args", 4) ? (*k = Key::kArgs, 6) : 0;
-    case 'i': return is("id", 2) ? (*k = Key::kId, 4) : 0;
-    default: return 0;
+    case 'c':
+      return is("cat", 3) ? (*k = Key::kCat, 5) : 0;
+    case 'd':
+      return is("dur", 3) ? (*k = Key::kDur, 5) : 0;
+    case 'n':
+      return is("name", 4) ? (*k = Key::kName, 6) : 0;
+    case 'a':
+      return is("args", 4) ? (*k = Key::kArgs, 6) : 0;
+    case 'i':
+      return is("id", 2) ? (*k = Key::kId, 4) : 0;
+    default:
+      return 0;
   }
 }
 
@@ -355,8 +363,10 @@ class EventParser {
     size_t i = 0;
     while (i < args_slots_.size() && args_slots_[i].first != cat) ++i;
     if (i == args_slots_.size()) {
-      if (i == kArgsSlots) i = kArgsSlots - 1;  // more categories than slots: they share
-      else args_slots_.emplace_back(std::string(cat), JsonValue{});
+      if (i == kArgsSlots)
+        i = kArgsSlots - 1;  // more categories than slots: they share
+      else
+        args_slots_.emplace_back(std::string(cat), JsonValue{});
     }
     SwapJson(ev_.args, args_slots_[i].second);
     args_slot_ = static_cast<int>(i);
@@ -479,12 +489,24 @@ JsonSpanStatus EventParser::Parse(JsonSpanReader& r, int64_t base_ns) {
       seen |= Bit(k);
       JsonSpanStatus s;
       switch (k) {
-        case Key::kPh: s = Text(r, &ev_.ph); break;
-        case Key::kCat: s = Text(r, &ev_.cat); break;
-        case Key::kName: s = Text(r, &ev_.name); break;
-        case Key::kPid: s = r.Value(&ev_.pid, 1); break;
-        case Key::kTid: s = r.Value(&ev_.tid, 1); break;
-        case Key::kId: s = r.Value(&ev_.id, 1); break;
+        case Key::kPh:
+          s = Text(r, &ev_.ph);
+          break;
+        case Key::kCat:
+          s = Text(r, &ev_.cat);
+          break;
+        case Key::kName:
+          s = Text(r, &ev_.name);
+          break;
+        case Key::kPid:
+          s = r.Value(&ev_.pid, 1);
+          break;
+        case Key::kTid:
+          s = r.Value(&ev_.tid, 1);
+          break;
+        case Key::kId:
+          s = r.Value(&ev_.id, 1);
+          break;
         case Key::kArgs:
           TakeArgsSlot((seen & Bit(Key::kCat)) ? std::string_view(ev_.cat) : std::string_view());
           s = r.Value(&ev_.args, 1);
@@ -497,7 +519,9 @@ JsonSpanStatus EventParser::Parse(JsonSpanReader& r, int64_t base_ns) {
           s = Time(r, "dur", 0, &ev_.dur_ns);
           ev_.has_dur = true;
           break;
-        default: s = r.Skip(1); break;
+        default:
+          s = r.Skip(1);
+          break;
       }
       if (s != kOk) return s;
       if (!r.SkipSpace()) return kNeedMore;

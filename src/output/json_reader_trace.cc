@@ -353,7 +353,8 @@ void TraceBuilder::OnEvent(const KinetoEvent& ev) {
     return;
   }
   if (ph == 's' || ph == 'f') {
-    if (ev.cat == "ac2g" || ev.cat == "async") (ph == 's' ? flow_out_ : flow_in_).insert(ev.id.AsUint());
+    if (ev.cat == "ac2g" || ev.cat == "async")
+      (ph == 's' ? flow_out_ : flow_in_).insert(ev.id.AsUint());
     return;
   }
   if (ph == 'C') {

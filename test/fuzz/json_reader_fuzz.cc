@@ -28,10 +28,12 @@ void CheckSpanAgreesWithStream(std::string_view text) {
   kairos::JsonValue slow;
   const bool ok = stream.ParseValue(&slow);
   const size_t used = static_cast<size_t>(span.pos() - padded.data());
-  if (s == kairos::JsonSpanStatus::kOk && (!ok || slow.ToJson() != fast.ToJson() || stream.offset() != used))
+  if (s == kairos::JsonSpanStatus::kOk &&
+      (!ok || slow.ToJson() != fast.ToJson() || stream.offset() != used))
     __builtin_trap();
   if (s == kairos::JsonSpanStatus::kInvalid && ok) __builtin_trap();
-  if (s == kairos::JsonSpanStatus::kNeedMore && ok && stream.offset() != text.size()) __builtin_trap();
+  if (s == kairos::JsonSpanStatus::kNeedMore && ok && stream.offset() != text.size())
+    __builtin_trap();
 }
 
 }  // namespace

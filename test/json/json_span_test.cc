@@ -39,11 +39,30 @@ JsonSpanStatus SpanValue(const std::string& text, JsonValue* v, size_t* used) {
 
 // Every value is followed by a space: a number at the very end of the bytes could go on.
 const std::vector<std::string> kValid = {
-    "0", "-0", "12", "-3.25", "1e5", "1E+05", "2.5e-3", "12345678901234567890", "true", "false",
-    "null", "\"\"", "\"plain\"", "\"q\\\"b\\\\s\\/f\\b\\f\\n\\r\\t\"", "\"\\u00e9\\u20AC\"",
-    "\"\\ud83d\\ude00\"", "\"{[}]:,\"", "[]", "{}", "[ 1 , [ ] , { } , \"x\" ]",
-    "{\"a\":{\"b\":[1,{\"c\":null}]},\"d\":\"}\"}", " \n\t\r{ \"k\" :\n1 }",
-    "{\"k\":1,\"k\":2}", "\"\xC3(\xff\"",  // lax: repeated keys and invalid UTF-8 kept
+    "0",
+    "-0",
+    "12",
+    "-3.25",
+    "1e5",
+    "1E+05",
+    "2.5e-3",
+    "12345678901234567890",
+    "true",
+    "false",
+    "null",
+    "\"\"",
+    "\"plain\"",
+    "\"q\\\"b\\\\s\\/f\\b\\f\\n\\r\\t\"",
+    "\"\\u00e9\\u20AC\"",
+    "\"\\ud83d\\ude00\"",
+    "\"{[}]:,\"",
+    "[]",
+    "{}",
+    "[ 1 , [ ] , { } , \"x\" ]",
+    "{\"a\":{\"b\":[1,{\"c\":null}]},\"d\":\"}\"}",
+    " \n\t\r{ \"k\" :\n1 }",
+    "{\"k\":1,\"k\":2}",
+    "\"\xC3(\xff\"",  // lax: repeated keys and invalid UTF-8 kept
     "\"a string well past sixteen bytes, so the scan takes several steps\""};
 
 TEST_CASE("Span reader: the same value as the stream parser, ending at the same byte") {
@@ -82,10 +101,11 @@ TEST_CASE("Span reader: every cut of a valid value asks for more bytes") {
 
 TEST_CASE("Span reader: kInvalid exactly where the stream parser fails") {
   const std::vector<std::string> invalid = {
-      "[1,]",      "[1 2]",       "{\"a\" 1}",   "{\"a\":1,}", "{1:2}",     "01",
-      "1.",        "-",           "1.5.3",       "1e",         "1e+",       "--1",
-      "+1",        ".5",          "tru ",        "nul ",       "\"\x01\"",  "\"\\q\"",
-      "\"\\u12G4\"", "\"\\ud800\\q\"", "[\"a\"}",   "{\"a\":1]",  "x"};
+      "[1,]",    "[1 2]",     "{\"a\" 1}", "{\"a\":1,}",  "{1:2}",
+      "01",      "1.",        "-",         "1.5.3",       "1e",
+      "1e+",     "--1",       "+1",        ".5",          "tru ",
+      "nul ",    "\"\x01\"",  "\"\\q\"",   "\"\\u12G4\"", "\"\\ud800\\q\"",
+      "[\"a\"}", "{\"a\":1]", "x"};
   for (const std::string& t : invalid) {
     INFO(t);
     const std::string text = t + " ]";  // never a cut: bytes follow
@@ -114,13 +134,14 @@ TEST_CASE("Span reader: kInvalid exactly where the stream parser fails") {
 TEST_CASE("Span reader: surrogate halves follow the stream parser's rules") {
   const std::string kFFFD = "\xEF\xBF\xBD";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"\"\\ud83d\\ude00\"", "\xF0\x9F\x98\x80"},       // a pair
-      {"\"\\ud800\"", kFFFD},                            // a high half alone
-      {"\"\\ud800x\"", kFFFD + "x"},                     // ... then a plain byte
-      {"\"\\ud800\\n\"", kFFFD + "\n"},                  // ... then another escape
-      {"\"\\ud800\\u0041\"", kFFFD + "A"},               // ... then a \u that is no half
-      {"\"\\ud800\\ud800\\udc00\"", kFFFD + kFFFD + kFFFD},  // high, high: both replaced; the low is then alone
-      {"\"\\udc00x\"", kFFFD + "x"},                     // a low half alone
+      {"\"\\ud83d\\ude00\"", "\xF0\x9F\x98\x80"},  // a pair
+      {"\"\\ud800\"", kFFFD},                      // a high half alone
+      {"\"\\ud800x\"", kFFFD + "x"},               // ... then a plain byte
+      {"\"\\ud800\\n\"", kFFFD + "\n"},            // ... then another escape
+      {"\"\\ud800\\u0041\"", kFFFD + "A"},         // ... then a \u that is no half
+      {"\"\\ud800\\ud800\\udc00\"",
+       kFFFD + kFFFD + kFFFD},        // high, high: both replaced; the low is then alone
+      {"\"\\udc00x\"", kFFFD + "x"},  // a low half alone
   };
   for (const auto& [text, want] : cases) {
     INFO(text);
@@ -151,15 +172,17 @@ TEST_CASE("Span reader: StringView points into the bytes unless the string has a
 TEST_CASE("Span reader: a value read into a reused JsonValue holds only the new value") {
   JsonValue v;
   size_t used = 0;
-  REQUIRE(SpanValue("{\"a\":1,\"b\":{\"c\":[1,2,{\"d\":\"x\"}]},\"e\":\"long string past SSO size\"} ", &v, &used) ==
-          JsonSpanStatus::kOk);
+  REQUIRE(
+      SpanValue("{\"a\":1,\"b\":{\"c\":[1,2,{\"d\":\"x\"}]},\"e\":\"long string past SSO size\"} ",
+                &v, &used) == JsonSpanStatus::kOk);
   REQUIRE(SpanValue("{\"a\":\"s\",\"b\":[3]} ", &v, &used) == JsonSpanStatus::kOk);
   CHECK(v.ToJson() == "{\"a\":\"s\",\"b\":[3]}");
   CHECK(v.members.size() == 2);
   CHECK(v.members[0].second.members.empty());
   CHECK(v.members[1].second.members.empty());
   // Same shape, texts of other lengths: nothing of the longer earlier text survives.
-  REQUIRE(SpanValue("{\"a\":\"longer than before\",\"b\":[31415]} ", &v, &used) == JsonSpanStatus::kOk);
+  REQUIRE(SpanValue("{\"a\":\"longer than before\",\"b\":[31415]} ", &v, &used) ==
+          JsonSpanStatus::kOk);
   REQUIRE(SpanValue("{\"a\":\"sh\",\"b\":[2]} ", &v, &used) == JsonSpanStatus::kOk);
   CHECK(v.ToJson() == "{\"a\":\"sh\",\"b\":[2]}");
   CHECK(v.members[0].second.text.size() == 2);
@@ -174,11 +197,13 @@ TEST_CASE("Span reader: a value read into a reused JsonValue holds only the new 
   CHECK(v.text.empty());
 }
 
-TEST_CASE("Span reader: the plain-run scan stops at a quote, backslash or control byte at every offset") {
+TEST_CASE(
+    "Span reader: the plain-run scan stops at a quote, backslash or control byte at every offset") {
   for (size_t at = 0; at < 40; ++at) {
     for (const char special : {'"', '\\', '\x1f', '\0', '\n'}) {
       std::string s(48, 'a');
-      for (size_t i = 0; i < s.size(); i += 3) s[i] = static_cast<char>(0x80 + i);  // high bytes are plain
+      for (size_t i = 0; i < s.size(); i += 3)
+        s[i] = static_cast<char>(0x80 + i);  // high bytes are plain
       s[at] = special;
       Padded p(s);
       INFO("at " << at << " byte " << int(special));
@@ -192,9 +217,28 @@ TEST_CASE("Span reader: the plain-run scan stops at a quote, backslash or contro
 // Random values (fixed seeds): nesting, escapes of every kind, surrogates, numbers and
 // whitespace, compared with the stream parser value for value.
 std::string RandomString(std::mt19937& rng) {
-  static const char* const kPieces[] = {"a", "Z", "{", "}", "[", "]", ":", ",", " ", "\\\"", "\\\\",
-                                        "\\/", "\\n", "\\t", "\\u0041", "\\u00e9", "\\ud83d\\ude00",
-                                        "\\ud800", "\\udc00", "\xC3\xA9", "\xff", "long-ish piece of text"};
+  static const char* const kPieces[] = {"a",
+                                        "Z",
+                                        "{",
+                                        "}",
+                                        "[",
+                                        "]",
+                                        ":",
+                                        ",",
+                                        " ",
+                                        "\\\"",
+                                        "\\\\",
+                                        "\\/",
+                                        "\\n",
+                                        "\\t",
+                                        "\\u0041",
+                                        "\\u00e9",
+                                        "\\ud83d\\ude00",
+                                        "\\ud800",
+                                        "\\udc00",
+                                        "\xC3\xA9",
+                                        "\xff",
+                                        "long-ish piece of text"};
   std::string s = "\"";
   const int n = static_cast<int>(rng() % 12);
   for (int i = 0; i < n; ++i) s += kPieces[rng() % (sizeof(kPieces) / sizeof(kPieces[0]))];
@@ -202,14 +246,19 @@ std::string RandomString(std::mt19937& rng) {
 }
 
 std::string RandomValue(std::mt19937& rng, int depth) {
-  static const char* const kNumbers[] = {"0", "-1", "42", "3.25", "1e3", "-2.5E-7", "18446744073709551616"};
+  static const char* const kNumbers[] = {
+      "0", "-1", "42", "3.25", "1e3", "-2.5E-7", "18446744073709551616"};
   static const char* const kSpace[] = {"", "", " ", "\n", "\t ", "\r\n"};
   auto ws = [&] { return std::string(kSpace[rng() % 6]); };
   switch (depth > 4 ? rng() % 4 : rng() % 6) {
-    case 0: return RandomString(rng);
-    case 1: return kNumbers[rng() % 7];
-    case 2: return rng() % 2 ? "true" : "null";
-    case 3: return "false";
+    case 0:
+      return RandomString(rng);
+    case 1:
+      return kNumbers[rng() % 7];
+    case 2:
+      return rng() % 2 ? "true" : "null";
+    case 3:
+      return "false";
     case 4: {
       std::string s = "[" + ws();
       const int n = static_cast<int>(rng() % 4);
@@ -220,7 +269,8 @@ std::string RandomValue(std::mt19937& rng, int depth) {
       std::string s = "{" + ws();
       const int n = static_cast<int>(rng() % 4);
       for (int i = 0; i < n; ++i)
-        s += (i ? "," + ws() : "") + RandomString(rng) + ws() + ":" + ws() + RandomValue(rng, depth + 1);
+        s += (i ? "," + ws() : "") + RandomString(rng) + ws() + ":" + ws() +
+             RandomValue(rng, depth + 1);
       return s + ws() + "}";
     }
   }
