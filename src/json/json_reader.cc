@@ -11,80 +11,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "json/json_escape.h"
+#include "json/json_span.h"
 
 namespace kairos {
 namespace {
 
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-// RFC 8259 number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-bool IsJsonNumber(std::string_view t) {
-  size_t i = 0;
-  const size_t n = t.size();
-  auto digits = [&] {
-    const size_t start = i;
-    while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
-    return i > start;
-  };
-  if (i < n && t[i] == '-') ++i;
-  if (i < n && t[i] == '0') {
-    ++i;
-  } else if (!digits()) {
-    return false;
-  }
-  if (i < n && t[i] == '.') {
-    ++i;
-    if (!digits()) return false;
-  }
-  if (i < n && (t[i] == 'e' || t[i] == 'E')) {
-    ++i;
-    if (i < n && (t[i] == '+' || t[i] == '-')) ++i;
-    if (!digits()) return false;
-  }
-  return i == n;
-}
-
-bool IsNumberByte(char d) {
-  return (d >= '0' && d <= '9') || d == '-' || d == '+' || d == '.' || d == 'e' || d == 'E';
-}
-
-// End of the run of bytes in buf[pos, len) that a string copies verbatim: not '"', not '\\',
-// not a control byte. Eight bytes per step (SWAR) since trace names are long and plain.
-size_t PlainRunEnd(const char* buf, size_t pos, size_t len) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-  while (pos + 8 <= len) {
-    uint64_t w;
-    std::memcpy(&w, buf + pos, 8);
-    // A byte is "special" when it equals '"' or '\\' or is < 0x20. has_zero(x) marks the
-    // bytes of x that are zero (exact for the lowest marked byte, which is all we use).
-    const uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
-    const uint64_t zq = (q - kOnes) & ~q, zb = (b - kOnes) & ~b;
-    const uint64_t lt = (w - kOnes * 0x20) & ~w;
-    const uint64_t hit = (zq | zb | lt) & kHigh;
-    if (hit) return pos + (__builtin_ctzll(hit) >> 3);
-    pos += 8;
-  }
-  while (pos < len && buf[pos] != '"' && buf[pos] != '\\' &&
-         static_cast<unsigned char>(buf[pos]) >= 0x20)
-    ++pos;
-  return pos;
-}
+using internal::AppendUtf8;
+using internal::IsJsonNumber;
+using internal::IsNumberByte;
 
 // A failed container parse leaves exactly the slots it reached (so no stale members from an
 // earlier value survive under an error), and reports the failure.
@@ -104,7 +38,8 @@ absl::StatusOr<size_t> JsonTextSource::Read(char* buf, size_t cap) {
 }
 
 JsonStreamParser::JsonStreamParser(JsonByteSource& src, JsonParseOptions options)
-    : src_(src), options_(options), buf_(new char[kChunk]) {}
+    // Value-initialised so the padding past the bytes read is never indeterminate.
+    : src_(src), options_(options), buf_(new char[kChunk + kJsonSpanPadding]()), cap_(kChunk) {}
 
 int JsonStreamParser::Peek() {
   for (;;) {
@@ -146,13 +81,45 @@ bool JsonStreamParser::Fill() {
   if (!error_.ok()) return false;
   consumed_ += len_;
   pos_ = len_ = 0;
-  absl::StatusOr<size_t> n = src_.Read(buf_.get(), kChunk);
+  absl::StatusOr<size_t> n = src_.Read(buf_.get(), cap_);
   if (!n.ok()) {
     error_ = n.status();
     return false;
   }
   len_ = *n;
   return len_ > 0;
+}
+
+bool JsonStreamParser::ReadMore() {
+  if (!error_.ok()) return false;
+  const size_t keep = len_ - pos_;
+  if (pos_ > 0) {  // the unread tail moves to the front: at most one element, once per fill
+    std::memmove(buf_.get(), buf_.get() + pos_, keep);
+    consumed_ += pos_;
+    pos_ = 0;
+    len_ = keep;
+  }
+  if (len_ == cap_) {
+    // One element fills the whole window: double it. The window stays at the size of the
+    // largest element read so far (the reader's memory bound).
+    std::unique_ptr<char[]> bigger(new char[2 * cap_ + kJsonSpanPadding]());
+    std::memcpy(bigger.get(), buf_.get(), len_);
+    buf_ = std::move(bigger);
+    cap_ *= 2;
+  }
+  // Fill the window (a source may hand out less than asked, e.g. zstd at the end of an
+  // input chunk): the caller starts its element again after each call, so few large calls.
+  const size_t before = len_;
+  while (len_ < cap_) {
+    absl::StatusOr<size_t> n = src_.Read(buf_.get() + len_, cap_ - len_);
+    if (!n.ok()) {
+      error_ = n.status();
+      return false;
+    }
+    if (*n == 0) break;
+    len_ += *n;
+  }
+  return len_ > before;
 }
 
 int JsonStreamParser::Raw() {  // next byte, whitespace included
@@ -186,7 +153,8 @@ bool JsonStreamParser::ParseString(std::string* out) {
   for (;;) {
     // Bulk-copy the run of plain bytes in the current chunk.
     const size_t start = pos_;
-    pos_ = PlainRunEnd(buf_.get(), pos_, len_);
+    pos_ = static_cast<size_t>(internal::PlainStringEnd(buf_.get() + pos_, buf_.get() + len_) -
+                               buf_.get());
     out->append(buf_.get() + start, pos_ - start);
     int c = Raw();
     if (c < 0) return Fail("unterminated string");
@@ -362,12 +330,6 @@ bool IsValidJson(std::string_view text) {
 }
 
 // ---- JsonValue ----
-
-const JsonValue* JsonValue::Find(std::string_view key) const {
-  for (const auto& [k, v] : members)
-    if (k == key) return &v;
-  return nullptr;
-}
 
 int64_t JsonValue::AsInt(int64_t fallback) const {
   if (type != Type::kNumber && type != Type::kString) return type == Type::kBool ? boolean : fallback;

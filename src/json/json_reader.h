@@ -4,7 +4,8 @@
 // one element at a time into a JsonValue, so a trace of any size is read in memory bounded
 // by its largest element (output/json_reader.h drives it over traceEvents); ParseJson reads
 // one whole text (daemon RPC messages, metadata, the Perfetto writer's detail text).
-// Hand-written; no JSON library (docs/PERFORMANCE.md has the simdjson comparison).
+// Hand-written; no JSON library (docs/PERFORMANCE.md has the simdjson comparison). Values
+// that lie whole in the parser's window can be read by the faster json_span.h instead.
 // Threading: a parser is used by one thread; no shared state.
 #ifndef KAIROS_SRC_JSON_JSON_READER_H_
 #define KAIROS_SRC_JSON_JSON_READER_H_
@@ -72,6 +73,16 @@ class JsonStreamParser {
   bool ExpectEnd();
   bool Fail(std::string_view what);
 
+  // The element-at-a-time fast path (output/json_reader.cc hands these bytes to
+  // JsonSpanReader, json_span.h). window(): the bytes read but not consumed; at least
+  // kJsonSpanPadding readable bytes follow them. Skip(n) consumes n of them. ReadMore()
+  // keeps them, moved to the front, doubling the window when they fill it, and appends what
+  // the source gives next; false at end of input or on an I/O error (see error()). The
+  // window never holds more than the largest element plus one chunk.
+  std::string_view window() const { return {buf_.get() + pos_, len_ - pos_}; }
+  void Skip(size_t n) { pos_ += n; }
+  bool ReadMore();
+
  private:
   bool ParseValueAt(JsonValue* v, int depth);
   bool ParseNumber(std::string* out);
@@ -85,7 +96,8 @@ class JsonStreamParser {
 
   JsonByteSource& src_;
   JsonParseOptions options_;
-  std::unique_ptr<char[]> buf_;
+  std::unique_ptr<char[]> buf_;  // cap_ bytes, then kJsonSpanPadding
+  size_t cap_;
   size_t pos_ = 0, len_ = 0;
   uint64_t consumed_ = 0;
   absl::Status error_;

@@ -2,9 +2,13 @@
 // Layer: kairos_output. A streaming reader for Kineto-format Chrome-trace JSON (ours and
 // PyTorch's: fractional-µs `ts` relative to baseTimeNanoseconds, older absolute integer µs,
 // string pids "Spans"/"Traces", legacy categories), plain or gzip- or zstd-compressed
-// (detected from the magic bytes, not the file name). It reads in 64 KiB chunks and holds
-// one trace event at a time, so memory is bounded by the largest single event, whatever
-// the file size. The parser is kairos_json's (json/json_reader.h).
+// (detected from the magic bytes, not the file name; a UTF-8 byte order mark before the
+// text is skipped). It reads in 64 KiB chunks and holds one trace event at a time, so memory
+// is bounded by the largest single event, whatever the file size. The parser is kairos_json's:
+// each traceEvents element is read straight from the parser's window (json/json_span.h),
+// the known Kineto keys into KinetoEvent without building the event's JSON tree; an element
+// that is malformed is re-read by the stream parser (json/json_reader.h), which names the
+// error and its offset.
 // Threading: a reader call runs on the calling thread; callbacks run on that thread.
 //
 // Example (offline analysis in bounded memory):
@@ -29,6 +33,23 @@
 
 namespace kairos {
 
+namespace internal {
+class LazyEventObject;
+}  // namespace internal
+
+// The whole event object as read, for consumers that need every key (`kairos merge`). It is
+// parsed from the event's bytes on first use, so readers that look only at the fields below
+// never build it. Valid during the callback, like the event.
+class KinetoRawEvent {
+ public:
+  const JsonValue& operator*() const;
+  const JsonValue* operator->() const { return &**this; }
+
+ private:
+  friend class internal::LazyEventObject;
+  internal::LazyEventObject* lazy_ = nullptr;  // null: an empty event (JSON null)
+};
+
 // One trace event, with the time fields already converted to Unix ns.
 struct KinetoEvent {
   std::string ph;
@@ -42,7 +63,7 @@ struct KinetoEvent {
   int64_t dur_ns = 0;
   JsonValue id;         // flow events
   JsonValue args;       // object, or null when absent
-  const JsonValue* raw = nullptr;  // the whole event object (valid during the callback)
+  KinetoRawEvent raw;   // the whole event object (valid during the callback)
 };
 
 struct KinetoJsonCallbacks {
