@@ -154,6 +154,7 @@ class CuptiSource : public TraceSource {
   int64_t window_start_ = 0;
   int64_t window_end_ = INT64_MAX;  // in CUPTI's timebase
   int64_t cupti_offset_ = 0;         // CUPTI clock - CLOCK_REALTIME, measured at the edges
+  bool own_timestamps_ = false;      // CUPTI took our timestamp callback: offset 0 by definition
   // Counters written by the worker, read by the session thread after Drain().
   uint64_t warmup_discarded_ = 0;
   uint64_t late_records_ = 0;

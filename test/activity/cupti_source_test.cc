@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "clock.h"
 #include "cupti_records.h"
 
 namespace kairos::internal {
@@ -404,6 +405,41 @@ TEST_CASE_METHOD(Fixture, "NCCL operations ride on the kernel launch that follow
   CHECK(size >= 4);
   source.Reset();
   NcclPluginFinalize(comm);
+}
+
+CUptiResult FakeRegisterTimestamp(CUpti_TimestampCallbackFunc) { return CUPTI_SUCCESS; }
+// A CUPTI clock 7 ms ahead of CLOCK_REALTIME, were CUPTI to use its own.
+CUptiResult FakeTimestampAhead(uint64_t* t) {
+  *t = static_cast<uint64_t>(UnixNowNs() + 7000000);
+  return CUPTI_SUCCESS;
+}
+
+TEST_CASE_METHOD(Fixture, "records stamped by kairos' own timestamp callback are not shifted",
+                 "[cupti_source]") {
+  // With the callback taken, CUPTI's timebase is CLOCK_REALTIME by definition: no offset is
+  // measured (a measurement on a loaded machine shifted every record by its own error).
+  api.ActivityRegisterTimestampCallback = FakeRegisterTimestamp;
+  api.GetTimestamp = FakeTimestampAhead;
+  CuptiSource source(Options());
+  Config config;
+  REQUIRE(source.StartWarmup(config).ok());
+  source.StartRecording(1000);
+  RecordBuffer b;
+  b.Add(testing::Kernel(3, 1500, 1600, "_Z4stepv"));
+  state.pending.push_back(b);
+  source.StopRecording(2000);
+  TraceData data;
+  source.Collect(data);
+  std::vector<Event> kernels;
+  for (const auto& track : data.events_by_track) {
+    for (const Event& e : track) {
+      if (e.kind == EventKind::kKernel) kernels.push_back(e);
+    }
+  }
+  REQUIRE(kernels.size() == 1);
+  CHECK(kernels[0].start_ns == 1500);
+  CHECK(kernels[0].end_ns == 1600);
+  source.Reset();
 }
 
 TEST_CASE_METHOD(Fixture, "ACTIVITY_TYPES selects the kinds", "[cupti_source]") {
