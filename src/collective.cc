@@ -83,6 +83,68 @@ void CollectiveNelems(CollectiveFunc func, uint64_t count, int32_t comm_size, ui
   if (func == CollectiveFunc::kRecv) *in = 0;
 }
 
+CollectiveFunc CollectiveFuncFromTraceName(std::string_view name, bool* coalesced) {
+  *coalesced = false;
+  if (name == "coalesced") {
+    *coalesced = true;
+    return CollectiveFunc::kUnknown;
+  }
+  constexpr std::string_view kSuffix = "_coalesced";
+  if (name.size() > kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix) {
+    *coalesced = true;
+    name.remove_suffix(kSuffix.size());
+  }
+  struct Name {
+    std::string_view trace;
+    CollectiveFunc func;
+  };
+  static constexpr Name kNames[] = {
+      {"allreduce", CollectiveFunc::kAllReduce},         {"all_reduce", CollectiveFunc::kAllReduce},
+      {"broadcast", CollectiveFunc::kBroadcast},         {"_broadcast_oop", CollectiveFunc::kBroadcast},
+      {"reduce", CollectiveFunc::kReduce},               {"_reduce_oop", CollectiveFunc::kReduce},
+      {"all_gather", CollectiveFunc::kAllGather},        {"allgather", CollectiveFunc::kAllGather},
+      {"_allgather_base", CollectiveFunc::kAllGather},   {"all_gather_into_tensor", CollectiveFunc::kAllGather},
+      {"reduce_scatter", CollectiveFunc::kReduceScatter},
+      {"_reduce_scatter_base", CollectiveFunc::kReduceScatter},
+      {"reduce_scatter_tensor", CollectiveFunc::kReduceScatter},
+      {"all_to_all", CollectiveFunc::kAllToAll},         {"alltoall", CollectiveFunc::kAllToAll},
+      {"alltoall_base", CollectiveFunc::kAllToAll},      {"send", CollectiveFunc::kSend},
+      {"recv", CollectiveFunc::kRecv},
+  };
+  for (const Name& n : kNames) {
+    if (n.trace == name) return n.func;
+  }
+  return CollectiveFunc::kUnknown;
+}
+
+CollectiveDtype CollectiveDtypeFromTraceName(std::string_view name) {
+  for (uint8_t d = 1; d <= static_cast<uint8_t>(CollectiveDtype::kFloat8e5m2); ++d) {
+    if (name == CollectiveDtypeTraceName(static_cast<CollectiveDtype>(d))) {
+      return static_cast<CollectiveDtype>(d);
+    }
+  }
+  return CollectiveDtype::kUnknown;
+}
+
+uint32_t CollectiveDtypeBytes(CollectiveDtype dtype) {
+  switch (dtype) {
+    case CollectiveDtype::kInt8:
+    case CollectiveDtype::kUint8:
+    case CollectiveDtype::kFloat8e4m3:
+    case CollectiveDtype::kFloat8e5m2: return 1;
+    case CollectiveDtype::kFloat16:
+    case CollectiveDtype::kBfloat16: return 2;
+    case CollectiveDtype::kInt32:
+    case CollectiveDtype::kUint32:
+    case CollectiveDtype::kFloat32: return 4;
+    case CollectiveDtype::kInt64:
+    case CollectiveDtype::kUint64:
+    case CollectiveDtype::kFloat64: return 8;
+    case CollectiveDtype::kUnknown: break;
+  }
+  return 0;
+}
+
 std::string AllRanksJson(int32_t n) {
   std::string s = "[";
   for (int32_t i = 0; i < n; ++i) absl::StrAppend(&s, i == 0 ? "" : ", ", i);

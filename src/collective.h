@@ -75,6 +75,15 @@ const char* CollectiveDtypeTraceName(CollectiveDtype dtype);
 void CollectiveNelems(CollectiveFunc func, uint64_t count, int32_t comm_size, uint64_t* in,
                       uint64_t* out);
 
+// Back from a trace's "Collective name": kairos' names and PyTorch's variants
+// ("_allgather_base", "allreduce_coalesced", ...); `coalesced` set for a group ("coalesced" or
+// a "_coalesced" suffix). kUnknown for anything else.
+CollectiveFunc CollectiveFuncFromTraceName(std::string_view name, bool* coalesced);
+// Back from a trace's "dtype" (PyTorch's ScalarType names); kUnknown for anything else.
+CollectiveDtype CollectiveDtypeFromTraceName(std::string_view name);
+// Bytes of one element; 0 when unknown.
+uint32_t CollectiveDtypeBytes(CollectiveDtype dtype);
+
 // "[0, 1, ..., n-1]": the ranks of a communicator that spans the whole job.
 std::string AllRanksJson(int32_t n);
 

@@ -18,6 +18,13 @@ const CollectiveRecord* TraceData::FindCollective(uint32_t correlation) const {
   return it != collectives.end() && it->correlation == correlation ? &*it : nullptr;
 }
 
+void SortCollectives(TraceData& data) {
+  std::stable_sort(data.collectives.begin(), data.collectives.end(),
+                   [](const CollectiveRecord& a, const CollectiveRecord& b) {
+                     return a.correlation < b.correlation;
+                   });
+}
+
 size_t TraceData::EventCount() const {
   size_t n = 0;
   for (const auto& v : events_by_track) n += v.size();

@@ -131,7 +131,8 @@ struct TraceData {
   // the NCCL profiler plugin saw some: docs/OUTPUT.md, "Collective kernels").
   std::vector<CollectiveRecord> collectives;
 
-  // The collective carried by the launch with this correlation id, or null.
+  // The collective carried by the launch with this correlation id, or null (`collectives`
+  // must be sorted: SortCollectives).
   const CollectiveRecord* FindCollective(uint32_t correlation) const;
   // Adds a track and its (empty) event vector; returns the track index.
   uint32_t AddTrack(Track track);
@@ -140,6 +141,9 @@ struct TraceData {
   // Sorts every track's events by (start asc, end desc, insertion order).
   void SortTracks();
 };
+
+// Sorts `data.collectives` by correlation id (readers, after the last event).
+void SortCollectives(TraceData& data);
 
 // Ordering used everywhere: earlier start first; on a tie the longer (enclosing) event first.
 inline bool EventBefore(const Event& a, const Event& b) {

@@ -85,6 +85,25 @@ void ReadTransferTail(const JsonValue& args, Detail* d) {
   ReadGraphAndChannel(args, d);
 }
 
+// An NCCL kernel's operation (docs/OUTPUT.md, "Collective kernels"), keyed by its correlation
+// id; the readers sort TraceData::collectives once all events are in.
+void ReadCollective(const JsonValue& args, const Event& e, TraceData& data) {
+  namespace arg_keys = internal::arg_keys;
+  const JsonValue* name = args.Find(arg_keys::kCollectiveName);
+  if (name == nullptr || !name->is_string() || e.correlation == 0) return;
+  CollectiveRecord c;
+  c.correlation = e.correlation;
+  bool coalesced = false;
+  c.func = CollectiveFuncFromTraceName(name->text, &coalesced);
+  if (coalesced) c.coalesced = 2;  // a group; how many operations the trace does not say
+  if (const JsonValue* v = args.Find(arg_keys::kDtype); v != nullptr && v->is_string())
+    c.dtype = CollectiveDtypeFromTraceName(v->text);
+  if (const JsonValue* v = args.Find(arg_keys::kInMsgNelems)) c.in_nelems = v->AsUint();
+  if (const JsonValue* v = args.Find(arg_keys::kOutMsgNelems)) c.out_nelems = v->AsUint();
+  if (const JsonValue* v = args.Find(arg_keys::kGroupSize)) c.comm_size = static_cast<int32_t>(v->AsInt(0));
+  data.collectives.push_back(c);
+}
+
 }  // namespace
 
 void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, TraceData& data,
@@ -105,6 +124,7 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
     e.flags |= kFlagUnfinished;
   switch (e.kind) {
     case EventKind::kKernel: {
+      ReadCollective(args, e, data);
       if (!args.Find(arg_keys::kGrid) && !args.Find(arg_keys::kDevice)) return;
       KernelDetail k;
       memset(&k, 0, sizeof(k));
@@ -444,6 +464,7 @@ TraceData TraceBuilder::Finish() {
   std::stable_sort(data_.counter_samples.begin(), data_.counter_samples.end(),
                    [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; });
   data_.SortTracks();
+  SortCollectives(data_);
   return std::move(data_);
 }
 

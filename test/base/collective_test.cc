@@ -33,6 +33,27 @@ TEST_CASE("NCCL's profiler strings map to PyTorch's collective and dtype names")
   }
 }
 
+TEST_CASE("trace names map back, PyTorch's variants included") {
+  bool coalesced = true;
+  CHECK(CollectiveFuncFromTraceName("all_gather", &coalesced) == CollectiveFunc::kAllGather);
+  CHECK_FALSE(coalesced);
+  CHECK(CollectiveFuncFromTraceName("_reduce_scatter_base", &coalesced) == CollectiveFunc::kReduceScatter);
+  CHECK(CollectiveFuncFromTraceName("allreduce_coalesced", &coalesced) == CollectiveFunc::kAllReduce);
+  CHECK(coalesced);
+  CHECK(CollectiveFuncFromTraceName("coalesced", &coalesced) == CollectiveFunc::kUnknown);
+  CHECK(coalesced);
+  CHECK(CollectiveFuncFromTraceName("barrier", &coalesced) == CollectiveFunc::kUnknown);
+  CHECK_FALSE(coalesced);
+  for (uint8_t d = 1; d <= static_cast<uint8_t>(CollectiveDtype::kFloat8e5m2); ++d) {
+    const auto dtype = static_cast<CollectiveDtype>(d);
+    CHECK(CollectiveDtypeFromTraceName(CollectiveDtypeTraceName(dtype)) == dtype);
+  }
+  CHECK(CollectiveDtypeFromTraceName("") == CollectiveDtype::kUnknown);
+  CHECK(CollectiveDtypeBytes(CollectiveDtype::kBfloat16) == 2);
+  CHECK(CollectiveDtypeBytes(CollectiveDtype::kFloat64) == 8);
+  CHECK(CollectiveDtypeBytes(CollectiveDtype::kUnknown) == 0);
+}
+
 TEST_CASE("in/out element counts follow NCCL's count argument per operation") {
   uint64_t in = 0, out = 0;
   CollectiveNelems(CollectiveFunc::kAllReduce, 1000, 8, &in, &out);

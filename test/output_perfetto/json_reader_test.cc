@@ -134,6 +134,56 @@ TEST_CASE("JSON -> TraceData -> JSON keeps every event, arg, flow and metadata k
   CHECK(testing::TopLevelWithoutEvents(a) == testing::TopLevelWithoutEvents(b));
 }
 
+TEST_CASE("NCCL kernels' operation args come back, PyTorch's collective names too") {
+  TraceData ref = testing::BuildReferenceTrace(50);
+  ref.distributed.world_size = 2;
+  for (const auto& track : ref.events_by_track) {
+    for (const Event& e : track) {
+      if (e.kind != EventKind::kKernel) continue;
+      CollectiveRecord c;
+      c.correlation = e.correlation;
+      c.func = ref.collectives.empty() ? CollectiveFunc::kReduceScatter : CollectiveFunc::kAllReduce;
+      c.dtype = CollectiveDtype::kBfloat16;
+      c.comm_size = 2;
+      c.in_nelems = 2048;
+      c.out_nelems = 1024;
+      ref.collectives.push_back(c);
+    }
+  }
+  SortCollectives(ref);
+  REQUIRE(ref.collectives.size() == 2);
+  const std::string j1 = JsonOf(ref);
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTraceText(j1);
+  REQUIRE(back.ok());
+  REQUIRE(back->collectives.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const CollectiveRecord &a = ref.collectives[i], &b = back->collectives[i];
+    CHECK(b.correlation == a.correlation);
+    CHECK(b.func == a.func);
+    CHECK(b.dtype == a.dtype);
+    CHECK(b.comm_size == 2);
+    CHECK(b.in_nelems == 2048);
+    CHECK(b.out_nelems == 1024);
+  }
+  CHECK(testing::SortedEvents(json::parse(JsonOf(*back))) == testing::SortedEvents(json::parse(j1)));
+  // A kernel as PyTorch's profiler writes it (record_param_comms names).
+  absl::StatusOr<TraceData> torch = ReadKinetoJsonTraceText(R"J({"traceEvents":[
+    {"ph":"X","cat":"kernel","name":"ncclDevKernel_AllGather_RING_LL","pid":0,"tid":7,"ts":10,"dur":5,"args":{"correlation":4,"device":0,"stream":7,"grid":[2,1,1],"block":[512,1,1],"Collective name":"_allgather_base","In msg nelems":8,"Out msg nelems":64,"dtype":"Half","Group size":8}},
+    {"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":7,"ts":20,"dur":5,"args":{"correlation":3,"device":0,"stream":7,"grid":[2,1,1],"block":[512,1,1],"Collective name":"allreduce_coalesced","In msg nelems":100,"Out msg nelems":100,"dtype":"c10::complex<float>","Group size":8}}
+  ]})J");
+  REQUIRE(torch.ok());
+  REQUIRE(torch->collectives.size() == 2);
+  const CollectiveRecord& ar = torch->collectives[0];  // sorted by correlation: 3 first
+  CHECK(ar.func == CollectiveFunc::kAllReduce);
+  CHECK(ar.coalesced == 2);
+  CHECK(ar.dtype == CollectiveDtype::kUnknown);
+  const CollectiveRecord& ag = torch->collectives[1];
+  CHECK(ag.func == CollectiveFunc::kAllGather);
+  CHECK(ag.coalesced == 1);
+  CHECK(ag.dtype == CollectiveDtype::kFloat16);
+  CHECK((ag.in_nelems == 8 && ag.out_nelems == 64 && ag.comm_size == 8));
+}
+
 TEST_CASE("gzip and zstd input decompress while streaming") {
   TraceData ref = testing::BuildReferenceTrace(3000);
   std::string j = JsonOf(ref);

@@ -23,6 +23,7 @@
 #include "output/json_writer.h"
 #include "output/event_args.h"
 #include "output/perfetto_writer.h"
+#include "output/proto/perfetto_reader.h"
 #include "output/proto/perfetto_trace.pb.h"
 #include "output/writer.h"
 #include "output_perfetto/reference_trace.h"
@@ -400,6 +401,15 @@ TEST_CASE("NCCL kernels carry their operation's args, each distinct text interne
   size_t copies = 0;
   for (size_t at = bytes.find(text); at != std::string::npos; at = bytes.find(text, at + 1)) ++copies;
   CHECK(copies == 2);  // once on each of the two GPU stream sequences, however many kernels
+  // kairos' own reader (kairos convert, summarize) gets the records back.
+  absl::StatusOr<TraceData> back = ReadPerfettoTraceBytes(bytes);
+  REQUIRE(back.ok());
+  REQUIRE(back->collectives.size() == data.collectives.size());
+  for (size_t i = 0; i < data.collectives.size(); ++i) {
+    CHECK(back->collectives[i].correlation == data.collectives[i].correlation);
+    CHECK(back->collectives[i].func == CollectiveFunc::kAllReduce);
+    CHECK(back->collectives[i].in_nelems == 65536);
+  }
 }
 
 TEST_CASE("interned tables: each name and arg name defined once per sequence, on first use") {

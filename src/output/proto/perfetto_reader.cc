@@ -300,12 +300,13 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
     args.members.emplace_back(std::move(key), std::move(v));
   }
   e.name = data_.strings.Intern(name);
+  const bool flow = te.flow_ids_size() > 0 || te.flow_ids_old_size() > 0;
+  // The writer omits the `correlation` annotation of an event with a flow: the flow id is
+  // the correlation id. Set before the args are applied, which key side tables by it (an
+  // NCCL kernel's operation); a `correlation` arg, if any, still wins.
+  if (flow) e.correlation = static_cast<uint32_t>(te.flow_ids_size() > 0 ? te.flow_ids(0) : te.flow_ids_old(0));
   internal::ApplyKinetoArgs(args, name, data_, e);
-  if (te.flow_ids_size() > 0 || te.flow_ids_old_size() > 0) {
-    // The writer omits the `correlation` annotation of an event with a flow: the flow id is
-    // the correlation id.
-    uint64_t flow = te.flow_ids_size() > 0 ? te.flow_ids(0) : te.flow_ids_old(0);
-    if (!e.correlation) e.correlation = static_cast<uint32_t>(flow);
+  if (flow) {
     e.flags |= (e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver) ? kFlagFlowOut : kFlagFlowIn;
   }
   if (te.type() == pp::TrackEvent::TYPE_INSTANT) {
@@ -326,6 +327,7 @@ TraceData Reader::Finish() {
   std::stable_sort(data_.counter_samples.begin(), data_.counter_samples.end(),
                    [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; });
   data_.SortTracks();
+  SortCollectives(data_);
   return std::move(data_);
 }
 
