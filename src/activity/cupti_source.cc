@@ -301,8 +301,11 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
   phase_.store(Phase::kWarmup, std::memory_order_release);
   absl::Status s = Call(api_->ActivityRegisterCallbacks(BufferRequested, BufferCompleted),
                         "cuptiActivityRegisterCallbacks");
-  if (s.ok()) s = EnableKinds(config);
+  // The API callbacks come on before the records: every kernel record then has had its
+  // launch seen, so an NCCL kernel launched while warm-up starts (an iteration window's
+  // first step races the session thread here) still gets its operation.
   if (s.ok() && options_.current_range_id != nullptr) {
+    nccl_capture_.store(true, std::memory_order_relaxed);
     s = Call(api_->EnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API),
              "cuptiEnableDomain(RUNTIME_API)");
     if (s.ok()) {
@@ -310,21 +313,17 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
                "cuptiEnableDomain(DRIVER_API)");
     }
   }
+  if (s.ok()) s = EnableKinds(config);
   if (!s.ok()) {
     Fail(std::string(s.message()));
     return absl::OkStatus();
   }
   active_ = true;
-  if (options_.current_range_id != nullptr) {  // the API callbacks are on
-    nccl_capture_.store(true, std::memory_order_relaxed);
-    SetNcclCapture(true);
-  }
   return absl::OkStatus();
 }
 
 void CuptiSource::StopNcclCapture() {
   nccl_capture_.store(false, std::memory_order_relaxed);
-  SetNcclCapture(false);
   collectives_.EndWindow();
 }
 
@@ -458,6 +457,7 @@ void CuptiSource::StopRecording(int64_t window_end_ns) {
   cupti_offset_ = (cupti_offset_ + offset) / 2;
   linking_.store(false, std::memory_order_relaxed);
   StopNcclCapture();
+  nccl_unlaunched_ = NcclCounters().without_launch - nccl_unlaunched_at_start_;
   DisableKinds();
   const CUptiResult r = api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS) {
@@ -519,8 +519,7 @@ void CuptiSource::AddCollectives(TraceData& data) {
   data.AddStat("nccl_collective_launches", data.collectives.size());
   data.AddStat("nccl_collective_overflow", collectives_.overflow());
   // Operations NCCL enqueued in the window without a kernel launch kairos saw.
-  const uint64_t unlaunched = NcclCounters().without_launch - nccl_unlaunched_at_start_;
-  if (unlaunched > 0) data.AddStat("nccl_ops_without_launch", unlaunched);
+  if (nccl_unlaunched_ > 0) data.AddStat("nccl_ops_without_launch", nccl_unlaunched_);
 }
 
 void CuptiSource::Collect(TraceData& data) {

@@ -149,6 +149,7 @@ class CuptiSource : public TraceSource {
   // (nccl_collectives.h): filled by the same callback.
   CollectiveLaunchTable collectives_;
   uint64_t nccl_unlaunched_at_start_ = 0;  // NcclCounters().without_launch at the window start
+  uint64_t nccl_unlaunched_ = 0;           // ... and how many more by the window's end
   // Kernel launches take the NCCL operations their thread enqueued (warm-up to window end).
   std::atomic<bool> nccl_capture_{false};
   int64_t window_start_ = 0;

@@ -11,7 +11,6 @@
 namespace kairos::internal {
 namespace {
 
-std::atomic<bool> g_capture{false};
 std::atomic<uint64_t> g_communicators{0};
 std::atomic<uint64_t> g_operations{0};
 std::atomic<uint64_t> g_without_launch{0};
@@ -91,9 +90,7 @@ kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
                                           const kairos_nccl_event_descr_v4_t* d) {
   if (handle == nullptr) return kKairosNcclSuccess;
   *handle = nullptr;  // NCCL skips stopEvent for a null handle
-  if (!g_capture.load(std::memory_order_relaxed) || context == nullptr || d == nullptr) {
-    return kKairosNcclSuccess;
-  }
+  if (context == nullptr || d == nullptr) return kKairosNcclSuccess;
   const auto& comm = *static_cast<const CommContext*>(context);
   if (d->type == kKairosNcclProfileColl) {
     Accumulate(comm, CollectiveFuncFromNccl(View(d->coll.func)),
@@ -126,8 +123,6 @@ kairos_nccl_result_t NcclPluginFinalize(void* context) {
   delete static_cast<CommContext*>(context);
   return kKairosNcclSuccess;
 }
-
-void SetNcclCapture(bool on) { g_capture.store(on, std::memory_order_relaxed); }
 
 bool TakePendingCollective(CollectiveRecord* out) {
   Pending& p = t_pending;

@@ -7,9 +7,11 @@
 // (CuptiSource), which knows the launch's correlation id; a stop with nothing taken drops
 // them (counted). The plugin's init also tells which communicators this process belongs to:
 // the largest one stands in for the job when no RANK/WORLD_SIZE variables are set.
-// Nothing is kept while no window records (SetNcclCapture).
+// The slot is filled whether a window records or not (a few stores per operation, a window's
+// start can fall between an operation's start and its launch); only a window's launch
+// callbacks take from it, and each stop empties it, so nothing accumulates.
 // Threading: the plugin entry points run on NCCL's threads, any number at once; each touches
-// only its thread's slot and atomics. SetNcclCapture and the counters from any thread.
+// only its thread's slot and atomics. The counters from any thread.
 #ifndef KAIROS_SRC_ACTIVITY_NCCL_COLLECTIVES_H_
 #define KAIROS_SRC_ACTIVITY_NCCL_COLLECTIVES_H_
 
@@ -29,9 +31,6 @@ kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
 kairos_nccl_result_t NcclPluginStopEvent(void* handle);
 kairos_nccl_result_t NcclPluginFinalize(void* context);
 
-// On while a window links CUDA calls; off, startEvent keeps nothing (one relaxed load).
-void SetNcclCapture(bool on);
-
 // Moves the operations this thread started and has not stopped into `out` (correlation left
 // 0 for the caller); false when there are none.
 bool TakePendingCollective(CollectiveRecord* out);
@@ -41,7 +40,7 @@ bool NcclLargestComm(int32_t* rank, int32_t* size);
 
 struct NcclPluginCounters {
   uint64_t communicators = 0;     // init calls
-  uint64_t operations = 0;        // Coll/P2p startEvent calls while capturing
+  uint64_t operations = 0;        // Coll/P2p startEvent calls
   uint64_t without_launch = 0;    // operations stopped before any launch took them
 };
 NcclPluginCounters NcclCounters();

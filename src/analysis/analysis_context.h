@@ -92,6 +92,7 @@ DurationStats StatsOf(std::vector<int64_t>& durations);
 void ComputeBreakdowns(AnalysisContext& ctx, Summary* summary);       // breakdown.cc
 void ComputeSmProxies(const AnalysisContext& ctx, Summary* summary);  // sm_metrics.cc
 void ComputeHotspots(const AnalysisContext& ctx, Summary* summary);   // hotspots.cc
+void ComputeCollectives(const AnalysisContext& ctx, Summary* summary);  // collectives.cc
 // PM-sampling values per device and for the top kernels (after ComputeHotspots).
 void ComputeMeasuredCounters(const AnalysisContext& ctx, Summary* summary);  // sm_metrics.cc
 void ComputeSteps(const AnalysisContext& ctx, Summary* summary);      // steps.cc

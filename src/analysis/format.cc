@@ -28,4 +28,22 @@ double Percent(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
+std::string FormatBytes(uint64_t bytes) {
+  char buf[32];
+  if (bytes < 1024) {
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  } else {
+    const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(bytes) / 1024.0;
+    int u = 0;
+    while (v >= 1024.0 && u < 3) v /= 1024.0, ++u;
+    if (v == static_cast<double>(static_cast<uint64_t>(v))) {
+      std::snprintf(buf, sizeof buf, "%llu %s", static_cast<unsigned long long>(v), units[u]);
+    } else {
+      std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
+    }
+  }
+  return buf;
+}
+
 }  // namespace kairos

@@ -14,6 +14,8 @@ namespace kairos {
 std::string FormatDuration(int64_t ns);
 // Integral values as integers, others with 3 significant digits.
 std::string FormatNumber(double v);
+// Human size: "512 B", "256 KiB", "1.50 MiB", "2.00 GiB".
+std::string FormatBytes(uint64_t bytes);
 // 100 * part / whole (0 when whole <= 0).
 double Percent(int64_t part, int64_t whole);
 

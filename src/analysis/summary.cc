@@ -128,6 +128,7 @@ Summary Analyze(const TraceData& data, const AnalysisOptions& options) {
   internal::ComputeSmProxies(ctx, &summary);
   internal::AttributeHostWaits(ctx, &summary);
   internal::ComputeHotspots(ctx, &summary);
+  internal::ComputeCollectives(ctx, &summary);
   internal::ComputeMeasuredCounters(ctx, &summary);
   internal::ComputeSteps(ctx, &summary);
   internal::ComputeHostSummary(ctx, &summary);

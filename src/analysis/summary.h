@@ -111,6 +111,29 @@ struct Hotspot {
   double est_occupancy_pct = -1.0;
 };
 
+// NCCL operations of one kind on one device (TraceData::collectives joined with their
+// kernels): what they moved and how fast. A collective kernel's time includes waiting for
+// the slowest rank, so on a rank that waits the bandwidths are lower bounds (the cross-rank
+// summary separates wait from transfer).
+struct CollectiveSummary {
+  uint32_t device = 0;
+  std::string name;          // "allreduce", ..., "coalesced" (CollectiveTraceName)
+  std::string dtype;         // "Float", ...; "" when unknown or mixed
+  int32_t group_size = 0;
+  uint64_t calls = 0;
+  uint64_t bytes = 0;        // sum over calls of the message size (below); 0 if dtype unknown
+  uint64_t median_bytes = 0;
+  int64_t time_ns = 0;       // sum of the kernels' durations
+  // bytes / time, and that times NCCL's bus factor (all-reduce 2(n-1)/n, all-gather,
+  // reduce-scatter and all-to-all (n-1)/n, others 1), as nccl-tests reports them; -1 when
+  // the size or time is unknown.
+  double algbw_gbps = -1.0;
+  double busbw_gbps = -1.0;
+  // Bus bandwidth of the fastest call: close to the link's when some call did not wait (the
+  // mean above mixes in every wait); -1 when unknown.
+  double best_busbw_gbps = -1.0;
+};
+
 struct StepOutlier {
   int64_t step = 0;  // N of ProfilerStep#N
   int64_t start_ns = 0;
@@ -170,6 +193,7 @@ struct Summary {
   std::vector<DeviceSummary> devices;  // devices with GPU work in the window, by id
   std::vector<uint32_t> idle_devices;  // devices known to the trace with none, by id
   std::vector<Hotspot> top_kernels, top_memcpys, top_cpu_ranges;
+  std::vector<CollectiveSummary> collectives;  // by device, then time (largest first)
   StepSummary steps;
   HostSummary host;
   std::vector<Finding> findings;       // largest window_share first

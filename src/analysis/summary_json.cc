@@ -137,6 +137,17 @@ std::string SummaryToJson(const Summary& s) {
   Hotspots(j, "memcpys", s.top_memcpys);
   Hotspots(j, "cpu_ranges", s.top_cpu_ranges);
   j.Close('}');
+  j.Key("collectives").Open('[');
+  for (const CollectiveSummary& c : s.collectives) {
+    j.Open('{').Key("device").Int(c.device).Key("name").Str(c.name).Key("dtype").Str(c.dtype);
+    j.Key("group_size").Int(c.group_size).Key("calls").Int(static_cast<int64_t>(c.calls));
+    j.Key("bytes").Int(static_cast<int64_t>(c.bytes));
+    j.Key("median_bytes").Int(static_cast<int64_t>(c.median_bytes)).Key("time_ns").Int(c.time_ns);
+    j.Key("algbw_gbps").NumOrNull(c.algbw_gbps, c.algbw_gbps >= 0);
+    j.Key("busbw_gbps").NumOrNull(c.busbw_gbps, c.busbw_gbps >= 0);
+    j.Key("best_busbw_gbps").NumOrNull(c.best_busbw_gbps, c.best_busbw_gbps >= 0).Close('}');
+  }
+  j.Close(']');
   const StepSummary& st = s.steps;
   j.Key("steps").Open('{').Key("count").Int(static_cast<int64_t>(st.count));
   j.Key("mean_ns").Int(st.mean_ns).Key("median_ns").Int(st.median_ns).Key("stdev_ns").Int(st.stdev_ns);

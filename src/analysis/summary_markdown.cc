@@ -103,6 +103,20 @@ std::string SummaryToMarkdown(const Summary& s) {
     out += "- advice: " + f.recommendation + "\n";
   }
   Table(&out, "Top kernels", s.top_kernels);
+  if (!s.collectives.empty()) {
+    out += "\n### NCCL collectives\n\n| GPU | collective | dtype | group | calls | time | per call | algbw GB/s | busbw GB/s | best busbw |\n"
+           "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const CollectiveSummary& c : s.collectives) {
+      const bool sized = c.busbw_gbps >= 0;
+      out += "| " + std::to_string(c.device) + " | " + c.name + " | " + c.dtype + " | " +
+             std::to_string(c.group_size) + " | " + std::to_string(c.calls) + " | " +
+             FormatDuration(c.time_ns) + " | " + (sized ? FormatBytes(c.median_bytes) : "?") + " | " +
+             (sized ? FormatNumber(c.algbw_gbps) : "?") + " | " + (sized ? FormatNumber(c.busbw_gbps) : "?") + " | " +
+             (c.best_busbw_gbps >= 0 ? FormatNumber(c.best_busbw_gbps) : "?") + " |\n";
+    }
+    out += "\nA collective kernel's time includes waiting for the slowest rank: on a rank that waits, "
+           "these bandwidths are lower bounds.\n";
+  }
   Table(&out, "Top memcpys", s.top_memcpys);
   Table(&out, "Top CPU ranges", s.top_cpu_ranges);
   return out;

@@ -100,6 +100,20 @@ std::string SummaryToText(const Summary& s) {
   Table(&out, "Top kernels", s.top_kernels);
   Table(&out, "Top memcpys", s.top_memcpys);
   Table(&out, "Top CPU ranges", s.top_cpu_ranges);
+  if (!s.collectives.empty()) {
+    Append(&out, "\nNCCL collectives (kernel time includes waiting for other ranks):\n");
+    for (const CollectiveSummary& c : s.collectives) {
+      std::string what = c.name + (c.dtype.empty() ? "" : " " + c.dtype);
+      Append(&out, "  GPU %u %-22s x%-6llu group %-4d %10s", c.device, what.c_str(),
+             static_cast<unsigned long long>(c.calls), c.group_size, Time(c.time_ns).c_str());
+      if (c.busbw_gbps >= 0) {
+        Append(&out, "  %s per call, algbw %s GB/s, busbw %s GB/s (best call %s)",
+               FormatBytes(c.median_bytes).c_str(), Number(c.algbw_gbps).c_str(),
+               Number(c.busbw_gbps).c_str(), Number(c.best_busbw_gbps).c_str());
+      }
+      out += '\n';
+    }
+  }
   Append(&out, "\nFindings: %zu\n", s.findings.size());
   for (const Finding& f : s.findings) {
     if (f.device >= 0) Append(&out, "* [%s] GPU %lld: %s\n", f.id.c_str(), static_cast<long long>(f.device), f.title.c_str());

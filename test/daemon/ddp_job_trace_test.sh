@@ -32,6 +32,7 @@ port=$(cat "$out/port")
 LD_LIBRARY_PATH="$simlib" LD_PRELOAD="$libkairos" KINETO_USE_DAEMON=1 \
   KINETO_IPC_SOCKET_DIR="$out/sock" KAIROS_DAEMON_POLL_MS=100 KAIROS_JOB_ID=$job \
   KINETO_ONDEMAND_TRACE_DIR="$out/traces" KAIROS_SIM_NCCL_TIMEOUT_MS=30000 \
+  KAIROS_SIM_NCCL_LATENCY_US=8 KAIROS_SIM_NCCL_BW_GBPS=100 \
   "$run_ddp" 4 --straggler 2 --straggler-ms $delay_ms --steps $steps --host-us 500 --params 16384 \
   > "$out/ranks.log" 2>&1 &
 ranks=$!
@@ -167,6 +168,29 @@ if actual < 0.75 * injected:
     print("FAIL: rank 2 cost the job only", actual, "ns of its", injected, "ns delay"); sys.exit(1)
 if abs(lost - actual) > 0.1 * actual:
     print("FAIL: estimated loss", lost, "ns vs actual", actual, "ns"); sys.exit(1)
+EOF
+
+# Each rank's own summary reports its all-reduces with nccl-tests' bus bandwidth. The
+# straggler arrives last, so its kernels are the bare transfer (on a loaded machine a waiting
+# rank sometimes resumes later still, so its fastest call): the simulator's link model,
+# 8 us + 2(n-1)/n x 256 KiB at 100 GB/s = 11.93 us, i.e. 33.0 GB/s bus bandwidth. The ranks
+# that wait for it report far less on average (their kernels include the wait).
+python3 - "$out/traces" <<'EOF' || fail=1
+import glob, json, os, re, sys
+busbw = {}
+for f in glob.glob(os.path.join(sys.argv[1], "job_rank*_*.summary.json")):
+    r = int(re.search(r"job_rank(\d+)_", f).group(1))
+    c = [c for c in json.load(open(f))["collectives"] if c["name"] == "allreduce"]
+    if len(c) != 1 or c[0]["dtype"] != "Float" or c[0]["group_size"] != 4 or c[0]["median_bytes"] != 262144:
+        print("FAIL: rank", r, "summary collectives", c); sys.exit(1)
+    busbw[r] = (c[0]["busbw_gbps"], c[0]["best_busbw_gbps"])
+moved = 2 * 3 / 4 * 262144
+model = moved / (8000 + moved / 100.0)
+if sorted(busbw) != [0, 1, 2, 3] or abs(busbw[2][1] - model) > 0.1 * model:
+    print("FAIL: bus bandwidth (mean, best)", busbw, "model", model); sys.exit(1)
+if any(busbw[r][0] > busbw[2][1] / 2 for r in (0, 1, 3)):
+    print("FAIL: waiting ranks' bus bandwidth", busbw); sys.exit(1)
+print("straggler's best all-reduce bus bandwidth %.1f GB/s (model %.1f)" % (busbw[2][1], model))
 EOF
 
 # Merged timeline: four rank process groups; the k-th all-reduce ends together on every rank.

@@ -251,14 +251,18 @@ ApiScope::~ApiScope() {
   }
 }
 
+CUpti_ActivityKind KernelRecordKindNow() {
+  if (KSimKindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  if (KSimKindEnabled(CUPTI_ACTIVITY_KIND_KERNEL)) return CUPTI_ACTIVITY_KIND_KERNEL;
+  return CUPTI_ACTIVITY_KIND_INVALID;
+}
+
 void EmitKernel(const Context* ctx, const Stream* s, const KernelInfo* k, const LaunchShape& shape,
                 uint64_t queued, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph_id,
-                uint64_t node_id) {
+                uint64_t node_id, int kind_at_launch) {
   PmNoteKernel(ctx, k, shape, start, end);  // PM sampling's view of the timeline
-  CUpti_ActivityKind kind = KSimKindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-                                ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-                                : (KSimKindEnabled(CUPTI_ACTIVITY_KIND_KERNEL) ? CUPTI_ACTIVITY_KIND_KERNEL
-                                                                                : CUPTI_ACTIVITY_KIND_INVALID);
+  const CUpti_ActivityKind kind =
+      kind_at_launch >= 0 ? static_cast<CUpti_ActivityKind>(kind_at_launch) : KernelRecordKindNow();
   if (kind == CUPTI_ACTIVITY_KIND_INVALID) return;
   static std::atomic<int64_t> grid_id{1};
   CUpti_ActivityKernel10 r;

@@ -169,9 +169,14 @@ class ApiScope {
 };
 
 // Records emitted for GPU work.
+// The kernel record kind CUPTI would produce for a launch made now (INVALID: none).
+CUpti_ActivityKind KernelRecordKindNow();
+// kind_at_launch: the KernelRecordKindNow() of the launch when the record is emitted later
+// (a collective ends after its peers arrive): real CUPTI records a kernel when kernel records
+// were enabled at its launch, whatever happens until it ends. -1: decide now.
 void EmitKernel(const Context* ctx, const Stream* s, const KernelInfo* k, const LaunchShape& shape,
                 uint64_t queued, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph_id,
-                uint64_t node_id);
+                uint64_t node_id, int kind_at_launch = -1);
 void EmitMemcpy(const Context* ctx, const Stream* s, uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind,
                 bool async, uint64_t bytes, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph_id,
                 uint64_t node_id, int src_device, int dst_device);

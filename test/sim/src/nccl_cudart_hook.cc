@@ -63,6 +63,7 @@ extern "C" __attribute__((visibility("default"))) cudaError_t KSimNcclKernelBegi
   // Zero duration for now: the stream's tail stays at the start until End knows the real end.
   rt.ScheduleLocked(s, 0, &out->start, &end);
   out->correlation = api.correlation();
+  out->record_kind = KernelRecordKindNow();
   lock.unlock();
   return api.Finish(cudaSuccess);
 }
@@ -76,5 +77,5 @@ extern "C" __attribute__((visibility("default"))) void KSimNcclKernelEnd(const K
   std::lock_guard<std::mutex> lock(rt.mu);
   s->tail = std::max(s->tail, end);
   EmitKernel(ctx, s, static_cast<const KernelInfo*>(k->kernel), CollectiveShape(k->grid), k->queued, k->start,
-             end, k->correlation, 0, 0);
+             end, k->correlation, 0, 0, k->record_kind);
 }

@@ -22,6 +22,7 @@ struct KSimNcclKernel {
   uint64_t start;         // monotonic ns: when this rank's part can begin on its stream
   uint32_t correlation;   // of the launch API call
   uint32_t grid;          // channels
+  int32_t record_kind;    // the kernel record kind enabled at launch (INVALID: none)
 };
 
 // Returns cudaSuccess and fills `out`, or the launch error (bad stream, capture, stopped device).
