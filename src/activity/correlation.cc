@@ -77,7 +77,7 @@ Track ToTrack(const LocalTrack& t, int64_t pid) {
 MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
   MergeResult result;
   converter.Finalize();
-  std::vector<Event>& events = converter.events();
+  EventStore& events = converter.events();
 
   // Pass 1: correlation id -> launching call. CUPTI gives every API call its own id and
   // reports only the driver calls the program makes itself, so one id has one call; should a

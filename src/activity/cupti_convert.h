@@ -20,6 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "activity/demangle.h"
+#include "activity/mapped_allocator.h"
 #include "event.h"
 #include "string_table.h"
 #include "trace_data.h"
@@ -122,6 +123,10 @@ class DetailTable {
   uint32_t last_ = 0;
 };
 
+// The converted events: the whole bound (max_events) reserved as address space at warm-up,
+// touched as events arrive (mapped_allocator.h).
+using EventStore = std::vector<Event, MappedAllocator<Event>>;
+
 class CuptiConverter {
  public:
   // `callback_name` resolves runtime/driver cbids to names (cuptiGetCallbackName);
@@ -153,7 +158,7 @@ class CuptiConverter {
   void ShiftTime(int64_t delta_ns);
   void Clear();
 
-  std::vector<Event>& events() { return events_; }
+  EventStore& events() { return events_; }
   const std::vector<LocalTrack>& tracks() const { return tracks_; }
   const StringTable& strings() const { return strings_; }
   const std::vector<KernelDetail>& kernels() const { return kernels_.rows(); }
@@ -199,7 +204,7 @@ class CuptiConverter {
   int64_t window_start_ = 0;
   int64_t window_end_ = INT64_MAX;
 
-  std::vector<Event> events_;
+  EventStore events_;
   std::vector<LocalTrack> tracks_;
   absl::flat_hash_map<uint64_t, uint32_t> track_index_[10];  // [type], [5 + type] by context
   // Direct-mapped cache in front of track_index_ (records alternate between a few streams
