@@ -9,6 +9,8 @@
 // into NCCL (a failure is logged once per kind and reported as success, as NCCL asks of
 // plugins, except init, whose failure disables the plugin).
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 
 #include "kairos.h"
 #include "nccl_profiler_abi.h"
@@ -75,8 +77,13 @@ namespace {
 __attribute__((constructor)) void OfferSelfAsNcclPlugin() {
   try {
     Dl_info info{};
-    if (dladdr(static_cast<const void*>(&ncclProfiler_v4), &info) != 0) {
-      kairos::api::OfferNcclPlugin(info.dli_fname);
+    if (dladdr(static_cast<const void*>(&ncclProfiler_v4), &info) != 0 && info.dli_fname != nullptr) {
+      // LD_PRELOAD=./lib/libkairos.so: NCCL opens the plugin later, maybe from another
+      // directory, so name it by its absolute path (resolved now, in the starting directory).
+      char resolved[PATH_MAX];
+      const char* path = info.dli_fname;
+      if (path[0] != '/' && realpath(path, resolved) != nullptr) path = resolved;
+      kairos::api::OfferNcclPlugin(path);
     }
   } catch (...) {
     kairos::api::LogBarrierError("NCCL plugin offer", "exception");

@@ -7,7 +7,8 @@
 #      warning), and no file at all when it did not (a launcher such as `sh` or `timeout`
 #      that inherited LD_PRELOAD);
 #   3. the same with no CUPTI to be had (a CPU-only job on a machine without CUDA): exit 0,
-#      a CPU trace, and in CUDA builds exactly one warning line, also in the trace.
+#      a CPU trace, and in CUDA builds exactly one warning line, also in the trace;
+#   4. NCCL_PROFILER_PLUGIN names libkairos (absolute path) unless the user set it or opted out.
 # Usage: preload_test.sh LIBKAIROS TARGET
 set -eu
 lib=$1; target=$2
@@ -60,4 +61,14 @@ assert 'traceEvents' in d
 assert d.get('gpu_data_missing_reason', '') == sys.argv[2], d.get('gpu_data_missing_reason')
 assert not any(e.get('cat') in ('kernel', 'gpu_memcpy', 'cuda_runtime') for e in d['traceEvents'])
 " "$(ls "$dir"/nocuda_*.json | grep -v summary)" "$reason" || { echo "FAIL: no-CUDA trace"; exit 1; }
+# 4. NCCL_PROFILER_PLUGIN: a preloaded kairos names itself by absolute path (also when
+# preloaded by a relative one), never over the user's value, not with KAIROS_NCCL_PLUGIN=0.
+real=$(realpath "$lib")
+rel_pre=$(echo "$pre" | sed "s|$lib\$|./$(basename "$lib")|")  # sanitizer runtimes stay first
+got=$(cd "$(dirname "$lib")" && env -u NCCL_PROFILER_PLUGIN LD_PRELOAD="$rel_pre" sh -c 'echo "$NCCL_PROFILER_PLUGIN"')
+[ "$got" = "$real" ] || { echo "FAIL: NCCL_PROFILER_PLUGIN='$got', wanted '$real'"; exit 1; }
+got=$(NCCL_PROFILER_PLUGIN=mine LD_PRELOAD="$pre" sh -c 'echo "$NCCL_PROFILER_PLUGIN"')
+[ "$got" = "mine" ] || { echo "FAIL: the user's NCCL_PROFILER_PLUGIN became '$got'"; exit 1; }
+got=$(env -u NCCL_PROFILER_PLUGIN KAIROS_NCCL_PLUGIN=0 LD_PRELOAD="$pre" sh -c 'echo "[$NCCL_PROFILER_PLUGIN]"')
+[ "$got" = "[]" ] || { echo "FAIL: KAIROS_NCCL_PLUGIN=0 still set '$got'"; exit 1; }
 echo "PASS"
