@@ -122,6 +122,18 @@ class EventArgs {
   // kDetailRow and the event has no valid detail row.
   template <typename Sink>
   bool Visit(const Event& e, ArgScope scope, Sink& sink);
+  // Only the measured PM-sampling means of kernel `e` (part of Visit's kEvent scope); false,
+  // writing nothing, when it has none.
+  template <typename Sink>
+  bool VisitMeasured(const Event& e, Sink& s) const {
+    if (e.kind != EventKind::kKernel || e.correlation == 0 || data_.kernel_counters.empty()) return false;
+    const KernelCounters* kc = FindKernelCounters(data_, e.correlation);
+    if (kc == nullptr) return false;
+    if (kc->sm_active_pct >= 0) s.Double(kArgSmActive, kc->sm_active_pct);
+    if (kc->occupancy_pct >= 0) s.Double(kArgOccupancy, kc->occupancy_pct);
+    s.Uint(kArgPmSamples, kc->samples);
+    return true;
+  }
   // Only the NCCL operation args of kernel `e` (part of Visit's kEvent scope); false, writing
   // nothing, when `e` carried no operation. The Perfetto writer interns their text.
   template <typename Sink>
@@ -284,13 +296,7 @@ void EventArgs::Kernel(const Event& e, const KernelDetail& k, bool full, Sink& s
   if (dev && dev->num_sms > 0) s.Int(arg_keys::kEstOccupancy, OccupancyPercent(e.detail, k, *dev));
   GraphAndChannel(k.graph_id, k.graph_node_id, k.channel_id, k.channel_type, s);
   // Measured PM-sampling means of this launch (per event, so not part of a detail row).
-  if (full && !data_.kernel_counters.empty() && e.correlation != 0) {
-    if (const KernelCounters* kc = FindKernelCounters(data_, e.correlation)) {
-      if (kc->sm_active_pct >= 0) s.Double(kArgSmActive, kc->sm_active_pct);
-      if (kc->occupancy_pct >= 0) s.Double(kArgOccupancy, kc->occupancy_pct);
-      s.Uint(kArgPmSamples, kc->samples);
-    }
-  }
+  if (full) VisitMeasured(e, s);
   if (full && !data_.collectives.empty() && e.correlation != 0) {
     if (const CollectiveRecord* c = data_.FindCollective(e.correlation)) Collective(*c, s);
   }

@@ -63,12 +63,12 @@ constexpr uint32_t kSeqNeedsIncrementalState = 2;
 
 // Debug annotation names interned per sequence; iid = index + 1.
 enum class Arg : uint8_t {
-  kExternalId = 0, kCorrelation, kCbid, kBandwidth, kFinished, kDetail, kCollective, kCount
+  kExternalId = 0, kCorrelation, kCbid, kBandwidth, kFinished, kDetail, kCollective, kMeasured, kCount
 };
 constexpr const char* kArgNames[] = {internal::arg_keys::kExternalId, internal::arg_keys::kCorrelation,
                                      internal::arg_keys::kCbid,       internal::arg_keys::kBandwidth,
                                      internal::arg_keys::kFinished,   kPerfettoDetailArg,
-                                     kPerfettoCollectiveArg};
+                                     kPerfettoCollectiveArg,           kPerfettoMeasuredArg};
 static_assert(sizeof(kArgNames) / sizeof(kArgNames[0]) == static_cast<size_t>(Arg::kCount));
 
 // Events of a track's most common kind omit their category (the reader restores it), which
@@ -120,6 +120,7 @@ struct Sequence {
   absl::flat_hash_map<uint64_t, uint32_t> name_iids;  // DisplayNameKey -> iid
   absl::flat_hash_map<uint64_t, uint32_t> detail_iids;
   absl::flat_hash_map<std::string, uint32_t> collective_iids;  // args text -> string iid
+  absl::flat_hash_map<std::string, uint32_t> measured_iids;
   std::vector<int64_t> open_ends;  // non-increasing: enclosing ranges end last
   // The bytes every packet of this sequence repeats after its timestamp, precomputed:
   // trusted_packet_sequence_id, and for END packets also the whole TrackEvent.
@@ -172,6 +173,10 @@ class Encoder {
   absl::Status WriteCounters();
   void WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts);
   uint32_t CollectiveIid(Sequence& s, const Event& e);
+  uint32_t MeasuredIid(Sequence& s, const Event& e);
+  // `text`'s string iid on sequence `s`, defined by a packet of its own when new.
+  uint32_t InternText(Sequence& s, absl::flat_hash_map<std::string, uint32_t>& iids,
+                      std::string_view text);
   void WriteEnd(Sequence& s, int64_t ts);
   uint32_t NameIid(Sequence& s, const Event& e, NewInterned& ni);
   uint32_t DetailIid(Sequence& s, const Event& e, NewInterned& ni);
@@ -416,10 +421,11 @@ void Encoder::StartSequence(Sequence& s, int64_t t0, uint64_t default_track) {
 // Upper bound of an event packet without interned data: header 2, timestamp 11, sequence
 // id 6, TrackEvent header 2, category 2, type 2, name 6, flow 7, and at most five debug
 // annotations (External id 10, cbid 8, correlation 10, bandwidth 13, finished 6, detail 11,
-// collective 11: at most 50 together, since cbid and bandwidth exclude each other and only
-// kernels carry a collective, which have neither: 10 + 10 + 6 + 11 + 11 = 48). Both length
-// prefixes therefore fit one byte, which the direct-write path relies on.
-constexpr size_t kMaxEventPacket = 2 + 11 + 6 + 2 + 2 + 2 + 6 + 7 + 50;
+// collective 11, measured 11: at most 61 together, since cbid and bandwidth exclude each
+// other and only kernels carry a collective or measured values, which have neither:
+// 10 + 10 + 6 + 11 + 11 + 11 = 59). Both length prefixes therefore fit one byte, which the
+// direct-write path relies on.
+constexpr size_t kMaxEventPacket = 2 + 11 + 6 + 2 + 2 + 2 + 6 + 7 + 61;
 static_assert(kMaxEventPacket - 2 < 0x80, "an event packet's length must fit one byte");
 
 // Marks `arg`'s name as defined on first use (interned with this packet).
@@ -525,7 +531,21 @@ uint32_t Encoder::CollectiveIid(Sequence& s, const Event& e) {
   internal::JsonObjectArgsSink sink(text);
   if (!event_args_.VisitCollective(e, sink)) return 0;
   sink.Close();
-  auto [it, inserted] = s.collective_iids.try_emplace(std::string(text.view()), 0);
+  return InternText(s, s.collective_iids, text.view());
+}
+
+// The same for a kernel's measured PM-sampling means (mostly distinct texts: one packet each).
+uint32_t Encoder::MeasuredIid(Sequence& s, const Event& e) {
+  JsonWriter text;
+  internal::JsonObjectArgsSink sink(text);
+  if (!event_args_.VisitMeasured(e, sink)) return 0;
+  sink.Close();
+  return InternText(s, s.measured_iids, text.view());
+}
+
+uint32_t Encoder::InternText(Sequence& s, absl::flat_hash_map<std::string, uint32_t>& iids,
+                             std::string_view text) {
+  auto [it, inserted] = iids.try_emplace(std::string(text), 0);
   if (!inserted) return it->second;
   it->second = s.next_string_iid++;
   size_t pk = enc_.BeginNested(kTracePacket);
@@ -553,6 +573,7 @@ void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts)
   const uint32_t detail_iid = e.detail != kNoDetail ? DetailIid(s, e, ni) : 0;
   // Before the event packet: a new text goes out in a packet of its own.
   const uint32_t collective_iid = data_.collectives.empty() ? 0 : CollectiveIid(s, e);
+  const uint32_t measured_iid = data_.kernel_counters.empty() ? 0 : MeasuredIid(s, e);
 
   enc_.Reserve(kMaxEventPacket);
   uint8_t* const pk = enc_.ptr();
@@ -642,6 +663,10 @@ void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts)
     UseArg(Arg::kCollective, ni, s);
     p = PutAnnotation(Arg::kCollective, TagValue(kDaStringIid, WireType::kVarint), collective_iid,
                       false, p);
+  }
+  if (measured_iid) {
+    UseArg(Arg::kMeasured, ni, s);
+    p = PutAnnotation(Arg::kMeasured, TagValue(kDaStringIid, WireType::kVarint), measured_iid, false, p);
   }
   te[1] = static_cast<uint8_t>(p - te - 2);
   if (ni.name || ni.category >= 0 || ni.args || ni.string_iid) {

@@ -47,6 +47,8 @@ inline constexpr const char* kPerfettoDetailArg = "detail";
 // Debug annotation that holds an NCCL kernel's operation args ("Collective name", ...) the
 // same way, interned once per distinct text (a training loop repeats a few).
 inline constexpr const char* kPerfettoCollectiveArg = "collective";
+// And a kernel's measured PM-sampling means ("SM active %", ...), when sampled.
+inline constexpr const char* kPerfettoMeasuredArg = "measured";
 
 struct PerfettoWriterOptions {
   size_t chunk_bytes = 256 * 1024;  // bytes buffered before each ByteSink::Write

@@ -196,7 +196,7 @@ Decoded Decode(const std::string& bytes) {
         name = it->second;
       }
       json v = AnnotationValue(a, s.strs, &out.errors);
-      if (name == kPerfettoDetailArg || name == kPerfettoCollectiveArg) {
+      if (name == kPerfettoDetailArg || name == kPerfettoCollectiveArg || name == kPerfettoMeasuredArg) {
         json detail = json::parse(v.get<std::string>());
         for (auto& [k, dv] : detail.items()) sl.args[k] = dv;
       } else {
@@ -394,7 +394,16 @@ TEST_CASE("NCCL kernels carry their operation's args, each distinct text interne
   REQUIRE(kernels == 10);
   std::sort(data.collectives.begin(), data.collectives.end(),
             [](const CollectiveRecord& a, const CollectiveRecord& b) { return a.correlation < b.correlation; });
-  CheckArgsMatchJson(data);  // "Collective name" ... "Process Group Ranks" on every kernel
+  // Three of them also measured by PM sampling (one without an occupancy value).
+  for (uint32_t c : {1001u, 1003u, 1005u}) {
+    KernelCounters kc;
+    kc.correlation = c;
+    kc.samples = c - 1000;
+    kc.sm_active_pct = 12.5f * static_cast<float>(c - 1000);
+    kc.occupancy_pct = c == 1003 ? -1.0f : 40.0f;
+    data.kernel_counters.push_back(kc);
+  }
+  CheckArgsMatchJson(data);  // "Collective name" ... and "SM active %" ... as in JSON
   const std::string bytes = WritePerfetto(data);
   const std::string text =
       R"({"Collective name":"allreduce","In msg nelems":65536,"Out msg nelems":65536,"dtype":"Float","Group size":4,"Process Group Ranks":"[0, 1, 2, 3]"})";

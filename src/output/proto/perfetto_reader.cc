@@ -288,7 +288,8 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
     else if (a.has_bool_value()) v.type = JsonValue::Type::kBool, v.boolean = a.bool_value();
     else if (a.has_string_value()) v = Str(a.string_value());
     else if (a.has_string_value_iid()) v = Str(s.strs[a.string_value_iid()]);
-    if ((key == kPerfettoDetailArg || key == kPerfettoCollectiveArg) && v.is_string()) {
+    if ((key == kPerfettoDetailArg || key == kPerfettoCollectiveArg || key == kPerfettoMeasuredArg) &&
+        v.is_string()) {
       absl::StatusOr<JsonValue> detail = ParseJson(v.text);
       if (detail.ok()) {
         for (auto& m : detail->members) args.members.push_back(std::move(m));
