@@ -368,11 +368,16 @@ void Profiler::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
   } else {
     boundaries_.back() = {iteration, raw_time};
   }
-  if (sched_.state() == SessionState::kArmed && sched_.plan().iteration_mode &&
-      iteration >= sched_.plan().warmup_iteration) {
+  const SessionState st = sched_.state();
+  if ((st == SessionState::kArmed || st == SessionState::kWarmUp) &&
+      sched_.plan().iteration_mode && iteration >= sched_.plan().warmup_iteration) {
     // The warm-up boundary of an iteration window: CPU ranges record from this instant, so
     // the first ProfilerStep and the ranges around it do not depend on the runner's wake-up
-    // latency.
+    // latency. WarmUp too: the runner may tick past this boundary between the step's
+    // increment and this call (it only needs g_iteration, not the mutex this hook waits
+    // for), and it switches recording on only after every source warmed up; a burst of
+    // steps meanwhile recorded nothing, and the window closed empty. StartEarly is
+    // idempotent, so the runner's own call after warm-up then changes nothing.
     for (auto& s : sources_) s->StartEarly();
   }
   cv_.notify_all();
