@@ -40,6 +40,9 @@ StepSlot g_step_ring[kStepRing];
 void NoteStepTime(int64_t iteration, uint64_t raw) {
   StepSlot& slot = g_step_ring[iteration % kStepRing];
   slot.iteration.store(-1, std::memory_order_relaxed);
+  // Orders the -1 before the new time (no instruction on x86), so StepBoundaryRaw's second
+  // look at the iteration catches a slot rewritten while it read the time.
+  std::atomic_thread_fence(std::memory_order_release);
   slot.raw.store(raw, std::memory_order_relaxed);
   slot.iteration.store(iteration, std::memory_order_release);
 }
@@ -74,6 +77,17 @@ int64_t IterationAtRaw(uint64_t raw) {
     if (slot.raw.load(std::memory_order_relaxed) <= raw) return k;
   }
   return k;
+}
+
+uint64_t StepBoundaryRaw(int64_t iteration) {
+  if (iteration < 1) return 0;
+  const StepSlot& slot = g_step_ring[iteration % kStepRing];
+  if (slot.iteration.load(std::memory_order_acquire) != iteration) return 0;
+  const uint64_t raw = slot.raw.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  // Still the same boundary: the slot was not rewritten for a boundary 64 later meanwhile.
+  if (slot.iteration.load(std::memory_order_relaxed) != iteration) return 0;
+  return raw;
 }
 
 Profiler::Profiler() = default;

@@ -216,6 +216,52 @@ TEST_CASE("a step whose hook finds the runner already warming up still records t
   CHECK(CountNames(j, "user_annotation")["iter"] == 2);
 }
 
+// The same race at the window's end: the runner ticked past the end boundary between the
+// step's increment and its hook, closed before the hook had delivered that boundary's time,
+// and ended the window at its own clock, so the trace had one ProfilerStep too many (seen in
+// the daemon-request cases as {N, N+1, N+2} for a 2-iteration window).
+TEST_CASE("a window whose end boundary is counted before its hook ran ends at that boundary") {
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  const int64_t cur = g_iteration.load();
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 1) +
+                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=0\n"
+                 "ACTIVITIES_LOG_FILE=" + dir + "/end.json")
+              .ok());
+  StepHook();  // cur + 1: the window's start
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (p.state() != SessionState::kRecording && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(p.state() == SessionState::kRecording);
+  PushRange("iter");
+  PopRange();
+  StepHook();  // cur + 2
+  // The end boundary (cur + 3), first half, as StepHook does it while recording: increment,
+  // then the step record.
+  const uint64_t raw = ReadRawClock();
+  REQUIRE(g_iteration.fetch_add(1) + 1 == cur + 3);
+  internal::RecordStep(cur + 3, raw);
+  // Wake the runner as an earlier boundary's hook would; it ticks at cur + 3 and closes.
+  p.OnStepBoundary(cur, raw - 1);
+  while (p.state() == SessionState::kRecording && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The hook's second half arrives after the runner began to close.
+  p.OnStepBoundary(cur + 3, raw);
+  PushRange("after");
+  PopRange();
+  REQUIRE(p.WaitForCompletedSessions(n, 10000));
+  absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
+  REQUIRE(path.ok());
+  nlohmann::json j = ReadJson(*path);
+  REQUIRE_FALSE(j.is_discarded());
+  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 1), 1},
+                                                   {"ProfilerStep#" + std::to_string(cur + 2), 1}});
+  CHECK(CountNames(j, "user_annotation")["iter"] == 1);
+  CHECK(CountNames(j, "user_annotation")["after"] == 0);
+}
+
 TEST_CASE("an iteration window whose start has passed moves to the next rounded-up iteration") {
   Profiler& p = Profiler::Get();
   const std::string dir = MakeTempDir();
