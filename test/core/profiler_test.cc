@@ -262,6 +262,45 @@ TEST_CASE("a window whose end boundary is counted before its hook ran ends at th
   CHECK(CountNames(j, "user_annotation")["after"] == 0);
 }
 
+// And at the start: the runner counted the start boundary before its hook ran and opened the
+// window at its own clock, so what the job did right after the boundary was lost.
+TEST_CASE("a window whose start boundary is counted before its hook ran starts at that boundary") {
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  const int64_t cur = g_iteration.load();
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 2) +
+                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=1\n"
+                 "ACTIVITIES_LOG_FILE=" + dir + "/start.json")
+              .ok());
+  StepHook();  // cur + 1: warm-up, recording switched on by its hook
+  // The start boundary (cur + 2), first half as StepHook does it while recording; a range
+  // follows, all before the hook's second half.
+  const uint64_t raw = ReadRawClock();
+  REQUIRE(g_iteration.fetch_add(1) + 1 == cur + 2);
+  internal::RecordStep(cur + 2, raw);
+  PushRange("first");
+  PopRange();
+  // Wake the runner as an earlier boundary's hook would; it opens the window at cur + 2.
+  p.OnStepBoundary(cur, raw - 1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (p.state() != SessionState::kRecording && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(p.state() == SessionState::kRecording);
+  p.OnStepBoundary(cur + 2, raw);  // the hook's second half, after the runner began to open
+  StepHook();                      // cur + 3
+  StepHook();                      // cur + 4: the end
+  REQUIRE(p.WaitForCompletedSessions(n, 10000));
+  absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
+  REQUIRE(path.ok());
+  nlohmann::json j = ReadJson(*path);
+  REQUIRE_FALSE(j.is_discarded());
+  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 2), 1},
+                                                   {"ProfilerStep#" + std::to_string(cur + 3), 1}});
+  CHECK(CountNames(j, "user_annotation")["first"] == 1);
+}
+
 TEST_CASE("an iteration window whose start has passed moves to the next rounded-up iteration") {
   Profiler& p = Profiler::Get();
   const std::string dir = MakeTempDir();
