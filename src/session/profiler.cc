@@ -207,6 +207,12 @@ absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, 
     // StepHook (see there).
     for (auto& s : sources_) s->PrepareEarlyStart(config);
     g_step_wake_at.store(plan->warmup_iteration);
+    // A step on another thread (the daemon client's request, the job's steps) between the
+    // read of g_iteration above and this store found no hook to call, so nothing switched
+    // recording on at its boundary; its time is in the step ring (CountedBoundaryRaw finds
+    // it). Store then load here, increment then load in StepHook: one side sees the other.
+    if (g_iteration.load() >= plan->warmup_iteration)
+      for (auto& s : sources_) s->StartEarly();
   }
   cv_.notify_all();
   return absl::OkStatus();
