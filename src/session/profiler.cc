@@ -40,6 +40,9 @@ StepSlot g_step_ring[kStepRing];
 void NoteStepTime(int64_t iteration, uint64_t raw) {
   StepSlot& slot = g_step_ring[iteration % kStepRing];
   slot.iteration.store(-1, std::memory_order_relaxed);
+  // Orders the -1 before the new time (no instruction on x86), so StepBoundaryRaw's second
+  // look at the iteration catches a slot rewritten while it read the time.
+  std::atomic_thread_fence(std::memory_order_release);
   slot.raw.store(raw, std::memory_order_relaxed);
   slot.iteration.store(iteration, std::memory_order_release);
 }
@@ -74,6 +77,17 @@ int64_t IterationAtRaw(uint64_t raw) {
     if (slot.raw.load(std::memory_order_relaxed) <= raw) return k;
   }
   return k;
+}
+
+uint64_t StepBoundaryRaw(int64_t iteration) {
+  if (iteration < 1) return 0;
+  const StepSlot& slot = g_step_ring[iteration % kStepRing];
+  if (slot.iteration.load(std::memory_order_acquire) != iteration) return 0;
+  const uint64_t raw = slot.raw.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  // Still the same boundary: the slot was not rewritten for a boundary 64 later meanwhile.
+  if (slot.iteration.load(std::memory_order_relaxed) != iteration) return 0;
+  return raw;
 }
 
 Profiler::Profiler() = default;
@@ -193,6 +207,12 @@ absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, 
     // StepHook (see there).
     for (auto& s : sources_) s->PrepareEarlyStart(config);
     g_step_wake_at.store(plan->warmup_iteration);
+    // A step on another thread (the daemon client's request, the job's steps) between the
+    // read of g_iteration above and this store found no hook to call, so nothing switched
+    // recording on at its boundary; its time is in the step ring (CountedBoundaryRaw finds
+    // it). Store then load here, increment then load in StepHook: one side sees the other.
+    if (g_iteration.load() >= plan->warmup_iteration)
+      for (auto& s : sources_) s->StartEarly();
   }
   cv_.notify_all();
   return absl::OkStatus();
@@ -368,11 +388,16 @@ void Profiler::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
   } else {
     boundaries_.back() = {iteration, raw_time};
   }
-  if (sched_.state() == SessionState::kArmed && sched_.plan().iteration_mode &&
-      iteration >= sched_.plan().warmup_iteration) {
+  const SessionState st = sched_.state();
+  if ((st == SessionState::kArmed || st == SessionState::kWarmUp) &&
+      sched_.plan().iteration_mode && iteration >= sched_.plan().warmup_iteration) {
     // The warm-up boundary of an iteration window: CPU ranges record from this instant, so
     // the first ProfilerStep and the ranges around it do not depend on the runner's wake-up
-    // latency.
+    // latency. WarmUp too: the runner may tick past this boundary between the step's
+    // increment and this call (it only needs g_iteration, not the mutex this hook waits
+    // for), and it switches recording on only after every source warmed up; a burst of
+    // steps meanwhile recorded nothing, and the window closed empty. StartEarly is
+    // idempotent, so the runner's own call after warm-up then changes nothing.
     for (auto& s : sources_) s->StartEarly();
   }
   cv_.notify_all();

@@ -43,6 +43,10 @@ extern std::atomic<int64_t> g_step_wake_at;
 // before it), from the raw times of the last 64 boundaries that StepHook keeps; the oldest it
 // knows when `raw` is older than that. Any thread; lock-free.
 int64_t IterationAtRaw(uint64_t raw);
+// The raw time of step boundary `iteration` from the same ring; 0 when the ring does not hold
+// it (more than 64 boundaries old, or counted in g_iteration but its time not yet written:
+// StepHook writes it just after the increment). Any thread; lock-free.
+uint64_t StepBoundaryRaw(int64_t iteration);
 
 // Upper bounds of the callers' waits (bindings/c/kairos.h repeats them per function).
 inline constexpr int64_t kStartWaitMs = 10000;  // kairos_start: the window opens
@@ -164,6 +168,10 @@ class Profiler {
   void Close(std::unique_lock<std::mutex>& lock, Window& w);
   void Abort(std::unique_lock<std::mutex>& lock, Window& w);
   void FinishLocked(Result result);
+  // The raw time of step boundary `it`, which g_iteration has already counted (runner, `lock`
+  // held): as its hook delivered it, else from the step ring, else waited for (bounded,
+  // releasing the lock); 0 if it did not come.
+  uint64_t CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_t it);
   SchedulerEvent Now(SessionEventKind kind) const;
 
   std::mutex mu_;

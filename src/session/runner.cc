@@ -22,6 +22,10 @@ constexpr int64_t kLateWarnNs = 10 * 1000000;
 // Longest single wait: a deadline days away is re-evaluated now and then instead of being
 // handed to the condition variable, whose clock arithmetic must not overflow.
 constexpr int64_t kMaxWaitNs = int64_t{3600} * 1000000000;
+// Longest wait for the hook of a boundary the runner has already counted (CountedBoundaryRaw):
+// the step's thread only has to reach the session mutex, so this is reached only when that
+// thread was descheduled in between; then the window edge falls back to this thread's clock.
+constexpr int64_t kBoundaryWaitMs = 200;
 }  // namespace
 
 
@@ -120,12 +124,10 @@ void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   const WindowPlan& plan = sched_.plan();
   w.start_raw = 0;
   if (plan.iteration_mode) {
-    for (const auto& [it, raw] : boundaries_) {
-      if (it == plan.start_iteration) {
-        w.start_raw = raw;
-        w.start_is_step_boundary = true;
-      }
-    }
+    // The start boundary is counted (the tick or the stop that led here saw it), but its hook
+    // may not have delivered it yet.
+    w.start_raw = CountedBoundaryRaw(lock, plan.start_iteration);
+    w.start_is_step_boundary = w.start_raw != 0;
   } else if (!plan.sync && plan.start_ns != kNever) {
     const int64_t late = sched_.opened_ns() - plan.start_ns;
     if (late > kLateWarnNs)
@@ -156,16 +158,19 @@ void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   // A stop that arrived between the transition to Recording and the runner's open replaced
   // the owed open: open now, so the sources see the usual sequence.
   if (!w.opened) Open(lock, w);
-  g_step_wake_at.store(kNever);
   uint64_t end_raw = close_raw_;
   const WindowPlan& plan = sched_.plan();
   if (plan.iteration_mode) {
     // The window ends at the boundary that ends its last iteration, also when a stop or flush
-    // arrived after that boundary but before this thread closed the window.
+    // arrived after that boundary but before this thread closed the window. Looked up before
+    // the hooks are switched off below, so the hook of a boundary already counted still comes.
     const int64_t end_it = SatAdd(plan.start_iteration, plan.iterations);
-    for (const auto& [it, raw] : boundaries_)
-      if (it == end_it && (end_raw == 0 || raw < end_raw)) end_raw = raw;
+    if (g_iteration.load() >= end_it) {
+      const uint64_t raw = CountedBoundaryRaw(lock, end_it);
+      if (raw != 0 && (end_raw == 0 || raw < end_raw)) end_raw = raw;
+    }
   }
+  g_step_wake_at.store(kNever);
   if (end_raw == 0) end_raw = ReadRawClock();
   AssembleRequest request;
   request.config = active_.config;
@@ -199,6 +204,27 @@ void Profiler::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
                                                 "counted and no duration was configured")
                           : absl::NotFoundError("trace cancelled before its window opened"),
                       std::string()});
+}
+
+uint64_t Profiler::CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_t it) {
+  // The tick that moved the session reads g_iteration without the step's hook: the runner can
+  // count a boundary between StepHook's increment and its OnStepBoundary, which then waits for
+  // this mutex. Taking this thread's clock instead moved the window edge past the boundary (at
+  // the end: one ProfilerStep too many; at the start: the first one flagged as begun before the
+  // window).
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kBoundaryWaitMs);
+  for (;;) {
+    uint64_t found = 0;
+    for (const auto& [b, raw] : boundaries_)
+      if (b == it && (found == 0 || raw < found)) found = raw;
+    if (found == 0) found = StepBoundaryRaw(it);
+    if (found != 0) return found;
+    // OnStepBoundary wakes this wait; the short slice also rereads the ring, which a step
+    // whose hook is not called (hooks switched off meanwhile) still writes.
+    if (std::chrono::steady_clock::now() >= deadline) return 0;
+    cv_.wait_for(lock, std::chrono::milliseconds(1));
+  }
 }
 
 void Profiler::FinishLocked(Result result) {

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -120,6 +121,185 @@ TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N"
   CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 3), 1},
                                                    {"ProfilerStep#" + std::to_string(cur + 4), 1}});
   CHECK(CountNames(j, "user_annotation")["iter"] == 2);
+}
+
+// A source that can hold the runner inside its warm-up (registered last, so the cpu source has
+// warmed up before it blocks). Open, it passes through and records nothing.
+class WarmUpGate final : public TraceSource {
+ public:
+  const char* name() const override { return "test_warmup_gate"; }
+  absl::Status StartWarmup(const Config&) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    entered_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return !closed_; });
+    return absl::OkStatus();
+  }
+  void StartRecording(int64_t) override {}
+  void StopRecording(int64_t) override {}
+  void Collect(TraceData&) override {}
+  void Reset() override {}
+
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    entered_ = false;
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = false;
+    cv_.notify_all();
+  }
+  // Whether the runner reached StartWarmup while closed, waiting at most `timeout_ms`.
+  bool WaitEntered(int64_t timeout_ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return entered_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool closed_ = false, entered_ = false;
+};
+
+// The flake of an iteration window stepped as a burst: the runner, woken by the request, ticked
+// into warm-up between the warm-up step's increment and that step's hook, which then found
+// WarmUp instead of Armed and left recording off; the runner switched it on only after every
+// source had warmed up, after the burst, and the window closed with no events (NOT_FOUND) or no
+// ProfilerSteps. Here the step is split where that happened, and the gate keeps the runner in
+// warm-up while the window's steps pass, so the interleaving is forced, not waited for.
+TEST_CASE("a step whose hook finds the runner already warming up still records the window") {
+  Profiler& p = Profiler::Get();
+  static WarmUpGate* gate = [&] {
+    auto g = std::make_unique<WarmUpGate>();
+    WarmUpGate* raw = g.get();
+    p.RegisterTraceSource(std::move(g));  // kept for every later session, open
+    return raw;
+  }();
+  const std::string dir = MakeTempDir();
+  const int64_t cur = g_iteration.load();
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 2) +
+                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=1\n"
+                 "ACTIVITIES_LOG_FILE=" + dir + "/raced.json")
+              .ok());
+  gate->Close();  // the runner cannot warm up before the step below: nothing else steps
+  // The warm-up step (cur + 1), first half: StepHook's increment, its hook not yet run.
+  const uint64_t raw = ReadRawClock();
+  REQUIRE(g_iteration.fetch_add(1) + 1 == cur + 1);
+  // Wake the runner as an earlier boundary's hook would (a boundary before the window, which
+  // neither opens nor closes it): it ticks at cur + 1 and warms up; the gate holds it there
+  // with the session mutex released.
+  p.OnStepBoundary(cur, raw - 1);
+  const bool entered = gate->WaitEntered(10000);
+  if (!entered) gate->Open();
+  REQUIRE(entered);
+  CHECK(p.state() == SessionState::kWarmUp);
+  // Second half of the warm-up step, as StepHook does it when recording was off.
+  p.OnStepBoundary(cur + 1, raw);
+  internal::RecordStep(cur + 1, raw);
+  // The window's iterations (cur + 2, cur + 3) and the boundary that ends it, while the runner
+  // still warms up.
+  for (int i = 0; i < 4; ++i) {
+    PushRange("iter");
+    PopRange();
+    StepHook();
+  }
+  gate->Open();
+  REQUIRE(p.WaitForCompletedSessions(n, 10000));
+  absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
+  REQUIRE(path.ok());
+  nlohmann::json j = ReadJson(*path);
+  REQUIRE_FALSE(j.is_discarded());
+  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 2), 1},
+                                                   {"ProfilerStep#" + std::to_string(cur + 3), 1}});
+  CHECK(CountNames(j, "user_annotation")["iter"] == 2);
+}
+
+// The same race at the window's end: the runner ticked past the end boundary between the
+// step's increment and its hook, closed before the hook had delivered that boundary's time,
+// and ended the window at its own clock, so the trace had one ProfilerStep too many (seen in
+// the daemon-request cases as {N, N+1, N+2} for a 2-iteration window).
+TEST_CASE("a window whose end boundary is counted before its hook ran ends at that boundary") {
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  const int64_t cur = g_iteration.load();
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 1) +
+                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=0\n"
+                 "ACTIVITIES_LOG_FILE=" + dir + "/end.json")
+              .ok());
+  StepHook();  // cur + 1: the window's start
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (p.state() != SessionState::kRecording && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(p.state() == SessionState::kRecording);
+  PushRange("iter");
+  PopRange();
+  StepHook();  // cur + 2
+  // The end boundary (cur + 3), first half, as StepHook does it while recording: increment,
+  // then the step record.
+  const uint64_t raw = ReadRawClock();
+  REQUIRE(g_iteration.fetch_add(1) + 1 == cur + 3);
+  internal::RecordStep(cur + 3, raw);
+  // Wake the runner as an earlier boundary's hook would; it ticks at cur + 3 and closes.
+  p.OnStepBoundary(cur, raw - 1);
+  while (p.state() == SessionState::kRecording && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The hook's second half arrives after the runner began to close.
+  p.OnStepBoundary(cur + 3, raw);
+  PushRange("after");
+  PopRange();
+  REQUIRE(p.WaitForCompletedSessions(n, 10000));
+  absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
+  REQUIRE(path.ok());
+  nlohmann::json j = ReadJson(*path);
+  REQUIRE_FALSE(j.is_discarded());
+  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 1), 1},
+                                                   {"ProfilerStep#" + std::to_string(cur + 2), 1}});
+  CHECK(CountNames(j, "user_annotation")["iter"] == 1);
+  CHECK(CountNames(j, "user_annotation")["after"] == 0);
+}
+
+// And at the start: the runner counted the start boundary before its hook ran and opened the
+// window at its own clock, so what the job did right after the boundary was lost.
+TEST_CASE("a window whose start boundary is counted before its hook ran starts at that boundary") {
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  const int64_t cur = g_iteration.load();
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 2) +
+                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=1\n"
+                 "ACTIVITIES_LOG_FILE=" + dir + "/start.json")
+              .ok());
+  StepHook();  // cur + 1: warm-up, recording switched on by its hook
+  // The start boundary (cur + 2), first half as StepHook does it while recording; a range
+  // follows, all before the hook's second half.
+  const uint64_t raw = ReadRawClock();
+  REQUIRE(g_iteration.fetch_add(1) + 1 == cur + 2);
+  internal::RecordStep(cur + 2, raw);
+  PushRange("first");
+  PopRange();
+  // Wake the runner as an earlier boundary's hook would; it opens the window at cur + 2.
+  p.OnStepBoundary(cur, raw - 1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (p.state() != SessionState::kRecording && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(p.state() == SessionState::kRecording);
+  p.OnStepBoundary(cur + 2, raw);  // the hook's second half, after the runner began to open
+  StepHook();                      // cur + 3
+  StepHook();                      // cur + 4: the end
+  REQUIRE(p.WaitForCompletedSessions(n, 10000));
+  absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
+  REQUIRE(path.ok());
+  nlohmann::json j = ReadJson(*path);
+  REQUIRE_FALSE(j.is_discarded());
+  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 2), 1},
+                                                   {"ProfilerStep#" + std::to_string(cur + 3), 1}});
+  CHECK(CountNames(j, "user_annotation")["first"] == 1);
 }
 
 TEST_CASE("an iteration window whose start has passed moves to the next rounded-up iteration") {
