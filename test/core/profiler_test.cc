@@ -10,6 +10,8 @@
 // singleton, so cases run one after another and each leaves it idle.
 #include "session/profiler.h"
 
+#include "sanitizer_skip.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -554,6 +556,11 @@ TEST_CASE("64 threads keep calling in while the trace is flushed") {
 }
 
 TEST_CASE("fork() while recording: the child has a clean, idle profiler") {
+  // GCC 12's libasan does not hold its allocator lock across fork(): when another thread of
+  // the parent allocates at that instant, the child's first allocation (its runner thread)
+  // deadlocks inside ASan (7 of 255 full runs, stacks in AsanThread::Init). glibc's malloc
+  // takes its locks around fork, so the normal build runs this case.
+  KAIROS_SKIP_UNDER_SANITIZER("fork() in a multithreaded process can deadlock ASan's allocator");
   Profiler& p = Profiler::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/parent.json").ok());
