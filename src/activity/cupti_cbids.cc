@@ -125,16 +125,9 @@ bool IsKernelLaunchDriverCbid(uint32_t cbid) {
 }
 
 bool IsFlowStartRuntimeCbid(uint32_t cbid) {
+  if (IsKernelLaunchRuntimeCbid(cbid)) return true;
   switch (cbid) {
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
-    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernelMultiDevice_v9000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020:

@@ -178,18 +178,21 @@ std::string Meta(const TraceData& d, const std::string& key) {
   return "<absent>";
 }
 
-// Simulates one runtime call through CUPTI's API callback (ENTER then EXIT).
-void CallApi(uint32_t correlation) {
+// One call through CUPTI's API callback in `domain` with callback id `cbid`.
+void CallApiAs(CUpti_CallbackDomain domain, uint32_t cbid, uint32_t correlation) {
   uint64_t correlation_data = 0;
   CUpti_CallbackData cb;
   std::memset(&cb, 0, sizeof(cb));
   cb.correlationData = &correlation_data;
   cb.correlationId = correlation;
   cb.callbackSite = CUPTI_API_ENTER;
-  g_fake->callback(g_fake->userdata, CUPTI_CB_DOMAIN_RUNTIME_API, 211, &cb);
+  g_fake->callback(g_fake->userdata, domain, cbid, &cb);
   cb.callbackSite = CUPTI_API_EXIT;
-  g_fake->callback(g_fake->userdata, CUPTI_CB_DOMAIN_RUNTIME_API, 211, &cb);
+  g_fake->callback(g_fake->userdata, domain, cbid, &cb);
 }
+
+// Simulates one runtime call through CUPTI's API callback (ENTER then EXIT): cudaLaunchKernel.
+void CallApi(uint32_t correlation) { CallApiAs(CUPTI_CB_DOMAIN_RUNTIME_API, 211, correlation); }
 
 TEST_CASE_METHOD(Fixture, "a session records, correlates and counts", "[cupti_source]") {
   CuptiSource source(Options());
@@ -277,19 +280,6 @@ TEST_CASE_METHOD(Fixture, "a session records, correlates and counts", "[cupti_so
   source.Reset();
   CHECK_FALSE(state.subscribed);
   CHECK(ProcessCuptiPool().buffer_count() == 0);  // released between sessions
-}
-
-// One call through CUPTI's API callback in `domain` with callback id `cbid`.
-void CallApiAs(CUpti_CallbackDomain domain, uint32_t cbid, uint32_t correlation) {
-  uint64_t correlation_data = 0;
-  CUpti_CallbackData cb;
-  std::memset(&cb, 0, sizeof(cb));
-  cb.correlationData = &correlation_data;
-  cb.correlationId = correlation;
-  cb.callbackSite = CUPTI_API_ENTER;
-  g_fake->callback(g_fake->userdata, domain, cbid, &cb);
-  cb.callbackSite = CUPTI_API_EXIT;
-  g_fake->callback(g_fake->userdata, domain, cbid, &cb);
 }
 
 // What NCCL hands its profiler plugin for one operation (nccl_profiler_abi.h).
