@@ -6,8 +6,7 @@
 // itself there at load unless the user chose a plugin (api::OfferNcclPlugin). The logic lives
 // in src/activity/nccl_collectives.cc.
 // Threading: NCCL calls these from its own threads; each is non-blocking and never throws
-// into NCCL (a failure is logged once per kind and reported as success, as NCCL asks of
-// plugins, except init, whose failure disables the plugin).
+// into NCCL (Barrier below).
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -18,35 +17,36 @@
 
 namespace {
 
+// The exception barrier of every entry point: NCCL gets `on_error` (success, as NCCL asks of
+// plugins, except from init, whose failure disables the plugin) and never an exception.
+template <typename F>
+kairos_nccl_result_t Barrier(const char* where, kairos_nccl_result_t on_error, F&& f) noexcept {
+  try {
+    return f();
+  } catch (...) {
+    kairos::api::LogBarrierError(where, "exception");
+    return on_error;
+  }
+}
+
 kairos_nccl_result_t Init(void** context, int* activation_mask, const char* comm_name,
                           uint64_t comm_hash, int n_nodes, int nranks, int rank,
                           kairos_nccl_debug_logger_t) {
-  try {
+  return Barrier("ncclProfiler_v4.init", kKairosNcclInternalError, [&] {
     return kairos::api::NcclPluginInit(context, activation_mask, comm_name, comm_hash, n_nodes,
                                        nranks, rank);
-  } catch (...) {
-    kairos::api::LogBarrierError("ncclProfiler_v4.init", "exception");
-    return kKairosNcclInternalError;
-  }
+  });
 }
 
 kairos_nccl_result_t StartEvent(void* context, void** handle, kairos_nccl_event_descr_v4_t* d) {
-  try {
-    return kairos::api::NcclPluginStartEvent(context, handle, d);
-  } catch (...) {
-    kairos::api::LogBarrierError("ncclProfiler_v4.startEvent", "exception");
-    if (handle != nullptr) *handle = nullptr;
-    return kKairosNcclSuccess;
-  }
+  if (handle != nullptr) *handle = nullptr;  // also what NCCL holds should the call throw
+  return Barrier("ncclProfiler_v4.startEvent", kKairosNcclSuccess,
+                 [&] { return kairos::api::NcclPluginStartEvent(context, handle, d); });
 }
 
 kairos_nccl_result_t StopEvent(void* handle) {
-  try {
-    return kairos::api::NcclPluginStopEvent(handle);
-  } catch (...) {
-    kairos::api::LogBarrierError("ncclProfiler_v4.stopEvent", "exception");
-    return kKairosNcclSuccess;
-  }
+  return Barrier("ncclProfiler_v4.stopEvent", kKairosNcclSuccess,
+                 [&] { return kairos::api::NcclPluginStopEvent(handle); });
 }
 
 // Only proxy events have states, and kairos does not ask for them.
@@ -55,12 +55,8 @@ kairos_nccl_result_t RecordEventState(void*, int, kairos_nccl_event_state_args_v
 }
 
 kairos_nccl_result_t Finalize(void* context) {
-  try {
-    return kairos::api::NcclPluginFinalize(context);
-  } catch (...) {
-    kairos::api::LogBarrierError("ncclProfiler_v4.finalize", "exception");
-    return kKairosNcclSuccess;
-  }
+  return Barrier("ncclProfiler_v4.finalize", kKairosNcclSuccess,
+                 [&] { return kairos::api::NcclPluginFinalize(context); });
 }
 
 }  // namespace
