@@ -173,6 +173,7 @@ class Encoder {
   absl::Status WriteCounters();
   void WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts);
   uint32_t CollectiveIid(Sequence& s, const Event& e);
+  uint8_t* BeginPacketInPlace(Sequence& s, int64_t ts, size_t bytes, uint8_t** packet);
   uint32_t MeasuredIid(Sequence& s, const Event& e);
   // `text`'s string iid on sequence `s`, defined by a packet of its own when new.
   uint32_t InternText(Sequence& s, absl::flat_hash_map<std::string, uint32_t>& iids,
@@ -562,6 +563,22 @@ uint32_t Encoder::InternText(Sequence& s, absl::flat_hash_map<std::string, uint3
   return it->second;
 }
 
+// The head every in-place packet shares: reserves `bytes`, writes the TracePacket tag (its
+// one-byte length, pk[1], is the caller's to fill) and the timestamp as a delta from the
+// sequence's last one. Sets *packet to the packet's start and returns where its fields go.
+uint8_t* Encoder::BeginPacketInPlace(Sequence& s, int64_t ts, size_t bytes, uint8_t** packet) {
+  using internal::TagValue;
+  using internal::WireType;
+  enc_.Reserve(bytes);
+  uint8_t* const pk = enc_.ptr();
+  pk[0] = TagValue(kTracePacket, WireType::kBytes);
+  uint8_t* p = internal::PutVarintField(TagValue(kPktTimestamp, WireType::kVarint),
+                                        static_cast<uint64_t>(ts - s.last_ts), pk + 2);
+  s.last_ts = ts;
+  *packet = pk;
+  return p;
+}
+
 // The hot path: one Reserve, then the packet is written in place with one-byte length
 // prefixes (kMaxEventPacket). Only a packet that also defines interned entries takes the
 // generic encoder for those, and the general EndNested for the packet length.
@@ -575,12 +592,8 @@ void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts)
   const uint32_t collective_iid = data_.collectives.empty() ? 0 : CollectiveIid(s, e);
   const uint32_t measured_iid = data_.kernel_counters.empty() ? 0 : MeasuredIid(s, e);
 
-  enc_.Reserve(kMaxEventPacket);
-  uint8_t* const pk = enc_.ptr();
-  pk[0] = TagValue(kTracePacket, WireType::kBytes);
-  uint8_t* p = internal::PutVarintField(TagValue(kPktTimestamp, WireType::kVarint),
-                                        static_cast<uint64_t>(ts - s.last_ts), pk + 2);
-  s.last_ts = ts;
+  uint8_t* pk;
+  uint8_t* p = BeginPacketInPlace(s, ts, kMaxEventPacket, &pk);
   memcpy(p, s.seq_field, sizeof(s.seq_field));
   p += s.seq_field_len;
   uint8_t* const te = p;
@@ -683,12 +696,8 @@ void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts)
 void Encoder::WriteEnd(Sequence& s, int64_t ts) {
   using internal::TagValue;
   using internal::WireType;
-  enc_.Reserve(2 + 11 + sizeof(s.end_tail));
-  uint8_t* const pk = enc_.ptr();
-  pk[0] = TagValue(kTracePacket, WireType::kBytes);
-  uint8_t* p = internal::PutVarintField(TagValue(kPktTimestamp, WireType::kVarint),
-                                        static_cast<uint64_t>(ts - s.last_ts), pk + 2);
-  s.last_ts = ts;
+  uint8_t* pk;
+  uint8_t* p = BeginPacketInPlace(s, ts, 2 + 11 + sizeof(s.end_tail), &pk);
   memcpy(p, s.end_tail, sizeof(s.end_tail));
   p += s.end_tail_len;
   pk[1] = static_cast<uint8_t>(p - pk - 2);
@@ -710,12 +719,8 @@ absl::Status Encoder::WriteCounters() {
     int64_t ts = std::max(c.ts_ns, s.last_ts);
     // Written in place like WriteEvent: at most 2 + 11 + 6 + 2 + 2 + 6 + 10 bytes, so both
     // lengths take one byte.
-    enc_.Reserve(64);
-    uint8_t* const pk = enc_.ptr();
-    pk[0] = TagValue(kTracePacket, WireType::kBytes);
-    uint8_t* p = internal::PutVarintField(TagValue(kPktTimestamp, WireType::kVarint),
-                                          static_cast<uint64_t>(ts - s.last_ts), pk + 2);
-    s.last_ts = ts;
+    uint8_t* pk;
+    uint8_t* p = BeginPacketInPlace(s, ts, 64, &pk);
     memcpy(p, s.seq_field, sizeof(s.seq_field));
     p += s.seq_field_len;
     uint8_t* const te = p;
