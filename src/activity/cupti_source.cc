@@ -368,7 +368,10 @@ void CuptiSource::OnBuffer(const uint8_t* buffer, size_t valid_size) {
   // Buffers complete periodically while the GPU works: a cheap place to anchor the raw
   // clock during long windows (clock.h).
   ClockAnchorIfDue();
-  if (totals_on_.load(std::memory_order_relaxed)) TallyBuffer(buffer, valid_size);
+  if (totals_on_.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> lock(tally_mu_);
+    tally_.AddBuffer(buffer, valid_size, UnixNowNs());
+  }
   switch (phase_.load(std::memory_order_acquire)) {
     case Phase::kRecording:
       converter_->ConvertBuffer(buffer, valid_size);
@@ -650,61 +653,6 @@ bool CuptiSource::StartActivityTotals(std::string* why) {
   return false;
 }
 
-void CuptiSource::TallyBuffer(const uint8_t* buffer, size_t valid_size) {
-  std::lock_guard<std::mutex> lock(tally_mu_);
-  ForEachCuptiRecord(buffer, valid_size, [this](uint32_t kind, const uint8_t* p) {
-    uint32_t device = 0;
-    uint64_t start = 0, end = 0, bytes = 0;
-    bool kernel = false;
-    if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_KERNEL) {
-      CUpti_ActivityKernel10 r;
-      std::memcpy(&r, p, sizeof r);
-      device = r.deviceId, start = r.start, end = r.end, kernel = true;
-    } else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
-      CUpti_ActivityMemcpy6 r;
-      std::memcpy(&r, p, sizeof r);
-      device = r.deviceId, start = r.start, end = r.end, bytes = r.bytes;
-    } else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY2) {
-      CUpti_ActivityMemcpyPtoP4 r;
-      std::memcpy(&r, p, sizeof r);
-      device = r.deviceId, start = r.start, end = r.end, bytes = r.bytes;
-    } else {
-      return;
-    }
-    // A record still running at a forced flush (a window's edge) comes without timestamps and
-    // is never reported again: it counts now, and adds no busy time.
-    const bool complete = end != 0 && start != 0 && end >= start;
-    const int64_t counted_at = complete ? static_cast<int64_t>(end) : UnixNowNs();
-    auto& dev = tally_[device];
-    ActivityTotals& t = dev[counted_at / kTallyBucketNs];
-    if (kernel) {
-      ++t.kernels;
-    } else {
-      t.memcpy_bytes += static_cast<int64_t>(bytes);
-    }
-    if (complete) MarkBusy(busy_[device], static_cast<int64_t>(start), static_cast<int64_t>(end));
-  });
-}
-
-void CuptiSource::MarkBusy(std::map<int64_t, uint64_t>& busy, int64_t start, int64_t end) {
-  // A slot is busy when the record covers its midpoint: a record shorter than a slot marks
-  // one with probability length / slot, so the expected busy time is the record's length,
-  // and records that overlap (streams, copy engines) mark a slot once: the union.
-  constexpr int64_t kHalf = kBusySlotNs / 2;
-  for (int64_t ms = start / kTallyBucketNs; ms * kTallyBucketNs < end; ++ms) {
-    const int64_t base = ms * kTallyBucketNs;
-    // Slots i with start <= base + i * slot + half < end.
-    int64_t first = start - base - kHalf;
-    first = first <= 0 ? 0 : (first + kBusySlotNs - 1) / kBusySlotNs;
-    const int64_t last_mid = end - 1 - base - kHalf;
-    if (last_mid < 0) continue;
-    const int64_t last = std::min<int64_t>(63, last_mid / kBusySlotNs);
-    if (first > last) continue;
-    const uint64_t upto = last == 63 ? ~uint64_t{0} : (uint64_t{1} << (last + 1)) - 1;
-    busy[ms] |= upto & ~((uint64_t{1} << first) - 1);
-  }
-}
-
 CuptiSource::ActivityTotals CuptiSource::TakeActivityTotals(uint32_t device, int64_t end_ns) {
   {
     // Default flush (not forced): every buffer whose records are all complete, so what
@@ -716,26 +664,12 @@ CuptiSource::ActivityTotals CuptiSource::TakeActivityTotals(uint32_t device, int
     }
   }
   std::lock_guard<std::mutex> lock(tally_mu_);
+  const CuptiTally::Totals t = tally_.Take(device, end_ns);
   ActivityTotals out;
   out.complete = !totals_failed_.load();
-  // Busy slots before the edge. Slots of a record that was still running at the previous
-  // edge arrive later and count in this call's interval (the total busy time is kept).
-  if (auto b = busy_.find(device); b != busy_.end()) {
-    const auto stop = b->second.lower_bound(end_ns / kTallyBucketNs);
-    int64_t slots = 0;
-    for (auto it = b->second.begin(); it != stop; ++it) slots += __builtin_popcountll(it->second);
-    out.busy_ns = slots * kBusySlotNs;
-    b->second.erase(b->second.begin(), stop);
-  }
-  auto dev = tally_.find(device);
-  if (dev == tally_.end()) return out;
-  auto& buckets = dev->second;
-  const auto stop = buckets.lower_bound(end_ns / kTallyBucketNs);
-  for (auto it = buckets.begin(); it != stop; ++it) {
-    out.kernels += it->second.kernels;
-    out.memcpy_bytes += it->second.memcpy_bytes;
-  }
-  buckets.erase(buckets.begin(), stop);
+  out.kernels = t.kernels;
+  out.memcpy_bytes = t.memcpy_bytes;
+  out.busy_ns = t.busy_ns;
   return out;
 }
 

@@ -20,7 +20,6 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,6 +27,7 @@
 
 #include "activity/collective_launch_table.h"
 #include "activity/cupti_api.h"
+#include "activity/cupti_tally.h"
 #include "activity/cupti_buffers.h"
 #include "activity/cupti_convert.h"
 #include "activity/cupti_link_table.h"
@@ -123,11 +123,6 @@ class CuptiSource : public TraceSource {
   void AddCollectives(TraceData& data);
   // Enables kernel and memcpy records for the totals outside windows (totals_mu_ held).
   bool EnableTotalsLocked(std::string* why);
-  void TallyBuffer(const uint8_t* buffer, size_t valid_size);
-  static constexpr int64_t kTallyBucketNs = 1000000;  // TakeActivityTotals edges: whole ms
-  static constexpr int64_t kBusySlotNs = kTallyBucketNs / 64;  // one bit of a busy mask
-  // Sets the busy slots of [start, end) (tally_mu_ held).
-  static void MarkBusy(std::map<int64_t, uint64_t>& busy, int64_t start, int64_t end);
 
   CuptiSourceOptions options_;
   std::optional<CuptiApi> loaded_;  // when loaded by this source
@@ -174,11 +169,7 @@ class CuptiSource : public TraceSource {
   std::atomic<bool> totals_failed_{false};  // could not resume after a window
   bool window_holds_cupti_ = false;  // between StartWarmup and Reset (totals_mu_)
   std::mutex tally_mu_;
-  // Per device: millisecond of the record's end -> totals (at most one interval's worth of
-  // milliseconds with activity, plus records that ended after the last Take).
-  std::map<uint32_t, std::map<int64_t, ActivityTotals>> tally_;
-  // Per device: millisecond -> 64 slots of 15.625 us, set where a kernel or copy ran.
-  std::map<uint32_t, std::map<int64_t, uint64_t>> busy_;
+  CuptiTally tally_;  // guarded by tally_mu_
 };
 
 // The process-wide buffer pool CUPTI's callbacks draw from (never destroyed: CUPTI may call
