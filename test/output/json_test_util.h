@@ -26,34 +26,64 @@ namespace testing {
 
 using OrderedJson = nlohmann::ordered_json;
 
+// Tracks the keys of every open object and remembers the first repeated one. A SAX pass,
+// not a parse callback: nlohmann's callback parser rescans the parent container at every
+// object end, which made a 50,000-event trace take minutes to check.
+class DuplicateKeySax : public nlohmann::json_sax<OrderedJson> {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    keys_.emplace_back();
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (!keys_.back().insert(k).second && !duplicate) {
+      duplicate = true;
+      dup_key = k;
+    }
+    return true;
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    error = e.what();
+    return false;
+  }
+
+  bool duplicate = false;
+  std::string dup_key;
+  std::string error;
+
+ private:
+  std::vector<std::set<std::string>> keys_;
+};
+
 // Parses `text`; returns false (and a reason) if it is not valid JSON or any object repeats
 // a key. Object key order is preserved in `*out`.
 inline bool ParseStrict(const std::string& text, OrderedJson* out, std::string* why) {
-  std::vector<std::set<std::string>> keys;
-  bool duplicate = false;
-  std::string dup_key;
-  auto cb = [&](int, OrderedJson::parse_event_t ev, OrderedJson& parsed) {
-    switch (ev) {
-      case OrderedJson::parse_event_t::object_start: keys.emplace_back(); break;
-      case OrderedJson::parse_event_t::key:
-        if (!keys.back().insert(parsed.get<std::string>()).second) {
-          duplicate = true;
-          dup_key = parsed.get<std::string>();
-        }
-        break;
-      case OrderedJson::parse_event_t::object_end: keys.pop_back(); break;
-      default: break;
-    }
-    return true;
-  };
-  try {
-    *out = OrderedJson::parse(text, cb);
-  } catch (const std::exception& e) {
-    *why = e.what();
+  DuplicateKeySax sax;
+  if (!OrderedJson::sax_parse(text, &sax)) {
+    *why = sax.error;
     return false;
   }
-  if (duplicate) {
-    *why = "duplicate key: " + dup_key;
+  if (sax.duplicate) {
+    *why = "duplicate key: " + sax.dup_key;
+    return false;
+  }
+  try {
+    *out = OrderedJson::parse(text);
+  } catch (const std::exception& e) {
+    *why = e.what();
     return false;
   }
   return true;
