@@ -8,7 +8,9 @@
 # within 10% of the loss measured from the ranks' launch times; `kairos merge` must give one
 # timeline with four rank process groups whose all-reduce ends agree within 5 us. Each
 # all-reduce kernel carries the operation NCCL described to kairos' profiler plugin. Then a rank
-# killed mid-window: the others fail cleanly and still write their traces.
+# killed mid-window: the others fail cleanly and still write their traces. A machine too
+# loaded to show the straggler at all (its delay absorbed by the ranks that waited for it, a
+# property of the scheduler, not of kairos) runs the job again, at most twice.
 # usage: ddp_job_trace_test.sh KAIROS_BIN LIBKAIROS RUN_DDP SIM_LIB_DIR OUT_DIR
 set -u
 kairos=$1 libkairos=$2 run_ddp=$3 simlib=$4 out=$5
@@ -29,39 +31,46 @@ for _ in $(seq 100); do [ -s "$out/port" ] && break; sleep 0.1; done
 [ -s "$out/port" ] || { echo "FAIL: daemon did not start"; cat "$out/daemon.log"; exit 1; }
 port=$(cat "$out/port")
 
-LD_LIBRARY_PATH="$simlib" LD_PRELOAD="$libkairos" KINETO_USE_DAEMON=1 \
-  KINETO_IPC_SOCKET_DIR="$out/sock" KAIROS_DAEMON_POLL_MS=100 KAIROS_JOB_ID=$job \
-  KINETO_ONDEMAND_TRACE_DIR="$out/traces" KAIROS_SIM_NCCL_TIMEOUT_MS=30000 \
-  KAIROS_SIM_NCCL_LATENCY_US=8 KAIROS_SIM_NCCL_BW_GBPS=100 \
-  "$run_ddp" 4 --straggler 2 --straggler-ms $delay_ms --steps $steps --host-us 500 --params 16384 \
-  > "$out/ranks.log" 2>&1 &
-ranks=$!
-
-# Every rank polls the daemon once it initialised CUDA; wait until all four are known (a
-# request to fewer would trace fewer), then send the one job-wide request.
-for _ in $(seq 150); do
-  sleep 0.2
-  polled=$(grep -o "job $job pid [0-9]*" "$out/daemon.log" | sort -u | wc -l)
-  [ "$polled" -ge 4 ] && break
-done
-[ "$polled" -ge 4 ] || { echo "FAIL: only $polled processes of job $job polled the daemon"
-                         grep -i "kairos" "$out/ranks.log" | head -5; }
-"$kairos" trace --port "$port" --job-id $job --iterations 10 \
-  --profile-start-iteration-roundup 20 --process-limit 8 \
-  --log-file "$out/traces/job.json" > "$out/trace_cmd.txt" 2>&1 || fail=1
-# Exactly the 4 ranks: run_ddp.sh and the tools it runs (mktemp, dirname) inherit LD_PRELOAD
-# too, but a process registers with the daemon only once it steps, joins an NCCL
-# communicator or loads the CUDA driver, so they never take a trigger slot.
-grep -Eq "^Matched 4 processes" "$out/trace_cmd.txt" \
-  || { echo "FAIL: kairos trace did not match the 4 ranks"; cat "$out/trace_cmd.txt"; fail=1; }
-wait "$ranks"
-rc=$?
-ranks=
-[ $rc -eq 0 ] || { echo "FAIL: run_ddp.sh exited $rc"; tail -20 "$out/ranks.log"; fail=1; }
+# One run of the job and one job-wide request; traces go to $out/$1. The straggler check below
+# may run the job again (on a machine too loaded to show the straggler's delay).
+run_job() {
+  local tdir="$out/$1" log_start
+  mkdir -p "$tdir"
+  log_start=$(wc -l < "$out/daemon.log")
+  LD_LIBRARY_PATH="$simlib" LD_PRELOAD="$libkairos" KINETO_USE_DAEMON=1 \
+    KINETO_IPC_SOCKET_DIR="$out/sock" KAIROS_DAEMON_POLL_MS=100 KAIROS_JOB_ID=$job \
+    KINETO_ONDEMAND_TRACE_DIR="$tdir" KAIROS_SIM_NCCL_TIMEOUT_MS=30000 \
+    KAIROS_SIM_NCCL_LATENCY_US=8 KAIROS_SIM_NCCL_BW_GBPS=100 \
+    "$run_ddp" 4 --straggler 2 --straggler-ms $delay_ms --steps $steps --host-us 500 --params 16384 \
+    > "$tdir.ranks.log" 2>&1 &
+  ranks=$!
+  # Every rank polls the daemon once it initialised CUDA; wait until all four of this run are
+  # known (a request to fewer would trace fewer), then send the one job-wide request.
+  for _ in $(seq 150); do
+    sleep 0.2
+    polled=$(tail -n +$((log_start + 1)) "$out/daemon.log" | grep -o "job $job pid [0-9]*" | sort -u | wc -l)
+    [ "$polled" -ge 4 ] && break
+  done
+  [ "$polled" -ge 4 ] || { echo "FAIL: only $polled processes of job $job polled the daemon"
+                           grep -i "kairos" "$tdir.ranks.log" | head -5; }
+  "$kairos" trace --port "$port" --job-id $job --iterations 10 \
+    --profile-start-iteration-roundup 20 --process-limit 8 \
+    --log-file "$tdir/job.json" > "$tdir.trace_cmd.txt" 2>&1 || fail=1
+  # Exactly the 4 ranks: run_ddp.sh and the tools it runs (mktemp, dirname) inherit LD_PRELOAD
+  # too, but a process registers with the daemon only once it steps, joins an NCCL
+  # communicator or loads the CUDA driver, so they never take a trigger slot.
+  grep -Eq "^Matched 4 processes" "$tdir.trace_cmd.txt" \
+    || { echo "FAIL: kairos trace did not match the 4 ranks"; cat "$tdir.trace_cmd.txt"; fail=1; }
+  wait "$ranks"
+  local rc=$?
+  ranks=
+  [ $rc -eq 0 ] || { echo "FAIL: run_ddp.sh exited $rc"; tail -20 "$tdir.ranks.log"; fail=1; }
+  traces=$(ls "$tdir"/* | grep -E '/job_rank[0-9]+_[0-9]+\.json$')
+}
+run_job traces
 
 # The traces (not their .summary.json companions), one per rank, named by rank; all cover the
 # same iterations.
-traces=$(ls "$out"/traces/* | grep -E '/job_rank[0-9]+_[0-9]+\.json$')
 python3 - "$out/traces" <<'EOF' || fail=1
 import glob, json, os, re, sys
 d = sys.argv[1]
@@ -122,6 +131,8 @@ for f in sys.argv[2:]:
 EOF
 
 # Cross-rank summary: rank 2 is the straggler and costs about the injected delay per step.
+tdir="$out/traces"
+for attempt in 1 2 3; do
 "$kairos" summarize --format json $traces > "$out/summary.json" 2> "$out/summary.err" \
   || { echo "FAIL: summarize"; cat "$out/summary.err"; fail=1; }
 # Two references from the traces themselves (not from the analysis): what was injected in the
@@ -133,7 +144,7 @@ EOF
 # waited resume only once scheduled again, so on an overloaded machine part of the delay is
 # absorbed there: the actual loss is checked to be most of the injected delay, the estimate
 # within 10% of the loss.
-python3 - "$out/summary.json" $traces <<'EOF' || fail=1
+python3 - "$out/summary.json" $traces <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1]))
 x = s.get("cross_rank", s)
@@ -165,17 +176,26 @@ lost = x["lost_ns_per_step"]
 print("straggler 2: estimated loss %.2f ms per step, actual %.2f ms, injected %.2f ms"
       % (lost / 1e6, actual / 1e6, injected / 1e6))
 if actual < 0.75 * injected:
-    print("FAIL: rank 2 cost the job only", actual, "ns of its", injected, "ns delay"); sys.exit(1)
+    # Not kairos: the machine absorbed the delay (the ranks that waited resumed late). Exit 3
+    # asks for the job to run again.
+    print("rank 2 cost the job only", actual, "ns of its", injected, "ns delay"); sys.exit(3)
 if abs(lost - actual) > 0.1 * actual:
     print("FAIL: estimated loss", lost, "ns vs actual", actual, "ns"); sys.exit(1)
 EOF
+  rc=$?
+  [ $rc -eq 3 ] || { [ $rc -eq 0 ] || fail=1; break; }
+  if [ $attempt -eq 3 ]; then echo "FAIL: the straggler's delay was absorbed in 3 runs"; fail=1; break; fi
+  echo "machine too loaded to show the straggler's delay; running the job again"
+  run_job "traces_retry$attempt"
+  tdir="$out/traces_retry$attempt"
+done
 
 # Each rank's own summary reports its all-reduces with nccl-tests' bus bandwidth. The
 # straggler arrives last, so its kernels are the bare transfer (on a loaded machine a waiting
 # rank sometimes resumes later still, so its fastest call): the simulator's link model,
 # 8 us + 2(n-1)/n x 256 KiB at 100 GB/s = 11.93 us, i.e. 33.0 GB/s bus bandwidth. The ranks
 # that wait for it report far less on average (their kernels include the wait).
-python3 - "$out/traces" <<'EOF' || fail=1
+python3 - "$tdir" <<'EOF' || fail=1
 import glob, json, os, re, sys
 busbw = {}
 for f in glob.glob(os.path.join(sys.argv[1], "job_rank*_*.summary.json")):
