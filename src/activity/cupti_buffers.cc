@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "thread_name.h"
 
 namespace kairos::internal {
 
@@ -168,6 +169,7 @@ void CuptiBufferPool::Start(ProcessFn process) {
 }
 
 void CuptiBufferPool::WorkerLoop() {
+  NameThisThread("cupti");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     work_cv_.wait(lock, [this] { return stop_ || grow_requested_ || queue_head_ != queue_.size(); });

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "clock.h"
 #include "log.h"
+#include "thread_name.h"
 
 namespace kairos {
 namespace {
@@ -190,6 +191,7 @@ void DaemonClient::Stop() {
 }
 
 void DaemonClient::Run() {
+  NameThisThread("daemon");
   int64_t next_poll = NowMs();
   while (true) {
     const int64_t now = NowMs();

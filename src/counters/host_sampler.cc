@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "clock.h"
 #include "log.h"
+#include "thread_name.h"
 
 namespace kairos {
 namespace {
@@ -145,6 +146,7 @@ void HostSampler::StopThread() {
 }
 
 void HostSampler::ThreadMain() {
+  NameThisThread("host");
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     const int64_t wait_ns = next_due_ns_ - Now();

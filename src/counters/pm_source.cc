@@ -10,6 +10,7 @@
 #include "counters/telemetry.h"
 #include "gpu_counters.h"
 #include "log.h"
+#include "thread_name.h"
 #ifdef KAIROS_HAVE_CUPTI
 #include "counters/pm_cupti.h"
 #endif
@@ -194,6 +195,7 @@ void PmSamplingSource::StopThread() {
 }
 
 void PmSamplingSource::ThreadMain() {
+  NameThisThread("pm");
   std::unique_lock<std::mutex> lock(mu_);
   const auto period = std::chrono::milliseconds(std::max<int64_t>(options_.poll_interval_ms, 1));
   while (!stop_) {

@@ -13,6 +13,7 @@
 #include "gpu_counters.h"
 #include "json/json_writer.h"
 #include "log.h"
+#include "thread_name.h"
 
 namespace kairos {
 namespace {
@@ -316,6 +317,7 @@ void Telemetry::Finish() {
 }
 
 void Telemetry::ThreadMain() {
+  NameThisThread("telem");
   std::unique_lock<std::mutex> lock(mu_);
   int64_t next = last_ns_ + options_.interval_ns;
   while (!stop_) {

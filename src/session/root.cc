@@ -39,6 +39,7 @@
 #include "activity/cupti_source.h"
 #endif
 #include "fork_abandon.h"
+#include "thread_name.h"
 
 namespace kairos {
 namespace {
@@ -163,6 +164,7 @@ void FlushSignalHandler(int sig, siginfo_t* info, void* ctx) {
 }
 
 void SignalWatcherMain() {
+  NameThisThread("signal");
   for (;;) {
     char byte = 0;
     const ssize_t n = read(g_sig_wake[0], &byte, 1);

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "session/profiler.h"
 #include "session/trace_assembler.h"
+#include "thread_name.h"
 
 namespace kairos {
 
@@ -30,6 +31,7 @@ constexpr int64_t kBoundaryWaitMs = 200;
 
 
 void Profiler::RunnerMain() {
+  NameThisThread("session");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     sched_.Handle(Now(SessionEventKind::kTick)).IgnoreError();  // a tick is never refused

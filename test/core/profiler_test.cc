@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -46,6 +47,21 @@ using testing::ReadJson;
 
 std::string Pid() { return std::to_string(getpid()); }
 
+// The names of this process's threads (/proc/self/task/*/comm).
+std::vector<std::string> ThreadNames() {
+  std::vector<std::string> names;
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return names;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string name;
+    if (std::getline(f, name)) names.push_back(name);
+  }
+  closedir(d);
+  return names;
+}
+
 std::map<std::string, int> StepNames(const nlohmann::json& j) {
   std::map<std::string, int> out;
   for (const auto& [name, n] : CountNames(j, "user_annotation"))
@@ -62,6 +78,9 @@ TEST_CASE("synchronous start/stop writes a complete, parseable trace") {
   REQUIRE(p.Start().ok());
   CHECK(p.state() == SessionState::kRecording);
   CHECK(p.Start().message() == "profiler busy");
+  // The session's runner is named for top -H and perf (thread_name.h).
+  const std::vector<std::string> names = ThreadNames();
+  CHECK(std::count(names.begin(), names.end(), "kairos-session") == 1);
   for (int i = 0; i < 3; ++i) {
     PushRange("forward");
     PushRange("backward");
