@@ -394,9 +394,10 @@ void CuptiSource::OnBuffer(const uint8_t* buffer, size_t valid_size) {
     case Phase::kStopped:
       late_records_ += CountCuptiRecords(buffer, valid_size);
       break;
-    case Phase::kCounting:  // telemetry's records after a window: tallied above
+    case Phase::kIdle:      // telemetry's records before any window: tallied above, and a
+    case Phase::kCounting:  // count here would be reset by the next StartWarmup unread
       break;
-    default:
+    case Phase::kWarmup:
       warmup_discarded_ += CountCuptiRecords(buffer, valid_size);
       break;
   }
