@@ -17,10 +17,17 @@
 // from no kairos. PM rows are also divided by the trace without PM sampling (what the
 // counters add). A PM run must write a trace with pm_samples > 0, a telemetry run at least
 // one line with steps counted, else that row says why.
+// Per thread: while a child runs, its threads' on-CPU time (/proc/PID/task/TID/schedstat, ns)
+// is sampled every 10 ms; threads named kairos-* (src/thread_name.h) are kairos' own. Their
+// share of the child's CPU time is the part of the cost kairos' threads add; the rest of a
+// configuration's extra CPU is the application thread's callbacks and the simulated CUPTI's
+// own threads (producing and delivering records: a real driver's cost, which the simulator
+// only models). The last <= 10 ms of each thread before exit are not seen.
 // Usage: pm_sampling_overhead_benchmark [steps=2000] [repetitions=7] [workload]
 //   (2000 steps run over 1 s on the simulator, so telemetry writes lines)
 // Threading: single-threaded; the workload runs in child processes, one at a time.
 #include <dirent.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -31,6 +38,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -53,7 +61,31 @@ bool Exists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
 struct Timing {
   double loop_ms = -1;  // the program's own "N steps in X ms"
   double cpu_ms = -1;   // user + sys of the child, all its threads
+  double kairos_ms = 0; // on-CPU time of the child's kairos-* threads (last sample)
 };
+
+// Latest on-CPU ns and name of each thread of `pid` seen so far.
+struct ThreadSample {
+  std::string name;
+  unsigned long long cpu_ns = 0;
+};
+void SampleThreads(pid_t pid, std::map<long, ThreadSample>* threads) {
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = opendir(task.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string dir = task + "/" + e->d_name;
+    std::ifstream sched(dir + "/schedstat"), comm(dir + "/comm");
+    unsigned long long ns = 0;
+    std::string name;
+    if (!(sched >> ns) || !std::getline(comm, name)) continue;  // exited meanwhile
+    ThreadSample& t = (*threads)[std::atol(e->d_name)];
+    t.name = name;
+    t.cpu_ns = std::max(t.cpu_ns, ns);
+  }
+  closedir(d);
+}
 
 // One run of the workload; loop_ms < 0 when it failed.
 Timing Run(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
@@ -77,8 +109,15 @@ Timing Run(const std::vector<std::string>& argv, const std::vector<std::string>&
   close(out[1]);
   std::string text;
   char buf[4096];
-  ssize_t n;
-  while ((n = read(out[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  std::map<long, ThreadSample> threads;
+  for (;;) {
+    pollfd pfd{out[0], POLLIN, 0};
+    if (rc == 0) SampleThreads(pid, &threads);
+    if (poll(&pfd, 1, 10) == 0) continue;
+    const ssize_t n = read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
   close(out[0]);
   if (rc != 0) return {};
   int status = 0;
@@ -90,6 +129,8 @@ Timing Run(const std::vector<std::string>& argv, const std::vector<std::string>&
   t.loop_ms = std::atof(text.c_str() + at + std::strlen(" steps in "));
   auto ms = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3; };
   t.cpu_ms = ms(ru.ru_utime) + ms(ru.ru_stime);
+  for (const auto& [tid, th] : threads)
+    if (th.name.rfind("kairos-", 0) == 0) t.kairos_ms += static_cast<double>(th.cpu_ns) / 1e6;
   return t;
 }
 
@@ -219,18 +260,24 @@ int main(int argc, char** argv) {
   std::printf("pm_sampling_overhead_benchmark: %s, %d steps, %d repetitions (interleaved, rotated)\n",
               workload.c_str(), steps, reps);
   std::printf("  ratios: median of per-repetition ratios to that repetition's baseline [min..max]\n");
-  std::printf("  %-28s %9s %9s  %-24s %-24s %s\n", "configuration", "loop ms", "cpu ms", "wall vs baseline",
-              "cpu vs baseline", "vs trace (wall / cpu)");
+  std::printf("  kairos thr: on-CPU time of the kairos-* threads, median ms and share of the run's CPU\n");
+  std::printf("  %-28s %9s %9s %16s  %-24s %-24s %s\n", "configuration", "loop ms", "cpu ms", "kairos thr",
+              "wall vs baseline", "cpu vs baseline", "vs trace (wall / cpu)");
   auto fmt = [](const Ratio& r) {
     char b[64];
     std::snprintf(b, sizeof b, "%.3f [%.3f..%.3f]", r.median, r.min, r.max);
     return std::string(b);
   };
   for (const Config& c : configs) {
-    std::vector<double> loop, cpu;
-    for (const Timing& t : c.runs)
-      if (t.loop_ms > 0) loop.push_back(t.loop_ms), cpu.push_back(t.cpu_ms);
-    std::printf("  %-28s %9.1f %9.1f  %-24s %-24s", c.name.c_str(), Median(loop), Median(cpu),
+    std::vector<double> loop, cpu, kairos, share;
+    for (const Timing& t : c.runs) {
+      if (t.loop_ms <= 0) continue;
+      loop.push_back(t.loop_ms), cpu.push_back(t.cpu_ms), kairos.push_back(t.kairos_ms);
+      if (t.cpu_ms > 0) share.push_back(100.0 * t.kairos_ms / t.cpu_ms);
+    }
+    char thr[32];
+    std::snprintf(thr, sizeof thr, "%.1f %.2f%%", Median(kairos), Median(share));
+    std::printf("  %-28s %9.1f %9.1f %16s  %-24s %-24s", c.name.c_str(), Median(loop), Median(cpu), thr,
                 fmt(Paired(c, configs[0], false)).c_str(), fmt(Paired(c, configs[0], true)).c_str());
     if (c.check == Config::kPm)
       std::printf(" %.3f / %.3f", Paired(c, configs[2], false).median, Paired(c, configs[2], true).median);

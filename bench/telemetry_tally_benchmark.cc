@@ -4,7 +4,7 @@
 // trace windows. Timed on hand-built CUDA 13 buffers of kernel records with a copy every 8th
 // launch (telemetry enables no API records), against two baselines from the same run: the
 // bare record walk (the floor: reading each record's kind) and the previous tally (three
-// std::map lookups per record, as before commit "telemetry tally: one module"). It prints the
+// std::map lookups per record, before CuptiTally). It prints the
 // CPU share this costs a job at a given GPU record rate: the part of issue 15's 1.005x
 // telemetry budget that is kairos' own (the driver's cost of producing the records is not
 // measurable without a GPU).
