@@ -112,20 +112,33 @@ int main(int argc, char** argv) {
   uint64_t t = 1'700'000'000'000'000'000ull;
   int64_t counted = 0;
   while (launches < want_launches) {
-    const size_t valid = Fill(buf, kBuffer, &t, &launches, &records);
+    // Each consumer gets the buffer just written, as the worker gets a buffer CUPTI has just
+    // filled (the same bytes each time: the fill restarts from the pass's first launch).
+    const uint64_t pass_t = t;
+    size_t pass_launches = 0, pass_records = 0;
+    auto refill = [&] {
+      t = pass_t;
+      pass_launches = pass_records = 0;
+      return Fill(buf, kBuffer, &t, &pass_launches, &pass_records);
+    };
+    size_t valid = refill();
     double t0 = CpuSeconds();
     kairos::internal::ForEachCuptiRecord(buf, valid, [&](uint32_t kind, const uint8_t*) { sink += kind; });
     walk += CpuSeconds() - t0;
+    valid = refill();
     t0 = CpuSeconds();
     tally.AddBuffer(buf, valid, 0);
     // Telemetry takes once per interval; here once per buffer, which only adds Take's cost.
     counted += tally.Take(0, static_cast<int64_t>(t) - 1000000).kernels;
     tally_s += CpuSeconds() - t0;
+    valid = refill();
     t0 = CpuSeconds();
     old.Add(buf, valid);
     for (auto& [dev, m] : old.tally) m.erase(m.begin(), m.lower_bound(static_cast<int64_t>(t) / 1000000 - 1));
     for (auto& [dev, m] : old.busy) m.erase(m.begin(), m.lower_bound(static_cast<int64_t>(t) / 1000000 - 1));
     map_s += CpuSeconds() - t0;
+    launches += pass_launches;
+    records += pass_records;
   }
   counted += tally.Take(0, INT64_MAX).kernels;
   if (counted != static_cast<int64_t>(launches)) {
