@@ -53,13 +53,16 @@ struct Env {
     (void)!system(cmd.c_str());
   }
 
-  Child StartJob(int max_ms) {
-    Child job_proc = Spawn({KAIROS_TRACED_PROGRAM, std::to_string(max_ms), "200", dir + "/stop"},
-                           {"KINETO_USE_DAEMON=1", "KAIROS_DAEMON_ENDPOINT=" + endpoint,
-                            "KAIROS_JOB_ID=" + job, "KINETO_ONDEMAND_TRACE_DIR=" + dir,
-                            "KAIROS_CONFIG_TEXT=KAIROS_DAEMON_POLL_MS=50",
-                            "KAIROS_LOG_LEVEL=info"},
-                           /*pipe_stderr=*/false, dir + "/job.log");
+  // step_us 0: a process that never steps (daemon_traced_program.c); `extra_env` is added.
+  Child StartJob(int max_ms, int step_us = 200, const std::vector<std::string>& extra_env = {}) {
+    std::vector<std::string> job_env = {"KINETO_USE_DAEMON=1", "KAIROS_DAEMON_ENDPOINT=" + endpoint,
+                                        "KAIROS_JOB_ID=" + job, "KINETO_ONDEMAND_TRACE_DIR=" + dir,
+                                        "KAIROS_CONFIG_TEXT=KAIROS_DAEMON_POLL_MS=50",
+                                        "KAIROS_LOG_LEVEL=info"};
+    job_env.insert(job_env.end(), extra_env.begin(), extra_env.end());
+    Child job_proc = Spawn({KAIROS_TRACED_PROGRAM, std::to_string(max_ms), std::to_string(step_us),
+                            dir + "/stop"},
+                           job_env, /*pipe_stderr=*/false, dir + "/job.log");
     REQUIRE(job_proc.pid > 0);
     bool ok = false;
     REQUIRE(job_proc.ReadLine(10000, &ok) == "ready " + std::to_string(job_proc.pid));
@@ -122,6 +125,22 @@ TEST_CASE("e2e: kairos trace -> a time-window trace file from an unmodified job"
   CHECK(t["trace_id"].is_string());
   CHECK(!t["trace_id"].get<std::string>().empty());  // REQUEST_TRACE_ID from the relay
   CHECK(t["traceName"] == env.dir + "/" + files[0]);
+}
+
+TEST_CASE("e2e: a process that never steps registers only with KAIROS_DAEMON_REGISTER=always") {
+  // Both are linked with kairos and told to use the daemon, and neither steps, joins an NCCL
+  // communicator or loads the CUDA driver: a launcher. By default it never takes a trigger
+  // slot; KAIROS_DAEMON_REGISTER=always restores libkineto's register-at-start behaviour.
+  Env env;
+  Child launcher = env.StartJob(20000, /*step_us=*/0);
+  Child always = env.StartJob(20000, /*step_us=*/0, {"KAIROS_DAEMON_REGISTER=always"});
+  env.WaitRegistered(always.pid);
+  // 1 s more is 20 of the launcher's 50 ms ticks: it would have polled by now.
+  CHECK_FALSE(env.relay.WaitFor("pid " + std::to_string(launcher.pid) + " type", 1000));
+  CHECK(env.relay.all.find("pid " + std::to_string(launcher.pid) + " ") == std::string::npos);
+  env.StopJobs();
+  CHECK(launcher.Wait(10000) == 0);
+  CHECK(always.Wait(10000) == 0);
 }
 
 std::set<int64_t> ProfilerSteps(const nlohmann::json& trace) {

@@ -4,6 +4,8 @@
  * KINETO_USE_DAEMON in its environment for tracing (like an unmodified job).
  * usage: daemon_traced_program <max_ms> <step_us> <stop_file>
  * Prints "ready <pid>", steps until max_ms passed or stop_file exists, prints "steps <n>".
+ * step_us 0: never steps nor ranges (a launcher or shell tool that inherited the preload),
+ * only waits, checking stop_file every 10 ms.
  * Threading: single-threaded. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -28,6 +30,12 @@ int main(int argc, char** argv) {
   fflush(stdout);
   const long long start = NowUs();
   long long steps = 0;
+  if (step_us == 0) {
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    while (NowUs() - start < max_us && access(stop_file, F_OK) != 0) nanosleep(&tick, NULL);
+    printf("steps 0\n");
+    return 0;
+  }
   while (NowUs() - start < max_us) {
     kairos_range_push("train_step");
     const long long t0 = NowUs();
