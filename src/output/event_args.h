@@ -356,7 +356,13 @@ void EventArgs::Sync(const Event& e, const SyncDetail& d, bool full, Sink& s) {
     s.Str(arg_keys::kSyncKind, SyncKindName(d.sync_type));
     if (d.sync_type == kSyncEvent || d.sync_type == kSyncStreamWaitEvent) {
       s.Int(arg_keys::kWaitOnStream, d.wait_on_stream);
-      s.Uint(arg_keys::kWaitOnEventRecordCorr, d.wait_on_event_record_correlation);
+      // Unknown (no CUDA_EVENT record of the waited-on event) is -1, as libkineto writes it
+      // and as HTA defaults it; CUPTI correlation ids start at 1, so 0 only means unknown.
+      if (d.wait_on_event_record_correlation == 0) {
+        s.Int(arg_keys::kWaitOnEventRecordCorr, -1);
+      } else {
+        s.Uint(arg_keys::kWaitOnEventRecordCorr, d.wait_on_event_record_correlation);
+      }
       s.Uint(arg_keys::kWaitOnEventId, d.cuda_event_id);
     }
   }

@@ -198,7 +198,9 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
         for (uint8_t t = kSyncEvent; t <= kSyncContext; ++t)
           if (kind_name == SyncKindName(t)) sd.sync_type = t;
         if ((v = args.Find(arg_keys::kWaitOnStream))) sd.wait_on_stream = v->AsInt(-1);
-        sd.wait_on_event_record_correlation = U32(args, arg_keys::kWaitOnEventRecordCorr);
+        // -1 (unknown, libkineto's and kairos' spelling) is the event model's 0.
+        if ((v = args.Find(arg_keys::kWaitOnEventRecordCorr)) && v->AsInt(0) > 0)
+          sd.wait_on_event_record_correlation = static_cast<uint32_t>(v->AsUint());
         sd.cuda_event_id = U32(args, arg_keys::kWaitOnEventId);
       } else {
         sd.cuda_event_id = U32(args, arg_keys::kEventId);

@@ -6,10 +6,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "detail_values.h"
 #include "json_test_util.h"
 #include "trace_fixture.h"
 
@@ -198,6 +200,22 @@ TEST_CASE("Full trace: every kind formatted exactly") {
     INFO("event " << i);
     CHECK(events[i] == expected_events[i]);
   }
+}
+
+// A wait whose cudaEventRecord CUPTI never described (no CUDA_EVENT record: simulator, or
+// device timestamps unavailable) has no record correlation. libkineto writes -1 there, and HTA
+// defaults the column to -1; 0 would read as a known id to a consumer testing `>= 0`.
+TEST_CASE("An Event Sync without its event record writes wait_on_cuda_event_record_corr_id -1") {
+  TraceData data;
+  testing::BuildFull(&data);
+  SyncDetail& es = data.syncs[2];  // the fixture's Event Sync
+  REQUIRE(es.sync_type == kSyncEvent);
+  es.wait_on_stream = -1;
+  es.wait_on_event_record_correlation = 0;
+  const std::vector<std::string> events = EventLines(WriteToString(data));
+  const std::string want =
+      R"j({"ph":"X","cat":"cuda_sync","name":"Event Sync","pid":0,"tid":4000000000,"ts":48.200,"dur":0.200,"args":{"cuda_sync_kind":"Event Sync","wait_on_stream":-1,"wait_on_cuda_event_record_corr_id":-1,"wait_on_cuda_event_id":9,"stream":-1,"correlation":107,"device":0,"context":1}})j";
+  CHECK(std::count(events.begin(), events.end(), want) == 1);
 }
 
 TEST_CASE("An NCCL kernel carries the operation's args, named as PyTorch names them") {

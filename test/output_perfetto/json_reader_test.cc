@@ -184,6 +184,27 @@ TEST_CASE("NCCL kernels' operation args come back, PyTorch's collective names to
   CHECK((ag.in_nelems == 8 && ag.out_nelems == 64 && ag.comm_size == 8));
 }
 
+// libkineto writes -1 for a wait whose cudaEventRecord it never saw; kairos reads that as
+// "unknown" (0 in the event model) and writes it back as -1, not as 4294967295.
+TEST_CASE("wait_on_cuda_event_record_corr_id -1 reads as unknown and is written back as -1") {
+  absl::StatusOr<TraceData> t = ReadKinetoJsonTraceText(R"J({"traceEvents":[
+    {"ph":"X","cat":"cuda_sync","name":"Stream Wait Event","pid":0,"tid":7,"ts":10,"dur":1,"args":{"cuda_sync_kind":"Stream Wait Event","wait_on_stream":-1,"wait_on_cuda_event_record_corr_id":-1,"wait_on_cuda_event_id":3,"stream":7,"correlation":5,"device":0,"context":1}},
+    {"ph":"X","cat":"cuda_sync","name":"Event Sync","pid":0,"tid":4000000000,"ts":20,"dur":1,"args":{"cuda_sync_kind":"Event Sync","wait_on_stream":13,"wait_on_cuda_event_record_corr_id":12,"wait_on_cuda_event_id":4,"stream":-1,"correlation":6,"device":0,"context":1}}
+  ]})J");
+  REQUIRE(t.ok());
+  REQUIRE(t->syncs.size() == 2);
+  CHECK(t->syncs[0].wait_on_stream == -1);
+  CHECK(t->syncs[0].wait_on_event_record_correlation == 0);
+  CHECK(t->syncs[1].wait_on_stream == 13);
+  CHECK(t->syncs[1].wait_on_event_record_correlation == 12);
+  std::vector<int64_t> written;
+  const json out = json::parse(JsonOf(*t));
+  for (const json& e : out["traceEvents"]) {
+    if (e.value("cat", "") == "cuda_sync") written.push_back(e["args"]["wait_on_cuda_event_record_corr_id"].get<int64_t>());
+  }
+  CHECK(written == std::vector<int64_t>{-1, 12});
+}
+
 TEST_CASE("gzip and zstd input decompress while streaming") {
   TraceData ref = testing::BuildReferenceTrace(3000);
   std::string j = JsonOf(ref);
