@@ -65,6 +65,7 @@ struct Seq {
 
 class Reader {
  public:
+  explicit Reader(const TraceReadOptions& options) : rows_(options) {}
   absl::Status Packet(const pp::TracePacket& p);
   TraceData Finish();
 
@@ -75,6 +76,7 @@ class Reader {
   void Unmapped() { data_.AddStat("perfetto_reader.unmapped", 1); }
 
   TraceData data_;
+  internal::DetailRows rows_;
   std::map<uint32_t, Seq> seqs_;
   std::map<uint64_t, uint32_t> track_of_uuid_;
   std::map<uint64_t, std::string> group_names_;
@@ -306,7 +308,7 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
   // the correlation id. Set before the args are applied, which key side tables by it (an
   // NCCL kernel's operation); a `correlation` arg, if any, still wins.
   if (flow) e.correlation = static_cast<uint32_t>(te.flow_ids_size() > 0 ? te.flow_ids(0) : te.flow_ids_old(0));
-  internal::ApplyKinetoArgs(args, name, data_, e);
+  internal::ApplyKinetoArgs(args, name, data_, e, rows_);
   if (flow) {
     e.flags |= (e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver) ? kFlagFlowOut : kFlagFlowIn;
   }
@@ -334,8 +336,8 @@ TraceData Reader::Finish() {
 
 }  // namespace
 
-absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes) {
-  Reader reader;
+absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes, const TraceReadOptions& options) {
+  Reader reader(options);
   pp::TracePacket packet;
   size_t pos = 0;
   while (pos < bytes.size()) {
@@ -362,7 +364,7 @@ absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes) {
   return reader.Finish();
 }
 
-absl::StatusOr<TraceData> ReadPerfettoTrace(const std::string& path) {
+absl::StatusOr<TraceData> ReadPerfettoTrace(const std::string& path, const TraceReadOptions& options) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
   std::stringstream ss;
@@ -390,7 +392,7 @@ absl::StatusOr<TraceData> ReadPerfettoTrace(const std::string& path) {
     if (ret != 0) return absl::DataLossError(absl::StrCat(path, ": zstd: truncated stream"));
     raw.swap(out);
   }
-  absl::StatusOr<TraceData> data = ReadPerfettoTraceBytes(raw);
+  absl::StatusOr<TraceData> data = ReadPerfettoTraceBytes(raw, options);
   if (!data.ok()) return absl::Status(data.status().code(), absl::StrCat(path, ": ", data.status().message()));
   return data;
 }
