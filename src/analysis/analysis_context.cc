@@ -116,6 +116,18 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
     if (name_class[e.name] == kUnknown) name_class[e.name] = static_cast<uint8_t>(ClassifyKernelName(ctx.Name(e)));
     return static_cast<KernelClass>(name_class[e.name]);
   };
+  // Each device's ops reserved at once (its streams' event counts, an upper bound): the
+  // doubling growth held the old and the new array at once, and the ops are the largest
+  // thing the analysis builds.
+  for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+    if (data.tracks[t].type == TrackType::kGpuStream) run_ends[data.tracks[t].device].push_back(data.events_by_track[t].size());
+  }
+  for (auto& [id, sizes] : run_ends) {
+    size_t n = 0;
+    for (size_t s : sizes) n += s;
+    devices[id].ops.reserve(n);
+    sizes.clear();
+  }
   for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
     const Track& track = data.tracks[t];
     const auto& events = data.events_by_track[t];

@@ -27,25 +27,25 @@ int64_t UnionLength(const std::vector<GpuOp>& ops, unsigned mask) {
   return total;
 }
 
-// Splits the gap [g0, g1) before `next` (nullptr: trailing gap) into its causes. The GPU
-// waited for the host while the call that enqueued `next` had not returned; after that the
-// work was queued and the GPU waited on something else (a dependency on another stream or
-// event, a synchronisation, launch latency).
-IdleGap ClassifyGap(const AnalysisContext& ctx, int64_t g0, int64_t g1, const Event* next) {
-  IdleGap g{g0, g1, 0, 0, 0, next};
-  const int64_t len = g1 - g0;
+// Splits gap `g` (g.next nullptr: the trailing gap) into its causes: sets g.host_wait_ns
+// and adds the three parts to `d`. The GPU waited for the host while the call that enqueued
+// `next` had not returned; after that the work was queued and the GPU waited on something
+// else (a dependency on another stream or event, a synchronisation, launch latency).
+void ClassifyGap(const AnalysisContext& ctx, IdleGap& g, DeviceSummary& d) {
+  const int64_t len = g.end_ns - g.start_ns;
   const Launch* launch = nullptr;
-  if (next != nullptr && next->correlation != 0) {
-    auto it = ctx.launches.find(next->correlation);
+  if (g.next != nullptr && g.next->correlation != 0) {
+    auto it = ctx.launches.find(g.next->correlation);
     if (it != ctx.launches.end()) launch = &it->second;
   }
   if (launch == nullptr) {
-    g.other_ns = len;
-    return g;
+    g.host_wait_ns = 0;
+    d.idle_other_ns += len;
+    return;
   }
-  g.host_wait_ns = std::clamp<int64_t>(launch->end_ns - g0, 0, len);
-  g.kernel_wait_ns = len - g.host_wait_ns;
-  return g;
+  g.host_wait_ns = std::clamp<int64_t>(launch->end_ns - g.start_ns, 0, len);
+  d.idle_host_wait_ns += g.host_wait_ns;
+  d.idle_kernel_wait_ns += len - g.host_wait_ns;
 }
 
 }  // namespace
@@ -81,23 +81,19 @@ void ComputeBreakdowns(AnalysisContext& ctx, Summary* summary) {
     // Idle gaps: the complement of the union inside the window; classified below, once
     // the launches they need are resolved.
     dw.gaps.clear();
+    dw.gaps.reserve(dw.ops.size() + 1);  // at most one before each op and a trailing one
     int64_t cursor = ctx.window_start_ns;
     for (const GpuOp& op : dw.ops) {
-      if (op.start_ns > cursor) dw.gaps.push_back(IdleGap{cursor, op.start_ns, 0, 0, 0, op.event});
+      if (op.start_ns > cursor) dw.gaps.push_back(IdleGap{cursor, op.start_ns, 0, op.event});
       cursor = std::max(cursor, op.end_ns);
     }
-    if (ctx.window_end_ns > cursor) dw.gaps.push_back(IdleGap{cursor, ctx.window_end_ns, 0, 0, 0, nullptr});
+    if (ctx.window_end_ns > cursor) dw.gaps.push_back(IdleGap{cursor, ctx.window_end_ns, 0, nullptr});
     summary->devices.push_back(std::move(d));
   }
   ResolveLaunches(ctx);
   for (size_t i = 0; i < ctx.devices.size(); ++i) {
     DeviceSummary& d = summary->devices[i];
-    for (IdleGap& g : ctx.devices[i].gaps) {
-      g = ClassifyGap(ctx, g.start_ns, g.end_ns, g.next);
-      d.idle_host_wait_ns += g.host_wait_ns;
-      d.idle_kernel_wait_ns += g.kernel_wait_ns;
-      d.idle_other_ns += g.other_ns;
-    }
+    for (IdleGap& g : ctx.devices[i].gaps) ClassifyGap(ctx, g, d);
   }
 }
 
