@@ -186,9 +186,12 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
 void ResolveLaunches(AnalysisContext& ctx) {
   constexpr uint8_t kCopyDtoH = 2;
   const TraceData& data = *ctx.data;
+  std::vector<uint32_t>& ids = ctx.launches.ids_;
+  std::vector<Launch>& launches = ctx.launches.launches_;
+  ids.clear();
   for (const DeviceWork& dw : ctx.devices) {
     for (const IdleGap& g : dw.gaps) {
-      if (g.next != nullptr && g.next->correlation != 0) ctx.launches.try_emplace(g.next->correlation, Launch{0, INT64_MIN});
+      if (g.next != nullptr && g.next->correlation != 0) ids.push_back(g.next->correlation);
     }
     for (const GpuOp& op : dw.ops) {
       if (op.event->kind != EventKind::kMemcpy || op.event->correlation == 0 ||
@@ -197,21 +200,33 @@ void ResolveLaunches(AnalysisContext& ctx) {
       }
       const MemcpyDetail& m = data.memcpys[op.event->detail];
       if (m.copy_kind == kCopyDtoH && m.bytes <= ctx.options->copy_back_max_bytes) {
-        ctx.launches.try_emplace(op.event->correlation, Launch{0, INT64_MIN});
+        ids.push_back(op.event->correlation);
       }
     }
   }
-  if (ctx.launches.empty()) return;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  ids.shrink_to_fit();
+  launches.assign(ids.size(), Launch{0, INT64_MIN});
+  if (ids.empty()) return;
   for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
     if (data.tracks[t].type != TrackType::kThread) continue;
     for (const Event& e : data.events_by_track[t]) {
       if ((e.kind != EventKind::kRuntime && e.kind != EventKind::kDriver) || e.correlation == 0) continue;
-      auto it = ctx.launches.find(e.correlation);
-      if (it != ctx.launches.end()) it->second = Launch{e.start_ns, e.end_ns};
+      auto it = std::lower_bound(ids.begin(), ids.end(), e.correlation);
+      // The last call with the id wins, as it did in the map this replaced.
+      if (it != ids.end() && *it == e.correlation) launches[static_cast<size_t>(it - ids.begin())] = Launch{e.start_ns, e.end_ns};
     }
   }
   // Drop the ids whose launch is not in the trace, so a lookup miss means "unknown".
-  absl::erase_if(ctx.launches, [](const auto& kv) { return kv.second.end_ns == INT64_MIN; });
+  size_t kept = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (launches[i].end_ns == INT64_MIN) continue;
+    ids[kept] = ids[i];
+    launches[kept++] = launches[i];
+  }
+  ids.resize(kept);
+  launches.resize(kept);
 }
 
 }  // namespace kairos::internal

@@ -127,9 +127,9 @@ void CopyBackEveryStep(const AnalysisContext& ctx, Summary* out) {
       if (m.copy_kind != kCopyDtoH || m.bytes > o.copy_back_max_bytes) continue;
       // Attribute to the step whose host side issued it (the launch), else by GPU time.
       int64_t t = op.event->start_ns;
-      auto l = ctx.launches.find(op.event->correlation);
-      const bool launched = op.event->correlation != 0 && l != ctx.launches.end();
-      if (launched) t = l->second.start_ns;
+      const Launch* l = op.event->correlation != 0 ? ctx.launches.Find(op.event->correlation) : nullptr;
+      const bool launched = l != nullptr;
+      if (launched) t = l->start_ns;
       auto it = std::upper_bound(steps.begin(), steps.end(), t,
                                  [](int64_t v, const Step& s) { return v < s.start_ns; });
       if (it == steps.begin()) continue;

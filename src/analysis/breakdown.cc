@@ -33,11 +33,7 @@ int64_t UnionLength(const std::vector<GpuOp>& ops, unsigned mask) {
 // else (a dependency on another stream or event, a synchronisation, launch latency).
 void ClassifyGap(const AnalysisContext& ctx, IdleGap& g, DeviceSummary& d) {
   const int64_t len = g.end_ns - g.start_ns;
-  const Launch* launch = nullptr;
-  if (g.next != nullptr && g.next->correlation != 0) {
-    auto it = ctx.launches.find(g.next->correlation);
-    if (it != ctx.launches.end()) launch = &it->second;
-  }
+  const Launch* launch = g.next != nullptr && g.next->correlation != 0 ? ctx.launches.Find(g.next->correlation) : nullptr;
   if (launch == nullptr) {
     g.host_wait_ns = 0;
     d.idle_other_ns += len;
