@@ -34,13 +34,15 @@ struct Interval {
   int64_t end_ns;
 };
 
-// One per idle gap of a device (about one per GPU op), so kept to 32 bytes: the rest of the
-// gap's split (kernel wait, other) is summed where it is classified (breakdown.cc) and read
-// nowhere else.
+// One per idle gap of a device (about one per GPU op), so kept to 24 bytes: the end is the
+// next op's start (a gap is only found before an op that starts inside the window, so its
+// start is not clipped), and the rest of the gap's split (kernel wait, other) is summed
+// where it is classified (breakdown.cc) and read nowhere else.
 struct IdleGap {
-  int64_t start_ns, end_ns;
+  int64_t start_ns;
   int64_t host_wait_ns;  // leading part: the next op's launch call had not returned
   const Event* next;  // the GPU op that ended the gap; nullptr for the trailing gap
+  int64_t End(int64_t window_end_ns) const { return next != nullptr ? next->start_ns : window_end_ns; }
 };
 
 struct DeviceWork {

@@ -32,7 +32,7 @@ int64_t UnionLength(const std::vector<GpuOp>& ops, unsigned mask) {
 // `next` had not returned; after that the work was queued and the GPU waited on something
 // else (a dependency on another stream or event, a synchronisation, launch latency).
 void ClassifyGap(const AnalysisContext& ctx, IdleGap& g, DeviceSummary& d) {
-  const int64_t len = g.end_ns - g.start_ns;
+  const int64_t len = g.End(ctx.window_end_ns) - g.start_ns;
   const Launch* launch = g.next != nullptr && g.next->correlation != 0 ? ctx.launches.Find(g.next->correlation) : nullptr;
   if (launch == nullptr) {
     g.host_wait_ns = 0;
@@ -80,10 +80,10 @@ void ComputeBreakdowns(AnalysisContext& ctx, Summary* summary) {
     dw.gaps.reserve(dw.ops.size() + 1);  // at most one before each op and a trailing one
     int64_t cursor = ctx.window_start_ns;
     for (const GpuOp& op : dw.ops) {
-      if (op.start_ns > cursor) dw.gaps.push_back(IdleGap{cursor, op.start_ns, 0, op.event});
+      if (op.start_ns > cursor) dw.gaps.push_back(IdleGap{cursor, 0, op.event});
       cursor = std::max(cursor, op.end_ns);
     }
-    if (ctx.window_end_ns > cursor) dw.gaps.push_back(IdleGap{cursor, ctx.window_end_ns, 0, nullptr});
+    if (ctx.window_end_ns > cursor) dw.gaps.push_back(IdleGap{cursor, 0, nullptr});
     summary->devices.push_back(std::move(d));
   }
   ResolveLaunches(ctx);
