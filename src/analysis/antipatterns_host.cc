@@ -34,6 +34,10 @@ void IdleHostBound(const AnalysisContext& ctx, size_t di, Summary* out) {
   b.Impact(d.idle_host_wait_ns, share >= 0.8 ? "high" : "medium");
   std::vector<Interval> waits;
   std::vector<const IdleGap*> by_len;
+  const size_t n_waits = static_cast<size_t>(
+      std::count_if(dw.gaps.begin(), dw.gaps.end(), [](const IdleGap& g) { return g.host_wait_ns > 0; }));
+  waits.reserve(n_waits);  // exact: up to one per GPU op, so no doubling
+  by_len.reserve(n_waits);
   for (const IdleGap& g : dw.gaps) {
     if (g.host_wait_ns <= 0) continue;
     waits.push_back({g.start_ns, g.start_ns + g.host_wait_ns});
