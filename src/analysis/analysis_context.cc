@@ -10,11 +10,6 @@ namespace {
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-bool OpBefore(const GpuOp& a, const GpuOp& b) {
-  if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-  return a.end_ns > b.end_ns;
-}
-
 }  // namespace
 
 const DeviceInfo* AnalysisContext::Device(uint32_t id) const {
@@ -149,7 +144,7 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
         }
         const int64_t s = std::max(e.start_ns, ws), en = std::min(e.end_ns, we);
         if (en < s) continue;  // outside the window
-        dw.ops.push_back(GpuOp{s, en, &e, cat, kc});
+        dw.ops.push_back(GpuOp{&e, cat, kc});
       }
       run_ends[track.device].push_back(dw.ops.size());
     } else if (track.type == TrackType::kThread) {
@@ -162,14 +157,20 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
       }
     }
   }
-  // Each stream's ops are already sorted; merge the runs pairwise (n log streams).
+  // Each stream's ops are already sorted; merge the runs pairwise (n log streams). The order
+  // is by the clipped interval: earlier start first, on a tie the longer first.
+  const auto op_before = [&ctx](const GpuOp& a, const GpuOp& b) {
+    const int64_t as = ctx.Start(a), bs = ctx.Start(b);
+    if (as != bs) return as < bs;
+    return ctx.End(a) > ctx.End(b);
+  };
   for (auto& [id, dw] : devices) {
     auto& ends = run_ends[id];
     size_t begin_of_merged = 0;
     size_t merged_end = 0;
     for (size_t end : ends) {
       if (merged_end > begin_of_merged && end > merged_end) {
-        std::inplace_merge(dw.ops.begin(), dw.ops.begin() + merged_end, dw.ops.begin() + end, OpBefore);
+        std::inplace_merge(dw.ops.begin(), dw.ops.begin() + merged_end, dw.ops.begin() + end, op_before);
       }
       merged_end = end;
     }

@@ -21,9 +21,9 @@ namespace kairos::internal {
 
 enum class GpuCategory : uint8_t { kCompute = 0, kCommunication, kMemcpy, kMemset };
 
+// One per GPU op in the window, so 16 bytes: its interval clipped to the window is computed
+// from the event when read (AnalysisContext::Start, End), not stored.
 struct GpuOp {
-  int64_t start_ns;  // clipped to the window
-  int64_t end_ns;
   const Event* event;
   GpuCategory category;
   KernelClass name_class;  // kernels: ClassifyKernelName of its name; others: kOther
@@ -93,6 +93,9 @@ struct AnalysisContext {
   bool IsStepName(StringId id) const { return id < is_step_name.size() && is_step_name[id]; }
   int64_t window_ns() const { return window_end_ns - window_start_ns; }
   std::string_view Name(const Event& e) const { return data->strings.Get(e.name); }
+  // A GPU op's interval clipped to the window.
+  int64_t Start(const GpuOp& op) const { return std::max(op.event->start_ns, window_start_ns); }
+  int64_t End(const GpuOp& op) const { return std::min(op.event->end_ns, window_end_ns); }
   const DeviceInfo* Device(uint32_t id) const;
 };
 

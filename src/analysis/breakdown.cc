@@ -11,16 +11,17 @@ namespace kairos::internal {
 namespace {
 
 // Length of the union of the ops whose category bit is in `mask`.
-int64_t UnionLength(const std::vector<GpuOp>& ops, unsigned mask) {
+int64_t UnionLength(const AnalysisContext& ctx, const std::vector<GpuOp>& ops, unsigned mask) {
   int64_t total = 0, cur_start = 0, cur_end = INT64_MIN;
   for (const GpuOp& op : ops) {
     if (!(mask & (1u << static_cast<unsigned>(op.category)))) continue;
-    if (op.start_ns > cur_end) {
+    const int64_t start = ctx.Start(op);
+    if (start > cur_end) {
       if (cur_end != INT64_MIN) total += cur_end - cur_start;
-      cur_start = op.start_ns;
-      cur_end = op.end_ns;
+      cur_start = start;
+      cur_end = ctx.End(op);
     } else {
-      cur_end = std::max(cur_end, op.end_ns);
+      cur_end = std::max(cur_end, ctx.End(op));
     }
   }
   if (cur_end != INT64_MIN) total += cur_end - cur_start;
@@ -62,10 +63,10 @@ void ComputeBreakdowns(AnalysisContext& ctx, Summary* summary) {
       else ++d.memset_count;
     }
     // Priority attribution through nested unions: |C|, |C u N| - |C|, ...
-    const int64_t c = UnionLength(dw.ops, kC);
-    const int64_t cn = UnionLength(dw.ops, kC | kN);
-    const int64_t cnm = UnionLength(dw.ops, kC | kN | kM);
-    const int64_t all = UnionLength(dw.ops, kC | kN | kM | kS);
+    const int64_t c = UnionLength(ctx, dw.ops, kC);
+    const int64_t cn = UnionLength(ctx, dw.ops, kC | kN);
+    const int64_t cnm = UnionLength(ctx, dw.ops, kC | kN | kM);
+    const int64_t all = UnionLength(ctx, dw.ops, kC | kN | kM | kS);
     d.compute_ns = c;
     d.communication_ns = cn - c;
     d.memcpy_ns = cnm - cn;
@@ -80,8 +81,8 @@ void ComputeBreakdowns(AnalysisContext& ctx, Summary* summary) {
     dw.gaps.reserve(dw.ops.size() + 1);  // at most one before each op and a trailing one
     int64_t cursor = ctx.window_start_ns;
     for (const GpuOp& op : dw.ops) {
-      if (op.start_ns > cursor) dw.gaps.push_back(IdleGap{cursor, 0, op.event});
-      cursor = std::max(cursor, op.end_ns);
+      if (ctx.Start(op) > cursor) dw.gaps.push_back(IdleGap{cursor, 0, op.event});
+      cursor = std::max(cursor, ctx.End(op));
     }
     if (ctx.window_end_ns > cursor) dw.gaps.push_back(IdleGap{cursor, 0, nullptr});
     summary->devices.push_back(std::move(d));
