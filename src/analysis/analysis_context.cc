@@ -111,11 +111,11 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
     if (name_class[e.name] == kUnknown) name_class[e.name] = static_cast<uint8_t>(ClassifyKernelName(ctx.Name(e)));
     return static_cast<KernelClass>(name_class[e.name]);
   };
-  // Each device's ops reserved at once (its streams' event counts, an upper bound): the
-  // doubling growth held the old and the new array at once, and the ops are the largest
-  // thing the analysis builds.
+  // Each device's ops reserved at once (its streams' event counts, an upper bound): grown by
+  // doubling, the old and the new array (one op per GPU event) were held at once.
   for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
-    if (data.tracks[t].type == TrackType::kGpuStream) run_ends[data.tracks[t].device].push_back(data.events_by_track[t].size());
+    if (data.tracks[t].type != TrackType::kGpuStream) continue;
+    run_ends[data.tracks[t].device].push_back(data.events_by_track[t].size());
   }
   for (auto& [id, sizes] : run_ends) {
     size_t n = 0;
@@ -215,8 +215,9 @@ void ResolveLaunches(AnalysisContext& ctx) {
     for (const Event& e : data.events_by_track[t]) {
       if ((e.kind != EventKind::kRuntime && e.kind != EventKind::kDriver) || e.correlation == 0) continue;
       auto it = std::lower_bound(ids.begin(), ids.end(), e.correlation);
+      if (it == ids.end() || *it != e.correlation) continue;
       // The last call with the id wins, as it did in the map this replaced.
-      if (it != ids.end() && *it == e.correlation) launches[static_cast<size_t>(it - ids.begin())] = Launch{e.start_ns, e.end_ns};
+      launches[static_cast<size_t>(it - ids.begin())] = Launch{e.start_ns, e.end_ns};
     }
   }
   // Drop the ids whose launch is not in the trace, so a lookup miss means "unknown".

@@ -67,7 +67,8 @@ class LaunchTable {
  public:
   const Launch* Find(uint32_t correlation) const {
     auto it = std::lower_bound(ids_.begin(), ids_.end(), correlation);
-    return it != ids_.end() && *it == correlation ? &launches_[static_cast<size_t>(it - ids_.begin())] : nullptr;
+    if (it == ids_.end() || *it != correlation) return nullptr;
+    return &launches_[static_cast<size_t>(it - ids_.begin())];
   }
   bool empty() const { return ids_.empty(); }
 

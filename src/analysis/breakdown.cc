@@ -34,7 +34,8 @@ int64_t UnionLength(const AnalysisContext& ctx, const std::vector<GpuOp>& ops, u
 // else (a dependency on another stream or event, a synchronisation, launch latency).
 void ClassifyGap(const AnalysisContext& ctx, IdleGap& g, DeviceSummary& d) {
   const int64_t len = g.End(ctx.window_end_ns) - g.start_ns;
-  const Launch* launch = g.next != nullptr && g.next->correlation != 0 ? ctx.launches.Find(g.next->correlation) : nullptr;
+  const Launch* launch =
+      g.next != nullptr && g.next->correlation != 0 ? ctx.launches.Find(g.next->correlation) : nullptr;
   if (launch == nullptr) {
     g.host_wait_ns = 0;
     d.idle_other_ns += len;

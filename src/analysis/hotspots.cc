@@ -22,8 +22,9 @@ void ComputeHotspots(const AnalysisContext& ctx, Summary* summary) {
   auto visit = [&](auto&& add) {
     for (const DeviceWork& dw : ctx.devices) {
       for (const GpuOp& op : dw.ops) {
-        if (op.event->kind == EventKind::kKernel) add(kernels, op.event->name, ctx.End(op) - ctx.Start(op));
-        else if (op.event->kind == EventKind::kMemcpy) add(memcpys, op.event->name, ctx.End(op) - ctx.Start(op));
+        const int64_t ns = ctx.End(op) - ctx.Start(op);
+        if (op.event->kind == EventKind::kKernel) add(kernels, op.event->name, ns);
+        else if (op.event->kind == EventKind::kMemcpy) add(memcpys, op.event->name, ns);
       }
     }
     for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
