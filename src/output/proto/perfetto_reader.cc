@@ -12,7 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <sstream>
+#include <iterator>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -367,9 +367,20 @@ absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes, const T
 absl::StatusOr<TraceData> ReadPerfettoTrace(const std::string& path, const TraceReadOptions& options) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::string raw = ss.str();
+  // Straight into one string sized from the file: a stringstream and its str() copy held
+  // the file twice at the read's peak (2 x 138 MB for a 138 MB trace).
+  std::string raw;
+  f.seekg(0, std::ios::end);
+  const std::streamoff size = f.tellg();
+  f.seekg(0, std::ios::beg);
+  if (size > 0 && f) {
+    raw.resize(static_cast<size_t>(size));
+    f.read(raw.data(), size);
+    if (f.gcount() != size) return absl::DataLossError(absl::StrCat(path, ": short read"));
+  } else {  // not seekable (a pipe): read to the end
+    f.clear();
+    raw.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
   if (raw.size() >= 4 && !memcmp(raw.data(), "\x28\xb5\x2f\xfd", 4)) {
     std::string out;
     ZSTD_DCtx* dctx = ZSTD_createDCtx();
