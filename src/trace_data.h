@@ -142,6 +142,17 @@ struct TraceData {
   void SortTracks();
 };
 
+// What a trace reader (ReadKinetoJsonTrace, ReadPerfettoTrace) keeps of what it reads.
+struct TraceReadOptions {
+  // Keep only what Analyze (src/analysis) reads, for `kairos summarize`: side-table rows hold
+  // only the fields the analysis reads (kernel grid, block, registers and shared memory;
+  // memcpy kinds and bytes; the sync type; memset rows nothing), the others zeroed, and each
+  // distinct row is stored once, so a million launches of a few configurations keep a few
+  // rows instead of a million. CpuArgs (NVTX domain, category, colour, payload) are not kept.
+  // Events, names, tracks, counters and collectives are kept whole.
+  bool for_analysis = false;
+};
+
 // Sorts `data.collectives` by correlation id (readers, after the last event).
 void SortCollectives(TraceData& data);
 

@@ -98,8 +98,12 @@ bool ExpandInput(const std::string& in, std::vector<std::string>* out) {
   return true;
 }
 
+// Only what the analysis reads (trace_data.h, TraceReadOptions): side-table rows once per
+// distinct launch configuration instead of once per launch.
 absl::StatusOr<TraceData> ReadAnyTrace(const std::string& path) {
-  return IsPerfettoName(path) ? ReadPerfettoTrace(path) : ReadKinetoJsonTrace(path);
+  TraceReadOptions options;
+  options.for_analysis = true;
+  return IsPerfettoName(path) ? ReadPerfettoTrace(path, options) : ReadKinetoJsonTrace(path, options);
 }
 
 // --out: the summary JSON through the output layer's hardened sink (atomic, no symlink

@@ -10,11 +10,6 @@ namespace {
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-bool OpBefore(const GpuOp& a, const GpuOp& b) {
-  if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-  return a.end_ns > b.end_ns;
-}
-
 }  // namespace
 
 const DeviceInfo* AnalysisContext::Device(uint32_t id) const {
@@ -116,6 +111,18 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
     if (name_class[e.name] == kUnknown) name_class[e.name] = static_cast<uint8_t>(ClassifyKernelName(ctx.Name(e)));
     return static_cast<KernelClass>(name_class[e.name]);
   };
+  // Each device's ops reserved at once (its streams' event counts, an upper bound): grown by
+  // doubling, the old and the new array (one op per GPU event) were held at once.
+  for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+    if (data.tracks[t].type != TrackType::kGpuStream) continue;
+    run_ends[data.tracks[t].device].push_back(data.events_by_track[t].size());
+  }
+  for (auto& [id, sizes] : run_ends) {
+    size_t n = 0;
+    for (size_t s : sizes) n += s;
+    devices[id].ops.reserve(n);
+    sizes.clear();
+  }
   for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
     const Track& track = data.tracks[t];
     const auto& events = data.events_by_track[t];
@@ -137,7 +144,7 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
         }
         const int64_t s = std::max(e.start_ns, ws), en = std::min(e.end_ns, we);
         if (en < s) continue;  // outside the window
-        dw.ops.push_back(GpuOp{s, en, &e, cat, kc});
+        dw.ops.push_back(GpuOp{&e, cat, kc});
       }
       run_ends[track.device].push_back(dw.ops.size());
     } else if (track.type == TrackType::kThread) {
@@ -150,14 +157,20 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
       }
     }
   }
-  // Each stream's ops are already sorted; merge the runs pairwise (n log streams).
+  // Each stream's ops are already sorted; merge the runs pairwise (n log streams). The order
+  // is by the clipped interval: earlier start first, on a tie the longer first.
+  const auto op_before = [&ctx](const GpuOp& a, const GpuOp& b) {
+    const int64_t as = ctx.Start(a), bs = ctx.Start(b);
+    if (as != bs) return as < bs;
+    return ctx.End(a) > ctx.End(b);
+  };
   for (auto& [id, dw] : devices) {
     auto& ends = run_ends[id];
     size_t begin_of_merged = 0;
     size_t merged_end = 0;
     for (size_t end : ends) {
       if (merged_end > begin_of_merged && end > merged_end) {
-        std::inplace_merge(dw.ops.begin(), dw.ops.begin() + merged_end, dw.ops.begin() + end, OpBefore);
+        std::inplace_merge(dw.ops.begin(), dw.ops.begin() + merged_end, dw.ops.begin() + end, op_before);
       }
       merged_end = end;
     }
@@ -174,9 +187,12 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
 void ResolveLaunches(AnalysisContext& ctx) {
   constexpr uint8_t kCopyDtoH = 2;
   const TraceData& data = *ctx.data;
+  std::vector<uint32_t>& ids = ctx.launches.ids_;
+  std::vector<Launch>& launches = ctx.launches.launches_;
+  ids.clear();
   for (const DeviceWork& dw : ctx.devices) {
     for (const IdleGap& g : dw.gaps) {
-      if (g.next != nullptr && g.next->correlation != 0) ctx.launches.try_emplace(g.next->correlation, Launch{0, INT64_MIN});
+      if (g.next != nullptr && g.next->correlation != 0) ids.push_back(g.next->correlation);
     }
     for (const GpuOp& op : dw.ops) {
       if (op.event->kind != EventKind::kMemcpy || op.event->correlation == 0 ||
@@ -185,21 +201,34 @@ void ResolveLaunches(AnalysisContext& ctx) {
       }
       const MemcpyDetail& m = data.memcpys[op.event->detail];
       if (m.copy_kind == kCopyDtoH && m.bytes <= ctx.options->copy_back_max_bytes) {
-        ctx.launches.try_emplace(op.event->correlation, Launch{0, INT64_MIN});
+        ids.push_back(op.event->correlation);
       }
     }
   }
-  if (ctx.launches.empty()) return;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  ids.shrink_to_fit();
+  launches.assign(ids.size(), Launch{0, INT64_MIN});
+  if (ids.empty()) return;
   for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
     if (data.tracks[t].type != TrackType::kThread) continue;
     for (const Event& e : data.events_by_track[t]) {
       if ((e.kind != EventKind::kRuntime && e.kind != EventKind::kDriver) || e.correlation == 0) continue;
-      auto it = ctx.launches.find(e.correlation);
-      if (it != ctx.launches.end()) it->second = Launch{e.start_ns, e.end_ns};
+      auto it = std::lower_bound(ids.begin(), ids.end(), e.correlation);
+      if (it == ids.end() || *it != e.correlation) continue;
+      // The last call with the id wins, as it did in the map this replaced.
+      launches[static_cast<size_t>(it - ids.begin())] = Launch{e.start_ns, e.end_ns};
     }
   }
   // Drop the ids whose launch is not in the trace, so a lookup miss means "unknown".
-  absl::erase_if(ctx.launches, [](const auto& kv) { return kv.second.end_ns == INT64_MIN; });
+  size_t kept = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (launches[i].end_ns == INT64_MIN) continue;
+    ids[kept] = ids[i];
+    launches[kept++] = launches[i];
+  }
+  ids.resize(kept);
+  launches.resize(kept);
 }
 
 }  // namespace kairos::internal

@@ -6,6 +6,7 @@
 #ifndef KAIROS_SRC_ANALYSIS_ANALYSIS_CONTEXT_H_
 #define KAIROS_SRC_ANALYSIS_ANALYSIS_CONTEXT_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -20,9 +21,9 @@ namespace kairos::internal {
 
 enum class GpuCategory : uint8_t { kCompute = 0, kCommunication, kMemcpy, kMemset };
 
+// One per GPU op in the window, so 16 bytes: its interval clipped to the window is computed
+// from the event when read (AnalysisContext::Start, End), not stored.
 struct GpuOp {
-  int64_t start_ns;  // clipped to the window
-  int64_t end_ns;
   const Event* event;
   GpuCategory category;
   KernelClass name_class;  // kernels: ClassifyKernelName of its name; others: kOther
@@ -33,12 +34,15 @@ struct Interval {
   int64_t end_ns;
 };
 
+// One per idle gap of a device (about one per GPU op), so kept to 24 bytes: the end is the
+// next op's start (a gap is only found before an op that starts inside the window, so its
+// start is not clipped), and the rest of the gap's split (kernel wait, other) is summed
+// where it is classified (breakdown.cc) and read nowhere else.
 struct IdleGap {
-  int64_t start_ns, end_ns;
+  int64_t start_ns;
   int64_t host_wait_ns;  // leading part: the next op's launch call had not returned
-  int64_t kernel_wait_ns;
-  int64_t other_ns;
   const Event* next;  // the GPU op that ended the gap; nullptr for the trailing gap
+  int64_t End(int64_t window_end_ns) const { return next != nullptr ? next->start_ns : window_end_ns; }
 };
 
 struct DeviceWork {
@@ -56,13 +60,31 @@ struct Launch {
   int64_t start_ns, end_ns;
 };
 
+// The runtime/driver calls of the GPU ops whose launch is needed (about one per GPU op), by
+// correlation id: two sorted arrays, 20 bytes an entry, where a hash map of the same entries
+// took about 50 (24-byte slots at half load).
+class LaunchTable {
+ public:
+  const Launch* Find(uint32_t correlation) const {
+    auto it = std::lower_bound(ids_.begin(), ids_.end(), correlation);
+    if (it == ids_.end() || *it != correlation) return nullptr;
+    return &launches_[static_cast<size_t>(it - ids_.begin())];
+  }
+  bool empty() const { return ids_.empty(); }
+
+ private:
+  friend void ResolveLaunches(struct AnalysisContext& ctx);
+  std::vector<uint32_t> ids_;    // sorted, distinct
+  std::vector<Launch> launches_;  // launches_[i] is ids_[i]'s call
+};
+
 struct AnalysisContext {
   const TraceData* data = nullptr;
   const AnalysisOptions* options = nullptr;
   int64_t window_start_ns = 0, window_end_ns = 0;
   std::vector<DeviceWork> devices;  // devices with GPU work in the window, by id
   std::vector<uint32_t> idle_devices;  // devices the trace names with none, by id
-  absl::flat_hash_map<uint32_t, Launch> launches;  // runtime/driver calls by correlation
+  LaunchTable launches;  // runtime/driver calls by correlation (ResolveLaunches)
   std::vector<Step> steps;          // complete ProfilerStep#N ranges, by start
   std::vector<uint8_t> is_step_name;  // by StringId: 1 = "ProfilerStep#N"
   // Measured PM-sampling means per kernel (gpu_counters.h), by correlation: the trace's own
@@ -72,6 +94,9 @@ struct AnalysisContext {
   bool IsStepName(StringId id) const { return id < is_step_name.size() && is_step_name[id]; }
   int64_t window_ns() const { return window_end_ns - window_start_ns; }
   std::string_view Name(const Event& e) const { return data->strings.Get(e.name); }
+  // A GPU op's interval clipped to the window.
+  int64_t Start(const GpuOp& op) const { return std::max(op.event->start_ns, window_start_ns); }
+  int64_t End(const GpuOp& op) const { return std::min(op.event->end_ns, window_end_ns); }
   const DeviceInfo* Device(uint32_t id) const;
 };
 

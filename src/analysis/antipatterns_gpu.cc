@@ -43,7 +43,8 @@ void LaunchBound(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out)
   // not keeping up shows as those gaps).
   int64_t gap_ns = 0;
   for (const IdleGap& g : dw.gaps) {
-    if (g.next != nullptr && g.next->end_ns - g.next->start_ns < o.small_op_ns) gap_ns += g.end_ns - g.start_ns;
+    if (g.next != nullptr && g.next->end_ns - g.next->start_ns < o.small_op_ns)
+      gap_ns += g.End(ctx.window_end_ns) - g.start_ns;
   }
   b.Impact(small_ns + gap_ns, frac >= 0.8 ? "high" : "medium");
   b.Evidence("gpu_ops", static_cast<double>(dw.ops.size()))
@@ -82,7 +83,7 @@ void SmallCopies(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out)
     if (g.next == nullptr || g.next->kind != EventKind::kMemcpy) continue;
     const MemcpyDetail* m = CopyOf(*ctx.data, *g.next);
     if (m != nullptr && (m->copy_kind == kCopyHtoD || m->copy_kind == kCopyDtoH) && m->bytes < o.small_copy_bytes) {
-      gap_ns += g.end_ns - g.start_ns;
+      gap_ns += g.End(ctx.window_end_ns) - g.start_ns;
     }
   }
   b.Impact(ns + gap_ns, "high");

@@ -34,6 +34,10 @@ void IdleHostBound(const AnalysisContext& ctx, size_t di, Summary* out) {
   b.Impact(d.idle_host_wait_ns, share >= 0.8 ? "high" : "medium");
   std::vector<Interval> waits;
   std::vector<const IdleGap*> by_len;
+  const size_t n_waits = static_cast<size_t>(
+      std::count_if(dw.gaps.begin(), dw.gaps.end(), [](const IdleGap& g) { return g.host_wait_ns > 0; }));
+  waits.reserve(n_waits);  // exact: up to one per GPU op, so no doubling
+  by_len.reserve(n_waits);
   for (const IdleGap& g : dw.gaps) {
     if (g.host_wait_ns <= 0) continue;
     waits.push_back({g.start_ns, g.start_ns + g.host_wait_ns});
@@ -127,9 +131,9 @@ void CopyBackEveryStep(const AnalysisContext& ctx, Summary* out) {
       if (m.copy_kind != kCopyDtoH || m.bytes > o.copy_back_max_bytes) continue;
       // Attribute to the step whose host side issued it (the launch), else by GPU time.
       int64_t t = op.event->start_ns;
-      auto l = ctx.launches.find(op.event->correlation);
-      const bool launched = op.event->correlation != 0 && l != ctx.launches.end();
-      if (launched) t = l->second.start_ns;
+      const Launch* l = op.event->correlation != 0 ? ctx.launches.Find(op.event->correlation) : nullptr;
+      const bool launched = l != nullptr;
+      if (launched) t = l->start_ns;
       auto it = std::upper_bound(steps.begin(), steps.end(), t,
                                  [](int64_t v, const Step& s) { return v < s.start_ns; });
       if (it == steps.begin()) continue;

@@ -11,41 +11,39 @@ namespace kairos::internal {
 namespace {
 
 // Length of the union of the ops whose category bit is in `mask`.
-int64_t UnionLength(const std::vector<GpuOp>& ops, unsigned mask) {
+int64_t UnionLength(const AnalysisContext& ctx, const std::vector<GpuOp>& ops, unsigned mask) {
   int64_t total = 0, cur_start = 0, cur_end = INT64_MIN;
   for (const GpuOp& op : ops) {
     if (!(mask & (1u << static_cast<unsigned>(op.category)))) continue;
-    if (op.start_ns > cur_end) {
+    const int64_t start = ctx.Start(op);
+    if (start > cur_end) {
       if (cur_end != INT64_MIN) total += cur_end - cur_start;
-      cur_start = op.start_ns;
-      cur_end = op.end_ns;
+      cur_start = start;
+      cur_end = ctx.End(op);
     } else {
-      cur_end = std::max(cur_end, op.end_ns);
+      cur_end = std::max(cur_end, ctx.End(op));
     }
   }
   if (cur_end != INT64_MIN) total += cur_end - cur_start;
   return total;
 }
 
-// Splits the gap [g0, g1) before `next` (nullptr: trailing gap) into its causes. The GPU
-// waited for the host while the call that enqueued `next` had not returned; after that the
-// work was queued and the GPU waited on something else (a dependency on another stream or
-// event, a synchronisation, launch latency).
-IdleGap ClassifyGap(const AnalysisContext& ctx, int64_t g0, int64_t g1, const Event* next) {
-  IdleGap g{g0, g1, 0, 0, 0, next};
-  const int64_t len = g1 - g0;
-  const Launch* launch = nullptr;
-  if (next != nullptr && next->correlation != 0) {
-    auto it = ctx.launches.find(next->correlation);
-    if (it != ctx.launches.end()) launch = &it->second;
-  }
+// Splits gap `g` (g.next nullptr: the trailing gap) into its causes: sets g.host_wait_ns
+// and adds the three parts to `d`. The GPU waited for the host while the call that enqueued
+// `next` had not returned; after that the work was queued and the GPU waited on something
+// else (a dependency on another stream or event, a synchronisation, launch latency).
+void ClassifyGap(const AnalysisContext& ctx, IdleGap& g, DeviceSummary& d) {
+  const int64_t len = g.End(ctx.window_end_ns) - g.start_ns;
+  const Launch* launch =
+      g.next != nullptr && g.next->correlation != 0 ? ctx.launches.Find(g.next->correlation) : nullptr;
   if (launch == nullptr) {
-    g.other_ns = len;
-    return g;
+    g.host_wait_ns = 0;
+    d.idle_other_ns += len;
+    return;
   }
-  g.host_wait_ns = std::clamp<int64_t>(launch->end_ns - g0, 0, len);
-  g.kernel_wait_ns = len - g.host_wait_ns;
-  return g;
+  g.host_wait_ns = std::clamp<int64_t>(launch->end_ns - g.start_ns, 0, len);
+  d.idle_host_wait_ns += g.host_wait_ns;
+  d.idle_kernel_wait_ns += len - g.host_wait_ns;
 }
 
 }  // namespace
@@ -66,10 +64,10 @@ void ComputeBreakdowns(AnalysisContext& ctx, Summary* summary) {
       else ++d.memset_count;
     }
     // Priority attribution through nested unions: |C|, |C u N| - |C|, ...
-    const int64_t c = UnionLength(dw.ops, kC);
-    const int64_t cn = UnionLength(dw.ops, kC | kN);
-    const int64_t cnm = UnionLength(dw.ops, kC | kN | kM);
-    const int64_t all = UnionLength(dw.ops, kC | kN | kM | kS);
+    const int64_t c = UnionLength(ctx, dw.ops, kC);
+    const int64_t cn = UnionLength(ctx, dw.ops, kC | kN);
+    const int64_t cnm = UnionLength(ctx, dw.ops, kC | kN | kM);
+    const int64_t all = UnionLength(ctx, dw.ops, kC | kN | kM | kS);
     d.compute_ns = c;
     d.communication_ns = cn - c;
     d.memcpy_ns = cnm - cn;
@@ -81,23 +79,19 @@ void ComputeBreakdowns(AnalysisContext& ctx, Summary* summary) {
     // Idle gaps: the complement of the union inside the window; classified below, once
     // the launches they need are resolved.
     dw.gaps.clear();
+    dw.gaps.reserve(dw.ops.size() + 1);  // at most one before each op and a trailing one
     int64_t cursor = ctx.window_start_ns;
     for (const GpuOp& op : dw.ops) {
-      if (op.start_ns > cursor) dw.gaps.push_back(IdleGap{cursor, op.start_ns, 0, 0, 0, op.event});
-      cursor = std::max(cursor, op.end_ns);
+      if (ctx.Start(op) > cursor) dw.gaps.push_back(IdleGap{cursor, 0, op.event});
+      cursor = std::max(cursor, ctx.End(op));
     }
-    if (ctx.window_end_ns > cursor) dw.gaps.push_back(IdleGap{cursor, ctx.window_end_ns, 0, 0, 0, nullptr});
+    if (ctx.window_end_ns > cursor) dw.gaps.push_back(IdleGap{cursor, 0, nullptr});
     summary->devices.push_back(std::move(d));
   }
   ResolveLaunches(ctx);
   for (size_t i = 0; i < ctx.devices.size(); ++i) {
     DeviceSummary& d = summary->devices[i];
-    for (IdleGap& g : ctx.devices[i].gaps) {
-      g = ClassifyGap(ctx, g.start_ns, g.end_ns, g.next);
-      d.idle_host_wait_ns += g.host_wait_ns;
-      d.idle_kernel_wait_ns += g.kernel_wait_ns;
-      d.idle_other_ns += g.other_ns;
-    }
+    for (IdleGap& g : ctx.devices[i].gaps) ClassifyGap(ctx, g, d);
   }
 }
 

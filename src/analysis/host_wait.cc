@@ -40,6 +40,11 @@ void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary) {
   const TraceData& data = *ctx.data;
   for (size_t di = 0; di < ctx.devices.size(); ++di) {
     std::vector<Interval> waits;
+    // Reserved at the exact count (one per host-bound gap, up to one per GPU op): grown by
+    // doubling, the old and new arrays were the analysis' peak.
+    const std::vector<IdleGap>& gaps = ctx.devices[di].gaps;
+    waits.reserve(static_cast<size_t>(
+        std::count_if(gaps.begin(), gaps.end(), [](const IdleGap& g) { return g.host_wait_ns > 0; })));
     for (const IdleGap& g : ctx.devices[di].gaps) {
       if (g.host_wait_ns > 0) waits.push_back({g.start_ns, g.start_ns + g.host_wait_ns});
     }

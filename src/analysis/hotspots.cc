@@ -15,23 +15,36 @@ using Durations = absl::flat_hash_map<StringId, std::vector<int64_t>>;
 
 void ComputeHotspots(const AnalysisContext& ctx, Summary* summary) {
   Durations kernels, memcpys, cpu;
-  for (const DeviceWork& dw : ctx.devices) {
-    for (const GpuOp& op : dw.ops) {
-      if (op.event->kind == EventKind::kKernel) kernels[op.event->name].push_back(op.end_ns - op.start_ns);
-      else if (op.event->kind == EventKind::kMemcpy) memcpys[op.event->name].push_back(op.end_ns - op.start_ns);
-    }
-  }
   const TraceData& data = *ctx.data;
-  for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
-    if (data.tracks[t].type != TrackType::kThread) continue;
-    for (const Event& e : data.events_by_track[t]) {
-      if (!IsCpuRange(e.kind)) continue;
-      if (ctx.IsStepName(e.name)) continue;  // steps have their own section
-      const int64_t s = std::max(e.start_ns, ctx.window_start_ns);
-      const int64_t en = std::min(e.end_ns, ctx.window_end_ns);
-      if (en >= s) cpu[e.name].push_back(en - s);
+  // Visits every duration with its table: run twice, to count each name's durations and
+  // reserve them, then to store them. Grown by doubling instead, the largest vectors held an
+  // old and a new array at once at the analysis' peak (one duration per GPU op and CPU range).
+  auto visit = [&](auto&& add) {
+    for (const DeviceWork& dw : ctx.devices) {
+      for (const GpuOp& op : dw.ops) {
+        const int64_t ns = ctx.End(op) - ctx.Start(op);
+        if (op.event->kind == EventKind::kKernel) add(kernels, op.event->name, ns);
+        else if (op.event->kind == EventKind::kMemcpy) add(memcpys, op.event->name, ns);
+      }
     }
+    for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+      if (data.tracks[t].type != TrackType::kThread) continue;
+      for (const Event& e : data.events_by_track[t]) {
+        if (!IsCpuRange(e.kind)) continue;
+        if (ctx.IsStepName(e.name)) continue;  // steps have their own section
+        const int64_t s = std::max(e.start_ns, ctx.window_start_ns);
+        const int64_t en = std::min(e.end_ns, ctx.window_end_ns);
+        if (en >= s) add(cpu, e.name, en - s);
+      }
+    }
+  };
+  absl::flat_hash_map<Durations*, absl::flat_hash_map<StringId, size_t>> counts;
+  visit([&](Durations& table, StringId name, int64_t) { ++counts[&table][name]; });
+  for (auto& [table, by_name] : counts) {
+    for (const auto& [name, n] : by_name) (*table)[name].reserve(n);
   }
+  counts.clear();
+  visit([](Durations& table, StringId name, int64_t d) { table[name].push_back(d); });
   auto fill = [&](Durations& by_name, std::vector<Hotspot>* out) {
     // Rank by total first, then compute order statistics for the shown rows only.
     std::vector<std::pair<int64_t, StringId>> totals;

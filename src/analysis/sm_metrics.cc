@@ -40,9 +40,9 @@ void ComputeSmProxies(const AnalysisContext& ctx, Summary* summary) {
     for (const GpuOp& op : dw.ops) {
       if (op.event->kind != EventKind::kKernel) continue;
       const KernelShape s = shapes.Get(*op.event);
-      const double t = static_cast<double>(op.end_ns - op.start_ns);
-      d.class_kernel_ns[static_cast<size_t>(RefineKernelClass(op.name_class, s.blocks, s.sm_count))] +=
-          op.end_ns - op.start_ns;
+      const int64_t ns = ctx.End(op) - ctx.Start(op);
+      const double t = static_cast<double>(ns);
+      d.class_kernel_ns[static_cast<size_t>(RefineKernelClass(op.name_class, s.blocks, s.sm_count))] += ns;
       if (s.sm_count > 0) {
         bps_weighted += s.blocks_per_sm * t;
         bps_time += t;
@@ -81,7 +81,7 @@ void ComputeMeasuredCounters(const AnalysisContext& ctx, Summary* summary) {
       auto it = row_of.find(ctx.Name(*op.event));
       if (it == row_of.end()) continue;
       Acc& a = acc[it->second];
-      const double t = static_cast<double>(op.end_ns - op.start_ns);
+      const double t = static_cast<double>(ctx.End(op) - ctx.Start(op));
       const KernelShape s = shapes.Get(*op.event);
       if (s.occupancy_valid) {
         a.est += s.est_achieved_pct * t;

@@ -1,8 +1,8 @@
 // File: summary.cc
 // Layer: kairos_analysis. Analyze(): builds the index once and runs the sub-modules in
-// order (breakdowns first: the host-wait attribution and detectors read their gaps), then
-// writes the verdicts: one line per device with work, one for all devices without, and
-// one for the whole trace.
+// order (hotspots, then breakdowns: the host-wait attribution and detectors read their
+// gaps), then writes the verdicts: one line per device with work, one for all devices
+// without, and one for the whole trace.
 // Threading: calling thread only.
 #include "analysis/summary.h"
 
@@ -124,10 +124,12 @@ Summary Analyze(const TraceData& data, const AnalysisOptions& options) {
   summary.window_end_ns = ctx.window_end_ns;
   summary.event_count = data.EventCount();
   summary.idle_devices = ctx.idle_devices;
+  // Hotspots first: its per-name durations (8 bytes per GPU op and CPU range) are freed
+  // before the breakdowns build the idle gaps and launches, so the two are never held at once.
+  internal::ComputeHotspots(ctx, &summary);
   internal::ComputeBreakdowns(ctx, &summary);
   internal::ComputeSmProxies(ctx, &summary);
   internal::AttributeHostWaits(ctx, &summary);
-  internal::ComputeHotspots(ctx, &summary);
   internal::ComputeCollectives(ctx, &summary);
   internal::ComputeMeasuredCounters(ctx, &summary);
   internal::ComputeSteps(ctx, &summary);

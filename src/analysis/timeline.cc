@@ -12,8 +12,8 @@ namespace kairos::internal {
 namespace {
 
 // Adds the covered length of the union of the ops in `mask` to `cover[bin]`.
-void CoverBins(const std::vector<GpuOp>& ops, unsigned mask, int64_t origin, int64_t bin_ns,
-               std::vector<double>* cover) {
+void CoverBins(const AnalysisContext& ctx, const std::vector<GpuOp>& ops, unsigned mask, int64_t origin,
+               int64_t bin_ns, std::vector<double>* cover) {
   const auto add = [&](int64_t s, int64_t e) {
     if (e <= s) return;
     auto b = static_cast<size_t>((s - origin) / bin_ns);
@@ -28,12 +28,13 @@ void CoverBins(const std::vector<GpuOp>& ops, unsigned mask, int64_t origin, int
   int64_t cur_start = 0, cur_end = INT64_MIN;
   for (const GpuOp& op : ops) {
     if (!(mask & (1u << static_cast<unsigned>(op.category)))) continue;
-    if (op.start_ns > cur_end) {
+    const int64_t start = ctx.Start(op);
+    if (start > cur_end) {
       if (cur_end != INT64_MIN) add(cur_start, cur_end);
-      cur_start = op.start_ns;
-      cur_end = op.end_ns;
+      cur_start = start;
+      cur_end = ctx.End(op);
     } else {
-      cur_end = std::max(cur_end, op.end_ns);
+      cur_end = std::max(cur_end, ctx.End(op));
     }
   }
   if (cur_end != INT64_MIN) add(cur_start, cur_end);
@@ -54,9 +55,9 @@ void ComputeTimelines(const AnalysisContext& ctx, Summary* summary) {
                             (1u << static_cast<unsigned>(GpuCategory::kMemset));
   for (const DeviceWork& dw : ctx.devices) {
     std::vector<double> c(bins, 0.0), cn(bins, 0.0), all(bins, 0.0);
-    CoverBins(dw.ops, kC, ctx.window_start_ns, bin_ns, &c);
-    CoverBins(dw.ops, kC | kN, ctx.window_start_ns, bin_ns, &cn);
-    CoverBins(dw.ops, kAll, ctx.window_start_ns, bin_ns, &all);
+    CoverBins(ctx, dw.ops, kC, ctx.window_start_ns, bin_ns, &c);
+    CoverBins(ctx, dw.ops, kC | kN, ctx.window_start_ns, bin_ns, &cn);
+    CoverBins(ctx, dw.ops, kAll, ctx.window_start_ns, bin_ns, &all);
     DeviceTimeline t;
     t.device = dw.device;
     t.bin_ns = bin_ns;

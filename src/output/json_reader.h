@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "json/json_reader.h"
@@ -95,14 +96,39 @@ absl::Status ReadKinetoJsonText(std::string_view text, const KinetoJsonCallbacks
 // runtime and GPU events with that correlation). Span/marker events ("Trace" category,
 // "Iteration Start", "Record Window End") are not events and are dropped; counts of anything
 // not mapped go to stats["json_reader.unmapped"]. Memory is that of the TraceData.
-absl::StatusOr<TraceData> ReadKinetoJsonTrace(const std::string& path);
-absl::StatusOr<TraceData> ReadKinetoJsonTraceText(std::string_view text);
+// `options` (trace_data.h) may keep only what the analysis reads.
+absl::StatusOr<TraceData> ReadKinetoJsonTrace(const std::string& path, const TraceReadOptions& options = {});
+absl::StatusOr<TraceData> ReadKinetoJsonTraceText(std::string_view text, const TraceReadOptions& options = {});
 
 namespace internal {
+// How a reader stores side-table rows: each row as read, or (TraceReadOptions::for_analysis)
+// only the fields the analysis reads, each distinct row once. One per reader, for one
+// TraceData.
+class DetailRows {
+ public:
+  explicit DetailRows(const TraceReadOptions& options) : for_analysis_(options.for_analysis) {}
+  bool for_analysis() const { return for_analysis_; }
+  // Each appends `row` to its table (or finds the identical row kept before) and returns its
+  // index. Rows must have been zero-filled (memset) before their fields were set: distinct
+  // rows are told apart by their bytes, padding included.
+  uint32_t Add(const KernelDetail& row, std::vector<KernelDetail>& table);
+  uint32_t Add(const MemcpyDetail& row, std::vector<MemcpyDetail>& table);
+  uint32_t Add(const MemsetDetail& row, std::vector<MemsetDetail>& table);
+  uint32_t Add(const SyncDetail& row, std::vector<SyncDetail>& table);
+
+ private:
+  template <typename Row>
+  uint32_t Intern(const Row& row, std::vector<Row>& table, absl::flat_hash_map<std::string, uint32_t>& index);
+
+  bool for_analysis_;
+  absl::flat_hash_map<std::string, uint32_t> kernels_, memcpys_, memsets_, syncs_;  // row bytes -> index
+};
+
 // Shared with the Perfetto reader: fills `e` (correlation, external id, cbid, flags) and the
-// side-table row of `kind` from Kineto `args`. `name` is the shown name (memcpy/memset/sync
-// kinds are parsed back from it).
-void ApplyKinetoArgs(const JsonValue& args, std::string_view name, TraceData& data, Event& e);
+// side-table row of `kind` from Kineto `args`, stored through `rows`. `name` is the shown
+// name (memcpy/memset/sync kinds are parsed back from it).
+void ApplyKinetoArgs(const JsonValue& args, std::string_view name, TraceData& data, Event& e,
+                     DetailRows& rows);
 // "kernel" -> kKernel, ... including legacy categories; false when unknown.
 bool KindFromCategory(std::string_view cat, EventKind* kind);
 }  // namespace internal

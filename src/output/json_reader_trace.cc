@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
 #include "detail_values.h"
 #include "output/event_args.h"
 #include "output/json_reader.h"
@@ -106,8 +107,76 @@ void ReadCollective(const JsonValue& args, const Event& e, TraceData& data) {
 
 }  // namespace
 
+// ---- Side-table rows ----
+
+template <typename Row>
+uint32_t internal::DetailRows::Intern(const Row& row, std::vector<Row>& table,
+                                      absl::flat_hash_map<std::string, uint32_t>& index) {
+  // absl's string_view: this absl build's heterogeneous lookup takes it, not std's.
+  const absl::string_view bytes(reinterpret_cast<const char*>(&row), sizeof(Row));
+  auto it = index.find(bytes);
+  if (it != index.end()) return it->second;
+  const uint32_t i = static_cast<uint32_t>(table.size());
+  table.push_back(row);
+  index.emplace(std::string(bytes), i);
+  return i;
+}
+
+// Each for_analysis row copies the fields src/analysis reads into a zero-filled row (so the
+// padding and every unread field are zero) and interns it. A field the analysis starts to
+// read must be copied here too.
+uint32_t internal::DetailRows::Add(const KernelDetail& row, std::vector<KernelDetail>& table) {
+  if (!for_analysis_) {
+    table.push_back(row);
+    return static_cast<uint32_t>(table.size() - 1);
+  }
+  KernelDetail k;
+  memset(&k, 0, sizeof(k));
+  memcpy(k.grid, row.grid, sizeof(k.grid));  // ShapeOf (sm_metrics.cc): blocks, occupancy
+  memcpy(k.block, row.block, sizeof(k.block));
+  k.registers_per_thread = row.registers_per_thread;
+  k.static_shared_memory = row.static_shared_memory;
+  k.dynamic_shared_memory = row.dynamic_shared_memory;
+  return Intern(k, table, kernels_);
+}
+
+uint32_t internal::DetailRows::Add(const MemcpyDetail& row, std::vector<MemcpyDetail>& table) {
+  if (!for_analysis_) {
+    table.push_back(row);
+    return static_cast<uint32_t>(table.size() - 1);
+  }
+  MemcpyDetail m;
+  memset(&m, 0, sizeof(m));
+  m.bytes = row.bytes;  // the copy detectors (antipatterns_*.cc, ResolveLaunches)
+  m.copy_kind = row.copy_kind;
+  m.src_kind = row.src_kind;
+  m.dst_kind = row.dst_kind;
+  return Intern(m, table, memcpys_);
+}
+
+uint32_t internal::DetailRows::Add(const MemsetDetail& row, std::vector<MemsetDetail>& table) {
+  if (!for_analysis_) {
+    table.push_back(row);
+    return static_cast<uint32_t>(table.size() - 1);
+  }
+  MemsetDetail m;  // the analysis reads no memset field: one all-zero row
+  memset(&m, 0, sizeof(m));
+  return Intern(m, table, memsets_);
+}
+
+uint32_t internal::DetailRows::Add(const SyncDetail& row, std::vector<SyncDetail>& table) {
+  if (!for_analysis_) {
+    table.push_back(row);
+    return static_cast<uint32_t>(table.size() - 1);
+  }
+  SyncDetail d;
+  memset(&d, 0, sizeof(d));
+  d.sync_type = row.sync_type;  // ExcessiveSync (antipatterns_host.cc) skips Stream Wait Event
+  return Intern(d, table, syncs_);
+}
+
 void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, TraceData& data,
-                               Event& e) {
+                               Event& e, DetailRows& rows) {
   namespace arg_keys = internal::arg_keys;
   using internal::MemcpyKindName;
   using internal::MemoryKindName;
@@ -141,8 +210,7 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
       k.static_shared_memory = U32(args, arg_keys::kSharedMemory);  // JSON has only the sum
       if ((v = args.Find(arg_keys::kQueued))) k.queued = v->AsUint();
       ReadGraphAndChannel(args, &k);
-      e.detail = static_cast<uint32_t>(data.kernels.size());
-      data.kernels.push_back(k);
+      e.detail = rows.Add(k, data.kernels);
       return;
     }
     case EventKind::kMemcpy: {
@@ -169,8 +237,7 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
         m.context = U32(args, arg_keys::kContext);
       }
       ReadTransferTail(args, &m);
-      e.detail = static_cast<uint32_t>(data.memcpys.size());
-      data.memcpys.push_back(m);
+      e.detail = rows.Add(m, data.memcpys);
       return;
     }
     case EventKind::kMemset: {
@@ -182,8 +249,7 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
       m.device = U32(args, arg_keys::kDevice);
       m.context = U32(args, arg_keys::kContext);
       ReadTransferTail(args, &m);
-      e.detail = static_cast<uint32_t>(data.memsets.size());
-      data.memsets.push_back(m);
+      e.detail = rows.Add(m, data.memsets);
       return;
     }
     case EventKind::kSync:
@@ -208,13 +274,13 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
       sd.device = U32(args, arg_keys::kDevice);
       sd.context = U32(args, arg_keys::kContext);
       sd.stream = StreamArg(args.Find(arg_keys::kStream));
-      e.detail = static_cast<uint32_t>(data.syncs.size());
-      data.syncs.push_back(sd);
+      e.detail = rows.Add(sd, data.syncs);
       return;
     }
     case EventKind::kCpuOp:
     case EventKind::kUserAnnotation:
     case EventKind::kInstant: {
+      if (rows.for_analysis()) return;  // the analysis reads no CpuArgs
       const JsonValue* dom = args.Find(arg_keys::kDomain);
       const JsonValue* cat = args.Find(arg_keys::kCategory);
       const JsonValue* color = args.Find(arg_keys::kColor);
@@ -261,6 +327,7 @@ bool IsCpuKind(EventKind k) {
 // Builds a TraceData from the callback stream; the per-track vectors are sorted at the end.
 class TraceBuilder {
  public:
+  explicit TraceBuilder(const TraceReadOptions& options) : rows_(options) {}
   KinetoJsonCallbacks Callbacks() {
     KinetoJsonCallbacks cb;
     cb.on_metadata = [this](std::string_view k, const JsonValue& v) { OnMetadata(k, v); };
@@ -289,6 +356,7 @@ class TraceBuilder {
   void Unmapped() { data_.AddStat("json_reader.unmapped", 1); }
 
   TraceData data_;
+  internal::DetailRows rows_;
   bool have_pid_ = false;
   bool have_window_start_ = false;
   std::map<std::tuple<int, int64_t, int64_t>, uint32_t> tracks_;
@@ -436,7 +504,7 @@ void TraceBuilder::OnEvent(const KinetoEvent& ev) {
   e.start_ns = ev.ts_ns;
   e.end_ns = ph == 'X' ? ev.ts_ns + std::max<int64_t>(ev.dur_ns, 0) : ev.ts_ns;
   e.name = data_.strings.Intern(ev.name);
-  internal::ApplyKinetoArgs(ev.args, ev.name, data_, e);
+  internal::ApplyKinetoArgs(ev.args, ev.name, data_, e, rows_);
   data_.events_by_track[track].push_back(e);
 }
 
@@ -472,15 +540,15 @@ TraceData TraceBuilder::Finish() {
 
 }  // namespace
 
-absl::StatusOr<TraceData> ReadKinetoJsonTrace(const std::string& path) {
-  TraceBuilder b;
+absl::StatusOr<TraceData> ReadKinetoJsonTrace(const std::string& path, const TraceReadOptions& options) {
+  TraceBuilder b(options);
   absl::Status st = ReadKinetoJsonFile(path, b.Callbacks());
   if (!st.ok()) return st;
   return b.Finish();
 }
 
-absl::StatusOr<TraceData> ReadKinetoJsonTraceText(std::string_view text) {
-  TraceBuilder b;
+absl::StatusOr<TraceData> ReadKinetoJsonTraceText(std::string_view text, const TraceReadOptions& options) {
+  TraceBuilder b(options);
   absl::Status st = ReadKinetoJsonText(text, b.Callbacks());
   if (!st.ok()) return st;
   return b.Finish();

@@ -22,6 +22,12 @@ namespace {
 using kairos::testing::TraceBuilder;
 constexpr int64_t kBase = 1790000000000000000LL, kUs = 1000, kMs = 1000000;
 
+TraceReadOptions AnalysisRead() {
+  TraceReadOptions o;
+  o.for_analysis = true;
+  return o;
+}
+
 // A bit of everything: starved steps with a data loader, a NCCL kernel on a second stream,
 // small pageable copies, a DtoH loss copy per step, syncs and host counters.
 TraceData Mixed() {
@@ -61,10 +67,18 @@ TEST_CASE("summarize on the written JSON equals the in-process summary") {
   req.path = path;
   REQUIRE(WriteTraceFile(data, req).ok());
   absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path);
+  // What `kairos summarize` reads: only the analysed fields, each distinct row once.
+  absl::StatusOr<TraceData> lean = ReadKinetoJsonTrace(path, AnalysisRead());
   std::remove(path.c_str());
   REQUIRE(back.ok());
+  REQUIRE(lean.ok());
   const Summary s = Analyze(*back);
   CHECK(SummaryToJson(s) == in_process);
+  CHECK(SummaryToJson(Analyze(*lean)) == in_process);
+  CHECK(back->kernels.size() == 20);
+  CHECK(lean->kernels.size() == 2);  // the sgemm's and the NCCL kernel's configurations
+  CHECK(back->memcpys.size() == 20);
+  CHECK(lean->memcpys.size() == 2);  // the 4 KiB pageable upload, the 4-byte read-back
   // And the summary is not trivially empty.
   REQUIRE(s.devices.size() == 1);
   CHECK(s.devices[0].communication_ns > 0);
@@ -99,8 +113,14 @@ TEST_CASE("PM-sampling counters round-trip through JSON and Perfetto") {
     REQUIRE(WriteTraceFile(data, req).ok());
     absl::StatusOr<TraceData> back =
         std::string(ext) == ".json" ? ReadKinetoJsonTrace(path) : ReadPerfettoTrace(path);
+    absl::StatusOr<TraceData> lean = std::string(ext) == ".json" ? ReadKinetoJsonTrace(path, AnalysisRead())
+                                                                 : ReadPerfettoTrace(path, AnalysisRead());
     std::remove(path.c_str());
     REQUIRE(back.ok());
+    REQUIRE(lean.ok());
+    CHECK(lean->EventCount() == back->EventCount());
+    CHECK(lean->kernels.size() == 2);
+    CHECK(SummaryToJson(Analyze(*lean)) == in_process);
     int gpu_tracks = 0;
     for (const CounterTrack& t : back->counter_tracks)
       if (t.device >= 0) ++gpu_tracks;

@@ -91,6 +91,79 @@ TEST_CASE("PyTorch-style absolute integer microseconds, string pids and legacy c
   CHECK(d->kernels[0].block[0] == 128);
 }
 
+// `kairos summarize` reads with for_analysis: side-table rows keep only the fields the
+// analysis reads and are stored once per distinct row; CpuArgs are not kept; events are.
+TEST_CASE("for_analysis keeps the analysed side-table fields, each distinct row once, and no CpuArgs") {
+  const char* text = R"J({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"nvtx","pid":1,"tid":1,"ts":1,"dur":50,"args":{"domain":"d","color":"#ff0000"}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":2,"dur":1,"args":{"correlation":1,"cbid":211}},
+    {"ph":"X","cat":"kernel","name":"a","pid":0,"tid":7,"ts":10,"dur":1,"args":{"correlation":1,"device":0,"stream":7,"queued":100,"grid":[2,1,1],"block":[128,1,1],"registers per thread":32,"shared memory":1024}},
+    {"ph":"X","cat":"kernel","name":"a","pid":0,"tid":7,"ts":12,"dur":1,"args":{"correlation":2,"device":0,"stream":7,"queued":200,"grid":[2,1,1],"block":[128,1,1],"registers per thread":32,"shared memory":1024}},
+    {"ph":"X","cat":"kernel","name":"b","pid":0,"tid":7,"ts":14,"dur":1,"args":{"correlation":3,"device":0,"stream":7,"queued":300,"grid":[4,1,1],"block":[128,1,1],"registers per thread":32,"shared memory":1024}},
+    {"ph":"X","cat":"kernel","name":"a","pid":0,"tid":8,"ts":16,"dur":1,"args":{"correlation":4,"device":0,"stream":8,"queued":400,"grid":[2,1,1],"block":[128,1,1],"registers per thread":32,"shared memory":1024}},
+    {"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pageable)","pid":0,"tid":7,"ts":18,"dur":1,"args":{"correlation":5,"device":0,"context":1,"stream":7,"bytes":4}},
+    {"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pageable)","pid":0,"tid":8,"ts":20,"dur":1,"args":{"correlation":6,"device":0,"context":1,"stream":8,"bytes":4}},
+    {"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pageable)","pid":0,"tid":8,"ts":22,"dur":1,"args":{"correlation":7,"device":0,"context":1,"stream":8,"bytes":8}},
+    {"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":24,"dur":1,"args":{"correlation":8,"device":0,"context":1,"stream":7,"bytes":64}},
+    {"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":1000007,"ts":26,"dur":1,"args":{"device":0,"context":1,"stream":7,"cuda_sync_kind":"Stream Sync"}},
+    {"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":1000008,"ts":28,"dur":1,"args":{"device":0,"context":1,"stream":8,"cuda_sync_kind":"Stream Sync"}}
+  ]})J";
+  absl::StatusOr<TraceData> full = ReadKinetoJsonTraceText(text);
+  TraceReadOptions options;
+  options.for_analysis = true;
+  absl::StatusOr<TraceData> lean = ReadKinetoJsonTraceText(text, options);
+  REQUIRE(full.ok());
+  REQUIRE(lean.ok());
+  CHECK(full->kernels.size() == 4);
+  CHECK(full->memcpys.size() == 3);
+  CHECK(full->memsets.size() == 1);
+  CHECK(full->syncs.size() == 2);
+  CHECK(full->cpu_args.size() == 1);
+  // Every event is kept; kernels a (three launches, two streams, four queued times) share a
+  // row, b has its own; the copies differ only in stream (one row) or in bytes (a second).
+  CHECK(lean->EventCount() == 12);
+  CHECK(lean->EventCount() == full->EventCount());
+  CHECK(lean->kernels.size() == 2);
+  CHECK(lean->memcpys.size() == 2);
+  CHECK(lean->memsets.size() == 1);
+  CHECK(lean->syncs.size() == 1);
+  CHECK(lean->cpu_args.empty());
+  REQUIRE(lean->tracks.size() == full->tracks.size());
+  std::vector<uint32_t> kernel_rows, copy_rows;
+  for (size_t t = 0; t < lean->tracks.size(); ++t) {
+    REQUIRE(lean->events_by_track[t].size() == full->events_by_track[t].size());
+    for (size_t i = 0; i < lean->events_by_track[t].size(); ++i) {
+      const Event& l = lean->events_by_track[t][i];
+      const Event& f = full->events_by_track[t][i];
+      CHECK(l.start_ns == f.start_ns);
+      CHECK(l.end_ns == f.end_ns);
+      CHECK(lean->strings.Get(l.name) == full->strings.Get(f.name));  // ids differ: no domain "d"
+      CHECK(l.correlation == f.correlation);
+      if (l.kind == EventKind::kKernel) kernel_rows.push_back(l.detail);
+      if (l.kind == EventKind::kMemcpy) copy_rows.push_back(l.detail);
+      if (l.kind == EventKind::kUserAnnotation) CHECK(l.detail == kNoDetail);
+    }
+  }
+  // Tracks in order of first appearance: the host thread, stream 7, stream 8, two sync rows.
+  CHECK(kernel_rows == std::vector<uint32_t>{0, 0, 1, 0});
+  CHECK(copy_rows == std::vector<uint32_t>{0, 0, 1});
+  const KernelDetail& k = lean->kernels[1];
+  CHECK(k.grid[0] == 4);
+  CHECK(k.block[0] == 128);
+  CHECK(k.registers_per_thread == 32);
+  CHECK(k.static_shared_memory == 1024);
+  CHECK(k.queued == 0);  // not analysed: zeroed
+  CHECK(k.stream == 0);
+  CHECK(full->kernels[2].queued == 300);
+  CHECK(lean->memcpys[1].bytes == 8);
+  CHECK(lean->memcpys[1].copy_kind == full->memcpys[2].copy_kind);
+  CHECK(lean->memcpys[1].dst_kind == full->memcpys[2].dst_kind);
+  CHECK(lean->memcpys[1].stream == 0);
+  CHECK(lean->memsets[0].bytes == 0);
+  CHECK(lean->syncs[0].sync_type == full->syncs[0].sync_type);
+  CHECK(lean->syncs[0].sync_type != 0);
+}
+
 TEST_CASE("malformed input fails with the byte offset") {
   absl::StatusOr<TraceData> d = ReadKinetoJsonTraceText(R"J({"traceEvents":[{"ph":"X",}]})J");
   REQUIRE(!d.ok());

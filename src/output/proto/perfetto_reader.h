@@ -18,9 +18,10 @@
 
 namespace kairos {
 
-absl::StatusOr<TraceData> ReadPerfettoTrace(const std::string& path);
+// `options` (trace_data.h) may keep only what the analysis reads.
+absl::StatusOr<TraceData> ReadPerfettoTrace(const std::string& path, const TraceReadOptions& options = {});
 // `bytes` is an uncompressed trace (concatenated Trace.packet records).
-absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes);
+absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes, const TraceReadOptions& options = {});
 
 }  // namespace kairos
 
