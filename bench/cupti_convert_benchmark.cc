@@ -13,17 +13,10 @@
 
 #if defined(KAIROS_HAVE_CUPTI)
 #include "activity/cupti_convert.h"
+#include "bench_clock.h"
 #include "cupti_bench_buffers.h"
 
 namespace {
-
-// Thread CPU time: the build machine is shared and oversubscribed, so wall time would
-// measure the scheduler; both the conversion and the baseline are timed the same way.
-double CpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 CUptiResult Name(CUpti_CallbackDomain, uint32_t, const char** name) {
   *name = "cudaLaunchKernel_v7000";
@@ -76,14 +69,14 @@ int main() {
   for (int rep = 0; rep < kReps; ++rep) {
     kairos::internal::CuptiConverter c(Name, records * kBuffers);
     c.Reserve();
-    const double t0 = CpuSeconds();
+    const double t0 = kairos::bench::ThreadCpuSeconds();
     for (int i = 0; i < kBuffers; ++i) c.ConvertBuffer(buffer, valid);
-    const double t1 = CpuSeconds();
+    const double t1 = kairos::bench::ThreadCpuSeconds();
     for (int i = 0; i < kBuffers; ++i) {
       std::memcpy(sink.data(), buffer, valid);
       asm volatile("" : : "r"(sink.data()) : "memory");
     }
-    const double t2 = CpuSeconds();
+    const double t2 = kairos::bench::ThreadCpuSeconds();
     best_convert = std::min(best_convert, t1 - t0);
     best_copy = std::min(best_copy, t2 - t1);
     events = c.events().size();

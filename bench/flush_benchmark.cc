@@ -46,6 +46,7 @@
 #include "activity/correlation.h"
 #include "activity/cupti_convert.h"
 #include "analysis/emit_summary.h"
+#include "bench_clock.h"
 #include "cupti_bench_buffers.h"
 #include "output/output_options.h"
 #include "output/writer.h"
@@ -63,12 +64,6 @@ const char* kKernelNames[4] = {
     "_Z6matmulPfS_S_i", "_ZN7cutlass6KernelINS_4gemm6kernel4GemmIfEEEEvNT_6ParamsE",
     "_ZN2at6native12_GLOBAL__N_120softmax_warp_forwardIfffLi10ELb0ELb0EEEvPT0_PKT_iiiPKbib"};
 const char* kOpNames[4] = {"aten::fill_", "aten::mm", "aten::addmm", "aten::softmax"};
-
-double CpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 long ProcStatusKb(const char* key) {
   std::ifstream f("/proc/self/status");
@@ -193,25 +188,25 @@ Timing RunKairos(const Buffers& b, const std::string& path, size_t* events, long
   std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM := current RSS
   const long rss0 = ProcStatusKb("VmRSS:");
   auto w0 = std::chrono::steady_clock::now();
-  const double c0 = CpuSeconds();
+  const double c0 = kairos::bench::ThreadCpuSeconds();
   for (size_t i = 0; i < b.storage.size(); ++i)
     c.ConvertBuffer(reinterpret_cast<const uint8_t*>(b.storage[i].data()), b.valid[i]);
-  const double p_convert = CpuSeconds();
+  const double p_convert = kairos::bench::ThreadCpuSeconds();
   c.DropAfter(data.window_end_ns);
   for (uint32_t i = 0; i < b.launches; ++i) c.AddExternal(i + 1, i + 1);
   internal::MergeIntoTraceData(c, data);
-  const double p_merge = CpuSeconds();
+  const double p_merge = kairos::bench::ThreadCpuSeconds();
   data.SortTracks();
   data.base_time_ns = kT0;
-  const double p_sort = CpuSeconds();
+  const double p_sort = kairos::bench::ThreadCpuSeconds();
   OutputOptions out;
   out.path = path;
   EmitOptions eo;
   out.summary_json = EmitSummary(data, eo);
   data.metadata_json.emplace_back("kairos_summary", out.summary_json);
-  const double p_summary = CpuSeconds();
+  const double p_summary = kairos::bench::ThreadCpuSeconds();
   absl::Status st = WriteTraceFile(data, out);
-  const double c1 = CpuSeconds();
+  const double c1 = kairos::bench::ThreadCpuSeconds();
   std::printf("  kairos phases (ms CPU): convert %.1f, correlate+merge %.1f, sort %.1f, summary %.1f, "
               "write %.1f\n", (p_convert - c0) * 1e3, (p_merge - p_convert) * 1e3, (p_sort - p_merge) * 1e3,
               (p_summary - p_sort) * 1e3, (c1 - p_summary) * 1e3);
@@ -404,7 +399,7 @@ Timing RunBaseline(const Buffers& b, const std::string& path) {
     ops[i].metadata["Record function id"] = "0";
   }
   auto w0 = std::chrono::steady_clock::now();
-  const double c0 = CpuSeconds();
+  const double c0 = kairos::bench::ThreadCpuSeconds();
   {
     Profiler p;
     p.out.open(path);
@@ -432,7 +427,7 @@ Timing RunBaseline(const Buffers& b, const std::string& path) {
              "\"ts\": 0}\n],\n  \"traceName\": \"" << path << "\"\n}\n";
     p.out.close();
   }
-  const double c1 = CpuSeconds();
+  const double c1 = kairos::bench::ThreadCpuSeconds();
   auto w1 = std::chrono::steady_clock::now();
   return {c1 - c0, std::chrono::duration<double>(w1 - w0).count(), FileSize(path)};
 }

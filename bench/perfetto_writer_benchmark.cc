@@ -15,6 +15,7 @@
 #include <fstream>
 #include <string>
 
+#include "bench_clock.h"
 #include "output/json_writer.h"
 #include "output/perfetto_writer.h"
 #include "trace_data.h"
@@ -167,18 +168,12 @@ struct Result {
   uint64_t bytes;
 };
 
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 Result Time(TraceWriter& w, const TraceData& d) {
   CountingSink sink;
   auto t0 = std::chrono::steady_clock::now();
-  double c0 = ThreadCpuSeconds();
+  double c0 = kairos::bench::ThreadCpuSeconds();
   absl::Status st = w.Write(d, sink);
-  double c1 = ThreadCpuSeconds();
+  double c1 = kairos::bench::ThreadCpuSeconds();
   auto t1 = std::chrono::steady_clock::now();
   if (!st.ok()) fprintf(stderr, "write failed: %s\n", std::string(st.message()).c_str());
   asm volatile("" : : "r"(sink.checksum) : "memory");

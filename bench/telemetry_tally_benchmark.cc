@@ -24,15 +24,10 @@
 #if defined(KAIROS_HAVE_CUPTI)
 #include "activity/cupti_convert.h"
 #include "activity/cupti_tally.h"
+#include "bench_clock.h"
 #include "cupti_bench_buffers.h"
 
 namespace {
-
-double CpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 // A training loop's GPU records: 5 us kernels back to back on two streams, a 1 MiB copy
 // every 8th launch, one device, starting at *t: as many launches as fit in `bytes`.
@@ -122,21 +117,21 @@ int main(int argc, char** argv) {
       return Fill(buf, kBuffer, &t, &pass_launches, &pass_records);
     };
     size_t valid = refill();
-    double t0 = CpuSeconds();
+    double t0 = kairos::bench::ThreadCpuSeconds();
     kairos::internal::ForEachCuptiRecord(buf, valid, [&](uint32_t kind, const uint8_t*) { sink += kind; });
-    walk += CpuSeconds() - t0;
+    walk += kairos::bench::ThreadCpuSeconds() - t0;
     valid = refill();
-    t0 = CpuSeconds();
+    t0 = kairos::bench::ThreadCpuSeconds();
     tally.AddBuffer(buf, valid, 0);
     // Telemetry takes once per interval; here once per buffer, which only adds Take's cost.
     counted += tally.Take(0, static_cast<int64_t>(t) - 1000000).kernels;
-    tally_s += CpuSeconds() - t0;
+    tally_s += kairos::bench::ThreadCpuSeconds() - t0;
     valid = refill();
-    t0 = CpuSeconds();
+    t0 = kairos::bench::ThreadCpuSeconds();
     old.Add(buf, valid);
     for (auto& [dev, m] : old.tally) m.erase(m.begin(), m.lower_bound(static_cast<int64_t>(t) / 1000000 - 1));
     for (auto& [dev, m] : old.busy) m.erase(m.begin(), m.lower_bound(static_cast<int64_t>(t) / 1000000 - 1));
-    map_s += CpuSeconds() - t0;
+    map_s += kairos::bench::ThreadCpuSeconds() - t0;
     launches += pass_launches;
     records += pass_records;
   }
