@@ -40,6 +40,10 @@ constexpr char kUsage[] =
     "  --record-shapes --profile-memory --with-stacks --with-flops --with-modules\n"
     "  --warmup-secs N                 kairos extension: append ACTIVITIES_WARMUP_PERIOD_SECS=N\n"
     "                                  (default: not sent; the process's default is 5 s)\n"
+    "  --warmup-iterations N           kairos extension, with --iterations: append\n"
+    "                                  ACTIVITIES_WARMUP_ITERATIONS=N (default: not sent, 0).\n"
+    "                                  1 or more makes the first traced iteration's GPU side\n"
+    "                                  complete (docs/ONDEMAND.md)\n"
     "  --fail-on-no-process            exit 1 when no process matched\n"
     "  --hostname HOST                 daemon host (default localhost)\n"
     "  --port N                        daemon RPC port (default 1778)\n"
@@ -67,7 +71,8 @@ int TraceMain(int argc, char** argv) {
                   "--with-flops", "--with-modules", "--fail-on-no-process"},
                  {"--log-file", "--duration-ms", "--iterations", "--profile-start-time",
                   "--profile-start-iteration-roundup", "--job-id", "--pids", "--pid",
-                  "--process-limit", "--hostname", "--port", "--timeout-ms", "--warmup-secs"});
+                  "--process-limit", "--hostname", "--port", "--timeout-ms", "--warmup-secs",
+                  "--warmup-iterations"});
   if (absl::Status s = args.Parse(argc, argv); !s.ok()) {
     fprintf(stderr, "kairos trace: %s\n\n%s", std::string(s.message()).c_str(), kUsage);
     return 2;
@@ -101,9 +106,11 @@ int TraceMain(int argc, char** argv) {
   auto port = args.GetInt("--port", kDefaultRpcPort, 1, 65535);
   auto timeout = args.GetInt("--timeout-ms", 5000, 1, 3600000);
   auto warmup = args.GetInt("--warmup-secs", -1, 0, 600);
+  auto warmup_iterations = args.GetInt("--warmup-iterations", -1, 0, 100000);
   for (const absl::Status& s : {duration.status(), iterations.status(), start_time.status(),
                                 roundup.status(), job_id.status(), limit.status(),
-                                port.status(), timeout.status(), warmup.status()}) {
+                                port.status(), timeout.status(), warmup.status(),
+                                warmup_iterations.status()}) {
     if (!s.ok()) {
       fprintf(stderr, "kairos trace: %s\n", std::string(s.message()).c_str());
       return 2;
@@ -135,6 +142,10 @@ int TraceMain(int argc, char** argv) {
   o.with_stacks = args.Has("--with-stacks");
   o.with_flops = args.Has("--with-flops");
   o.with_modules = args.Has("--with-modules");
+  if (*warmup_iterations >= 0 && o.iterations <= 0) {
+    fprintf(stderr, "kairos trace: --warmup-iterations needs --iterations\n");
+    return 2;
+  }
   if (o.profile_memory && o.iterations > 0) {
     fprintf(stderr, "kairos trace: --profile-memory cannot be combined with --iterations\n");
     return 2;
@@ -143,6 +154,9 @@ int TraceMain(int argc, char** argv) {
   std::string config = BuildGputraceConfig(o);
   // Not a dyno option: dyno's requests always use the process's 5 s default warm-up.
   if (*warmup >= 0) config += "\nACTIVITIES_WARMUP_PERIOD_SECS=" + std::to_string(*warmup);
+  // Nor this: an iteration request otherwise warms up as its first iteration begins.
+  if (*warmup_iterations >= 0)
+    config += "\nACTIVITIES_WARMUP_ITERATIONS=" + std::to_string(*warmup_iterations);
   const std::string request = BuildGputraceRequest(o, config);
   printf("Kineto config = \n%s\n", config.c_str());
   const std::string host = args.Get("--hostname", "localhost");

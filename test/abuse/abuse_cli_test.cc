@@ -50,6 +50,10 @@ TEST_CASE("kairos trace rejects nonsense values by option name", "[abuse]") {
        "kairos trace: --process-limit \"0\" is not an integer in [1, 1000000]\n"},
       {"--log-file /tmp/t.json --warmup-secs 100000",
        "kairos trace: --warmup-secs \"100000\" is not an integer in [0, 600]\n"},
+      {"--log-file /tmp/t.json --iterations 5 --warmup-iterations 100001",
+       "kairos trace: --warmup-iterations \"100001\" is not an integer in [0, 100000]\n"},
+      {"--log-file /tmp/t.json --warmup-iterations 2",
+       "kairos trace: --warmup-iterations needs --iterations\n"},
       {"--log-file /tmp/t.json --profile-start-time 9223372036854775807",
        "kairos trace: --profile-start-time 9223372036854775807 is more than 24 h in the "
        "future\n"},

@@ -156,8 +156,10 @@ TEST_CASE("e2e: iteration mode starts at the next multiple of the round-up") {
   Env env;
   Child job = env.StartJob(20000);
   env.WaitRegistered(job.pid);
-  Child trace = env.Trace({"--iterations", "5", "--profile-start-iteration-roundup", "500"});
+  Child trace = env.Trace({"--iterations", "5", "--profile-start-iteration-roundup", "500",
+                           "--warmup-iterations", "2"});
   REQUIRE(trace.Wait(10000) == 0);
+  CHECK(trace.all.find("\nACTIVITIES_WARMUP_ITERATIONS=2\n") != std::string::npos);
   const auto files = WaitForFiles(env.inotify, "trace_[0-9]+\\.json", 1, 15000);
   env.StopJobs();
   REQUIRE(job.Wait(10000) == 0);
