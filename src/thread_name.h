@@ -3,6 +3,9 @@
 // bytes), so that `top -H`, `ps -L`, perf, py-spy and gdb show which threads in a job are the
 // profiler's, and so the overhead benchmark can charge CPU time to kairos by thread
 // (bench/pm_sampling_overhead_benchmark.cc). docs/ARCHITECTURE.md lists the names.
+// A new thread starts with its creator's name: until a kairos thread's first line has run, and
+// for good in threads another library starts from a kairos thread (CUPTI's own workers, when
+// kairos' runner is the first to enable CUPTI activity), the name says kairos-<creator's role>.
 // Threading: names the calling thread; call first thing in the thread's body.
 #ifndef KAIROS_SRC_THREAD_NAME_H_
 #define KAIROS_SRC_THREAD_NAME_H_

@@ -78,9 +78,10 @@ TEST_CASE("synchronous start/stop writes a complete, parseable trace") {
   REQUIRE(p.Start().ok());
   CHECK(p.state() == SessionState::kRecording);
   CHECK(p.Start().message() == "profiler busy");
-  // The session's runner is named for top -H and perf (thread_name.h).
+  // The session's runner is named for top -H and perf (thread_name.h). At least one: a thread
+  // the runner has just started carries the runner's name until it names itself.
   const std::vector<std::string> names = ThreadNames();
-  CHECK(std::count(names.begin(), names.end(), "kairos-session") == 1);
+  CHECK(std::count(names.begin(), names.end(), "kairos-session") >= 1);
   for (int i = 0; i < 3; ++i) {
     PushRange("forward");
     PushRange("backward");
