@@ -118,17 +118,33 @@ uint8_t* CuptiBufferPool::Acquire() {
       }
       return b;
     }
-    if (buffers_.size() + growing_ >= max_count_) {
+    // The worker's buffers in flight do not count here: refusing because of one that is
+    // still being prefaulted would drop records a moment before a buffer is free.
+    if (buffers_.size() + inline_growing_ >= max_count_) {
       ++refused_;
       return nullptr;
     }
     // None free and the worker has not caught up: one buffer now beats dropping records.
     ++growing_;
+    ++inline_growing_;
     inline_grow = true;
   }
   uint8_t* b = inline_grow ? NewBuffer(false) : nullptr;
   std::lock_guard<std::mutex> lock(mu_);
   --growing_;
+  --inline_growing_;
+  if (b != nullptr && buffers_.size() >= max_count_) {
+    // The worker's buffers landed meanwhile and filled the bound: give this one back (the
+    // bound is exceeded by at most this buffer, for this moment) and take one of theirs.
+    std::free(b);
+    b = nullptr;
+    if (!free_.empty()) {
+      b = free_.back();
+      free_.pop_back();
+      ++outstanding_;
+      return b;
+    }
+  }
   if (b == nullptr) {
     ++refused_;
     return nullptr;
@@ -189,7 +205,9 @@ void CuptiBufferPool::WorkerLoop() {
         bool failed = false;
         for (size_t i = 0; i < n; ++i) {
           // A new geometry cannot have been set meanwhile (Allocate refuses while growing_).
-          if (fresh[i] != nullptr && size == size_) {
+          if (fresh[i] != nullptr && size == size_ && buffers_.size() >= max_count_) {
+            std::free(fresh[i]);  // requests grew the pool to its bound meanwhile
+          } else if (fresh[i] != nullptr && size == size_) {
             AddLocked(fresh[i]);
           } else {
             std::free(fresh[i]);

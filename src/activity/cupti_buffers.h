@@ -5,7 +5,9 @@
 // Memory follows use: warm-up allocates and prefaults a few buffers; when the free list runs
 // low, the worker (not the caller's thread) adds a prefaulted chunk, up to the configured
 // count. Only if CUPTI asks while none is free and the worker has not caught up does the
-// request allocate one buffer itself (counted in grown_inline()) rather than drop records.
+// request allocate one buffer itself (counted in grown_inline()) rather than drop records,
+// also while the worker is still prefaulting one: of the two, the one that lands when the
+// pool is already at its bound is freed (the bound is exceeded by one buffer for that moment).
 // Threading: Acquire/Complete may be called from any thread (CUPTI calls them from
 // application threads and its own worker, concurrently); they take one short mutex.
 // Allocate/Start/Drain/Stop/Free are for the session thread.
@@ -84,6 +86,7 @@ class CuptiBufferPool {
   size_t alloc_size_ = 0;   // size_ rounded up to pages
   size_t max_count_ = 0;
   size_t growing_ = 0;      // buffers being allocated outside the mutex
+  size_t inline_growing_ = 0;  // of those, by Acquire itself (the rest by the worker)
   bool grow_requested_ = false;
   uint64_t grown_inline_ = 0;
   std::vector<uint8_t*> buffers_;  // every buffer of the pool, sorted by address
