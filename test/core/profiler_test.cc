@@ -62,6 +62,30 @@ std::vector<std::string> ThreadNames() {
   return names;
 }
 
+// Waits for session `n` to complete, flushes it and returns the trace's path (REQUIREs both).
+std::string FlushedTracePath(Profiler& p, uint64_t n) {
+  REQUIRE(p.WaitForCompletedSessions(n, 10000));
+  absl::StatusOr<std::string> path = p.Flush();
+  INFO(path.status().ToString());
+  REQUIRE(path.ok());
+  return *path;
+}
+
+// The same, parsed.
+nlohmann::json FlushedTrace(Profiler& p, uint64_t n) {
+  nlohmann::json j = ReadJson(FlushedTracePath(p, n));
+  REQUIRE_FALSE(j.is_discarded());
+  return j;
+}
+
+// Polls `done` every millisecond until it holds or `deadline` passes; returns its last value.
+template <typename Pred>
+bool PollUntil(Pred done, std::chrono::steady_clock::time_point deadline) {
+  while (!done() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return done();
+}
+
 std::map<std::string, int> StepNames(const nlohmann::json& j) {
   std::map<std::string, int> out;
   for (const auto& [name, n] : CountNames(j, "user_annotation"))
@@ -134,12 +158,7 @@ TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N"
     PopRange();
     StepHook();
   }
-  REQUIRE(p.WaitForCompletedSessions(n, 10000));
-  absl::StatusOr<std::string> path = p.Flush();
-  INFO(path.status().ToString());
-  REQUIRE(path.ok());
-  nlohmann::json j = ReadJson(*path);
-  REQUIRE_FALSE(j.is_discarded());
+  nlohmann::json j = FlushedTrace(p, n);
   CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 3), 1},
                                                    {"ProfilerStep#" + std::to_string(cur + 4), 1}});
   CHECK(CountNames(j, "user_annotation")["iter"] == 2);
@@ -228,12 +247,7 @@ TEST_CASE("a step whose hook finds the runner already warming up still records t
     StepHook();
   }
   gate->Open();
-  REQUIRE(p.WaitForCompletedSessions(n, 10000));
-  absl::StatusOr<std::string> path = p.Flush();
-  INFO(path.status().ToString());
-  REQUIRE(path.ok());
-  nlohmann::json j = ReadJson(*path);
-  REQUIRE_FALSE(j.is_discarded());
+  nlohmann::json j = FlushedTrace(p, n);
   CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 2), 1},
                                                    {"ProfilerStep#" + std::to_string(cur + 3), 1}});
   CHECK(CountNames(j, "user_annotation")["iter"] == 2);
@@ -254,9 +268,7 @@ TEST_CASE("a window whose end boundary is counted before its hook ran ends at th
               .ok());
   StepHook();  // cur + 1: the window's start
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (p.state() != SessionState::kRecording && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  REQUIRE(p.state() == SessionState::kRecording);
+  REQUIRE(PollUntil([&] { return p.state() == SessionState::kRecording; }, deadline));
   PushRange("iter");
   PopRange();
   StepHook();  // cur + 2
@@ -267,18 +279,12 @@ TEST_CASE("a window whose end boundary is counted before its hook ran ends at th
   internal::RecordStep(cur + 3, raw);
   // Wake the runner as an earlier boundary's hook would; it ticks at cur + 3 and closes.
   p.OnStepBoundary(cur, raw - 1);
-  while (p.state() == SessionState::kRecording && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  PollUntil([&] { return p.state() != SessionState::kRecording; }, deadline);
   // The hook's second half arrives after the runner began to close.
   p.OnStepBoundary(cur + 3, raw);
   PushRange("after");
   PopRange();
-  REQUIRE(p.WaitForCompletedSessions(n, 10000));
-  absl::StatusOr<std::string> path = p.Flush();
-  INFO(path.status().ToString());
-  REQUIRE(path.ok());
-  nlohmann::json j = ReadJson(*path);
-  REQUIRE_FALSE(j.is_discarded());
+  nlohmann::json j = FlushedTrace(p, n);
   CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 1), 1},
                                                    {"ProfilerStep#" + std::to_string(cur + 2), 1}});
   CHECK(CountNames(j, "user_annotation")["iter"] == 1);
@@ -307,18 +313,11 @@ TEST_CASE("a window whose start boundary is counted before its hook ran starts a
   // Wake the runner as an earlier boundary's hook would; it opens the window at cur + 2.
   p.OnStepBoundary(cur, raw - 1);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (p.state() != SessionState::kRecording && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  REQUIRE(p.state() == SessionState::kRecording);
+  REQUIRE(PollUntil([&] { return p.state() == SessionState::kRecording; }, deadline));
   p.OnStepBoundary(cur + 2, raw);  // the hook's second half, after the runner began to open
   StepHook();                      // cur + 3
   StepHook();                      // cur + 4: the end
-  REQUIRE(p.WaitForCompletedSessions(n, 10000));
-  absl::StatusOr<std::string> path = p.Flush();
-  INFO(path.status().ToString());
-  REQUIRE(path.ok());
-  nlohmann::json j = ReadJson(*path);
-  REQUIRE_FALSE(j.is_discarded());
+  nlohmann::json j = FlushedTrace(p, n);
   CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 2), 1},
                                                    {"ProfilerStep#" + std::to_string(cur + 3), 1}});
   CHECK(CountNames(j, "user_annotation")["first"] == 1);
@@ -336,11 +335,7 @@ TEST_CASE("an iteration window whose start has passed moves to the next rounded-
                  "ACTIVITIES_LOG_FILE=" + dir + "/passed.json")
               .ok());
   for (int i = 0; i < 12; ++i) StepHook();
-  REQUIRE(p.WaitForCompletedSessions(n, 10000));
-  absl::StatusOr<std::string> path = p.Flush();
-  INFO(path.status().ToString());
-  REQUIRE(path.ok());
-  nlohmann::json j = ReadJson(*path);
+  nlohmann::json j = FlushedTrace(p, n);
   CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(start), 1},
                                                    {"ProfilerStep#" + std::to_string(start + 1), 1}});
 }
@@ -383,11 +378,7 @@ std::vector<int64_t> DaemonWindowSteps(const Config& c, uint64_t poll_raw) {
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.RequestTrace(c, ConfigSource::kDaemon, poll_raw).ok());
   StepsOfOneMs(12);
-  REQUIRE(p.WaitForCompletedSessions(n, 10000));
-  absl::StatusOr<std::string> path = p.Flush();
-  INFO(path.status().ToString());
-  REQUIRE(path.ok());
-  return TracedSteps(*path);
+  return TracedSteps(FlushedTracePath(p, n));
 }
 
 Config DaemonIterationRequest(const std::string& path) {
