@@ -193,6 +193,14 @@ absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, 
     plan = PlanWindow(config, sync, e.now_ns, e.iteration, &note);
   }
   if (!plan.ok()) return plan.status();
+  // The runner, not the step hook, switches the GPU source on (the job never waits for
+  // CUPTI), so a warm-up that begins at the start boundary lost the first kernels of the first
+  // traced iteration (5 of 12 rank traces on the simulated DDP job). Without configured
+  // warm-up iterations, warm up one iteration early while that boundary is still ahead. The
+  // start iteration, and so every rank's window, is unchanged (it was planned above).
+  if (plan->iteration_mode && plan->warmup_iteration == plan->start_iteration &&
+      SatAdd(plan->start_iteration, -1) > e.iteration)
+    plan->warmup_iteration = SatAdd(plan->start_iteration, -1);
   if (!note.empty()) KAIROS_LOG_INFO("%s", note.c_str());
   if (absl::Status s = EnsureRunnerLocked(); !s.ok()) return s;
   e.plan = &*plan;

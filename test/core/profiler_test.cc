@@ -164,6 +164,34 @@ TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N"
   CHECK(CountNames(j, "user_annotation")["iter"] == 2);
 }
 
+// Without configured warm-up iterations the sources still warm up one iteration ahead of the
+// start: the GPU source is switched on by the runner, and a warm-up at the start boundary lost
+// the first traced iteration's first kernels. The window itself is unchanged.
+TEST_CASE("with no warm-up iterations the sources warm up one iteration before the start") {
+  Profiler& p = Profiler::Get();
+  const std::string dir = MakeTempDir();
+  const int64_t cur = g_iteration.load();
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 3) +
+                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=0\n"
+                 "ACTIVITIES_LOG_FILE=" + dir + "/early.json")
+              .ok());
+  StepHook();  // cur + 1
+  CHECK(p.state() == SessionState::kArmed);
+  StepHook();  // cur + 2: one before the start, the warm-up begins
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  CHECK(PollUntil([&] { return p.state() == SessionState::kWarmUp; }, deadline));
+  for (int i = 0; i < 4; ++i) {  // cur + 3 .. cur + 6
+    PushRange("iter");
+    PopRange();
+    StepHook();
+  }
+  nlohmann::json j = FlushedTrace(p, n);
+  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 3), 1},
+                                                   {"ProfilerStep#" + std::to_string(cur + 4), 1}});
+  CHECK(CountNames(j, "user_annotation")["iter"] == 2);
+}
+
 // A source that can hold the runner inside its warm-up (registered last, so the cpu source has
 // warmed up before it blocks). Open, it passes through and records nothing.
 class WarmUpGate final : public TraceSource {

@@ -104,6 +104,18 @@ for f in files:
         print("FAIL: rank", r, "NCCL stats", stats); sys.exit(1)
     steps[r] = sorted(int(e["name"].split("#")[1]) for e in t["traceEvents"]
                       if e.get("name", "").startswith("ProfilerStep#"))
+    # Every traced step holds its 8 compute kernels (4 forward, 4 backward), the first one too:
+    # the GPU source warms up an iteration before the start even with no warm-up iterations.
+    ev = t["traceEvents"]
+    launch = {e["args"]["correlation"]: e["ts"] for e in ev
+              if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
+    compute = [launch.get(e["args"].get("correlation"), -1) for e in ev
+               if e.get("cat") == "kernel" and "AllReduce" not in e["name"]]
+    per_step = [sum(1 for ts in compute if e["ts"] <= ts <= e["ts"] + e["dur"]) for e in
+                sorted((e for e in ev if e.get("name", "").startswith("ProfilerStep#")),
+                       key=lambda e: e["ts"])]
+    if per_step != [8] * len(per_step):
+        print("FAIL: rank", r, "compute kernels launched per traced step", per_step); sys.exit(1)
 first = steps[0]
 if len(first) != 10 or first[0] % 20 != 0:
     print("FAIL: rank 0 steps", first); sys.exit(1)
