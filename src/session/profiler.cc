@@ -196,10 +196,11 @@ absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, 
   // The runner, not the step hook, switches the GPU source on (the job never waits for
   // CUPTI), so a warm-up that begins at the start boundary lost the first kernels of the first
   // traced iteration (5 of 12 rank traces on the simulated DDP job). Without configured
-  // warm-up iterations, warm up one iteration early while that boundary is still ahead. The
-  // start iteration, and so every rank's window, is unchanged (it was planned above).
-  if (plan->iteration_mode && plan->warmup_iteration == plan->start_iteration &&
-      SatAdd(plan->start_iteration, -1) > e.iteration)
+  // warm-up iterations, warm up one iteration early: at that boundary, or now when the job is
+  // already in that iteration (a job-wide request is often handled there). The start
+  // iteration, and so every rank's window, is unchanged (it was planned above). Not for a
+  // process that never stepped: it must stay Armed to fall back to a time window.
+  if (plan->iteration_mode && plan->warmup_iteration == plan->start_iteration && e.iteration > 0)
     plan->warmup_iteration = SatAdd(plan->start_iteration, -1);
   if (!note.empty()) KAIROS_LOG_INFO("%s", note.c_str());
   if (absl::Status s = EnsureRunnerLocked(); !s.ok()) return s;

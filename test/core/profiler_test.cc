@@ -170,6 +170,7 @@ TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N"
 TEST_CASE("with no warm-up iterations the sources warm up one iteration before the start") {
   Profiler& p = Profiler::Get();
   const std::string dir = MakeTempDir();
+  if (g_iteration.load() == 0) StepHook();  // a process that never stepped stays Armed
   const int64_t cur = g_iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 3) +
