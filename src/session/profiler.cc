@@ -198,10 +198,12 @@ absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, 
   // traced iteration (5 of 12 rank traces on the simulated DDP job). Without configured
   // warm-up iterations, warm up one iteration early: at that boundary, or now when the job is
   // already in that iteration (a job-wide request is often handled there). The start
-  // iteration, and so every rank's window, is unchanged (it was planned above). Not for a
-  // process that never stepped: it must stay Armed to fall back to a time window.
-  if (plan->iteration_mode && plan->warmup_iteration == plan->start_iteration && e.iteration > 0)
-    plan->warmup_iteration = SatAdd(plan->start_iteration, -1);
+  // iteration, and so every rank's window, is unchanged (it was planned above). Never to
+  // iteration 0: a process that has not stepped must stay Armed to fall back to a time window
+  // (with a start of 2 or more, the warm-up still needs a step first).
+  if (plan->iteration_mode && plan->warmup_iteration == plan->start_iteration &&
+      plan->start_iteration >= 2)
+    plan->warmup_iteration = plan->start_iteration - 1;
   if (!note.empty()) KAIROS_LOG_INFO("%s", note.c_str());
   if (absl::Status s = EnsureRunnerLocked(); !s.ok()) return s;
   e.plan = &*plan;
