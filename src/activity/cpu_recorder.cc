@@ -16,6 +16,8 @@
 #include <cstdlib>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <functional>
 #include <string_view>
 
@@ -40,10 +42,10 @@ struct Registry {
   std::mutex mu;
   std::vector<ThreadState*> states;
   uint64_t generation = 0;
-  size_t ring_records = 1024 * 1024 / sizeof(RingRecord);
+  size_t ring_records = 0;  // set by ConfigureRings before any thread records
   size_t max_threads = 256;
   size_t live_with_ring = 0;  // live threads holding a slot (<= max_threads)
-  // Rings of exited threads, reset and still prefaulted: the next new thread takes one
+  // Rings of exited threads, reset with their head resident: the next new thread takes one
   // instead of allocating. Freed at the end of each session.
   std::vector<std::unique_ptr<ThreadRing>> spare_rings;
   // Records kept for exited threads until the flush; bounded by max_threads full rings.
@@ -92,23 +94,23 @@ ThreadState* DeadState() {
 
 // One args slot per push: framework operators (kairos_op_push) carry args on every range, and
 // a range is at least two records, so ring / 2 never runs out before the ring does. Only the
-// first quarter of the slots is prefaulted (ThreadRing::Prefault): the rest cost address
-// space until a workload with args on most ranges uses them.
+// slots are made resident as they are used (FeedRings): until then they cost address space.
 size_t ArgsCapacityFor(size_t ring_records) { return ring_records / 2; }
 
 // A ring for a thread that starts recording: a spare one when its size fits, else new.
 // Registry mutex held.
-std::unique_ptr<ThreadRing> TakeRing(Registry* reg, size_t cap, bool prefault) {
+std::unique_ptr<ThreadRing> TakeRing(Registry* reg, size_t cap) {
   // Spares of another size are left from before a size change: nobody uses them.
   while (cap > 0 && !reg->spare_rings.empty()) {
     std::unique_ptr<ThreadRing> r = std::move(reg->spare_rings.back());
     reg->spare_rings.pop_back();
     if (r->capacity() == cap) {
       r->Reset();
+      r->feed = ThreadRing::FeedState{};  // the rate was its previous thread's
       return r;
     }
   }
-  return std::make_unique<ThreadRing>(cap, ArgsCapacityFor(cap) * sizeof(StoredArgs), prefault);
+  return std::make_unique<ThreadRing>(cap, ArgsCapacityFor(cap) * sizeof(StoredArgs), false);
 }
 
 // Points the hot fields at `s`'s ring and clears per-session state. Registry mutex held;
@@ -119,23 +121,31 @@ void ResetForSession(ThreadState* s) {
   s->args = ring != nullptr ? static_cast<StoredArgs*>(ring->aux()) : nullptr;
   s->args_capacity =
       ring != nullptr ? static_cast<uint32_t>(ring->aux_bytes() / sizeof(StoredArgs)) : 0;
-  s->args_used = 0;
+  s->args_used.store(0, std::memory_order_relaxed);
+  if (ring != nullptr) {
+    // A new window: the feeder measures this writer afresh but remembers its last rate.
+    ring->feed.records = 0;
+    ring->feed.args = 0;
+    ring->feed.last_ns = 0;
+  }
   s->depth = 0;
   s->args_dropped.store(0, std::memory_order_relaxed);
   s->names_dropped.store(0, std::memory_order_relaxed);
   s->names_truncated.store(0, std::memory_order_relaxed);
 }
 
-// Gives `s` a ring of the configured size for a new session (registry mutex held). A thread
-// over KAIROS_MAX_THREADS gets an empty ring: its records are dropped and counted.
-void EnsureRing(Registry* reg, ThreadState* s, bool prefault) {
+// Gives `s` a ring of the configured size for a new session (registry mutex held), with its
+// first `head_bytes` of records and the first page of args resident; the ring feeder makes
+// the rest resident ahead of the writer. A thread over KAIROS_MAX_THREADS gets an empty
+// ring: its records are dropped and counted.
+void EnsureRing(Registry* reg, ThreadState* s, size_t head_bytes) {
   if (!s->holds_slot && reg->live_with_ring < reg->max_threads && reg->ring_records > 0) {
     s->holds_slot = true;
     ++reg->live_with_ring;
   }
   const size_t cap = s->holds_slot ? reg->ring_records : 0;
   if (s->ring_storage == nullptr || s->ring_storage->capacity() != cap) {
-    std::unique_ptr<ThreadRing> fresh = TakeRing(reg, cap, prefault);
+    std::unique_ptr<ThreadRing> fresh = TakeRing(reg, cap);
     if (s->ring_storage != nullptr) {
       s->ring_storage->Release();
       reg->retired_rings.push_back(std::move(s->ring_storage));
@@ -143,8 +153,8 @@ void EnsureRing(Registry* reg, ThreadState* s, bool prefault) {
     s->ring_storage = std::move(fresh);
   } else {
     s->ring_storage->Reset();
-    if (prefault) s->ring_storage->Prefault();
   }
+  if (s->ring_storage != nullptr) s->ring_storage->MakeResident(head_bytes, 1, ~size_t{0});
 }
 
 std::string CurrentThreadName() {
@@ -199,7 +209,8 @@ void OnThreadExit(void* state) {
   std::unique_ptr<ThreadRing> big = std::move(s->ring_storage);
   if (big == nullptr) return;
   const size_t n = big->size();
-  const size_t aux = static_cast<size_t>(s->args_used) * sizeof(StoredArgs);
+  const size_t aux =
+      static_cast<size_t>(s->args_used.load(std::memory_order_relaxed)) * sizeof(StoredArgs);
   ThreadRing* kept = nullptr;
   const size_t bound = reg->max_threads * reg->ring_records;
   if (reg->retained_records + n <= bound) kept = big->CompactCopy(n, aux);
@@ -286,7 +297,8 @@ ThreadState* AcquireThreadStateImpl(uint32_t epoch) {
     t_thread_state = s;
     pthread_setspecific(g_exit_key, s);
   }
-  EnsureRing(reg, s, true);
+  // Only a head on this (the application's) thread: the feeder grows the rest.
+  EnsureRing(reg, s, kPreArmedPrefaultBytes);
   ResetForSession(s);
   s->thread_name = CurrentThreadName();
   s->epoch.store(epoch, std::memory_order_release);
@@ -380,11 +392,10 @@ void PreArmNewThreads(Registry* reg, uint32_t epoch) {
   size_t count = 0;
   for (ThreadState* s : reg->prearmed) {
     try {
-      EnsureRing(reg, s, false);
+      EnsureRing(reg, s, kPreArmedPrefaultBytes);
     } catch (...) {
       break;
     }
-    if (s->ring_storage != nullptr) s->ring_storage->PrefaultHead(kPreArmedPrefaultBytes);
     ResetForSession(s);
     s->epoch.store(epoch, std::memory_order_release);
     reg->ready[count++].store(s, std::memory_order_relaxed);
@@ -407,7 +418,7 @@ size_t ArmRegisteredThreads(uint32_t epoch) {
     if (s->prearmed_unclaimed || !s->owner_known.load(std::memory_order_acquire)) continue;
     if (s->epoch.load(std::memory_order_relaxed) == epoch) continue;  // armed itself already
     try {
-      EnsureRing(reg, s, true);
+      EnsureRing(reg, s, kArmedHeadBytes);
       std::string name = ThreadNameOf(s->tid);
       if (!name.empty()) s->thread_name = std::move(name);
     } catch (...) {
@@ -497,11 +508,14 @@ uint32_t InternNameSlow(ThreadState* s, const char* name) {
 }
 
 uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
-  if (s->args_used >= s->args_capacity) {
+  // Relaxed: only this thread writes args_used; the ring feeder reads it to size the
+  // resident part of the args area.
+  const uint32_t used = s->args_used.load(std::memory_order_relaxed);
+  if (used >= s->args_capacity) {
     s->args_dropped.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
-  StoredArgs& a = s->args[s->args_used];
+  StoredArgs& a = s->args[used];
   a.domain = LookupName(s, args.domain);
   a.category = LookupName(s, args.category);
   a.category_id = args.category_id;
@@ -515,7 +529,8 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   a.sequence_nr = args.sequence_nr;
   a.fwd_thread_id = args.fwd_thread_id;
   a.record_function_id = args.record_function_id;
-  return ++s->args_used;
+  s->args_used.store(used + 1, std::memory_order_relaxed);
+  return used + 1;
 }
 
 void RefillIdBlock(ThreadState* s) {
@@ -607,6 +622,20 @@ absl::Status CpuRecorder::StartWarmup(const Config& config) {
   // Threads that recorded before get their ring reset and prefaulted here, on the
   // controller thread, instead of on their first record in the window.
   ArmRegisteredThreads(epoch_);
+  // Threads that recorded before get what their last window used, and the lead their last
+  // rate asks for, made resident now, in warm-up on this (the session's) thread, so a busy
+  // thread's records in the window do not race the feeder for their pages. Bounded: past
+  // kWarmupFeedNs the feeder thread finishes it.
+  const auto steady_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  const int64_t feed_until = steady_ns() + kWarmupFeedNs;
+  for (int64_t now = steady_ns(); FeedRings(epoch_, now).behind && now < feed_until;
+       now = steady_ns()) {
+  }
+  feeder_.Start(epoch_);
   return absl::OkStatus();
 }
 
@@ -621,6 +650,7 @@ void CpuRecorder::StartRecording(int64_t) { EnableNow(); }
 void CpuRecorder::StopRecording(int64_t) {
   uint32_t expected = epoch_;
   g_cpu_epoch.compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
+  feeder_.Stop();
 }
 
 void CpuRecorder::SetWindow(uint64_t start_raw, uint64_t end_raw, const ClockConverter& clock,
@@ -633,6 +663,7 @@ void CpuRecorder::SetWindow(uint64_t start_raw, uint64_t end_raw, const ClockCon
 
 void CpuRecorder::Reset() {
   StopRecording(0);
+  feeder_.Stop();
   Registry* reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
   // Threads that exited are gone for good: free their data now that it is collected.
@@ -643,10 +674,21 @@ void CpuRecorder::Reset() {
       DeleteState(reg, s);
     } else {
       // Live threads keep their ring's address range (a thread that read a stale epoch may
-      // still write there). A thread that recorded nothing this session gives its pages back
-      // until a warm-up prefaults them again; one that recorded keeps them resident, so
-      // re-arming it for the next window costs no page faults on the caller's path.
-      if (s->ring_storage != nullptr && s->ring_storage->size() == 0) s->ring_storage->Release();
+      // still write there) but give its pages back: all of them when the thread recorded
+      // nothing this session, all but the head the next warm-up would make resident again
+      // otherwise. The ring keeps its writer's rate, from which the feeder makes the next
+      // window's lead resident in warm-up, before the thread's first record.
+      if (s->ring_storage != nullptr) {
+        ThreadRing::FeedState& f = s->ring_storage->feed;
+        f.last_window_record_bytes = s->ring_storage->size() * sizeof(RingRecord);
+        f.last_window_args_bytes =
+            s->args_used.load(std::memory_order_relaxed) * sizeof(StoredArgs);
+        if (s->ring_storage->size() == 0) {
+          s->ring_storage->Release();
+        } else {
+          s->ring_storage->ReleaseBeyond(kArmedHeadBytes);
+        }
+      }
       v[kept++] = s;
     }
   }
@@ -658,6 +700,71 @@ void CpuRecorder::Reset() {
 }  // namespace kairos::internal
 
 namespace kairos::internal {
+
+namespace {
+
+// Bytes a writer at `bytes_per_ns` reaches within kFeedLeadNs, within the lead bounds; 0 for
+// a ring with no records and no remembered rate (an idle thread keeps only its head).
+size_t LeadBytes(double bytes_per_ns, bool has_records) {
+  const double want = bytes_per_ns * static_cast<double>(kFeedLeadNs);
+  if (!has_records && want < 1) return 0;
+  if (want >= static_cast<double>(kFeedMaxLeadBytes)) return kFeedMaxLeadBytes;
+  return std::max(kFeedMinLeadBytes, static_cast<size_t>(want));
+}
+
+// A burst raises a rate at once; a lull lowers it with this half-life, so a quiet
+// millisecond does not cut the lead a busy writer needs, and passes run back to back (a
+// lead populated chunk by chunk) do not wear the rate down.
+constexpr double kRateHalfLifeNs = 16e6;
+
+double UpdatedRate(double old_rate, size_t grown_bytes, int64_t dt_ns) {
+  const double dt = static_cast<double>(dt_ns);
+  const double now_rate = static_cast<double>(grown_bytes) / dt;
+  return std::max(now_rate, old_rate * std::exp2(-dt / kRateHalfLifeNs));
+}
+
+}  // namespace
+
+FeedPass FeedRings(uint32_t epoch, int64_t now_ns) {
+  FeedPass pass;
+  Registry* reg = g_registry.load(std::memory_order_acquire);
+  if (reg == nullptr) return pass;
+  std::lock_guard<std::mutex> lock(reg->mu);
+  for (ThreadState* s : reg->states) {
+    if (s->epoch.load(std::memory_order_acquire) != epoch) continue;
+    ThreadRing* ring = s->ring_storage.get();
+    // An exited thread's records are in a compact heap copy: nothing to feed.
+    if (ring == nullptr || !ring->mapped() || s->exited.load(std::memory_order_acquire)) continue;
+    ThreadRing::FeedState& f = ring->feed;
+    const size_t n = ring->size();
+    const size_t a = s->args_used.load(std::memory_order_relaxed);
+    if (f.last_ns != 0 && now_ns > f.last_ns) {
+      const int64_t dt = now_ns - f.last_ns;
+      f.record_bytes_per_ns =
+          UpdatedRate(f.record_bytes_per_ns, (n - std::min(n, f.records)) * sizeof(RingRecord), dt);
+      f.args_bytes_per_ns =
+          UpdatedRate(f.args_bytes_per_ns, (a - std::min(a, f.args)) * sizeof(StoredArgs), dt);
+    }
+    f.records = n;
+    f.args = a;
+    f.last_ns = now_ns;
+    const size_t rec_target =
+        std::min(std::max(n * sizeof(RingRecord) + LeadBytes(f.record_bytes_per_ns, n > 0),
+                          f.last_window_record_bytes),
+                 ring->record_bytes());
+    const size_t aux_target =
+        std::min(std::max(a * sizeof(StoredArgs) + LeadBytes(f.args_bytes_per_ns, a > 0),
+                          f.last_window_args_bytes),
+                 ring->aux_bytes());
+    const size_t got = ring->MakeResident(rec_target, aux_target, kFeedChunkBytes);
+    pass.populated_bytes += got;
+    // Short of the target after a full chunk: run again at once. Short after populating
+    // nothing: out of memory; the writer faults the rest in itself, the feeder does not spin.
+    if (got > 0 && (ring->resident_record_bytes() < rec_target || ring->resident_aux_bytes() < aux_target))
+      pass.behind = true;
+  }
+  return pass;
+}
 
 void ForEachThreadStateLocked(const std::function<void(ThreadState&)>& fn) {
   Registry* reg = GetRegistry();

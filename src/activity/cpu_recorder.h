@@ -7,12 +7,15 @@
 // ThreadRing; nothing on the fast path locks, allocates, makes a syscall or calls virtually.
 // First use on a thread, long names and a full ring go to cold out-of-line functions; a
 // thread that recorded before is re-armed for each new session by the controller during
-// warm-up (ring reset and prefaulted there), so its first record in a window takes the fast
-// path; a thread that exists at warm-up but never recorded finds a state pre-armed for it and
+// warm-up (ring reset there, its head resident), so its first record in a window takes the
+// fast path; a thread that exists at warm-up but never recorded finds a state pre-armed for it and
 // claims it with one compare-and-swap (ArmRegisteredThreads). CpuRecorder (the TraceSource)
 // runs on the session thread only.
 //
-// Memory: a thread slot (ring) is returned when its thread exits: the records it made in the
+// Memory: a ring is address space until used; the ring feeder (ring_feeder.h, a kairos
+// thread) makes its pages resident ahead of the writer, so memory grows with use and the
+// application's thread takes no page fault. A thread slot (ring) is returned when its
+// thread exits: the records it made in the
 // open session are copied into a right-sized buffer kept until the flush, and the ring goes
 // to a spare list the next new thread takes without allocating. Rings' pages are handed back
 // to the kernel between sessions. Range names are interned per thread against a
@@ -38,6 +41,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "activity/ring_feeder.h"
 #include "activity/thread_ring.h"
 #include "clock.h"
 #include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
@@ -117,7 +121,7 @@ struct ThreadState {
   ThreadRing* ring = nullptr;
   StoredArgs* args = nullptr;
   uint32_t args_capacity = 0;
-  uint32_t args_used = 0;
+  std::atomic<uint32_t> args_used{0};  // written by the owner only; read by the ring feeder
   uint32_t stack[kMaxTrackedDepth] = {};
   NameCacheEntry cache[kNameCacheSize];
 
@@ -309,6 +313,10 @@ class CpuRecorder : public TraceSource {
   uint64_t start_raw_ = 0, end_raw_ = ~0ull;
   ClockConverter clock_;
   bool start_is_step_boundary_ = false;
+  RingFeeder feeder_;  // runs from StartWarmup to StopRecording
+
+ public:
+  const RingFeeder& feeder() const { return feeder_; }
 };
 
 // Ring size and thread cap for threads that start recording in the next epoch (set by
@@ -316,19 +324,31 @@ class CpuRecorder : public TraceSource {
 void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte_budget = 0);
 
 // Arms every live registered thread for `epoch` on the calling (controller) thread: ring
-// allocated or reset and prefaulted, depth and args cleared, thread name read. Threads that
+// allocated or reset with its first kArmedHeadBytes resident, depth and args cleared,
+// thread name read. Threads that
 // record in the window then never take the slow path. Then pre-arms one state per thread of
 // the process that exists now but never recorded (from /proc/self/task, the caller
 // excluded; at most kMaxPreArmed and half the free KAIROS_MAX_THREADS slots): its first record claims one with a
 // single compare-and-swap, without the registry mutex, an allocation or a page fault (the
-// first kPreArmedPrefaultBytes of its ring are prefaulted; later pages fault in as it fills;
-// from its next window on it is a registered thread, fully prefaulted). The states belong
+// first kPreArmedPrefaultBytes of its ring are resident, the ring feeder makes the rest
+// resident ahead of it; from its next window on it is a registered thread). The states belong
 // to no thread in particular: any first record in the window, also of a thread created after
 // warm-up, claims the next one while any is left. Returns the number of registered threads
 // armed.
 size_t ArmRegisteredThreads(uint32_t epoch);
 inline constexpr size_t kMaxPreArmed = 256;
 inline constexpr size_t kPreArmedPrefaultBytes = 64u << 10;
+// Records of a registered (re-armed) thread's ring made resident in warm-up, and kept
+// resident between windows; the ring feeder makes the rest resident ahead of the writer.
+inline constexpr size_t kArmedHeadBytes = 256u << 10;
+
+// One pass of the ring feeder (ring_feeder.h) over the rings recording in `epoch`, at
+// steady-clock time `now_ns`: measures each writer's rate since the previous pass and makes
+// the pages it reaches within kFeedLeadNs resident (at least kFeedMinLeadBytes ahead of a
+// ring that has records), and at least what the ring's previous window used; at most
+// kFeedChunkBytes per ring per pass. Takes the registry
+// mutex for the pass. Any kairos thread; never the application's.
+FeedPass FeedRings(uint32_t epoch, int64_t now_ns);
 
 // Switches recording off if `epoch` is the one recording (a cancelled armed request).
 void DisableEpoch(uint32_t epoch);

@@ -3,6 +3,7 @@
 #include "activity/thread_ring.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -62,33 +63,98 @@ ThreadRing::~ThreadRing() {
   }
 }
 
+namespace {
+
+// Linux 5.14: populate (allocate and map writable) without writing; older kernels say EINVAL.
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+// Makes [begin, end) (page-aligned) resident. Returns false when memory ran out.
+bool Populate(uint8_t* begin, uint8_t* end) {
+  if (end <= begin) return true;
+  const size_t len = static_cast<size_t>(end - begin);
+  if (madvise(begin, len, MADV_POPULATE_WRITE) == 0) return true;
+  if (errno != EINVAL) return false;  // ENOMEM / EFAULT: leave the rest to fault on use
+  // Older kernel: one atomic no-op write per page faults it in writable and, unlike a plain
+  // store of zero, cannot undo a record the writer stored there meanwhile.
+  const size_t page = PageSize();
+  for (size_t off = 0; off < len; off += page) __atomic_fetch_or(begin + off, 0, __ATOMIC_RELAXED);
+  return true;
+}
+
+size_t RoundUp(size_t n, size_t page) { return (n + page - 1) / page * page; }
+
+}  // namespace
+
+size_t ThreadRing::MakeResident(size_t record_bytes, size_t aux_bytes, size_t budget) {
+  if (!mapped_ || records_ == nullptr) return 0;  // heap buffers: calloc'ed, small
+  const size_t page = PageSize();
+  uint8_t* const base = reinterpret_cast<uint8_t*>(records_);
+  uint8_t* const aux = static_cast<uint8_t*>(aux_);
+  size_t done = 0;
+  // Records first (every range has them), then the args slots. The two areas share the
+  // page at their boundary; populating it twice is harmless.
+  const size_t rec_target = std::min(RoundUp(record_bytes, page), RoundUp(this->record_bytes(), page));
+  if (rec_target > resident_record_bytes_) {
+    const size_t to = rec_target - resident_record_bytes_ > budget ? resident_record_bytes_ + budget
+                                                                   : rec_target;
+    if (!Populate(base + resident_record_bytes_, base + to)) return done;
+    done += to - resident_record_bytes_;
+    resident_record_bytes_ = to;
+  }
+  // The side area starts mid-page; its resident bytes count from its own start.
+  const size_t aux_limit = static_cast<size_t>(base + bytes_ - aux);
+  const size_t aux_target = std::min(RoundUp(aux_bytes, page), aux_limit);
+  if (aux_target > resident_aux_bytes_ && done < budget) {
+    const size_t left = budget - done;
+    const size_t to = aux_target - resident_aux_bytes_ > left ? resident_aux_bytes_ + left : aux_target;
+    uint8_t* const from_page = reinterpret_cast<uint8_t*>(
+        reinterpret_cast<uintptr_t>(aux + resident_aux_bytes_) & ~(uintptr_t{page} - 1));
+    uint8_t* const to_page = std::min(base + bytes_, reinterpret_cast<uint8_t*>(RoundUp(
+                                                         reinterpret_cast<uintptr_t>(aux + to), page)));
+    if (!Populate(from_page, to_page)) return done;
+    done += to - resident_aux_bytes_;
+    resident_aux_bytes_ = to;
+  }
+  return done;
+}
+
 void ThreadRing::Prefault() {
-  if (!mapped_ || records_ == nullptr || resident_) return;  // heap buffers: calloc'ed, small
-  // One write per page is enough to fault it in; volatile so the stores are not elided.
-  volatile uint8_t* p = reinterpret_cast<volatile uint8_t*>(records_);
-  const size_t page = PageSize();
-  // The records and the first quarter of the aux area (args slots, see ArgsCapacityFor): the
-  // rest of aux is used only by ranges with args on most pushes and faults in on demand.
-  const size_t record_bytes =
-      static_cast<size_t>(static_cast<uint8_t*>(aux_) - reinterpret_cast<uint8_t*>(records_));
-  const size_t touched = std::min(bytes_, record_bytes + aux_bytes_ / 4 + page);
-  for (size_t off = 0; off < touched; off += page) p[off] = 0;
-  resident_ = true;
+  // The records and the first quarter of the side area (args slots, see ArgsCapacityFor): the
+  // rest of it is used only by ranges with args on most pushes.
+  MakeResident(record_bytes(), aux_bytes_ / 4 + 1, ~size_t{0});
 }
 
-void ThreadRing::PrefaultHead(size_t bytes) {
-  if (!mapped_ || records_ == nullptr || resident_) return;
-  volatile uint8_t* p = reinterpret_cast<volatile uint8_t*>(records_);
-  const size_t page = PageSize();
-  const size_t record_bytes =
-      static_cast<size_t>(static_cast<uint8_t*>(aux_) - reinterpret_cast<uint8_t*>(records_));
-  for (size_t off = 0; off < std::min(bytes, record_bytes); off += page) p[off] = 0;
-  if (aux_bytes_ > 0) static_cast<volatile uint8_t*>(aux_)[0] = 0;
-}
-
-void ThreadRing::Release() {
+void ThreadRing::ReleaseBeyond(size_t keep_record_bytes) {
   if (!mapped_ || records_ == nullptr) return;
-  if (madvise(records_, bytes_, MADV_DONTNEED) == 0) resident_ = false;
+  const size_t page = PageSize();
+  uint8_t* const base = reinterpret_cast<uint8_t*>(records_);
+  const size_t keep = std::min(RoundUp(keep_record_bytes, page), resident_record_bytes_);
+  // Keep the first page of the side area too (its first args slots), unless nothing is kept.
+  uint8_t* const aux_first_page = reinterpret_cast<uint8_t*>(
+      reinterpret_cast<uintptr_t>(aux_) & ~(uintptr_t{page} - 1));
+  if (keep == 0) {
+    if (madvise(base, bytes_, MADV_DONTNEED) != 0) return;
+    resident_record_bytes_ = 0;
+    resident_aux_bytes_ = 0;
+    return;
+  }
+  // Records past `keep` up to the side area's first page, then the side area past its first
+  // page (the first page is kept resident).
+  if (aux_first_page > base + keep) {
+    if (madvise(base + keep, static_cast<size_t>(aux_first_page - (base + keep)), MADV_DONTNEED) != 0)
+      return;
+  }
+  uint8_t* const aux_rest = aux_first_page + page;
+  if (base + bytes_ > aux_rest &&
+      madvise(aux_rest, static_cast<size_t>(base + bytes_ - aux_rest), MADV_DONTNEED) != 0)
+    return;
+  // Records that share the side area's first page stay resident with it.
+  const size_t below_aux = static_cast<size_t>(aux_first_page - base);
+  resident_record_bytes_ = keep >= below_aux ? RoundUp(record_bytes(), page) : keep;
+  resident_aux_bytes_ = std::min(resident_aux_bytes_,
+                                 static_cast<size_t>(aux_rest - static_cast<uint8_t*>(aux_)));
 }
 
 ThreadRing* ThreadRing::CompactCopy(size_t records, size_t aux_bytes) const {

@@ -2,10 +2,11 @@
 // Layer: kairos_activity. The fixed-size record a producer thread appends on the hot path,
 // and the per-thread buffer it appends to.
 // Threading: one producer (the owning thread) appends; the collector reads [0, size()) after
-// an acquire load of the write index. Reset/Prefault/Release are called either by the
-// producer or by the controller thread under the recorder's registry mutex while the epoch
-// the producer would record under is not the one the buffer serves (see cpu_recorder.cc),
-// never while the collector reads it.
+// an acquire load of the write index. Reset/ReleaseBeyond are called either by the producer
+// or by the controller thread under the recorder's registry mutex while the epoch the
+// producer would record under is not the one the buffer serves (see cpu_recorder.cc), never
+// while the collector reads it. MakeResident/Prefault are called under the registry mutex,
+// also by the ring feeder while the producer appends (they never write a byte).
 #ifndef KAIROS_SRC_ACTIVITY_THREAD_RING_H_
 #define KAIROS_SRC_ACTIVITY_THREAD_RING_H_
 
@@ -45,8 +46,8 @@ static_assert(alignof(RingRecord) == 8, "RingRecord alignment");
 // thread that read a stale epoch lands in a fresh zero page instead of freed memory).
 class ThreadRing {
  public:
-  // Allocates `capacity` records plus `aux_bytes`; with `prefault`, touches every page now
-  // so appends never take a page fault. Allocation failure leaves capacity 0 (every append
+  // Allocates `capacity` records plus `aux_bytes` (address space only, for mapped buffers);
+  // with `prefault`, makes every record page resident now (Prefault). Allocation failure leaves capacity 0 (every append
   // is dropped and counted), never throws.
   ThreadRing(size_t capacity, size_t aux_bytes, bool prefault);
   ~ThreadRing();
@@ -71,17 +72,41 @@ class ThreadRing {
     size_.store(0, std::memory_order_release);
     dropped_.store(0, std::memory_order_relaxed);
   }
-  // Touches every page (after Release, or when constructed without prefault); a no-op while
-  // the pages are resident.
+  // Resident memory grows with use, ahead of the writer, on kairos' threads (never the
+  // producer's: a first touch of a fresh page costs the writer a page fault, 2-3 us under a
+  // hypervisor). The calls below are made under the recorder's registry mutex.
+  //
+  // Makes the pages holding records [0, record_bytes) and side-area bytes [0, aux_bytes)
+  // resident, populating at most `budget` bytes of new pages (callers bound how long they
+  // hold the registry mutex); returns the bytes populated. Never changes a byte: pages the
+  // writer already reached keep what it wrote. A no-op for heap buffers (resident).
+  size_t MakeResident(size_t record_bytes, size_t aux_bytes, size_t budget);
+  // Touches every page of the records and the first quarter of the side area (tests, and
+  // buffers too small to grow in steps).
   void Prefault();
-  // Touches the pages of the first `bytes` of records and the first page of the side area
-  // (a thread's first records and args). resident() stays false, so a later Prefault()
-  // touches the rest.
-  void PrefaultHead(size_t bytes);
-  // Returns the pages to the kernel (contents become zero; the buffer stays usable and
-  // refaults on use). Only for mapped buffers; a no-op for small heap ones.
-  void Release();
-  bool resident() const { return resident_; }
+  // Returns the pages past the first `keep_record_bytes` of records (and past the first page
+  // of the side area) to the kernel: contents there become zero; the buffer stays usable and
+  // refaults on use. Only for mapped buffers; a no-op for small heap ones.
+  void ReleaseBeyond(size_t keep_record_bytes);
+  void Release() { ReleaseBeyond(0); }
+  // Bytes of records / side area made resident since the last release (page-aligned).
+  size_t resident_record_bytes() const { return resident_record_bytes_; }
+  size_t resident_aux_bytes() const { return resident_aux_bytes_; }
+  size_t record_bytes() const { return capacity_ * sizeof(RingRecord); }
+  bool resident() const { return resident_record_bytes_ >= record_bytes(); }
+  // The ring feeder's bookkeeping (registry mutex). The rates outlive a window: a writer's
+  // speed in one window sizes the lead made resident at the next warm-up.
+  struct FeedState {
+    size_t records = 0;       // size() at the feeder's last pass in this window
+    size_t args = 0;          // args slots used at that pass
+    int64_t last_ns = 0;      // steady-clock time of that pass; 0 = none yet in this window
+    double record_bytes_per_ns = 0;
+    double args_bytes_per_ns = 0;
+    // What the previous window used: the next warm-up makes that much resident too (a
+    // window is likely to look like the last one).
+    size_t last_window_record_bytes = 0;
+    size_t last_window_args_bytes = 0;
+  } feed;
   // Adds `n` to the drop count (records a compacted copy could not keep).
   void AddDropped(uint64_t n) { dropped_.fetch_add(n, std::memory_order_relaxed); }
   // Copies the first `records` records and `aux_bytes` of the side area into a new buffer
@@ -105,7 +130,8 @@ class ThreadRing {
   size_t aux_bytes_ = 0;
   size_t bytes_ = 0;  // whole allocation
   bool mapped_ = false;
-  bool resident_ = false;  // every page touched since the last Release
+  size_t resident_record_bytes_ = 0;  // see resident_record_bytes()
+  size_t resident_aux_bytes_ = 0;
   std::atomic<size_t> size_{0};
   std::atomic<uint64_t> dropped_{0};
 };

@@ -72,7 +72,7 @@ struct Config {
   int64_t pm_sampling_device_id = -1;                 // CUPTI_PM_SAMPLING_DEVICE_ID
 
   // ---- kairos keys (KAIROS_ prefix, docs/CONFIG.md) ----
-  int64_t cpu_buffer_kb_per_thread = 1024;            // KAIROS_CPU_BUFFER_KB_PER_THREAD
+  int64_t cpu_buffer_kb_per_thread = 65536;           // KAIROS_CPU_BUFFER_KB_PER_THREAD
   int64_t max_threads = 256;                          // KAIROS_MAX_THREADS
   OutputFormat output_format = OutputFormat::kAuto;   // KAIROS_OUTPUT_FORMAT
   std::vector<std::string> extra_outputs;             // KAIROS_EXTRA_OUTPUTS (more paths, same session)

@@ -1,0 +1,48 @@
+// File: ring_feeder.cc — see ring_feeder.h.
+// Layer: kairos_activity. Threading: see ring_feeder.h.
+#include "activity/ring_feeder.h"
+
+#include <chrono>
+
+#include "activity/cpu_recorder.h"
+#include "thread_name.h"
+
+namespace kairos::internal {
+
+void RingFeeder::Start(uint32_t epoch) {
+  Stop();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = false;
+  }
+  thread_ = std::thread([this, epoch] { Loop(epoch); });
+}
+
+void RingFeeder::Stop() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void RingFeeder::Loop(uint32_t epoch) {
+  NameThisThread("prefault");
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    lock.unlock();
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    const FeedPass pass = FeedRings(epoch, now);
+    populated_bytes_.fetch_add(pass.populated_bytes, std::memory_order_relaxed);
+    passes_.fetch_add(1, std::memory_order_relaxed);
+    lock.lock();
+    if (pass.behind) continue;  // a writer outruns the chunk bound: no sleep
+    cv_.wait_for(lock, std::chrono::milliseconds(kFeedPeriodMs), [this] { return stop_; });
+  }
+}
+
+}  // namespace kairos::internal

@@ -1,0 +1,262 @@
+// File: ring_feeder_test.cc
+// Layer: test/core. Rings grow resident memory with use, ahead of the writer, off the
+// writer's thread: ThreadRing::MakeResident / ReleaseBeyond checked page by page against the
+// kernel's own view (mincore), and the feeder's pass (FeedRings) driven with explicit times
+// so the rate, lead and chunk arithmetic are exact. No feeder thread runs in these cases:
+// a session is never started, recording is switched on by storing the epoch.
+// Threading: single-threaded.
+#include "activity/cpu_recorder.h"
+
+#include <catch2/catch.hpp>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace kairos::internal {
+namespace {
+
+size_t Page() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+size_t RoundUp(size_t n) { return (n + Page() - 1) / Page() * Page(); }
+
+// Resident pages among the first `bytes` after `p` (p page-aligned), per the kernel.
+size_t ResidentPages(const void* p, size_t bytes) {
+  std::vector<unsigned char> v(RoundUp(bytes) / Page());
+  REQUIRE(mincore(const_cast<void*>(p), RoundUp(bytes), v.data()) == 0);
+  size_t n = 0;
+  for (unsigned char c : v) n += c & 1;
+  return n;
+}
+
+RingRecord Rec(uint32_t i) {
+  return RingRecord{1000u + i, i, i, 0, RecordType::kMark, {0, 0, 0}};
+}
+
+TEST_CASE("MakeResident populates exactly the pages asked, and never changes a byte") {
+  constexpr size_t kCap = 1u << 20;  // 24 MiB of records, mapped
+  ThreadRing ring(kCap, 4u << 20, false);
+  REQUIRE(ring.mapped());
+  const void* base = &ring.at(0);
+  CHECK(ResidentPages(base, ring.record_bytes()) == 0);
+  CHECK(ring.resident_record_bytes() == 0);
+  // The writer went first into the first 10 records (it faulted one page itself).
+  for (uint32_t i = 0; i < 10; ++i) REQUIRE(ring.Append(Rec(i)));
+  CHECK(ResidentPages(base, ring.record_bytes()) == 1);
+
+  const size_t got = ring.MakeResident(3 * Page() + 1, 0, ~size_t{0});
+  CHECK(got == 4 * Page());
+  CHECK(ring.resident_record_bytes() == 4 * Page());
+  CHECK(ResidentPages(base, ring.record_bytes()) == 4);
+  for (uint32_t i = 0; i < 10; ++i) CHECK(ring.at(i).raw_time == 1000u + i);
+
+  // A budget bounds one call; the next call goes on from there.
+  CHECK(ring.MakeResident(100 * Page(), 0, 8 * Page()) == 8 * Page());
+  CHECK(ring.resident_record_bytes() == 12 * Page());
+  CHECK(ResidentPages(base, ring.record_bytes()) == 12);
+  CHECK(ring.MakeResident(100 * Page(), 0, ~size_t{0}) == 88 * Page());
+  CHECK(ResidentPages(base, ring.record_bytes()) == 100);
+  // Asking again for what is resident populates nothing.
+  CHECK(ring.MakeResident(100 * Page(), 0, ~size_t{0}) == 0);
+
+  // The side area grows on its own count; asking past its end stops at the mapping's end.
+  const size_t aux_got = ring.MakeResident(0, 2 * Page(), ~size_t{0});
+  CHECK(aux_got == 2 * Page());
+  CHECK(ring.resident_aux_bytes() == 2 * Page());
+  ring.MakeResident(ring.record_bytes() + Page(), ring.aux_bytes() + Page(), ~size_t{0});
+  CHECK(ring.resident());
+  CHECK(ResidentPages(base, ring.record_bytes() + ring.aux_bytes()) ==
+        RoundUp(ring.record_bytes() + ring.aux_bytes()) / Page());
+}
+
+TEST_CASE("ReleaseBeyond returns every page past the head and keeps the head's bytes") {
+  constexpr size_t kCap = 1u << 18;  // 6 MiB of records
+  ThreadRing ring(kCap, 1u << 20, true);
+  REQUIRE(ring.resident());
+  const void* base = &ring.at(0);
+  const size_t all = ResidentPages(base, ring.record_bytes());
+  CHECK(all == RoundUp(ring.record_bytes()) / Page());
+  for (uint32_t i = 0; i < 1000; ++i) REQUIRE(ring.Append(Rec(i)));
+
+  ring.ReleaseBeyond(2 * Page());
+  CHECK(ring.resident_record_bytes() == 2 * Page());
+  // 6 MiB of records end on a page boundary: the side area's first page is the next one.
+  CHECK(ResidentPages(base, ring.record_bytes()) == 2);
+  CHECK(ResidentPages(ring.aux(), Page()) == 1);
+  CHECK(ResidentPages(static_cast<const char*>(ring.aux()) + Page(), ring.aux_bytes() - Page()) == 0);
+  // The head kept its records; past it the contents are gone (zero pages).
+  const size_t per_page = Page() / sizeof(RingRecord);
+  CHECK(ring.at(per_page - 1).raw_time == 1000u + per_page - 1);
+  CHECK(ring.at(3 * per_page).raw_time == 0);
+
+  ring.Release();
+  CHECK(ring.resident_record_bytes() == 0);
+  CHECK(ring.resident_aux_bytes() == 0);
+  CHECK(ResidentPages(base, ring.record_bytes() + ring.aux_bytes()) == 0);
+}
+
+// Runs `body` on a new thread: each case starts with a thread that never recorded (no
+// remembered rate, no state).
+template <typename F>
+void OnFreshThread(F&& body) {
+  std::thread t(body);
+  t.join();
+}
+
+// Switches recording on for a fresh epoch without a session (so no feeder thread runs) and
+// returns it; the calling thread's first record arms its state with the head resident.
+uint32_t RecordWithoutFeeder(CpuRecorder& rec, size_t ring_records) {
+  (void)ring_records;
+  const uint32_t epoch = rec.Prepare(Config{});
+  g_cpu_epoch.store(epoch, std::memory_order_release);
+  return epoch;
+}
+
+TEST_CASE("a feeder pass keeps the writer's measured rate x 32 ms resident ahead of it") {
+  OnFreshThread([] {
+  constexpr size_t kRecords = 4u << 20;  // 96 MiB of address space
+  CpuRecorder rec(CpuRecorderOptions{kRecords, 8, 0});
+  const uint32_t epoch = RecordWithoutFeeder(rec, kRecords);
+  PushRange("first");
+  PopRange();
+  ThreadState* s = t_thread_state;
+  REQUIRE(s != nullptr);
+  ThreadRing* ring = s->ring_storage.get();
+  REQUIRE(ring != nullptr);
+  REQUIRE(ring->capacity() == kRecords);
+  // The first record armed the state on this thread with only the head resident.
+  CHECK(ring->resident_record_bytes() == kPreArmedPrefaultBytes);
+
+  // Pass 1 (t = 1 s): no rate yet, a ring with records gets the minimum lead.
+  FeedRings(epoch, 1'000'000'000);
+  const size_t used1 = ring->size() * sizeof(RingRecord);
+  CHECK(ring->resident_record_bytes() == RoundUp(used1 + kFeedMinLeadBytes));
+
+  // 100,000 ranges (4.8 MB) in the next 10 ms: 0.48 B/ns, a lead of 15.36 MB at 32 ms.
+  for (int i = 0; i < 100000; ++i) {
+    PushRange("step");
+    PopRange();
+  }
+  const size_t used2 = ring->size() * sizeof(RingRecord);
+  REQUIRE(used2 == used1 + 100000 * 2 * sizeof(RingRecord));
+  const FeedPass p2 = FeedRings(epoch, 1'010'000'000);
+  const double rate = 4'800'000.0 / 10'000'000.0;
+  CHECK(ring->feed.record_bytes_per_ns == Approx(rate));
+  const size_t target = used2 + static_cast<size_t>(rate * kFeedLeadNs);
+  // One pass populates at most one chunk per ring, and says it is behind.
+  CHECK(p2.populated_bytes == kFeedChunkBytes);
+  CHECK(p2.behind);
+  // Passes at the same instant measure no new rate and finish the lead chunk by chunk.
+  int passes = 0;
+  while (FeedRings(epoch, 1'010'000'000).behind) ++passes;
+  CHECK(passes == static_cast<int>((RoundUp(target) - RoundUp(used1 + kFeedMinLeadBytes)) /
+                                   kFeedChunkBytes) - 1);
+  CHECK(ring->resident_record_bytes() == RoundUp(target));
+  CHECK(ResidentPages(&ring->at(0), ring->record_bytes()) == RoundUp(target) / Page());
+
+  // A quiet millisecond lowers the rate by the decay only (a half-life of 16 ms).
+  FeedRings(epoch, 1'011'000'000);
+  CHECK(ring->feed.record_bytes_per_ns == Approx(rate * std::exp2(-1.0 / 16)));
+
+  // No args were stored: the args area stays at its first page.
+  CHECK(ring->resident_aux_bytes() == Page());
+
+  g_cpu_epoch.store(0, std::memory_order_release);
+  rec.Reset();
+  // After the window only the armed head stays resident; the rate is remembered.
+  CHECK(ring->resident_record_bytes() == kArmedHeadBytes);
+  CHECK(ring->feed.record_bytes_per_ns > 0);
+  });
+}
+
+TEST_CASE("the next window's lead is resident before its first record (remembered rate)") {
+  OnFreshThread([] {
+  constexpr size_t kRecords = 4u << 20;
+  CpuRecorder rec(CpuRecorderOptions{kRecords, 8, 0});
+  uint32_t epoch = RecordWithoutFeeder(rec, kRecords);
+  PushRange("a");
+  PopRange();
+  ThreadRing* ring = t_thread_state->ring_storage.get();
+  FeedRings(epoch, 5'000'000'000);
+  for (int i = 0; i < 50000; ++i) {
+    PushRange("b");
+    PopRange();
+  }
+  FeedRings(epoch, 5'010'000'000);  // 2.4 MB in 10 ms
+  const double rate = ring->feed.record_bytes_per_ns;
+  CHECK(rate == Approx(0.24));
+  g_cpu_epoch.store(0, std::memory_order_release);
+  rec.Reset();
+  CHECK(ring->resident_record_bytes() == kArmedHeadBytes);
+
+  // Next window: re-arming (warm-up) keeps the head; the first pass, before any record,
+  // makes the remembered rate's lead resident (7.68 MB: more than the 2.4 MB used).
+  const size_t used = ring->feed.last_window_record_bytes;
+  CHECK(used == 50001 * 2 * sizeof(RingRecord));
+  epoch = rec.Prepare(Config{});
+  ArmRegisteredThreads(epoch);
+  REQUIRE(t_thread_state->epoch.load() == epoch);
+  REQUIRE(ring->size() == 0);
+  while (FeedRings(epoch, 9'000'000'000).behind) {
+  }
+  CHECK(ring->resident_record_bytes() == RoundUp(static_cast<size_t>(rate * kFeedLeadNs)));
+  // This window writes the same 2.4 MB slowly, over 10 s: the rate falls to 0.00024 B/ns
+  // (a lead of the minimum 256 KiB).
+  g_cpu_epoch.store(epoch, std::memory_order_release);
+  for (int i = 0; i < 50000; ++i) {
+    PushRange("b");
+    PopRange();
+  }
+  FeedRings(epoch, 19'000'000'000);
+  CHECK(ring->feed.record_bytes_per_ns == Approx(2'400'000.0 / 10e9));
+  g_cpu_epoch.store(0, std::memory_order_release);
+  rec.Reset();
+
+  // The next window's warm-up still makes what the last window used (2.4 MB) resident
+  // before the first record, not just the slow writer's lead.
+  epoch = rec.Prepare(Config{});
+  ArmRegisteredThreads(epoch);
+  while (FeedRings(epoch, 29'000'000'000).behind) {
+  }
+  CHECK(ring->resident_record_bytes() == RoundUp(50000 * 2 * sizeof(RingRecord)));
+  rec.Reset();
+  });
+}
+
+TEST_CASE("an idle thread's ring keeps only its head; args slots grow only when used") {
+  OnFreshThread([] {
+  constexpr size_t kRecords = 1u << 20;
+  CpuRecorder rec(CpuRecorderOptions{kRecords, 8, 0});
+  const uint32_t epoch = RecordWithoutFeeder(rec, kRecords);
+  RangeArgs args;
+  args.cpu_op = 1;
+  args.input_dims = "[[2, 3]]";
+  PushRange("op", &args);
+  PopRange();
+  ThreadRing* ring = t_thread_state->ring_storage.get();
+  FeedRings(epoch, 1'000'000'000);
+  const size_t aux1 = ring->resident_aux_bytes();
+  CHECK(aux1 == RoundUp(sizeof(StoredArgs) + kFeedMinLeadBytes));
+  for (int i = 0; i < 10000; ++i) {
+    PushRange("op", &args);
+    PopRange();
+  }
+  FeedRings(epoch, 1'001'000'000);
+  const size_t used_args = 10001 * sizeof(StoredArgs);
+  const double args_rate = 10000.0 * sizeof(StoredArgs) / 1'000'000.0;
+  CHECK(ring->feed.args_bytes_per_ns == Approx(args_rate));
+  while (FeedRings(epoch, 1'001'000'000).behind) {
+  }
+  CHECK(ring->resident_aux_bytes() ==
+        std::min(RoundUp(used_args + static_cast<size_t>(args_rate * kFeedLeadNs)),
+                 ring->aux_bytes()));
+  g_cpu_epoch.store(0, std::memory_order_release);
+  rec.Reset();
+  });
+}
+
+}  // namespace
+}  // namespace kairos::internal
