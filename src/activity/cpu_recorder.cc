@@ -725,7 +725,7 @@ double UpdatedRate(double old_rate, size_t grown_bytes, int64_t dt_ns) {
 
 }  // namespace
 
-FeedPass FeedRings(uint32_t epoch, int64_t now_ns) {
+FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
   FeedPass pass;
   Registry* reg = g_registry.load(std::memory_order_acquire);
   if (reg == nullptr) return pass;
@@ -738,7 +738,20 @@ FeedPass FeedRings(uint32_t epoch, int64_t now_ns) {
     ThreadRing::FeedState& f = ring->feed;
     const size_t n = ring->size();
     const size_t a = s->args_used.load(std::memory_order_relaxed);
-    if (f.last_ns != 0 && now_ns > f.last_ns) {
+    if (f.last_ns == 0 && n > 0 && clock.ns_per_tick > 0) {
+      // The first record's time on the steady clock; a writer younger than 10 us is left
+      // to the next pass (too few records to say).
+      const double first_ns =
+          static_cast<double>(clock.ns) -
+          (static_cast<double>(clock.raw) - static_cast<double>(ring->at(0).raw_time)) * clock.ns_per_tick;
+      const double age = static_cast<double>(now_ns) - first_ns;
+      if (age >= 10'000) {
+        f.record_bytes_per_ns =
+            std::max(f.record_bytes_per_ns, static_cast<double>(n * sizeof(RingRecord)) / age);
+        f.args_bytes_per_ns =
+            std::max(f.args_bytes_per_ns, static_cast<double>(a * sizeof(StoredArgs)) / age);
+      }
+    } else if (f.last_ns != 0 && now_ns > f.last_ns) {
       const int64_t dt = now_ns - f.last_ns;
       f.record_bytes_per_ns =
           UpdatedRate(f.record_bytes_per_ns, (n - std::min(n, f.records)) * sizeof(RingRecord), dt);

@@ -348,7 +348,9 @@ inline constexpr size_t kArmedHeadBytes = 256u << 10;
 // ring that has records), and at least what the ring's previous window used; at most
 // kFeedChunkBytes per ring per pass. Takes the registry
 // mutex for the pass. Any kairos thread; never the application's.
-FeedPass FeedRings(uint32_t epoch, int64_t now_ns);
+// A ring seen with records for the first time in a window gets its writer's rate from its
+// own timestamps (first record to now, through `clock`) at once, not one pass later.
+FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock = {});
 
 // Switches recording off if `epoch` is the one recording (a cancelled armed request).
 void DisableEpoch(uint32_t epoch);

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "activity/cpu_recorder.h"
+#include "clock.h"
 #include "thread_name.h"
 
 namespace kairos::internal {
@@ -30,13 +31,23 @@ void RingFeeder::Stop() {
 
 void RingFeeder::Loop(uint32_t epoch) {
   NameThisThread("prefault");
+  const auto steady_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  // The raw clock's rate, measured over this thread's life (from 1 ms on).
+  const uint64_t raw0 = ReadRawClock();
+  const int64_t ns0 = steady_ns();
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     lock.unlock();
-    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count();
-    const FeedPass pass = FeedRings(epoch, now);
+    FeedClock clock;
+    clock.raw = ReadRawClock();
+    clock.ns = steady_ns();
+    if (clock.ns - ns0 >= 1'000'000 && clock.raw > raw0)
+      clock.ns_per_tick = static_cast<double>(clock.ns - ns0) / static_cast<double>(clock.raw - raw0);
+    const FeedPass pass = FeedRings(epoch, clock.ns, clock);
     populated_bytes_.fetch_add(pass.populated_bytes, std::memory_order_relaxed);
     passes_.fetch_add(1, std::memory_order_relaxed);
     lock.lock();

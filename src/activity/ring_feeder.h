@@ -32,6 +32,14 @@ inline constexpr int kFeedPeriodMs = 1;
 // How long a warm-up may spend making remembered leads resident before the window opens.
 inline constexpr int64_t kWarmupFeedNs = 200'000'000;
 
+// The raw clock (the records' time base) against steady-clock ns: a reading of each, taken
+// together, and the raw clock's rate. ns_per_tick 0 = not measured yet.
+struct FeedClock {
+  uint64_t raw = 0;
+  int64_t ns = 0;
+  double ns_per_tick = 0;
+};
+
 struct FeedPass {
   uint64_t populated_bytes = 0;
   bool behind = false;  // some ring is still short of its target (run the next pass now)

@@ -172,6 +172,39 @@ TEST_CASE("a feeder pass keeps the writer's measured rate x 32 ms resident ahead
   });
 }
 
+TEST_CASE("a writer seen for the first time gets its rate from its own timestamps") {
+  OnFreshThread([] {
+  constexpr size_t kRecords = 4u << 20;
+  CpuRecorder rec(CpuRecorderOptions{kRecords, 8, 0});
+  const uint32_t epoch = RecordWithoutFeeder(rec, kRecords);
+  PushRange("a");
+  PopRange();
+  for (int i = 0; i < 99999; ++i) {
+    PushRange("b");
+    PopRange();
+  }
+  ThreadRing* ring = t_thread_state->ring_storage.get();
+  // Raw ticks read as ns (1 tick = 1 ns): the first record was 4 ms before `now`, so the
+  // 4.8 MB written are 1.2 B/ns, a lead of 38.4 MB, at the first pass.
+  const uint64_t first_raw = ring->at(0).raw_time;
+  const int64_t now = 7'000'000'000;
+  FeedClock clock;
+  clock.raw = first_raw + 4'000'000;
+  clock.ns = now;
+  clock.ns_per_tick = 1.0;
+  FeedRings(epoch, now, clock);
+  CHECK(ring->feed.record_bytes_per_ns == Approx(100000 * 2 * sizeof(RingRecord) / 4e6));
+  while (FeedRings(epoch, now, clock).behind) {
+  }
+  CHECK(ring->resident_record_bytes() ==
+        RoundUp(100000 * 2 * sizeof(RingRecord) +
+                static_cast<size_t>(100000 * 2 * sizeof(RingRecord) / 4e6 * kFeedLeadNs)));
+  // Without a measured clock the first pass can only give the minimum lead.
+  g_cpu_epoch.store(0, std::memory_order_release);
+  rec.Reset();
+  });
+}
+
 TEST_CASE("the next window's lead is resident before its first record (remembered rate)") {
   OnFreshThread([] {
   constexpr size_t kRecords = 4u << 20;
