@@ -291,5 +291,51 @@ TEST_CASE("an idle thread's ring keeps only its head; args slots grow only when 
   });
 }
 
+TEST_CASE("a session's feeder populates beside a writer without changing a record") {
+  // The real feeder thread, a writer filling 48 MB beside it: every record is kept, in
+  // order, and the pages came from the feeder (memory followed use, not the ring's size).
+  constexpr size_t kRecords = 4u << 20;  // 96 MiB ring
+  constexpr int kRanges = 1'000'000;
+  CpuRecorder rec(CpuRecorderOptions{kRecords, 8, 0});
+  REQUIRE(rec.StartWarmup(Config{}).ok());
+  rec.StartRecording(0);
+  const uint64_t start_raw = ReadRawClock();
+  size_t used = 0;
+  std::thread writer([&] {
+    for (int i = 0; i < kRanges; ++i) {
+      PushRange("w");
+      PopRange();
+    }
+    ThreadRing* ring = t_thread_state->ring_storage.get();
+    used = ring->size() * sizeof(RingRecord);
+  });
+  writer.join();
+  rec.StopRecording(0);
+  ClockConverter clock;
+  clock.SetForTest(0, 0, 1.0);
+  rec.SetWindow(start_raw, ReadRawClock(), clock, false);
+  TraceData data;
+  rec.Collect(data);
+  data.SortTracks();
+  size_t ranges = 0;
+  bool ordered = true;
+  for (const auto& events : data.events_by_track) {
+    int64_t last_start = 0;
+    for (const Event& e : events) {
+      if (e.kind != EventKind::kUserAnnotation) continue;
+      ++ranges;
+      ordered = ordered && e.start_ns >= last_start && e.end_ns >= e.start_ns;
+      last_start = e.start_ns;
+    }
+  }
+  CHECK(ranges == static_cast<size_t>(kRanges));
+  CHECK(ordered);
+  CHECK(data.stats.at("cpu_dropped") == 0);
+  CHECK(used == size_t{kRanges} * 2 * sizeof(RingRecord));
+  CHECK(rec.feeder().passes() > 0);
+  CHECK(rec.feeder().populated_bytes() > 0);
+  rec.Reset();
+}
+
 }  // namespace
 }  // namespace kairos::internal
