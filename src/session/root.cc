@@ -2,13 +2,13 @@
 // after-fork hook, the exit hook and the opt-in flush on SIGTERM/SIGINT.
 // Layer: kairos_session. Threading: GetRoot is thread-safe (call_once, then an acquire
 // load); the fork hook runs in the child with only the forking thread alive; the signal
-// handler does only async-signal-safe work (write, poll, sigaction, raise).
+// handler does only async-signal-safe work (write, sigaction, raise) and waits for nothing.
 #include "session/root.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -119,14 +119,18 @@ void RegisterBuiltinSources(Profiler& session, bool load_cupti_now, Telemetry* t
 }
 
 // ---- Flush on SIGTERM/SIGINT (KAIROS_FLUSH_ON_SIGNAL=1) ----
-// The handler cannot take the session mutex (the interrupted thread may hold it), so it
-// wakes a watcher thread through a pipe and waits, bounded, for its answer; then it runs the
-// handler that was installed before kairos' (or the default action).
+// The handler takes no lock and waits for nothing: the interrupted thread may hold a lock the
+// flush needs (the session mutex in kairos_set_metadata, a name table in kairos_range_push),
+// so it only wakes a watcher thread through a pipe and returns, and the interrupted code
+// runs on and releases it. The watcher closes and writes the window (within the exit bound),
+// then hands the signal, with its original siginfo, to the disposition installed before
+// kairos' (the default action, or the program's handler). A second SIGTERM/SIGINT while the
+// watcher flushes goes to that disposition at once.
 int g_sig_wake[2] = {-1, -1};
-int g_sig_done[2] = {-1, -1};
 std::atomic<bool> g_sig_watcher_alive{false};
 std::atomic<bool> g_sig_in_progress{false};
 struct sigaction g_prev_term, g_prev_int;
+siginfo_t g_sig_info;  // the signal being flushed for (written by the handler before the wake)
 
 void ChainToPrevious(int sig, siginfo_t* info, void* ctx) {
   const struct sigaction& prev = sig == SIGTERM ? g_prev_term : g_prev_int;
@@ -146,21 +150,34 @@ void ChainToPrevious(int sig, siginfo_t* info, void* ctx) {
 void FlushSignalHandler(int sig, siginfo_t* info, void* ctx) {
   const int saved_errno = errno;
   if (g_sig_watcher_alive.load() && !g_sig_in_progress.exchange(true)) {
+    if (info != nullptr) {
+      g_sig_info = *info;
+    } else {
+      g_sig_info = siginfo_t{};
+      g_sig_info.si_signo = sig;
+      g_sig_info.si_code = SI_USER;
+    }
     const char byte = static_cast<char>(sig);
     if (write(g_sig_wake[1], &byte, 1) == 1) {
-      struct pollfd p = {g_sig_done[0], POLLIN, 0};
-      // The watcher's own wait is bounded by the exit bound; one more second for it to answer.
-      int64_t left_ms = kMaxExitFlushMs + 1000;
-      while (left_ms > 0) {
-        const int r = poll(&p, 1, 100);
-        if (r > 0) break;
-        if (r < 0 && errno != EINTR) break;
-        left_ms -= 100;
-      }
+      errno = saved_errno;
+      return;  // the watcher delivers the signal to the previous disposition after the flush
     }
   }
   errno = saved_errno;
   ChainToPrevious(sig, info, ctx);
+}
+
+// Watcher side: gives `sig` to the disposition installed before kairos', as if it arrived
+// now. The watcher blocks SIGTERM/SIGINT, so the kernel delivers it to a thread of the
+// program; re-queued with the original siginfo (a process may queue any si_code to itself),
+// so the program's handler sees the real sender.
+void RedeliverToPrevious(int sig) {
+  const struct sigaction& prev = sig == SIGTERM ? g_prev_term : g_prev_int;
+  sigaction(sig, &prev, nullptr);
+  if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler == SIG_IGN) return;
+  siginfo_t info = g_sig_info;
+  info.si_signo = sig;
+  if (syscall(SYS_rt_sigqueueinfo, getpid(), sig, &info) != 0) kill(getpid(), sig);
 }
 
 void SignalWatcherMain() {
@@ -172,15 +189,13 @@ void SignalWatcherMain() {
     if (n <= 0) return;
     KAIROS_LOG_INFO("signal %d: closing and writing the open trace window", byte);
     GetRoot().session.AtExit();
-    const char done = 1;
-    (void)!write(g_sig_done[1], &done, 1);
+    RedeliverToPrevious(byte);
   }
 }
 
 void InstallFlushOnSignal() {
   if (pipe2(g_sig_wake, O_CLOEXEC) != 0) return;
-  if (pipe2(g_sig_done, O_CLOEXEC) != 0) return;
-  // The watcher must never run the handler itself (it would wait for its own answer).
+  // The watcher must never receive the signals it hands on (they would wake it again).
   sigset_t block, old;
   sigemptyset(&block);
   sigaddset(&block, SIGTERM);
