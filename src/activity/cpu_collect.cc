@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "activity/cpu_recorder.h"
 
 namespace kairos::internal {
@@ -61,6 +62,7 @@ class Collector {
   absl::flat_hash_map<uint32_t, uint64_t> ended_;
   uint64_t dropped_ = 0, unmatched_pops_ = 0, unmatched_ends_ = 0, unfinished_ = 0;
   uint64_t names_dropped_ = 0, names_truncated_ = 0, args_dropped_ = 0, threads_ = 0;
+  uint64_t kept_ = 0;  // records read from the rings
 
  public:
   uint64_t alloc_failures = 0;  // set before Finish
@@ -111,6 +113,7 @@ void Collector::AddThread(ThreadState& s) {
   // Threads armed in warm-up that recorded nothing are not counted.
   if (n == 0 && ring.dropped() == 0) return;
   ++threads_;
+  kept_ += n;
   dropped_ += ring.dropped();
   names_dropped_ += s.names_dropped.load(std::memory_order_relaxed);
   names_truncated_ += s.names_truncated.load(std::memory_order_relaxed);
@@ -242,6 +245,16 @@ void Collector::Finish(bool start_is_step_boundary) {
   }
 
   data_.AddStat("cpu_dropped", dropped_ + alloc_failures);
+  // A loss is said in words too: a reader of the trace (or its summary) should not have to
+  // know which stat to look at to learn that most of a thread's window is missing.
+  if (const uint64_t lost = dropped_ + alloc_failures; lost > 0) {
+    const uint64_t all = lost + kept_;
+    data_.warnings.push_back(absl::StrCat(
+        "cpu: ", lost, " of ", all, " range records dropped (",
+        absl::StrFormat("%.1f", 100.0 * static_cast<double>(lost) / static_cast<double>(all)),
+        "%): a thread's ring was full (KAIROS_CPU_BUFFER_KB_PER_THREAD) or it was over "
+        "KAIROS_MAX_THREADS; the trace misses them (cpu_dropped)"));
+  }
   data_.AddStat("cpu_alloc_failures", alloc_failures);
   data_.AddStat("cpu_names_truncated", names_truncated_);
   data_.AddStat("cpu_unmatched_pops", unmatched_pops_);

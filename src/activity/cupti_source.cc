@@ -491,6 +491,15 @@ void CuptiSource::AddStats(TraceData& data) {
   const ConvertStats& s = converter_->stats();
   CuptiBufferPool& pool = ProcessCuptiPool();
   data.AddStat("cupti_dropped", cupti_dropped_);
+  // Losses said in words as well (the stats count them; kairos_warnings says they happened).
+  const uint64_t refused = pool.refused() - refused_at_start_;
+  if (cupti_dropped_ > 0 || refused > 0 || s.store_full > 0) {
+    data.warnings.push_back(absl::StrCat(
+        "cuda: GPU records lost: ", cupti_dropped_, " dropped by CUPTI, ", refused,
+        " buffers refused, ", s.store_full,
+        " over the event store; raise ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB (cupti_dropped, "
+        "cupti_buffers_refused, cupti_event_store_full)"));
+  }
   data.AddStat("cupti_buffers_refused", pool.refused() - refused_at_start_);
   data.AddStat("cupti_foreign_buffers", pool.foreign() - foreign_at_start_);
   data.AddStat("cupti_out_of_range", s.out_of_range - warmup_drops_.out_of_range);

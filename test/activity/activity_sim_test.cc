@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -189,6 +190,11 @@ TEST_CASE("sim: withheld buffers are counted as drops", "[.withhold]") {
   const uint64_t dropped = Stat(data, "cupti_dropped");
   INFO("dropped " << dropped);
   CHECK(dropped >= 13 + 2 + 1 + 10);
+  const std::string said = "cuda: GPU records lost: " + std::to_string(dropped) +
+                           " dropped by CUPTI, 0 buffers refused, 0 over the event store; raise "
+                           "ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB (cupti_dropped, "
+                           "cupti_buffers_refused, cupti_event_store_full)";
+  CHECK(std::count(data.warnings.begin(), data.warnings.end(), said) == 1);
 }
 
 TEST_CASE("sim: the device stops mid-window", "[.stop]") {

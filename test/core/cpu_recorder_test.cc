@@ -128,6 +128,12 @@ TEST_CASE("a full ring drops and counts exactly what did not fit") {
   REQUIRE(d.events_by_track.size() == 1);
   CHECK(d.events_by_track[0].size() == 4);
   CHECK(d.stats.at("cpu_dropped") == 12);
+  // ... and says so in words (kairos_warnings), with the share lost.
+  REQUIRE(d.warnings.size() == 1);
+  CHECK(d.warnings[0] ==
+        "cpu: 12 of 20 range records dropped (60.0%): a thread's ring was full "
+        "(KAIROS_CPU_BUFFER_KB_PER_THREAD) or it was over KAIROS_MAX_THREADS; the trace misses "
+        "them (cpu_dropped)");
 }
 
 TEST_CASE("window edges: clamped starts, unfinished ends, pops without push") {
