@@ -131,8 +131,9 @@ KAIROS_API int kairos_stop(void);
 KAIROS_API const char* kairos_flush(void);
 
 /* since 0.1: a key/value pair added to the top-level metadata of every later trace (a key
- * set again replaces its value). NULL key: KAIROS_ERR_INVALID_ARGUMENT. Blocks: session
- * mutex only. */
+ * set again replaces its value). NULL or empty key, a key over 256 bytes or a value over
+ * 64 KiB: KAIROS_ERR_INVALID_ARGUMENT; a 1025th distinct key: KAIROS_ERR_RESOURCE_EXHAUSTED
+ * (nothing changes). Blocks: session mutex only (constant time). */
 KAIROS_API int kairos_set_metadata(const char* key, const char* value);
 
 /* since 0.1: the address of the recording flag: non-zero while a window records. Valid for

@@ -64,8 +64,7 @@ absl::Status SetMetadata(std::string key, std::string value) {
   Profiler& p = Session();
   if (key.empty())
     return absl::InvalidArgumentError("kairos_set_metadata: key must be a non-empty string");
-  p.SetMetadata(std::move(key), std::move(value));
-  return absl::OkStatus();
+  return p.SetMetadata(std::move(key), std::move(value));
 }
 
 void OnLibraryLoad() {

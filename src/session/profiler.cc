@@ -379,15 +379,26 @@ void Profiler::RegisterTraceSource(std::unique_ptr<TraceSource> source) {
   sources_.push_back(std::move(source));
 }
 
-void Profiler::SetMetadata(std::string key, std::string value) {
+absl::Status Profiler::SetMetadata(std::string key, std::string value) {
+  if (key.size() > kMaxMetadataKeyBytes)
+    return absl::InvalidArgumentError(absl::StrCat("kairos_set_metadata: key longer than ",
+                                                   kMaxMetadataKeyBytes, " bytes"));
+  if (value.size() > kMaxMetadataValueBytes)
+    return absl::InvalidArgumentError(absl::StrCat("kairos_set_metadata: value of '", key,
+                                                   "' longer than ", kMaxMetadataValueBytes,
+                                                   " bytes"));
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& kv : metadata_) {
-    if (kv.first == key) {
-      kv.second = std::move(value);
-      return;
-    }
+  if (auto it = metadata_index_.find(key); it != metadata_index_.end()) {
+    metadata_[it->second].second = std::move(value);
+    return absl::OkStatus();
   }
+  if (metadata_.size() >= kMaxMetadataKeys)
+    return absl::ResourceExhaustedError(absl::StrCat("kairos_set_metadata: at most ",
+                                                     kMaxMetadataKeys, " keys; '", key,
+                                                     "' not added"));
+  metadata_index_.emplace(key, metadata_.size());
   metadata_.emplace_back(std::move(key), std::move(value));
+  return absl::OkStatus();
 }
 
 void Profiler::OnStepBoundary(int64_t iteration, uint64_t raw_time) {

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "config/config.h"
@@ -54,6 +55,11 @@ inline constexpr int64_t kFlushWaitMs = 60000;  // kairos_flush: the trace is wr
 // kairos_shutdown / exit / KAIROS_FLUSH_ON_SIGNAL: KAIROS_EXIT_FLUSH_TIMEOUT_MS of the base
 // config (file, environment or kairos_init; a daemon request cannot change it), never more
 // than this.
+// kairos_set_metadata's bounds: every trace carries the metadata, and a job that sets a key
+// per step (or a value per rank) must not grow it without end.
+inline constexpr size_t kMaxMetadataKeys = 1024;
+inline constexpr size_t kMaxMetadataKeyBytes = 256;
+inline constexpr size_t kMaxMetadataValueBytes = 64 * 1024;
 inline constexpr int64_t kMaxExitFlushMs = 60000;
 
 class Profiler {
@@ -108,7 +114,9 @@ class Profiler {
   void RegisterTraceSource(std::unique_ptr<TraceSource> source);
 
   // kairos_set_metadata: a key/value copied into every later trace's top-level metadata.
-  void SetMetadata(std::string key, std::string value);
+  // Bounded (kMaxMetadataKeys keys of at most kMaxMetadataKeyBytes, values of at most
+  // kMaxMetadataValueBytes): past a bound the call fails and changes nothing. O(1) per call.
+  absl::Status SetMetadata(std::string key, std::string value);
 
   // Called from StepHook when an iteration the runner waits for is reached.
   void OnStepBoundary(int64_t iteration, uint64_t raw_time);
@@ -188,7 +196,8 @@ class Profiler {
   std::vector<std::pair<int64_t, uint64_t>> boundaries_;  // (iteration, raw) seen by hooks
   Result last_result_;
   std::string last_path_;
-  std::vector<std::pair<std::string, std::string>> metadata_;
+  std::vector<std::pair<std::string, std::string>> metadata_;  // in the order first set
+  absl::flat_hash_map<std::string, size_t> metadata_index_;     // key -> index in metadata_
   std::vector<std::unique_ptr<TraceSource>> sources_;
 };
 

@@ -53,6 +53,30 @@ TEST_CASE("bad arguments give codes and a per-thread message") {
   CHECK(std::string(kairos_last_error()).empty());
 }
 
+TEST_CASE("kairos_set_metadata is bounded: key and value sizes, number of keys") {
+  CHECK(kairos_set_metadata(std::string(257, 'k').c_str(), "v") == KAIROS_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(kairos_last_error()) == "kairos_set_metadata: key longer than 256 bytes");
+  CHECK(kairos_set_metadata("big", std::string(64 * 1024 + 1, 'v').c_str()) ==
+        KAIROS_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(kairos_last_error()) ==
+        "kairos_set_metadata: value of 'big' longer than 65536 bytes");
+  CHECK(kairos_set_metadata(std::string(256, 'k').c_str(), std::string(65536, 'v').c_str()) ==
+        KAIROS_OK);
+  // Up to 1024 distinct keys (the ones set by earlier cases of this process count too); a key
+  // set again replaces its value and costs no slot.
+  int added = 0;
+  for (int i = 0; i < 2000 && kairos_set_metadata(("cap" + std::to_string(i)).c_str(), "x") ==
+                                  KAIROS_OK;
+       ++i)
+    ++added;
+  CHECK(added < 1024);
+  CHECK(kairos_set_metadata(("cap" + std::to_string(added)).c_str(), "x") ==
+        KAIROS_ERR_RESOURCE_EXHAUSTED);
+  CHECK(std::string(kairos_last_error()) ==
+        "kairos_set_metadata: at most 1024 keys; 'cap" + std::to_string(added) + "' not added");
+  CHECK(kairos_set_metadata("cap0", "replaced") == KAIROS_OK);
+}
+
 TEST_CASE("a synchronous session through the C ABI, then shutdown") {
   char dir[] = "/tmp/kairos_capi_XXXXXX";
   REQUIRE(mkdtemp(dir) != nullptr);

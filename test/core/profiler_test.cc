@@ -113,7 +113,7 @@ TEST_CASE("synchronous start/stop writes a complete, parseable trace") {
     PopRange();
   }
   Mark("checkpoint");
-  p.SetMetadata("run", "unit");
+  REQUIRE(p.SetMetadata("run", "unit").ok());
   REQUIRE(p.Stop().ok());
   absl::StatusOr<std::string> path = p.Flush();
   INFO(path.status().ToString());
