@@ -29,11 +29,11 @@ ls "$dir"/b_[0-9]*.json >/dev/null 2>&1 || { echo "FAIL: no trace before the cha
 # the flush, or the process hangs for the whole bound (61 s before) and writes nothing.
 for mode in metadata names; do
   t0=$(date +%s)
-  KAIROS_FLUSH_ON_SIGNAL=1 KAIROS_EXIT_FLUSH_TIMEOUT_MS=2000 timeout 30 "$target" "$lib" "$dir/$mode.json" $mode
+  KAIROS_FLUSH_ON_SIGNAL=1 KAIROS_EXIT_FLUSH_TIMEOUT_MS=2000 timeout 45 "$target" "$lib" "$dir/$mode.json" $mode
   rc=$?
   took=$(( $(date +%s) - t0 ))
   [ "$rc" = 143 ] || { echo "FAIL: $mode: exit status $rc, wanted 143 (SIGTERM) within the bound"; exit 1; }
-  [ "$took" -le 10 ] || { echo "FAIL: $mode: took $took s with KAIROS_EXIT_FLUSH_TIMEOUT_MS=2000"; exit 1; }
+  [ "$took" -le 20 ] || { echo "FAIL: $mode: took $took s with KAIROS_EXIT_FLUSH_TIMEOUT_MS=2000"; exit 1; }
   python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
