@@ -12,6 +12,7 @@
 #include "analysis/emit_summary.h"
 #include "analysis/format.h"
 #include "analysis/kernel_class.h"
+#include "json/json_shorten.h"
 #include "report/cross_rank_html.h"
 #include "report/html.h"
 
@@ -406,11 +407,17 @@ void RanksSection(std::string* out, const std::vector<Analysed>& all) {
           "slower than the others is where the job waits.</p></section>";
 }
 
+// Longest string in the embedded summaries (the page's title attributes use the same bound).
+constexpr size_t kMaxEmbeddedStringBytes = 2000;
+
 // Machine-readable copy of each summary. Every '<' is written \u003c (the same string in
 // JSON), so no name can close the script element or open a comment inside it.
 void EmbeddedSummaries(std::string* out, const std::vector<Analysed>& all) {
   for (size_t i = 0; i < all.size(); ++i) {
-    const std::string json = SummaryToJson(all[i].summary);  // valid UTF-8: kairos_json's escaper
+    // Valid UTF-8 (kairos_json's escaper); names cut at kMaxEmbeddedStringBytes, so a
+    // foreign trace's megabyte names keep the page small (the summary file has them whole).
+    const std::string json =
+        ShortenJsonStrings(SummaryToJson(all[i].summary), kMaxEmbeddedStringBytes);
     std::string safe;
     safe.reserve(json.size());
     for (char c : json) {

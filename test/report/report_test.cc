@@ -108,6 +108,21 @@ TEST_CASE("Hostile names cannot break the page or the embedded JSON") {
   CHECK(html.find("&lt;rank&gt;") != std::string::npos);
 }
 
+TEST_CASE("A foreign trace's megabyte names keep the page a few hundred KB") {
+  // 12 kernels named by 1 MiB each: the embedded summary carried them whole (a 13.7 MB page).
+  testing::TraceBuilder b(0, 10000000);
+  b.Device(0);
+  const uint32_t s = b.Stream(0, 7);
+  for (int i = 0; i < 12; ++i)
+    b.Kernel(s, "k" + std::to_string(i) + "_" + std::string(1 << 20, 'x'), i * 500000,
+             i * 500000 + 200000, 0);
+  const TraceData& data = b.Done();
+  const std::string html = RenderHtmlReport({{"foreign", &data}});
+  CHECK(html.size() < 400 * 1024);
+  CHECK(html.find(std::string(2001, 'x')) == std::string::npos);
+  CHECK(html.find("k3_" + std::string(1997, 'x') + "...\"") != std::string::npos);
+}
+
 TEST_CASE("Several traces: per-rank table, one utilisation chart per rank, labelled lines") {
   const TraceData r0 = testing::SampleTrainingTrace(0), r1 = testing::SampleTrainingTrace(1);
   const std::string html = RenderHtmlReport({{"rank 0", &r0}, {"rank 1", &r1}});
