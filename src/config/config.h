@@ -89,6 +89,7 @@ struct Config {
   int64_t pm_sampling_interval_us = 1000;             // KAIROS_PM_SAMPLING_INTERVAL_US
   int64_t telemetry_interval_secs = 0;                // KAIROS_TELEMETRY_INTERVAL_SECS (0 = off)
   std::string telemetry_file;                         // KAIROS_TELEMETRY_FILE ("" = default)
+  int64_t telemetry_max_mb = 64;                      // KAIROS_TELEMETRY_MAX_MB (0 = no rotation)
 
   // Derived: true when the iteration keys select iteration mode (config-and-env.md §5).
   bool IterationMode() const { return profile_start_iteration >= 0 && iterations > 0; }

@@ -469,6 +469,11 @@ std::vector<ConfigKey>* BuildTable() {
                              "<trace dir>/kairos_telemetry_{host}_{pid}.jsonl",
                              "Telemetry output (appended); `{pid}` `{rank}` `{host}` are "
                              "expanded. Base config only")));
+  t->push_back(Kairos(Int("KAIROS_TELEMETRY_MAX_MB", &Config::telemetry_max_mb, "64",
+                          "Telemetry file bound: before it grows past N MiB it is renamed to "
+                          "FILE.1 (replacing it) and a new FILE begins, so a process keeps at "
+                          "most 2 x N MiB; 0 = never rotate. Base config only",
+                          0, 1048576)));
 
   // ---- removed keys (config-and-env.md §3.2) ----
   t->push_back(Removed("ENABLE_SIGUSR2", "SIGUSR2 trigger removed (kineto #1408)"));

@@ -76,6 +76,7 @@ std::string TelemetryLine(const TelemetryRecord& r) {
   integer("memcpy_bytes", r.memcpy_bytes);
   integer("steps", r.steps);
   num("step_time_ms_p50", r.step_time_ms_p50);
+  if (r.lines_lost > 0) w.Key("lines_lost").Uint(r.lines_lost);
   w.EndObject();
   return std::string(w.str());
 }
@@ -133,7 +134,6 @@ Telemetry::~Telemetry() {
   if (running_ && options_.iterations) g_telemetry_steps_on.store(false, std::memory_order_relaxed);
   for (Gpu& g : gpus_)
     if (g.sampler) g.sampler->Stop();
-  if (file_ != nullptr) std::fclose(file_);
 }
 
 absl::Status Telemetry::Start(TelemetryOptions options) {
@@ -142,21 +142,10 @@ absl::Status Telemetry::Start(TelemetryOptions options) {
   if (options.interval_ns <= 0) return absl::InvalidArgumentError("telemetry interval must be > 0");
   options_ = std::move(options);
   // The default name is predictable (host, pid) in a shared directory: never follow a symlink
-  // planted there, never block on a FIFO (O_NONBLOCK), and append only to a regular file, the
-  // rules the trace sink keeps (docs/OUTPUT.md).
-  const int fd = open(options_.path.c_str(),
-                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
-  struct stat st {};
-  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-    close(fd);
-    return absl::UnavailableError(absl::StrCat("telemetry: '", options_.path,
-                                               "' is not a regular file; telemetry off"));
-  }
-  if (fd < 0 || (file_ = fdopen(fd, "a")) == nullptr) {
-    if (fd >= 0) close(fd);
-    return absl::UnavailableError(
-        absl::StrCat("telemetry: cannot open '", options_.path, "'; telemetry off"));
-  }
+  // planted there, never block on a FIFO, and append only to a regular file, the rules the
+  // trace sink keeps (docs/OUTPUT.md); whole lines only, bounded by rotation (line_log.h).
+  if (absl::Status s = log_.Open(options_.path, options_.max_file_bytes); !s.ok())
+    return absl::UnavailableError(absl::StrCat("telemetry: ", s.message(), "; telemetry off"));
   if (options_.platform) platform_ = options_.platform();
   int n = platform_ ? std::max(platform_->DeviceCount(), 1) : 1;
   if (options_.device) {
@@ -277,6 +266,7 @@ void Telemetry::Tick(int64_t now_ns) {
     }
   }
   std::string out;
+  r.lines_lost = log_.lost_since_last_write();
   for (Gpu& g : gpus_) {
     r.device = g.device;
     g.agg.Take(&r);
@@ -292,9 +282,17 @@ void Telemetry::Tick(int64_t now_ns) {
     absl::StrAppend(&out, TelemetryLine(r), "\n");
   }
   last_ns_ = now_ns;
-  // One write per interval; a full disk loses lines (counted, one warning), never blocks long.
-  if (std::fwrite(out.data(), 1, out.size(), file_) != out.size() || std::fflush(file_) != 0) {
-    if (write_errors_++ == 0) KAIROS_LOG_WARNING("telemetry: cannot write '%s'", options_.path.c_str());
+  // One write per interval; a full disk loses whole lines (the next written line says how
+  // many), never leaves half a line, never blocks long. One warning per run of failures.
+  if (log_.Append(out, gpus_.size())) {
+    if (write_warned_)
+      KAIROS_LOG_INFO("telemetry: writing '%s' again; %llu lines were lost", options_.path.c_str(),
+                      static_cast<unsigned long long>(r.lines_lost));
+    write_warned_ = false;
+  } else if (!write_warned_) {
+    write_warned_ = true;
+    KAIROS_LOG_WARNING("telemetry: cannot write '%s' (disk full?); lines are lost until it can",
+                       options_.path.c_str());
   }
 }
 

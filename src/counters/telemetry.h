@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "counters/line_log.h"
 #include "counters/pm_backend.h"
 
 namespace kairos {
@@ -62,6 +63,9 @@ struct TelemetryRecord {
       dram_throughput_pct;
   std::optional<int64_t> kernels, memcpy_bytes, steps;
   std::optional<double> step_time_ms_p50;
+  // Lines of earlier intervals that could not be written (a full disk); written only when
+  // not 0, so a reader sees the gap where it happened.
+  uint64_t lines_lost = 0;
 };
 
 // Exactly the documented fields, in order, one line with no trailing newline.
@@ -94,6 +98,8 @@ struct TelemetryOptions {
   int64_t interval_ns = 0;        // > 0
   int64_t sample_interval_ns = 100000000;  // PM sampling period while outside windows
   std::string path;               // appended to; created 0644
+  // PATH is renamed to PATH.1 (replacing it) before it would grow past this; 0 = never.
+  uint64_t max_file_bytes = 64u << 20;
   std::string host;
   int64_t pid = 0;
   std::optional<int64_t> job_id, rank;
@@ -153,7 +159,7 @@ class Telemetry {
   std::condition_variable cv_;
   std::thread thread_;
   bool running_ = false, stop_ = false, paused_ = false;
-  std::FILE* file_ = nullptr;
+  LineLog log_;
   std::unique_ptr<PmPlatform> platform_;
   std::vector<Gpu> gpus_;
   std::vector<PmSample> scratch_;
@@ -165,7 +171,7 @@ class Telemetry {
   int64_t steps_timed_ = 0;
   int64_t last_anchor_unix_ns_ = 0;
   uint64_t last_anchor_raw_ = 0;
-  uint64_t write_errors_ = 0;
+  bool write_warned_ = false;  // one warning per run of failed writes
 };
 
 }  // namespace kairos

@@ -234,6 +234,7 @@ void StartTelemetryIfEnabled(Root& root) {
                          ? DefaultTraceDir(env) + "/kairos_telemetry_{host}_{pid}.jsonl"
                          : config.telemetry_file;
   o.path = ExpandPathTemplate(path, ctx);
+  o.max_file_bytes = static_cast<uint64_t>(config.telemetry_max_mb) << 20;
   o.host = ReadHostName();
   o.pid = ctx.pid;
   if (env.job_id != 0) o.job_id = env.job_id;

@@ -55,7 +55,7 @@ TEST_CASE("key names are unique and every settable key has a target", "[config_k
   CHECK(kineto == 30);
   CHECK(alias == 2);
   CHECK(inert == 6);
-  CHECK(kairos == 16);  // + KAIROS_REPORT, PM sampling interval, telemetry interval and file,
+  CHECK(kairos == 17);  // + KAIROS_REPORT, PM sampling interval, telemetry interval and file,
                        // KAIROS_REQUEST_TIME_MS
   CHECK(removed == 16);
   CHECK(FindConfigKey("activities_enabled") == nullptr);

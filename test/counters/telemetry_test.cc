@@ -88,6 +88,12 @@ TEST_CASE("TelemetryLine: exactly the documented fields, null where unknown") {
         "\"achieved_occupancy_pct\":null,\"tensor_active_pct\":null,"
         "\"dram_throughput_pct\":null,\"kernels\":null,\"memcpy_bytes\":null,\"steps\":7,"
         "\"step_time_ms_p50\":null}");
+  // After lines were lost (a full disk), the next line says how many, as its last field.
+  r.lines_lost = 4;
+  const std::string line = TelemetryLine(r);
+  const std::string tail = "\"step_time_ms_p50\":null,\"lines_lost\":4}";
+  REQUIRE(line.size() > tail.size());
+  CHECK(line.substr(line.size() - tail.size()) == tail);
 }
 
 TEST_CASE("Telemetry: one line per GPU per interval with the interval's aggregate") {
@@ -295,7 +301,8 @@ TEST_CASE("Telemetry: an unwritable file is one error and no thread") {
   o.path = "/nonexistent-dir/x.jsonl";
   o.run_thread = false;
   absl::Status s = t.Start(o);
-  CHECK(std::string(s.message()) == "telemetry: cannot open '/nonexistent-dir/x.jsonl'; telemetry off");
+  CHECK(std::string(s.message()) ==
+        "telemetry: cannot open '/nonexistent-dir/x.jsonl': No such file or directory; telemetry off");
   CHECK_FALSE(t.running());
 }
 
@@ -311,7 +318,7 @@ TEST_CASE("Telemetry: a symlink or FIFO at the file's name is refused, not follo
   o.path = dir + "/t.jsonl";
   o.run_thread = false;
   absl::Status s = t.Start(o);
-  CHECK(std::string(s.message()) == "telemetry: cannot open '" + dir + "/t.jsonl'; telemetry off");
+  CHECK(std::string(s.message()) == "telemetry: '" + dir + "/t.jsonl' is not a regular file; telemetry off");
   CHECK(access((dir + "/victim").c_str(), F_OK) != 0);
   CHECK_FALSE(t.running());
   // A FIFO with a reader (so a plain open would succeed): refused as not a regular file.
