@@ -141,19 +141,52 @@ absl::Status Telemetry::Start(TelemetryOptions options) {
   if (running_) return absl::FailedPreconditionError("telemetry already running");
   if (options.interval_ns <= 0) return absl::InvalidArgumentError("telemetry interval must be > 0");
   options_ = std::move(options);
+  if (options_.ready && !options_.ready()) {
+    // Not a training process (yet): no file, no samplers, no warning; the thread looks again
+    // every kReadyPollNs and begins when it is (a launcher or shell tool never is).
+    waiting_ = true;
+    running_ = true;
+    if (options_.run_thread) thread_ = std::thread([this] { ThreadMain(); });
+    return absl::OkStatus();
+  }
+  if (absl::Status s = BeginLocked(); !s.ok()) return s;
+  running_ = true;
+  if (options_.run_thread) thread_ = std::thread([this] { ThreadMain(); });
+  return absl::OkStatus();
+}
+
+bool Telemetry::BeginWhenReady() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!waiting_) return running_;
+  }
+  // Outside mu_: the readiness rule may take the dynamic loader's lock.
+  if (options_.ready && !options_.ready()) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!waiting_) return running_;
+  waiting_ = false;
+  if (absl::Status s = BeginLocked(); !s.ok()) {
+    KAIROS_LOG_WARNING("%s", std::string(s.message()).c_str());
+    running_ = false;
+    return false;
+  }
+  return true;
+}
+
+absl::Status Telemetry::BeginLocked() {
   // The default name is predictable (host, pid) in a shared directory: never follow a symlink
   // planted there, never block on a FIFO, and append only to a regular file, the rules the
   // trace sink keeps (docs/OUTPUT.md); whole lines only, bounded by rotation (line_log.h).
   if (absl::Status s = log_.Open(options_.path, options_.max_file_bytes); !s.ok())
     return absl::UnavailableError(absl::StrCat("telemetry: ", s.message(), "; telemetry off"));
-  if (options_.platform) platform_ = options_.platform();
+  if (options_.platform) platform_ = options_.platform();  // decided now: CUDA may be new
   int n = platform_ ? std::max(platform_->DeviceCount(), 1) : 1;
   if (options_.device) {
     gpus_.push_back(Gpu{*options_.device, nullptr, {}});
   } else {
     for (int i = 0; i < n; ++i) gpus_.push_back(Gpu{static_cast<uint32_t>(i), nullptr, {}});
   }
-  StartSamplersLocked();
+  if (!paused_) StartSamplersLocked();
   if (options_.activity_start && options_.activity_take) {
     std::string why;
     activity_on_ = options_.activity_start(&why);
@@ -171,8 +204,6 @@ absl::Status Telemetry::Start(TelemetryOptions options) {
   const ClockAnchor a = TakeClockAnchor();
   last_anchor_raw_ = a.raw;
   last_anchor_unix_ns_ = a.unix_ns;
-  running_ = true;
-  if (options_.run_thread) thread_ = std::thread([this] { ThreadMain(); });
   return absl::OkStatus();
 }
 
@@ -237,6 +268,13 @@ void Telemetry::Feed(uint32_t device, const std::vector<std::string>& metrics,
 }
 
 void Telemetry::Tick(int64_t now_ns) {
+  bool was_waiting;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    was_waiting = waiting_;
+  }
+  // Not begun: nothing to write; begun just now: the first interval starts here.
+  if (!BeginWhenReady() || was_waiting) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (!running_) return;
   now_ns -= now_ns % kMsNs;  // activity totals are kept per ms of the record's end
@@ -308,6 +346,7 @@ void Telemetry::Finish() {
   int64_t last;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (waiting_) return;  // never began (not a training process): nothing to write
     last = last_ns_;
   }
   // Under a millisecond since the last edge: nothing to say (edges are whole ms).
@@ -317,6 +356,14 @@ void Telemetry::Finish() {
 void Telemetry::ThreadMain() {
   NameThisThread("telem");
   std::unique_lock<std::mutex> lock(mu_);
+  while (waiting_ && !stop_) {
+    cv_.wait_for(lock, std::chrono::nanoseconds(kTelemetryReadyPollNs));
+    if (stop_) return;
+    lock.unlock();
+    const bool began = BeginWhenReady();
+    lock.lock();
+    if (!began && !waiting_) return;  // became ready but could not begin (logged): off
+  }
   int64_t next = last_ns_ + options_.interval_ns;
   while (!stop_) {
     const int64_t now = options_.clock ? options_.clock() : UnixNowNs();

@@ -116,7 +116,14 @@ struct TelemetryOptions {
   // anchors (TakeClockAnchor). Tests that note steps with ns stamps set 1.
   double step_ns_per_tick = 0;
   bool run_thread = true;               // false: tests call Tick()
+  // Telemetry begins (opens the file, starts samplers, counts steps) only once this says
+  // the process is a training job; until then it costs a check every
+  // kTelemetryReadyPollNs and leaves no file and no warning. Null: begin at Start.
+  std::function<bool()> ready;
 };
+
+// How often a process that is not (yet) a training job is looked at again.
+inline constexpr int64_t kTelemetryReadyPollNs = 200000000;
 
 class Telemetry {
  public:
@@ -126,7 +133,9 @@ class Telemetry {
   Telemetry& operator=(const Telemetry&) = delete;
 
   // Opens the file, starts the samplers (a GPU that cannot sample gets null counter fields and
-  // one warning) and the writer thread. Error: the file cannot be opened.
+  // one warning) and the writer thread. Error: the file cannot be opened. With
+  // options.ready not (yet) true, only the thread starts; the rest waits for readiness (a
+  // file error then is logged, not returned).
   absl::Status Start(TelemetryOptions options);
   bool running() const;
   // Writes the lines of the interval that ends at `now_ns` rounded down to a whole ms (the
@@ -150,6 +159,11 @@ class Telemetry {
     std::unique_ptr<PmSampler> sampler;  // null while paused or when it cannot sample
     TelemetryAggregator agg;
   };
+  // Opens the file and starts what the interval lines need (Start, or the first time
+  // `ready` says yes). Error: the file cannot be opened.
+  absl::Status BeginLocked();
+  // Begins when waiting and ready; true when telemetry is running (begun).
+  bool BeginWhenReady();
   void StartSamplersLocked();
   void PollLocked();
   void ThreadMain();
@@ -159,6 +173,7 @@ class Telemetry {
   std::condition_variable cv_;
   std::thread thread_;
   bool running_ = false, stop_ = false, paused_ = false;
+  bool waiting_ = false;  // started, but `ready` has not said yes yet
   LineLog log_;
   std::unique_ptr<PmPlatform> platform_;
   std::vector<Gpu> gpus_;

@@ -60,6 +60,13 @@ bool ProcessLooksLikeTrainingJob(int64_t iteration, bool nccl_comm, bool driver_
   return iteration > 0 || nccl_comm || driver_loaded;
 }
 
+bool ProcessLooksLikeTrainingJobNow() {
+  int32_t rank = -1, size = 0;
+  return ProcessLooksLikeTrainingJob(g_iteration.load(std::memory_order_relaxed),
+                                     internal::NcclLargestComm(&rank, &size),
+                                     LoadedDriverLibrary());
+}
+
 namespace {
 
 // The client the root owns, for DaemonClientPolls (the root's fork hook stops it).
@@ -79,14 +86,7 @@ DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms) {
     // initialised CUDA (the runtime loads the driver, libcuda, at its first call; a launcher
     // that imports torch maps libcudart but not the driver). A few microseconds a tick
     // until then; never again after.
-    if (!env.daemon_register_always) {
-      options.ready = [] {
-        int32_t rank = -1, size = 0;
-        return ProcessLooksLikeTrainingJob(g_iteration.load(std::memory_order_relaxed),
-                                           internal::NcclLargestComm(&rank, &size),
-                                           LoadedDriverLibrary());
-      };
-    }
+    if (!env.daemon_register_always) options.ready = ProcessLooksLikeTrainingJobNow;
     auto client = DaemonClient::Create(std::move(options), &handler, MakeDaemonConfigPreparer());
     if (!client.ok()) {
       KAIROS_LOG_WARNING("daemon client disabled: %s",

@@ -25,6 +25,9 @@ DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms);
 // The registration rule: the process stepped (kairos_step, the torch bridge's optimizer
 // hook), joined an NCCL communicator, or has the CUDA driver (libcuda) loaded.
 bool ProcessLooksLikeTrainingJob(int64_t iteration, bool nccl_comm, bool driver_loaded);
+// The same rule on this process now (the iteration counter, NCCL's communicators, the
+// loaded objects). Any thread; may take the dynamic loader's lock.
+bool ProcessLooksLikeTrainingJobNow();
 
 // Polls sent by the daemon client so far (0 when it is not running); for tests and status.
 uint64_t DaemonClientPolls();

@@ -241,12 +241,21 @@ void StartTelemetryIfEnabled(Root& root) {
   if (env.rank >= 0) o.rank = env.rank;
   if (config.pm_sampling_device_id >= 0) o.device = static_cast<uint32_t>(config.pm_sampling_device_id);
 #ifdef KAIROS_HAVE_CUPTI
-  // Only a process that uses CUDA samples counters (a CPU-only job never loads CUPTI).
-  if (!env.cupti_library.empty() || internal::ProcessUsesCuda()) {
+  // Only a process that uses CUDA samples counters (a CPU-only job never loads CUPTI),
+  // decided when telemetry begins: a Python job imports torch, and so CUDA, after kairos
+  // initialised.
+  {
     const std::string lib = env.cupti_library;
-    o.platform = [lib] { return internal::CreateCuptiPmPlatform(lib); };
+    o.platform = [lib]() -> std::unique_ptr<PmPlatform> {
+      if (lib.empty() && !internal::ProcessUsesCuda()) return nullptr;
+      return internal::CreateCuptiPmPlatform(lib);
+    };
   }
 #endif
+  // The daemon client's rule (daemon_glue.h): telemetry begins once the process stepped,
+  // joined an NCCL communicator or loaded the CUDA driver; launchers and the shell tools a
+  // job's scripts run under LD_PRELOAD never write a file or a warning.
+  o.ready = ProcessLooksLikeTrainingJobNow;
   o.iterations = [] { return g_iteration.load(std::memory_order_relaxed); };
 #ifdef KAIROS_HAVE_CUPTI
   // Kernels and copies from CUPTI activity, in and between windows (kernel and memcpy
@@ -334,8 +343,8 @@ Root& GetRoot() {
     sigaddset(&block, SIGINT);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     fresh->daemon = StartDaemonClientIfEnabled(fresh->session.base_config().daemon_poll_ms);
+    StartTelemetryIfEnabled(*fresh);  // its thread inherits the mask too
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    StartTelemetryIfEnabled(*fresh);
     if (env.flush_on_signal) InstallFlushOnSignal();
   });
   return *g_root.load(std::memory_order_acquire);

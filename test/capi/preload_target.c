@@ -3,7 +3,8 @@
  * argv[1] ms and prints how many threads it has, so the LD_PRELOAD test can check that the
  * preloaded library starts no thread unless a trace is configured. With "range" as argv[2]
  * it first records one range through the preloaded library, found with dlsym (a process
- * that records nothing of its own writes no trace).
+ * that records nothing of its own writes no trace). With "step" it calls kairos_step once
+ * (a training process, for the telemetry readiness rule).
  * Threading: single-threaded itself. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -22,6 +23,10 @@ int main(int argc, char** argv) {
       push("preload_target");
       pop();
     }
+  }
+  if (argc > 2 && strcmp(argv[2], "step") == 0) {
+    void (*step)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "kairos_step");
+    if (step) step();
   }
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);

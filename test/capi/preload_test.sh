@@ -8,7 +8,8 @@
 #      that inherited LD_PRELOAD);
 #   3. the same with no CUPTI to be had (a CPU-only job on a machine without CUDA): exit 0,
 #      a CPU trace, and in CUDA builds exactly one warning line, also in the trace;
-#   4. NCCL_PROFILER_PLUGIN names libkairos (absolute path) unless the user set it or opted out.
+#   4. NCCL_PROFILER_PLUGIN names libkairos (absolute path) unless the user set it or opted out;
+#   5. with telemetry on, shell tools leave no file and no warning; a stepping process writes.
 # Usage: preload_test.sh LIBKAIROS TARGET
 set -eu
 lib=$1; target=$2
@@ -71,4 +72,19 @@ got=$(NCCL_PROFILER_PLUGIN=mine LD_PRELOAD="$pre" sh -c 'echo "$NCCL_PROFILER_PL
 [ "$got" = "mine" ] || { echo "FAIL: the user's NCCL_PROFILER_PLUGIN became '$got'"; exit 1; }
 got=$(env -u NCCL_PROFILER_PLUGIN KAIROS_NCCL_PLUGIN=0 LD_PRELOAD="$pre" sh -c 'echo "[$NCCL_PROFILER_PLUGIN]"')
 [ "$got" = "[]" ] || { echo "FAIL: KAIROS_NCCL_PLUGIN=0 still set '$got'"; exit 1; }
+# 5. Telemetry in a job's environment: the shell tools a script runs under LD_PRELOAD are not
+# training processes, so they write no telemetry file and no warning (each one did).
+mkdir "$dir/telem"
+env -u KAIROS_CONFIG -u KINETO_CONFIG \
+  KAIROS_CONFIG_TEXT="KAIROS_TELEMETRY_INTERVAL_SECS=1;KAIROS_TELEMETRY_FILE=$dir/telem/t_{pid}.jsonl" \
+  LD_PRELOAD="$pre" sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do true; /bin/true; ls / >/dev/null; done' 2>"$dir/err5"
+[ ! -s "$dir/err5" ] || { echo "FAIL: shell tools with telemetry wrote to stderr:"; cat "$dir/err5"; exit 1; }
+n=$(ls "$dir/telem" | wc -l)
+[ "$n" = 0 ] || { echo "FAIL: shell tools left $n telemetry files"; ls "$dir/telem"; exit 1; }
+# ... while a process that steps (the target's "step" mode) gets its lines at exit.
+env -u KAIROS_CONFIG -u KINETO_CONFIG \
+  KAIROS_CONFIG_TEXT="KAIROS_TELEMETRY_INTERVAL_SECS=1;KAIROS_TELEMETRY_FILE=$dir/telem/t_{pid}.jsonl" \
+  LD_PRELOAD="$pre" "$target" 1500 step >/dev/null 2>"$dir/err6"
+n=$(cat "$dir"/telem/t_*.jsonl 2>/dev/null | wc -l)
+[ "$n" -ge 1 ] || { echo "FAIL: a stepping process wrote no telemetry line"; cat "$dir/err6"; exit 1; }
 echo "PASS"

@@ -294,6 +294,63 @@ TEST_CASE("Telemetry: no activity totals when CUPTI refuses them: null, one warn
   std::remove(path.c_str());
 }
 
+TEST_CASE("Telemetry waits for a training process: no file, no samplers until ready") {
+  // A launcher or shell tool under LD_PRELOAD is never ready: it must leave no file (a script
+  // of 50 commands left 52 files and 52 warnings).
+  const std::string path = "telemetry_ready_" + std::to_string(getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  Fake fake;
+  int64_t now = 100 * kS;
+  bool ready = false;
+  int platforms = 0;
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = 10 * kS;
+  o.path = path;
+  o.platform = [&] {
+    ++platforms;
+    return std::make_unique<FakePlatform>(&fake);
+  };
+  o.clock = [&now] { return now; };
+  o.ready = [&ready] { return ready; };
+  o.run_thread = false;
+  REQUIRE(t.Start(o).ok());
+  CHECK(t.running());
+  now = 110 * kS;
+  t.Tick(now);
+  CHECK(access(path.c_str(), F_OK) != 0);
+  CHECK(platforms == 0);
+  CHECK(fake.running == 0);
+  // It steps (or loads CUDA, or joins NCCL): the next tick begins, the interval after it
+  // writes its lines, measured from the beginning.
+  ready = true;
+  now = 115 * kS;
+  t.Tick(now);
+  CHECK(platforms == 1);
+  CHECK(fake.running == 2);
+  CHECK(ReadLines(path).empty());
+  now = 125 * kS;
+  t.Tick(now);
+  const auto lines = ReadLines(path);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].find("\"ts_ns\":125000000000,") != std::string::npos);
+  CHECK(lines[0].find("\"interval_ns\":10000000000,") != std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("Telemetry that never became ready writes nothing at exit") {
+  const std::string path = "telemetry_never_" + std::to_string(getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = kS;
+  o.path = path;
+  o.ready = [] { return false; };
+  REQUIRE(t.Start(o).ok());  // with its thread: it looks again every 200 ms
+  t.Finish();
+  CHECK(access(path.c_str(), F_OK) != 0);
+}
+
 TEST_CASE("Telemetry: an unwritable file is one error and no thread") {
   Telemetry t;
   TelemetryOptions o;
