@@ -22,6 +22,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "input_file.h"
 #include "json/json_span.h"
 
 namespace kairos {
@@ -136,9 +137,10 @@ absl::StatusOr<std::unique_ptr<Source>> OpenTraceSource(const std::string& path)
 }  // namespace internal
 
 absl::StatusOr<std::unique_ptr<Source>> internal::OpenTraceSource(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::NotFoundError(absl::StrCat(path, ": ", strerror(errno)));
-  auto raw = std::make_unique<FdSource>(fd, path);
+  // Never blocks on a FIFO, never reads a device or directory (input_file.h).
+  absl::StatusOr<int> fd = OpenInputFile(path);
+  if (!fd.ok()) return fd.status();
+  auto raw = std::make_unique<FdSource>(*fd, path);
   char magic[4];
   size_t have = 0;
   while (have < 4) {

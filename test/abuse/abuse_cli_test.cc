@@ -1,11 +1,17 @@
 // File: abuse_cli_test.cc
 // Layer: test (abuse, ctest label "abuse"). `kairos trace` refuses nonsense values before
 // anything is sent: each case asserts exit status 2 and the exact message naming the option.
+// The trace readers (summarize, convert, merge, report) refuse a FIFO named as input or found
+// in a scanned directory at once, with one line, instead of blocking forever.
 // Threading: single-threaded; runs the real CLI binary.
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -15,10 +21,8 @@ struct Run {
   std::string output;
 };
 
-Run Trace(const std::string& args) {
-  // No daemon is contacted: every case fails validation first (port 1 would refuse anyway).
-  const std::string cmd =
-      std::string(KAIROS_CLI) + " trace --port 1 --timeout-ms 100 " + args + " 2>&1";
+// Runs `cmd` through the shell and collects what it prints (as redirected in `cmd`).
+Run Shell(const std::string& cmd) {
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
@@ -27,6 +31,17 @@ Run Trace(const std::string& args) {
   const int st = pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
+}
+
+Run Trace(const std::string& args) {
+  // No daemon is contacted: every case fails validation first (port 1 would refuse anyway).
+  return Shell(std::string(KAIROS_CLI) + " trace --port 1 --timeout-ms 100 " + args + " 2>&1");
+}
+
+// `kairos ARGS` under a 20 s timeout (a reader that blocks on a FIFO shows as exit status
+// 124, not as a hung test); the result holds its stderr only.
+Run Cli(const std::string& args) {
+  return Shell("timeout -k 2 20 " + std::string(KAIROS_CLI) + " " + args + " 2>&1 >/dev/null");
 }
 
 TEST_CASE("kairos trace rejects nonsense values by option name", "[abuse]") {
@@ -68,6 +83,56 @@ TEST_CASE("kairos trace rejects nonsense values by option name", "[abuse]") {
     CHECK(r.status == 2);
     CHECK(r.output == c.message);
   }
+}
+
+TEST_CASE("trace readers refuse a FIFO at once instead of blocking", "[abuse]") {
+  char tmpl[] = "/tmp/kairos_abuse_fifo_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  // One regular rank trace and a FIFO named like the next rank's trace; nothing ever opens
+  // the FIFO for writing, so a blocking open for reading would never return.
+  std::ofstream(dir + "/job.rank0.json")
+      << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1000,)"
+      << R"("dur":10,"args":{"device":0,"stream":7,"correlation":1}}]})";
+  const std::string fifo = dir + "/job.rank1.json";
+  const std::string pf_fifo = dir + "/fifo.pftrace";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  REQUIRE(mkfifo(pf_fifo.c_str(), 0600) == 0);
+  const std::string refused = ": is a FIFO, not a regular file; refusing to read it\n";
+  struct Case {
+    std::string args;
+    int status;
+    std::string stderr_text;
+  } cases[] = {
+      {"summarize " + fifo, 1, "kairos summarize: " + fifo + refused},
+      {"summarize " + pf_fifo, 1, "kairos summarize: " + pf_fifo + refused},
+      // The directory scan skips the FIFO with one line and summarises the regular trace.
+      {"summarize " + dir, 0,
+       "kairos summarize: skipping " + pf_fifo + refused + "kairos summarize: skipping " + fifo + refused},
+      {"convert " + fifo + " " + dir + "/out.json", 1,
+       "kairos convert: cannot read " + fifo + ": " + fifo + refused},
+      {"convert " + pf_fifo + " " + dir + "/out.json", 1,
+       "kairos convert: cannot read " + pf_fifo + ": " + pf_fifo + refused},
+      {"merge -o " + dir + "/m.json " + dir + "/job.rank0.json " + fifo, 1,
+       "kairos merge: " + fifo + refused},
+      {"merge -o " + dir + "/m.pftrace " + pf_fifo, 1, "kairos merge: " + pf_fifo + refused},
+      {"report -o " + dir + "/r.html " + fifo, 1, "kairos report: " + fifo + refused},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const Run r = Cli(c.args);
+    CHECK(r.status == c.status);
+    CHECK(r.output == c.stderr_text);
+  }
+  // A FIFO alone in a directory: no trace to summarise is an error, not an empty summary.
+  const std::string lone = dir + "/lone";
+  REQUIRE(mkdir(lone.c_str(), 0700) == 0);
+  REQUIRE(mkfifo((lone + "/t.json").c_str(), 0600) == 0);
+  const Run r = Cli("summarize " + lone);
+  CHECK(r.status == 1);
+  CHECK(r.output == "kairos summarize: skipping " + lone + "/t.json" + refused +
+                        "kairos summarize: no trace files in " + lone + "\n");
+  CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
 }  // namespace

@@ -6,16 +6,17 @@
 // Threading: no shared state.
 #include "output/proto/perfetto_reader.h"
 
+#include <unistd.h>
 #include <zstd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <iterator>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "input_file.h"
 #include "output/json_reader.h"
 #include "output/perfetto_writer.h"
 #include "output/proto/perfetto_trace.pb.h"
@@ -365,22 +366,27 @@ absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes, const T
 }
 
 absl::StatusOr<TraceData> ReadPerfettoTrace(const std::string& path, const TraceReadOptions& options) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  struct stat st;
+  // Never blocks on a FIFO, never reads a device or directory (input_file.h).
+  absl::StatusOr<int> fd = OpenInputFile(path, &st);
+  if (!fd.ok()) return fd.status();
   // Straight into one string sized from the file: a stringstream and its str() copy held
   // the file twice at the read's peak (2 x 138 MB for a 138 MB trace).
   std::string raw;
-  f.seekg(0, std::ios::end);
-  const std::streamoff size = f.tellg();
-  f.seekg(0, std::ios::beg);
-  if (size > 0 && f) {
-    raw.resize(static_cast<size_t>(size));
-    f.read(raw.data(), size);
-    if (f.gcount() != size) return absl::DataLossError(absl::StrCat(path, ": short read"));
-  } else {  // not seekable (a pipe): read to the end
-    f.clear();
-    raw.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  raw.reserve(static_cast<size_t>(st.st_size));
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = read(*fd, chunk, sizeof(chunk));
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      close(*fd);
+      return absl::DataLossError(absl::StrCat(path, ": read: ", strerror(err)));
+    }
+    raw.append(chunk, static_cast<size_t>(n));
   }
+  close(*fd);
   if (raw.size() >= 4 && !memcmp(raw.data(), "\x28\xb5\x2f\xfd", 4)) {
     std::string out;
     ZSTD_DCtx* dctx = ZSTD_createDCtx();
