@@ -135,4 +135,24 @@ TEST_CASE("trace readers refuse a FIFO at once instead of blocking", "[abuse]") 
   CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
+TEST_CASE("summarize refuses kernels whose end does not fit 64-bit ns instead of losing them", "[abuse]") {
+  char tmpl[] = "/tmp/kairos_abuse_ts_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  // Five kernels starting just below INT64_MAX ns: ts fits, ts + dur does not. The old reader
+  // wrapped their ends below their starts and summarize said "No GPU work", exit 0.
+  std::string events;
+  for (int i = 0; i < 5; ++i) {
+    events += std::string(i ? "," : "") + R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" +
+              "9223372036854775." + std::to_string(100 + i) + R"(,"dur":10,"args":{"device":0,"stream":7}})";
+  }
+  std::ofstream(dir + "/t.json") << R"({"traceEvents":[)" << events << "]}";
+  const Run r = Cli("summarize " + dir + "/t.json");
+  CHECK(r.status == 1);
+  CHECK(r.output == "kairos summarize: " + dir +
+                        "/t.json: JSON: \"ts\" + \"dur\" (9223372036854775100 + 10000 ns) does not fit a 64-bit ns "
+                        "time (event ending at byte 134)\n");
+  CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
+}
+
 }  // namespace

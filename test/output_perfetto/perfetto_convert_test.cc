@@ -163,6 +163,41 @@ TEST_CASE("the Perfetto reader refuses a packet past the cap with the cap named"
   CHECK(r.status().message() == "perfetto: packet length overflows at byte 0");
 }
 
+// A TracePacket with the given fields (varints only; `body` appended as is).
+std::string Packet(const std::string& body) { return PacketHeader(body.size()) + body; }
+std::string Varint(uint64_t v) { return PacketHeader(v).substr(1); }
+std::string VarintField(uint32_t field, uint64_t v) { return Varint(uint64_t{field} << 3) + Varint(v); }
+std::string LenField(uint32_t field, const std::string& body) {
+  return Varint(uint64_t{field} << 3 | 2) + Varint(body.size()) + body;
+}
+
+TEST_CASE("the Perfetto reader refuses a delta clock carried past int64 and counts ends before begins") {
+  // Sequence 1 on the delta clock (64): a defaults packet, then a slice begin at delta
+  // 2^63 - 10 and one at delta 100 (the sum passes INT64_MAX). The old reader wrapped it into
+  // a negative time.
+  const std::string defaults = LenField(59, VarintField(58, 64));  // trace_packet_defaults
+  const std::string begin = LenField(11, VarintField(9, 1) + VarintField(11, 5) + LenField(23, "s"));
+  std::string bytes = Packet(VarintField(10, 1) + defaults);
+  bytes += Packet(VarintField(8, (uint64_t{1} << 63) - 10) + VarintField(10, 1) + begin);
+  const size_t second = bytes.size();
+  bytes += Packet(VarintField(8, 100) + VarintField(10, 1) + begin);
+  absl::StatusOr<TraceData> r = ReadPerfettoTraceBytes(bytes);
+  REQUIRE_FALSE(r.ok());
+  CHECK(absl::IsOutOfRange(r.status()));
+  CHECK(r.status().message() == "perfetto: timestamp delta 100 after 9223372036854775798 ns does not fit a "
+                                "64-bit ns time (packet at byte " + std::to_string(second) + ")");
+  // Absolute clock: a begin at 1000 and its end at 10: a zero-length slice, counted.
+  const std::string end = LenField(11, VarintField(9, 2) + VarintField(11, 5));
+  bytes = Packet(VarintField(8, 1000) + VarintField(10, 2) + begin) + Packet(VarintField(8, 10) + VarintField(10, 2) + end);
+  r = ReadPerfettoTraceBytes(bytes);
+  REQUIRE(r.ok());
+  REQUIRE(r->EventCount() == 1);
+  for (const auto& track : r->events_by_track) {
+    for (const Event& e : track) CHECK((e.start_ns == 1000 && e.end_ns == 1000));
+  }
+  CHECK(r->stats.at("perfetto_reader.negative_dur") == 1);
+}
+
 TEST_CASE("a streamed .pftrace.zst reads exactly as the same bytes in memory") {
   // Large enough that packets straddle the decompressor's output chunks and the file's
   // 1 MiB read chunks.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "checked_time.h"
 #include "input_file.h"
 #include "output/json_reader.h"
 #include "output/perfetto_writer.h"
@@ -60,7 +61,7 @@ EventKind DefaultKind(TrackType type) {  // mirrors the writer's choice
 
 struct Seq {
   bool incremental = false;
-  uint64_t last = 0;
+  int64_t last = 0;  // the delta clock's time, ns
   uint64_t default_track = 0;
   std::map<uint64_t, std::string> names, cats, arg_names, strs;
 };
@@ -221,7 +222,8 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
   }
   if (p.has_clock_snapshot())
     for (const auto& c : p.clock_snapshot().clocks())
-      if (c.clock_id() == kPerfettoIncrementalClockId && c.is_incremental()) s.last = c.timestamp();
+      if (c.clock_id() == kPerfettoIncrementalClockId && c.is_incremental())
+        s.last = static_cast<int64_t>(c.timestamp());
   if (p.has_interned_data()) {
     const auto& id = p.interned_data();
     for (const auto& e : id.event_names()) s.names[e.iid()] = e.name();
@@ -231,8 +233,17 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
   }
   uint32_t clock = p.has_timestamp_clock_id() ? p.timestamp_clock_id()
                                               : (s.incremental ? kPerfettoIncrementalClockId : 6);
+  // An absolute timestamp is int64 ns in two's complement (the writers encode a negative
+  // time, e.g. a merged rank shifted before the epoch, as static_cast<uint64_t>), so every
+  // value maps. A delta is added checked (checked_time.h): one that carries the sequence's
+  // clock past int64 is refused, never wrapped into a time of the wrong sign.
   int64_t ts = static_cast<int64_t>(p.timestamp());
-  if (clock == kPerfettoIncrementalClockId) ts = static_cast<int64_t>(s.last += p.timestamp());
+  if (clock == kPerfettoIncrementalClockId) {
+    if (!AddDeltaNs(s.last, p.timestamp(), &ts))
+      return absl::OutOfRangeError(absl::StrCat("perfetto: timestamp delta ", p.timestamp(), " after ", s.last,
+                                                " ns does not fit a 64-bit ns time"));
+    s.last = ts;
+  }
   if (p.has_track_descriptor()) Descriptor(p.track_descriptor());
   if (!p.has_track_event()) return absl::OkStatus();
   const pp::TrackEvent& te = p.track_event();
@@ -261,6 +272,10 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
     Event e = open.back();
     open.pop_back();
     e.end_ns = ts;
+    if (e.end_ns < e.start_ns) {  // an end before its begin: a zero-length slice, counted
+      e.end_ns = e.start_ns;
+      data_.AddStat("perfetto_reader.negative_dur", 1);
+    }
     data_.events_by_track[track].push_back(e);
     return absl::OkStatus();
   }
@@ -402,7 +417,7 @@ class PacketStream {
       if (!packet_.ParseFromArray(buf.data() + p, static_cast<int>(len)))
         return absl::DataLossError(absl::StrCat("perfetto: malformed packet at byte ", at));
       absl::Status st = reader_.Packet(packet_);
-      if (!st.ok()) return st;
+      if (!st.ok()) return absl::Status(st.code(), absl::StrCat(st.message(), " (packet at byte ", at, ")"));
       pos = p + len;
       *used = pos;
       offset_ = base + pos;
