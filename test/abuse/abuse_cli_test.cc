@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace {
@@ -152,6 +153,71 @@ TEST_CASE("summarize refuses kernels whose end does not fit 64-bit ns instead of
   CHECK(r.output == "kairos summarize: " + dir +
                         "/t.json: JSON: \"ts\" + \"dur\" (9223372036854775100 + 10000 ns) does not fit a 64-bit ns "
                         "time (event ending at byte 134)\n");
+  CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+TEST_CASE("kairos daemon --port-file goes through the hardened writer", "[abuse]") {
+  char tmpl[] = "/tmp/kairos_abuse_portfile_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  const std::string victim = dir + "/victim";
+  std::ofstream(victim) << "precious";
+  // Its own IPC endpoint; SIGINT after 2 s stops a daemon that started (exit 0).
+  const std::string daemon = "timeout --preserve-status -s INT -k 2 2 " + std::string(KAIROS_CLI) +
+                             " daemon --port 0 --endpoint kairos_abuse_pf_" + std::to_string(getpid()) +
+                             " --port-file ";
+  // A symlink planted at F: refused, the file it points to untouched. The old fopen + rename
+  // replaced the link (and a link at F.tmp made fopen write through it).
+  const std::string link = dir + "/port.link";
+  REQUIRE(symlink(victim.c_str(), link.c_str()) == 0);
+  Run r = Shell(daemon + link + " 2>&1");
+  CHECK(r.status == 1);
+  CHECK(r.output == "kairos daemon: cannot write --port-file: refusing to write port file '" + link +
+                        "': the path is a symbolic link\n");
+  // A FIFO at F: refused at once, still a FIFO (the old rename replaced it).
+  const std::string fifo = dir + "/port.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  r = Shell(daemon + fifo + " 2>&1");
+  CHECK(r.status == 1);
+  CHECK(r.output == "kairos daemon: cannot write --port-file: refusing to write port file '" + fifo +
+                        "': it exists and is not a regular file (a FIFO, device, socket or directory is never "
+                        "replaced)\n");
+  struct stat st;
+  REQUIRE(lstat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  // A symlink planted at the old fixed temp name F.tmp is never used: F gets the port.
+  const std::string port = dir + "/port";
+  REQUIRE(symlink(victim.c_str(), (port + ".tmp").c_str()) == 0);
+  r = Shell(daemon + port + " 2>/dev/null");
+  CHECK(r.status == 0);
+  const std::string number = Slurp(port);
+  CHECK(number.size() >= 2);
+  CHECK(number.back() == '\n');
+  CHECK(number.find_first_not_of("0123456789\n") == std::string::npos);
+  CHECK(Slurp(victim) == "precious");
+  CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
+}
+
+TEST_CASE("CLI refusals name what they refuse to write", "[abuse]") {
+  char tmpl[] = "/tmp/kairos_abuse_what_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  std::ofstream(dir + "/t.json")
+      << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1000,"dur":10,)"
+      << R"("args":{"device":0,"stream":7}}]})";
+  const std::string nonreg = ": it exists and is not a regular file (a FIFO, device, socket or directory is never "
+                             "replaced)\n";
+  Run r = Cli("report -o /dev/null " + dir + "/t.json");
+  CHECK(r.status == 1);
+  CHECK(r.output == "kairos report: refusing to write report '/dev/null'" + nonreg);
+  r = Cli("summarize --out /dev/null " + dir + "/t.json");
+  CHECK(r.status == 1);
+  CHECK(r.output == "kairos summarize: cannot write /dev/null: refusing to write summary '/dev/null'" + nonreg);
   CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
