@@ -115,11 +115,12 @@ int DaemonMain(int argc, char** argv) {
   const RelayStats& st = (*relay)->stats();
   fprintf(stderr,
           "kairos daemon: stopped: %llu polls, %llu configs sent, %llu reply failures, "
-          "%llu invalid datagrams, %llu rpc served, %llu rpc dropped, %llu rpc timeouts\n",
+          "%llu invalid datagrams, %llu rpc served, %llu rpc dropped, %llu rpc timeouts, "
+          "%llu polls refused (process table full)\n",
           (unsigned long long)st.polls, (unsigned long long)st.configs_sent,
           (unsigned long long)st.reply_failures, (unsigned long long)st.invalid_datagrams,
           (unsigned long long)st.rpc_served, (unsigned long long)st.rpc_dropped,
-          (unsigned long long)st.rpc_timeouts);
+          (unsigned long long)st.rpc_timeouts, (unsigned long long)st.registry_refused);
   if (!status.ok()) {
     fprintf(stderr, "kairos daemon: %s\n", std::string(status.message()).c_str());
     return 1;

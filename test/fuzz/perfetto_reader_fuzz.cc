@@ -11,22 +11,13 @@
 
 #include "output/json_writer.h"
 #include "output/proto/perfetto_reader.h"
+#include "output_perfetto/string_sink.h"
 
 namespace {
 
-// A ByteSink into a string: compares two reads by the JSON trace they write.
-class TextSink : public kairos::ByteSink {
- public:
-  absl::Status Write(const void* data, size_t size) override {
-    out.append(static_cast<const char*>(data), size);
-    return absl::OkStatus();
-  }
-  absl::Status Finish() override { return absl::OkStatus(); }
-  std::string out;
-};
-
+// Two reads compared by the JSON trace they write.
 std::string JsonOf(const kairos::TraceData& d) {
-  TextSink s;
+  kairos::testing::StringSink s;
   kairos::JsonTraceWriter w;
   if (!w.Write(d, s).ok()) __builtin_trap();  // the writer takes any TraceData a reader builds
   return s.out;
