@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -21,27 +22,59 @@ const char* LevelName(LogLevel l) {
   }
 }
 
-// Formats one line ("kairos: <level>: <message><suffix>\n", at most 1 KiB) and writes it
-// with a single write(2).
-void VLog(LogLevel level, const char* suffix, const char* fmt, va_list ap) {
-  char buf[1024];
-  int n = snprintf(buf, sizeof(buf), "kairos: %s: ", LevelName(level));
-  if (n < 0) return;
-  // Room for the suffix is kept, so a long message cannot cut the suppressed count off.
-  const size_t reserve = suffix != nullptr ? strlen(suffix) : 0;
-  int m = vsnprintf(buf + n, sizeof(buf) - n - 1 - reserve, fmt, ap);
-  if (m < 0) return;
-  size_t len = static_cast<size_t>(n) + static_cast<size_t>(m);
-  if (len > sizeof(buf) - 2 - reserve) len = sizeof(buf) - 2 - reserve;
-  if (suffix != nullptr) {
-    for (const char* p = suffix; *p != '\0' && len < sizeof(buf) - 2; ++p) buf[len++] = *p;
+constexpr size_t kMaxLine = 1024;  // bytes, newline included
+
+// Appends `text` to `out` (which holds `*len` of kMaxLine - 1 usable bytes, room for the
+// newline kept) sanitised as WriteLogLine describes, leaving `reserve` bytes free; false
+// when it had to cut.
+bool AppendSanitised(std::string_view text, char* out, size_t* len, size_t reserve) {
+  static const char kHex[] = "0123456789abcdef";
+  const size_t cap = kMaxLine - 1 - reserve;
+  for (const char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    const bool control = c < 0x20 || c == 0x7f;
+    const bool space = c == '\n' || c == '\r';
+    const size_t need = control && !space ? 4 : 1;
+    if (*len + need > cap) return false;
+    if (space) {
+      out[(*len)++] = ' ';
+    } else if (control) {
+      out[(*len)++] = '\\';
+      out[(*len)++] = 'x';
+      out[(*len)++] = kHex[c >> 4];
+      out[(*len)++] = kHex[c & 15];
+    } else {
+      out[(*len)++] = ch;
+    }
   }
-  // Keep it one line even if a caller passed text with newlines in it.
-  for (size_t i = static_cast<size_t>(n); i < len; ++i)
-    if (buf[i] == '\n' || buf[i] == '\r') buf[i] = ' ';
+  return true;
+}
+
+void WriteSanitisedLine(std::string_view prefix, std::string_view text, std::string_view suffix) {
+  char buf[kMaxLine];
+  size_t len = 0;
+  // Room for the suffix (and a cut mark) is kept, so a long message cannot cut the
+  // suppressed count off.
+  const size_t reserve = std::min<size_t>(suffix.size(), 64) + 3;
+  if (!AppendSanitised(prefix, buf, &len, reserve) || !AppendSanitised(text, buf, &len, reserve)) {
+    for (const char c : std::string_view("...")) buf[len++] = c;
+  }
+  AppendSanitised(suffix.substr(0, 64), buf, &len, 0);
   buf[len++] = '\n';
   ssize_t ignored = write(STDERR_FILENO, buf, len);
   (void)ignored;
+}
+
+// Formats one message and writes it as "kairos: <level>: <message><suffix>" (WriteLogLine's
+// rules: one line, at most 1 KiB, control bytes shown as \xNN).
+void VLog(LogLevel level, const char* suffix, const char* fmt, va_list ap) {
+  char msg[kMaxLine];
+  const int m = vsnprintf(msg, sizeof(msg), fmt, ap);
+  if (m < 0) return;
+  char prefix[32];
+  snprintf(prefix, sizeof(prefix), "kairos: %s: ", LevelName(level));
+  WriteSanitisedLine(prefix, std::string_view(msg, std::min<size_t>(static_cast<size_t>(m), sizeof(msg) - 1)),
+                     suffix != nullptr ? std::string_view(suffix) : std::string_view());
 }
 
 bool Enabled(LogLevel level) {
@@ -55,6 +88,10 @@ int64_t MonotonicNs() {
 }
 
 }  // namespace
+
+void WriteLogLine(std::string_view prefix, std::string_view text, std::string_view suffix) {
+  WriteSanitisedLine(prefix, text, suffix);
+}
 
 void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
 LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }

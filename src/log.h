@@ -8,10 +8,18 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string_view>
 
 namespace kairos {
 
 enum class LogLevel : int { kVerbose = 0, kInfo = 1, kWarning = 2, kError = 3, kOff = 4 };
+
+// Writes "<prefix><text><suffix>\n" to stderr with one write(2), as one bounded, inert line:
+// CR and LF become spaces, every other control byte and DEL is shown as \xNN (so text from
+// outside, an RPC function name, cannot forge a line or drive the terminal), and the line is
+// cut at 1 KiB, the cut marked "..." (the suffix, a suppressed count, is kept). Log() uses the
+// same rule; tools with their own prefix ("kairos daemon: ") call this.
+void WriteLogLine(std::string_view prefix, std::string_view text, std::string_view suffix = {});
 
 // Messages below this level are discarded. Default kWarning. Set from config/env at init.
 void SetLogLevel(LogLevel level);

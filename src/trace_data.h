@@ -151,6 +151,10 @@ struct TraceReadOptions {
   // rows instead of a million. CpuArgs (NVTX domain, category, colour, payload) are not kept.
   // Events, names, tracks, counters and collectives are kept whole.
   bool for_analysis = false;
+  // The Perfetto reader's limit on one TracePacket (it streams the rest, one packet at a
+  // time): a length field past it is refused with an error naming both, never buffered.
+  // kairos' own packets are a few KB; the largest (interned names) stay far below this.
+  uint64_t perfetto_max_packet_bytes = 64ull << 20;
 };
 
 // Sorts `data.collectives` by correlation id (readers, after the last event).

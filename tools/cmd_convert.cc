@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "input_file.h"
 #include "output/json_reader.h"
 #include "output/output_format.h"
 #include "output/proto/perfetto_reader.h"
@@ -43,11 +44,12 @@ bool EndsWith(const std::string& s, const char* suffix) {
 // Perfetto if the content is a protobuf Trace (first byte 0x0A) or, for zstd input, if the
 // name says so; JSON otherwise.
 bool LooksLikePerfetto(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;  // the reader reports the open error
+  // The reader's own open (input_file.h): a FIFO named as input must not block here either.
+  absl::StatusOr<int> fd = OpenInputFile(path);
+  if (!fd.ok()) return false;  // the reader reports the open error
   unsigned char head[4] = {0, 0, 0, 0};
-  ssize_t n = read(fd, head, sizeof(head));
-  close(fd);
+  ssize_t n = read(*fd, head, sizeof(head));
+  close(*fd);
   if (n >= 1 && head[0] == 0x0A) return true;
   if (n == 4 && !memcmp(head, "\x28\xb5\x2f\xfd", 4))
     return EndsWith(path, ".pftrace.zst") || EndsWith(path, ".perfetto-trace.zst");

@@ -13,6 +13,7 @@
 #include "config/env.h"
 #include "daemon_args.h"
 #include "daemon_relay.h"
+#include "output/writer.h"
 #include "subcommand.h"
 
 namespace kairos::tools {
@@ -97,12 +98,14 @@ int DaemonMain(int argc, char** argv) {
 
   const std::string port_file = args.Get("--port-file", "");
   if (!port_file.empty()) {
-    // Written via a temporary + rename so a reader never sees a partial number.
-    const std::string tmp = port_file + ".tmp";
-    FILE* f = fopen(tmp.c_str(), "w");
-    if (f == nullptr || fprintf(f, "%d\n", (*relay)->rpc_port()) < 0 || fclose(f) != 0 ||
-        rename(tmp.c_str(), port_file.c_str()) != 0) {
-      fprintf(stderr, "kairos daemon: cannot write --port-file %s\n", port_file.c_str());
+    // The hardened atomic writer every kairos file goes through (output/file_sink.h): a
+    // random O_EXCL temp name and a rename, so a reader never sees a partial number, and no
+    // symlink followed or FIFO/device replaced. A fixed "<F>.tmp" opened with fopen followed a
+    // planted symlink and the rename replaced a FIFO at F.
+    const absl::Status st =
+        WriteTextFile(port_file, std::to_string((*relay)->rpc_port()) + "\n", "", "port file");
+    if (!st.ok()) {
+      fprintf(stderr, "kairos daemon: cannot write --port-file: %s\n", std::string(st.message()).c_str());
       return 1;
     }
   }
@@ -112,11 +115,12 @@ int DaemonMain(int argc, char** argv) {
   const RelayStats& st = (*relay)->stats();
   fprintf(stderr,
           "kairos daemon: stopped: %llu polls, %llu configs sent, %llu reply failures, "
-          "%llu invalid datagrams, %llu rpc served, %llu rpc dropped, %llu rpc timeouts\n",
+          "%llu invalid datagrams, %llu rpc served, %llu rpc dropped, %llu rpc timeouts, "
+          "%llu polls refused (process table full)\n",
           (unsigned long long)st.polls, (unsigned long long)st.configs_sent,
           (unsigned long long)st.reply_failures, (unsigned long long)st.invalid_datagrams,
           (unsigned long long)st.rpc_served, (unsigned long long)st.rpc_dropped,
-          (unsigned long long)st.rpc_timeouts);
+          (unsigned long long)st.rpc_timeouts, (unsigned long long)st.registry_refused);
   if (!status.ok()) {
     fprintf(stderr, "kairos daemon: %s\n", std::string(status.message()).c_str());
     return 1;

@@ -72,7 +72,7 @@ int ReportMain(int argc, char** argv) {
   }
   std::vector<ReportTrace> traces;
   for (size_t i = 0; i < datas.size(); ++i) traces.push_back({LabelFor(datas[i], paths[i]), &datas[i]});
-  const absl::Status st = WriteTextFile(out_path, RenderHtmlReport(traces, options));
+  const absl::Status st = WriteTextFile(out_path, RenderHtmlReport(traces, options), "", "report");
   if (!st.ok()) {
     std::fprintf(stderr, "kairos report: %s\n", std::string(st.message()).c_str());
     return 1;

@@ -9,6 +9,7 @@
 // Threading: single-threaded CLI.
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +20,7 @@
 
 #include "analysis/cross_rank.h"
 #include "analysis/summary.h"
+#include "input_file.h"
 #include "output/json_reader.h"
 #include "output/proto/perfetto_reader.h"
 #include "output/writer.h"
@@ -76,12 +78,28 @@ bool ExpandInput(const std::string& in, std::vector<std::string>* out) {
     std::fprintf(stderr, "kairos summarize: cannot list %s: %s\n", in.c_str(), std::strerror(errno));
     return false;
   }
-  std::vector<std::string> names;
+  std::vector<std::string> candidates, names;
   while (const dirent* e = readdir(d)) {
     const std::string name = e->d_name;
-    if (name[0] != '.' && IsTraceName(name) && !IsDirectory(in + "/" + name)) names.push_back(in + "/" + name);
+    if (name[0] != '.' && IsTraceName(name)) candidates.push_back(in + "/" + name);
   }
   closedir(d);
+  std::sort(candidates.begin(), candidates.end());  // the skip lines below in a stable order
+  for (const std::string& path : candidates) {
+    // The readers' own open (input_file.h), so the scan applies their rule: a FIFO, device
+    // or socket named like a trace is skipped with one line (reading it would block forever
+    // or never end), a subdirectory silently; the regular files are summarised.
+    struct stat st;
+    absl::StatusOr<int> fd = OpenInputFile(path, &st);
+    if (fd.ok()) {
+      close(*fd);
+    } else if (absl::IsFailedPrecondition(fd.status())) {
+      if (!S_ISDIR(st.st_mode))
+        std::fprintf(stderr, "kairos summarize: skipping %s\n", std::string(fd.status().message()).c_str());
+      continue;
+    }
+    names.push_back(path);  // any other open error is the reader's to report
+  }
   // Per-rank files carry their rank in the name (".rank<R>"): when some do, the others (a
   // merged trace, a single-process trace) are not ranks of the job.
   if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return RankFromFileName(n) >= 0; })) {

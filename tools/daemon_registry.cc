@@ -8,8 +8,13 @@
 
 namespace kairos::tools {
 
-DaemonRegistry::DaemonRegistry(int64_t stale_ms, PidAlive pid_alive, std::string hostname)
-    : stale_ms_(stale_ms), pid_alive_(std::move(pid_alive)), hostname_(std::move(hostname)) {}
+DaemonRegistry::DaemonRegistry(int64_t stale_ms, PidAlive pid_alive, std::string hostname,
+                               size_t max_entries, int64_t max_age_ms)
+    : stale_ms_(stale_ms),
+      pid_alive_(std::move(pid_alive)),
+      hostname_(std::move(hostname)),
+      max_entries_(max_entries),
+      max_age_ms_(max_age_ms) {}
 
 DaemonRegistry::Entry* DaemonRegistry::Find(int64_t job_id, const std::vector<int32_t>& pids) {
   auto job = jobs_.find(job_id);
@@ -22,8 +27,19 @@ std::optional<std::string> DaemonRegistry::OnPoll(int64_t job_id,
                                                   const std::vector<int32_t>& pids,
                                                   int32_t type, int64_t now_ms) {
   if (pids.empty()) return std::nullopt;
-  Entry& entry = jobs_[job_id][PidSet(pids.begin(), pids.end())];
-  if (entry.leaf_pid == 0) entry.leaf_pid = pids[0];
+  Entry* found = Find(job_id, pids);
+  if (found == nullptr) {
+    if (entries_ >= max_entries_) Sweep(now_ms);
+    if (entries_ >= max_entries_) {
+      ++refused_;
+      return std::nullopt;
+    }
+    found = &jobs_[job_id][PidSet(pids.begin(), pids.end())];
+    found->leaf_pid = pids[0];
+    found->registered_ms = now_ms;
+    ++entries_;
+  }
+  Entry& entry = *found;
   entry.last_poll_ms = now_ms;
   if ((type & 2) == 0 || !entry.pending.has_value()) return std::nullopt;
   return *entry.pending + "\n";
@@ -81,9 +97,11 @@ size_t DaemonRegistry::Sweep(int64_t now_ms) {
     for (auto it = job->second.begin(); it != job->second.end();) {
       const bool stale = now_ms - it->second.last_poll_ms > stale_ms_;
       const bool dead = pid_alive_ && !pid_alive_(it->second.leaf_pid);
-      if (stale || dead) {
+      const bool old = now_ms - it->second.registered_ms > max_age_ms_ && !it->second.pending.has_value();
+      if (stale || dead || old) {
         it = job->second.erase(it);
         ++removed;
+        --entries_;
       } else {
         ++it;
       }
@@ -91,12 +109,6 @@ size_t DaemonRegistry::Sweep(int64_t now_ms) {
     job = job->second.empty() ? jobs_.erase(job) : std::next(job);
   }
   return removed;
-}
-
-size_t DaemonRegistry::size() const {
-  size_t n = 0;
-  for (const auto& [job, entries] : jobs_) n += entries.size();
-  return n;
 }
 
 }  // namespace kairos::tools

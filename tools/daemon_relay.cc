@@ -43,28 +43,31 @@ std::string Hostname() {
   return name;
 }
 
-void Log(const std::string& line) { fprintf(stderr, "kairos daemon: %s\n", line.c_str()); }
+// Every relay line goes through log.h's WriteLogLine: one line of at most 1 KiB with control
+// bytes shown as \xNN, so a request cannot forge a line ("sent the on-demand config ...") or
+// send terminal escapes, and a 200 KB function name costs 1 KiB.
+void Log(const std::string& line) { WriteLogLine("kairos daemon: ", line); }
 
-// Lines any local process can trigger at will (a datagram, a connection): at most a few per
-// minute per kind, then one count, so a flood cannot fill the relay's log (log.h).
+// Lines any local process can trigger at will (a datagram, a connection, an RPC request): at
+// most a few per minute per kind, then one count, so a flood cannot fill the relay's log
+// (log.h; 3 s of bad requests once printed 35k lines).
 void LogLimited(LogRateLimiter& limiter, const std::string& line) {
   uint64_t suppressed = 0;
   if (!limiter.Admit(NowMs() * 1000000, &suppressed)) return;
   if (suppressed == 0) {
     Log(line);
   } else {
-    Log(absl::StrCat(line, " (suppressed ", suppressed, " similar messages)"));
+    WriteLogLine("kairos daemon: ", line, absl::StrCat(" (suppressed ", suppressed, " similar messages)"));
   }
 }
-LogRateLimiter g_datagram_log;  // dropped or unanswerable datagrams
-LogRateLimiter g_connection_log;  // refused RPC connections
+
 
 }  // namespace
 
 Relay::Relay(const RelayOptions& options)
     : options_(options),
       registry_(options.stale_ms, options.check_pids ? DaemonRegistry::PidAlive(PidAlive) : nullptr,
-                Hostname()) {}
+                Hostname(), options.max_processes) {}
 
 Relay::~Relay() {
   for (Connection& c : connections_) close(c.fd);
@@ -199,19 +202,19 @@ void Relay::OnDatagram() {
     const std::string peer = proto::DescribeDaemonAddress(from, from_len);
     if (static_cast<size_t>(n) > buffer_.size()) {
       ++stats_.invalid_datagrams;
-      LogLimited(g_datagram_log, absl::StrCat("dropped an oversized datagram (", n, " bytes) from ", peer));
+      LogLimited(datagram_log_, absl::StrCat("dropped an oversized datagram (", n, " bytes) from ", peer));
       continue;
     }
     const std::string_view bytes(buffer_.data(), static_cast<size_t>(n));
     absl::StatusOr<proto::DaemonDatagram> datagram = proto::DecodeDaemonDatagram(bytes);
     if (!datagram.ok()) {
       ++stats_.invalid_datagrams;
-      LogLimited(g_datagram_log, absl::StrCat("dropped a datagram from ", peer, ": ", datagram.status().message()));
+      LogLimited(datagram_log_, absl::StrCat("dropped a datagram from ", peer, ": ", datagram.status().message()));
       continue;
     }
     if (from_len <= static_cast<socklen_t>(sizeof(sa_family_t))) {
       ++stats_.invalid_datagrams;
-      LogLimited(g_datagram_log, "dropped a datagram from an unbound socket (no address to reply to)");
+      LogLimited(datagram_log_, "dropped a datagram from an unbound socket (no address to reply to)");
       continue;
     }
     std::string reply;
@@ -222,13 +225,19 @@ void Relay::OnDatagram() {
       absl::StatusOr<proto::DaemonRequest> request = proto::DecodeDaemonRequest(datagram->payload);
       if (!request.ok()) {
         ++stats_.invalid_datagrams;
-        LogLimited(g_datagram_log, absl::StrCat("dropped a \"req\" from ", peer, ": ", request.status().message()));
+        LogLimited(datagram_log_, absl::StrCat("dropped a \"req\" from ", peer, ": ", request.status().message()));
         continue;
       }
       ++stats_.polls;
       job_id = request->job_id;
       pids = request->pids;
+      const uint64_t refused = registry_.refused();
       config = registry_.OnPoll(job_id, pids, request->type, NowMs());
+      if (registry_.refused() != refused) {
+        ++stats_.registry_refused;
+        LogLimited(registry_full_log_, absl::StrCat("process table full (", registry_.max_entries(),
+                                                    " processes); refused a poll from ", peer, " job ", job_id));
+      }
       reply = proto::EncodeDaemonConfigReply(config.value_or(""));
       if (options_.verbose) {
         Log(absl::StrCat("poll from ", peer, " job ", job_id, " pid ", pids[0], " type ",
@@ -238,7 +247,7 @@ void Relay::OnDatagram() {
       absl::StatusOr<proto::DaemonContext> ctxt = proto::DecodeDaemonContext(datagram->payload);
       if (!ctxt.ok()) {
         ++stats_.invalid_datagrams;
-        LogLimited(g_datagram_log, absl::StrCat("dropped a \"ctxt\" from ", peer, ": ", ctxt.status().message()));
+        LogLimited(datagram_log_, absl::StrCat("dropped a \"ctxt\" from ", peer, ": ", ctxt.status().message()));
         continue;
       }
       const auto key = std::make_pair(ctxt->job_id, ctxt->gpu);
@@ -257,7 +266,7 @@ void Relay::OnDatagram() {
                                 reinterpret_cast<const sockaddr*>(&from), from_len);
     if (sent != static_cast<ssize_t>(reply.size())) {
       ++stats_.reply_failures;
-      LogLimited(g_datagram_log, absl::StrCat("could not reply to ", peer, ": ", strerror(errno),
+      LogLimited(datagram_log_, absl::StrCat("could not reply to ", peer, ": ", strerror(errno),
                        config ? " (its config stays pending)" : ""));
       continue;
     }
@@ -275,7 +284,7 @@ void Relay::OnAccept() {
     if (fd < 0) return;
     if (static_cast<int>(connections_.size()) >= options_.max_connections) {
       ++stats_.rpc_dropped;
-      LogLimited(g_connection_log, "too many rpc connections; refused one");
+      LogLimited(connection_log_, "too many rpc connections; refused one");
       close(fd);
       continue;
     }
@@ -314,7 +323,7 @@ bool Relay::OnReadable(Connection& c) {
         HandleRpcRequest(std::string_view(c.in).substr(4, length), registry_, NowMs(),
                          static_cast<int64_t>(time(nullptr)), &log_line,
                          UnixNowNs() / 1000000);
-    Log(log_line);
+    LogLimited(reply ? rpc_log_ : rpc_refused_log_, log_line);
     if (!reply) {
       ++stats_.rpc_dropped;
       Close(c, nullptr);  // Dynolog closes without a reply; so do we
@@ -344,7 +353,7 @@ bool Relay::OnWritable(Connection& c) {
 }
 
 void Relay::Close(Connection& c, const char* why) {
-  if (why != nullptr) Log(why);
+  if (why != nullptr) LogLimited(connection_log_, why);
   close(c.fd);
   c.fd = -1;
 }

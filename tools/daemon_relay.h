@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "daemon_registry.h"
+#include "log.h"
 
 namespace kairos::tools {
 
@@ -33,12 +34,14 @@ struct RelayOptions {
   int64_t stale_ms = 20000;           // forget processes that stopped polling (4 anchor polls)
   bool check_pids = true;             // forget processes whose leaf pid is gone
   int max_connections = 64;
+  size_t max_processes = DaemonRegistry::kDefaultMaxEntries;  // registry cap (daemon_registry.h)
   bool verbose = false;               // log every poll
 };
 
 struct RelayStats {
   uint64_t polls = 0, configs_sent = 0, reply_failures = 0, invalid_datagrams = 0;
   uint64_t rpc_served = 0, rpc_dropped = 0, rpc_timeouts = 0;
+  uint64_t registry_refused = 0;  // polls of new processes refused: the registry was full
 };
 
 class Relay {
@@ -82,6 +85,12 @@ class Relay {
   std::vector<Connection> connections_;
   std::map<std::pair<int64_t, int32_t>, std::set<int32_t>> contexts_;  // "ctxt" (vestigial)
   RelayStats stats_;
+  // Rate limits of the lines any local process can trigger (log.h), one per kind.
+  LogRateLimiter datagram_log_;        // dropped or unanswerable datagrams
+  LogRateLimiter connection_log_;      // refused, timed-out or broken RPC connections
+  LogRateLimiter rpc_refused_log_;     // RPC requests answered by closing (unparsable, unknown fn)
+  LogRateLimiter rpc_log_{30};         // served requests (a person's triggers: a larger burst)
+  LogRateLimiter registry_full_log_;   // polls refused by the registry cap
 };
 
 }  // namespace kairos::tools

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "input_file.h"
 
 namespace kairos {
 namespace {
@@ -102,24 +103,23 @@ const EnvSettings* ReadEnvOnce() {
 }
 
 absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO for reading blocks until a writer appears, so KAIROS_CONFIG
-  // naming one would hang the job at init; with it the open returns at once and the type
-  // check below refuses it. Symlinks are followed on purpose: a config file that is a link
-  // to a regular file (a dotfile manager, /etc/alternatives) is normal. The size is bounded
-  // twice: by fstat and by the read loop (a file may grow while read).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT) return absl::NotFoundError("config file does not exist");
-    return absl::PermissionDeniedError(
-        absl::StrCat("config file cannot be opened: ", std::strerror(err)));
-  }
+  // The readers' open (input_file.h): O_NONBLOCK, so KAIROS_CONFIG naming a FIFO does not
+  // hang the job at init, and the type checked on the open descriptor. Symlinks are followed
+  // on purpose: a config file that is a link to a regular file (a dotfile manager,
+  // /etc/alternatives) is normal. The size is bounded twice: by fstat and by the read loop
+  // (a file may grow while read).
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return absl::InvalidArgumentError(
-        "config file is not a regular file (a FIFO, device or directory is refused)");
+  const absl::StatusOr<int> opened = OpenInputFile(path, &st);
+  if (!opened.ok()) {
+    if (absl::IsNotFound(opened.status())) return absl::NotFoundError("config file does not exist");
+    if (absl::IsFailedPrecondition(opened.status()))
+      return absl::InvalidArgumentError(
+          "config file is not a regular file (a FIFO, device or directory is refused)");
+    // The helper's message is "<path>: <reason>"; this one's caller adds the path.
+    return absl::PermissionDeniedError(absl::StrCat(
+        "config file cannot be opened: ", opened.status().message().substr(path.size() + 2)));
   }
+  const int fd = *opened;
   if (st.st_size > kMaxConfigFileBytes) {
     ::close(fd);
     return absl::InvalidArgumentError(

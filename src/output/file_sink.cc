@@ -185,7 +185,7 @@ absl::StatusOr<std::unique_ptr<AtomicFileSink>> AtomicFileSink::Create(const std
 
 absl::StatusOr<std::unique_ptr<AtomicFileSink>> AtomicFileSink::Create(
     const std::string& path, const FileSinkOptions& options) {
-  if (path.empty()) return absl::InvalidArgumentError("trace output path is empty");
+  if (path.empty()) return absl::InvalidArgumentError(absl::StrCat(options.what, " output path is empty"));
   if (std::string problem = internal::PathCharacterProblem(path); !problem.empty()) {
     // The path itself may hold the control bytes: it is not echoed.
     return absl::InvalidArgumentError(absl::StrCat("refusing to write a file: ", problem));
@@ -198,7 +198,7 @@ absl::StatusOr<std::unique_ptr<AtomicFileSink>> AtomicFileSink::Create(
   if (std::string problem = TargetProblem(dir_fd, name, no_replace); !problem.empty()) {
     ::close(dir_fd);
     return absl::FailedPreconditionError(
-        absl::StrCat("refusing to write trace '", path, "': ", problem));
+        absl::StrCat("refusing to write ", options.what, " '", path, "': ", problem));
   }
   const std::string dir_part = path.substr(0, path.size() - name.size());
   for (int attempt = 0; attempt < 16; ++attempt) {
@@ -211,28 +211,30 @@ absl::StatusOr<std::unique_ptr<AtomicFileSink>> AtomicFileSink::Create(
     if (fd >= 0) {
       std::string temp_path = dir_part + temp_name;
       return std::unique_ptr<AtomicFileSink>(new AtomicFileSink(
-          path, std::move(temp_path), dir_fd, name, std::move(temp_name), fd, no_replace));
+          path, std::move(temp_path), dir_fd, name, std::move(temp_name), fd, no_replace, options.what));
     }
     const int err = errno;
     if (err == EINTR || err == EEXIST) continue;  // EEXIST: a name collision or a plant
     ::close(dir_fd);
-    return ErrnoStatus(err, absl::StrCat("cannot create trace file '", path, ".tmp.", ::getpid(),
+    return ErrnoStatus(err, absl::StrCat("cannot create ", options.what, " file '", path, ".tmp.", ::getpid(),
                                          ".*' for '", path, "': ", strerror(err)));
   }
   ::close(dir_fd);
   return absl::FailedPreconditionError(absl::StrCat(
-      "cannot create a temp file for trace '", path, "': 16 random names were all taken"));
+      "cannot create a temp file for ", options.what, " '", path, "': 16 random names were all taken"));
 }
 
 AtomicFileSink::AtomicFileSink(std::string path, std::string temp_path, int dir_fd,
-                               std::string name, std::string temp_name, int fd, bool no_replace)
+                               std::string name, std::string temp_name, int fd, bool no_replace,
+                               const char* what)
     : path_(std::move(path)),
       temp_path_(std::move(temp_path)),
       dir_fd_(dir_fd),
       name_(std::move(name)),
       temp_name_(std::move(temp_name)),
       fd_(fd),
-      no_replace_(no_replace) {}
+      no_replace_(no_replace),
+      what_(what) {}
 
 AtomicFileSink::~AtomicFileSink() {
   if (!finished_) Abort();
@@ -252,7 +254,7 @@ void AtomicFileSink::Abort() {
 }
 
 absl::Status AtomicFileSink::Fail(const char* what, int err) {
-  status_ = ErrnoStatus(err, absl::StrCat(what, " trace file '", path_, "' (temp '", temp_path_,
+  status_ = ErrnoStatus(err, absl::StrCat(what, " ", what_, " file '", path_, "' (temp '", temp_path_,
                                           "'): ", strerror(err)));
   Abort();
   return status_;
@@ -262,7 +264,7 @@ absl::Status AtomicFileSink::Write(const void* data, size_t size) {
   if (!status_.ok()) return status_;
   if (finished_ || fd_ < 0) {
     status_ = absl::FailedPreconditionError(
-        absl::StrCat("write to trace file '", path_, "' after Finish or Abort"));
+        absl::StrCat("write to ", what_, " file '", path_, "' after Finish or Abort"));
     return status_;
   }
   if (size == 0) return absl::OkStatus();
@@ -276,7 +278,7 @@ absl::Status AtomicFileSink::Finish() {
   if (!status_.ok()) return status_;
   if (finished_ || fd_ < 0) {
     return absl::FailedPreconditionError(
-        absl::StrCat("trace file '", path_, "' already finished or aborted"));
+        absl::StrCat(what_, " file '", path_, "' already finished or aborted"));
   }
   // fsync before rename: after a crash the final name holds either the old file or the whole
   // new one, never a truncated one.
@@ -292,7 +294,7 @@ absl::Status AtomicFileSink::Finish() {
   // Checked again: something may have appeared at the final name while we wrote.
   if (std::string problem = TargetProblem(dir_fd_, name_, no_replace_); !problem.empty()) {
     status_ = absl::FailedPreconditionError(
-        absl::StrCat("refusing to replace trace '", path_, "': ", problem));
+        absl::StrCat("refusing to replace ", what_, " '", path_, "': ", problem));
     Abort();
     return status_;
   }

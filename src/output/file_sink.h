@@ -38,6 +38,9 @@ struct FileSinkOptions {
   // replaced. Used for daemon-requested traces.
   std::string confine_dir;
   mode_t mode = 0640;  // of the new file (then masked by the umask); summaries use the same
+  // What the file is, for its error messages ("refusing to write summary '...'"): a refusal
+  // of a report or a port file once said "refusing to write trace".
+  const char* what = "trace";
 };
 
 class AtomicFileSink : public ByteSink {
@@ -69,7 +72,7 @@ class AtomicFileSink : public ByteSink {
 
  private:
   AtomicFileSink(std::string path, std::string temp_path, int dir_fd, std::string name,
-                 std::string temp_name, int fd, bool no_replace);
+                 std::string temp_name, int fd, bool no_replace, const char* what);
   absl::Status Fail(const char* what, int err);
 
   std::string path_;
@@ -79,6 +82,7 @@ class AtomicFileSink : public ByteSink {
   std::string temp_name_;  // temp file name inside dir_fd_
   int fd_;
   bool no_replace_;
+  const char* what_;  // FileSinkOptions::what
   bool finished_ = false;
   uint64_t bytes_written_ = 0;
   absl::Status status_;

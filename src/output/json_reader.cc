@@ -22,6 +22,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "checked_time.h"
+#include "input_file.h"
 #include "json/json_span.h"
 
 namespace kairos {
@@ -136,9 +138,10 @@ absl::StatusOr<std::unique_ptr<Source>> OpenTraceSource(const std::string& path)
 }  // namespace internal
 
 absl::StatusOr<std::unique_ptr<Source>> internal::OpenTraceSource(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::NotFoundError(absl::StrCat(path, ": ", strerror(errno)));
-  auto raw = std::make_unique<FdSource>(fd, path);
+  // Never blocks on a FIFO, never reads a device or directory (input_file.h).
+  absl::StatusOr<int> fd = OpenInputFile(path);
+  if (!fd.ok()) return fd.status();
+  auto raw = std::make_unique<FdSource>(*fd, path);
   char magic[4];
   size_t have = 0;
   while (have < 4) {
@@ -203,6 +206,19 @@ absl::Status TimeOutOfRange(std::string_view key, std::string_view text,
                             const JsonStreamParser& p) {
   return absl::OutOfRangeError(absl::StrCat("JSON: \"", std::string(key), "\": ", std::string(text),
                                             " does not fit a 64-bit ns time (event ending at byte ",
+                                            p.offset(), ")"));
+}
+
+// Every consumer computes an event's end as ts + dur (the trace builder, merge's collective
+// ends and steps): the reader guarantees that sum fits, so none of them can wrap it.
+bool EndFits(const KinetoEvent& ev) {
+  int64_t end;
+  return !(ev.has_ts && ev.has_dur) || AddNs(ev.ts_ns, ev.dur_ns, &end);
+}
+
+absl::Status EndOutOfRange(const KinetoEvent& ev, const JsonStreamParser& p) {
+  return absl::OutOfRangeError(absl::StrCat("JSON: \"ts\" + \"dur\" (", ev.ts_ns, " + ", ev.dur_ns,
+                                            " ns) does not fit a 64-bit ns time (event ending at byte ",
                                             p.offset(), ")"));
 }
 
@@ -425,7 +441,7 @@ JsonSpanStatus EventParser::Time(JsonSpanReader& r, std::string_view key, int64_
       // us < 10^18 fits, but us * 1000 may not: the checked path decides.
       int64_t ns;
       if (!__builtin_mul_overflow(us, 1000, &ns) && !__builtin_add_overflow(ns, frac, &ns) &&
-          !__builtin_add_overflow(base_ns, ns, out))
+          AddNs(base_ns, ns, out))
         return JsonSpanStatus::kOk;
       if (time_error_key_.empty()) {
         time_error_key_ = key;
@@ -444,7 +460,7 @@ JsonSpanStatus EventParser::Time(JsonSpanReader& r, std::string_view key, int64_
   }
   if (s != JsonSpanStatus::kOk) return s;
   int64_t rel = 0;
-  if ((has_text && !MicrosTextToNs(text, &rel)) || __builtin_add_overflow(base_ns, rel, out)) {
+  if ((has_text && !MicrosTextToNs(text, &rel)) || !AddNs(base_ns, rel, out)) {
     if (time_error_key_.empty()) {
       time_error_key_ = key;
       time_error_text_.assign(text.data(), text.size());
@@ -600,6 +616,7 @@ absl::Status Drive(Source& src, const KinetoJsonCallbacks& cb, KinetoJsonStats* 
           ++st.events;
           if (!events->time_error_key().empty())
             return TimeOutOfRange(events->time_error_key(), events->time_error_text(), p);
+          if (!EndFits(ev)) return EndOutOfRange(ev, p);
           if (cb.on_event) cb.on_event(ev);
           continue;
         }
@@ -625,7 +642,7 @@ absl::Status Drive(Source& src, const KinetoJsonCallbacks& cb, KinetoJsonStats* 
           else if (k == "tid") ev.tid = v;
           else if (k == "ts") {
             int64_t rel = 0;
-            if (!MicrosToNs(v, &rel) || __builtin_add_overflow(base_ns, rel, &ev.ts_ns))
+            if (!MicrosToNs(v, &rel) || !AddNs(base_ns, rel, &ev.ts_ns))
               return TimeOutOfRange("ts", v.text, p);
             ev.has_ts = true;
           } else if (k == "dur") {
@@ -635,6 +652,7 @@ absl::Status Drive(Source& src, const KinetoJsonCallbacks& cb, KinetoJsonStats* 
           else if (k == "id") ev.id = v;
           else if (k == "args") ev.args = v;
         }
+        if (!EndFits(ev)) return EndOutOfRange(ev, p);
         if (cb.on_event) cb.on_event(ev);
       } while (p.Consume(','));
       if (!p.Expect(']')) return p.error();

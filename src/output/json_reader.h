@@ -61,7 +61,7 @@ struct KinetoEvent {
   bool has_ts = false;
   int64_t ts_ns = 0;    // Unix ns: baseTimeNanoseconds + ts, or ts*1000 for absolute µs
   bool has_dur = false;
-  int64_t dur_ns = 0;
+  int64_t dur_ns = 0;   // with has_ts, ts_ns + dur_ns fits int64: the reader refuses the event otherwise
   JsonValue id;         // flow events
   JsonValue args;       // object, or null when absent
   KinetoRawEvent raw;   // the whole event object (valid during the callback)

@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
+#include "checked_time.h"
 #include "detail_values.h"
 #include "output/event_args.h"
 #include "output/json_reader.h"
@@ -502,7 +503,11 @@ void TraceBuilder::OnEvent(const KinetoEvent& ev) {
   e.track = track;
   e.detail = kNoDetail;
   e.start_ns = ev.ts_ns;
-  e.end_ns = ph == 'X' ? ev.ts_ns + std::max<int64_t>(ev.dur_ns, 0) : ev.ts_ns;
+  // ts + dur fits (the reader refuses an event whose end does not); a negative dur is
+  // clamped to 0 and counted, as an end before its start would mislead every consumer.
+  e.end_ns = ev.ts_ns;
+  if (ph == 'X' && ev.dur_ns < 0) data_.AddStat("json_reader.negative_dur", 1);
+  if (ph == 'X' && ev.dur_ns > 0 && !AddNs(ev.ts_ns, ev.dur_ns, &e.end_ns)) e.end_ns = ev.ts_ns;
   e.name = data_.strings.Intern(ev.name);
   internal::ApplyKinetoArgs(ev.args, ev.name, data_, e, rows_);
   data_.events_by_track[track].push_back(e);

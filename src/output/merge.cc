@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "checked_time.h"
 #include "json/json_writer.h"
 #include "output/compress_sinks.h"
 #include "output/file_sink.h"
@@ -191,6 +192,7 @@ class JsonMergeWriter {
   absl::Status Rank(const MergeRankInfo& info, uint64_t* events) {
     rank_ = info.rank;
     shift_ = info.shift_ns;
+    dropped_ = 0;
     pid_index_.clear();
     original_pids_.clear();
     named_pids_.clear();
@@ -198,7 +200,10 @@ class JsonMergeWriter {
     absl::Status write_status;
     cb.on_event = [&](const KinetoEvent& ev) {
       if (!write_status.ok()) return;
-      Event1(ev);
+      if (!Event1(ev)) {
+        ++dropped_;
+        return;
+      }
       ++*events;
       if (buf_.size() >= (1u << 20)) write_status = Flush();
     };
@@ -224,6 +229,8 @@ class JsonMergeWriter {
     buf_.Raw(s);
     return Flush();
   }
+  // Events of the last Rank() left out: their shifted time does not fit 64-bit ns.
+  uint64_t dropped() const { return dropped_; }
 
  private:
   void Sep() {
@@ -231,7 +238,10 @@ class JsonMergeWriter {
     first_ = false;
   }
 
-  void Event1(const KinetoEvent& ev) {
+  // False (nothing written) when the event's shifted time does not fit 64-bit ns.
+  bool Event1(const KinetoEvent& ev) {
+    int64_t ts = 0;
+    if (ev.has_ts && !(AddNs(ev.ts_ns, shift_, &ts) && SubNs(ts, out_base_, &ts))) return false;
     Sep();
     buf_.Char('{');
     bool first_member = true;
@@ -246,7 +256,7 @@ class JsonMergeWriter {
         Pid(value);
       } else if (key == "ts" && ev.has_ts) {
         char b[32];
-        buf_.Raw(std::string_view(b, internal::FormatMicros(ev.ts_ns + shift_ - out_base_, b)));
+        buf_.Raw(std::string_view(b, internal::FormatMicros(ts, b)));
       } else if (key == "id" && flow && value.is_number()) {
         // Correlation ids restart in every process: keep each rank's flows apart.
         buf_.Uint(static_cast<uint64_t>(rank_) * (uint64_t{1} << 32) + value.AsUint());
@@ -258,6 +268,7 @@ class JsonMergeWriter {
     }
     buf_.Char('}');
     if (meta && ev.name == "process_name" && ev.pid.is_number()) named_pids_.insert(NewPid(ev.pid.AsInt()));
+    return true;
   }
 
   // The rank's pids numbered in order of first appearance; past the stride (never in
@@ -314,6 +325,7 @@ class JsonMergeWriter {
   ByteSink& sink_;
   const int64_t out_base_;
   int64_t rank_ = 0, shift_ = 0;
+  uint64_t dropped_ = 0;
   bool first_ = true;
   JsonBuffer buf_{1 << 21};
   std::map<int64_t, int64_t> pid_index_;  // original pid -> index in the rank's block
@@ -321,7 +333,8 @@ class JsonMergeWriter {
   std::set<int64_t> named_pids_;
 };
 
-absl::Status WriteJson(const MergeOptions& o, const std::vector<MergeRankInfo>& ranks, uint64_t* events) {
+absl::Status WriteJson(const MergeOptions& o, const std::vector<MergeRankInfo>& ranks, uint64_t* events,
+                       std::vector<std::string>* warnings) {
   absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(o.out_path);
   if (!file.ok()) return file.status();
   std::unique_ptr<ByteSink> compressor;
@@ -335,7 +348,8 @@ absl::Status WriteJson(const MergeOptions& o, const std::vector<MergeRankInfo>& 
   }
   int64_t out_base = INT64_MAX;
   for (const MergeRankInfo& r : ranks) {
-    if (r.min_ts_ns != INT64_MAX) out_base = std::min(out_base, r.min_ts_ns + r.shift_ns);
+    int64_t first;  // a rank whose shifted start does not fit has its events dropped below
+    if (r.min_ts_ns != INT64_MAX && AddNs(r.min_ts_ns, r.shift_ns, &first)) out_base = std::min(out_base, first);
   }
   if (out_base == INT64_MAX) out_base = 0;
   JsonWriter head;
@@ -352,6 +366,7 @@ absl::Status WriteJson(const MergeOptions& o, const std::vector<MergeRankInfo>& 
   if (st.ok()) st = w.Raw(",\"traceEvents\":[\n");
   for (const MergeRankInfo& r : ranks) {
     if (st.ok()) st = w.Rank(r, events);
+    if (w.dropped() != 0) warnings->push_back(internal::DroppedWarning(r, w.dropped()));
   }
   if (st.ok()) st = w.Raw("\n]}\n");
   if (st.ok()) st = sink->Finish();
@@ -359,6 +374,12 @@ absl::Status WriteJson(const MergeOptions& o, const std::vector<MergeRankInfo>& 
 }
 
 }  // namespace
+
+std::string internal::DroppedWarning(const MergeRankInfo& rank, uint64_t dropped) {
+  return "rank " + std::to_string(rank.rank) + ": " + std::to_string(dropped) +
+         " events dropped: shifted by " + std::to_string(rank.shift_ns) +
+         " ns their time does not fit a 64-bit ns time";
+}
 
 bool IsCollectiveKernelName(std::string_view name) {
   const std::string l = Lower(name);
@@ -376,6 +397,7 @@ void AlignClocks(std::vector<MergeRankInfo>& ranks, std::vector<std::string>* wa
   const std::string ref_host = host_of(ranks[ref]);
   const auto ref_instances = Instances(ranks[ref]);
   std::map<std::string, std::vector<int64_t>> diffs;
+  std::map<std::string, uint64_t> unfit;  // host -> instances whose difference does not fit
   std::set<std::string> hosts;
   for (size_t i = 0; i < ranks.size(); ++i) {
     const std::string h = host_of(ranks[i]);
@@ -383,8 +405,21 @@ void AlignClocks(std::vector<MergeRankInfo>& ranks, std::vector<std::string>* wa
     if (h == ref_host) continue;
     for (const auto& [key, end] : Instances(ranks[i])) {
       auto it = ref_instances.find(key);
-      if (it != ref_instances.end()) diffs[h].push_back(it->second - end);
+      if (it == ref_instances.end()) continue;
+      // Checked: ends from hostile traces (near INT64_MAX on one rank, negative on another)
+      // once wrapped into a clock_shift_ns of the wrong sign.
+      int64_t diff;
+      if (SubNs(it->second, end, &diff)) {
+        diffs[h].push_back(diff);
+      } else {
+        ++unfit[h];
+      }
     }
+  }
+  for (const auto& [h, n] : unfit) {
+    warnings->push_back("host " + h + ": " + std::to_string(n) +
+                        " collective instances ignored for the clock shift: their end differs from "
+                        "the reference's by more than a 64-bit ns time holds");
   }
   for (MergeRankInfo& r : ranks) {
     const std::string h = host_of(r);
@@ -443,12 +478,12 @@ absl::StatusOr<MergeResult> MergeTraces(const std::vector<std::string>& inputs, 
   const bool to_perfetto = IsPerfettoPath(o.out_path);
   absl::Status st;
   if (to_perfetto) {
-    st = internal::WriteMergedPerfetto(o, result.ranks, &result.events);
+    st = internal::WriteMergedPerfetto(o, result.ranks, &result.events, &result.warnings);
   } else {
     if (any_perfetto) {
       return absl::InvalidArgumentError("merging into Kineto JSON needs JSON inputs; write .pftrace instead");
     }
-    st = WriteJson(o, result.ranks, &result.events);
+    st = WriteJson(o, result.ranks, &result.events, &result.warnings);
   }
   if (!st.ok()) return st;
   return result;

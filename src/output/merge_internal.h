@@ -6,6 +6,7 @@
 #define KAIROS_SRC_OUTPUT_MERGE_INTERNAL_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -15,8 +16,13 @@ namespace kairos::internal {
 
 // Reads each rank (one at a time) into TraceData and writes its tracks and events, shifted,
 // under per-rank processes "rank R: ..." to options.out_path (.pftrace, .pftrace.zst).
+// Events whose shifted time does not fit 64-bit ns are left out and reported, one warning
+// per rank (DroppedWarning), in `warnings`.
 absl::Status WriteMergedPerfetto(const MergeOptions& options, const std::vector<MergeRankInfo>& ranks,
-                                 uint64_t* events);
+                                 uint64_t* events, std::vector<std::string>* warnings);
+
+// "rank R: N events dropped: shifted by S ns their time does not fit a 64-bit ns time"
+std::string DroppedWarning(const MergeRankInfo& rank, uint64_t dropped);
 
 }  // namespace kairos::internal
 

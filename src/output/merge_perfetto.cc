@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "checked_time.h"
 #include "output/compress_sinks.h"
 #include "output/file_sink.h"
 #include "output/json_reader.h"
@@ -50,7 +51,10 @@ class RankEncoder {
   absl::Status Write(const TraceData& d, uint64_t* events) {
     const std::string prefix = "rank " + std::to_string(info_.rank) + ": ";
     const int64_t block = info_.rank * kMergePidStride;
-    const int64_t t0 = d.window_start_ns + info_.shift_ns;
+    // Descriptors carry the window start; one that does not fit shifted is left unshifted
+    // (a descriptor's time only orders it before the events).
+    int64_t t0;
+    if (!AddNs(d.window_start_ns, info_.shift_ns, &t0)) t0 = d.window_start_ns;
     const uint64_t cpu_uuid = base_uuid_ + 1;
     Descriptor(t0, cpu_uuid, 0, [&] {
       size_t p = enc_.BeginNested(kTdProcess);
@@ -112,6 +116,11 @@ class RankEncoder {
       // pairs; a slice that overlaps its parent's end without nesting is cut at that end.
       std::vector<int64_t> open;
       for (const Event& e : d.events_by_track[i]) {
+        int64_t unused;
+        if (!AddNs(e.start_ns, info_.shift_ns, &unused) || !AddNs(e.end_ns, info_.shift_ns, &unused)) {
+          ++dropped_;  // its shifted time does not fit: left out and reported, never wrapped
+          continue;
+        }
         while (!open.empty() && open.back() <= e.start_ns) {
           End(open.back(), TrackUuid(i));
           open.pop_back();
@@ -135,8 +144,13 @@ class RankEncoder {
     }
     for (const CounterSample& c : d.counter_samples) {
       if (!st.ok()) break;
+      int64_t ts;
+      if (!AddNs(c.ts_ns, info_.shift_ns, &ts)) {
+        ++dropped_;
+        continue;
+      }
       size_t pk = enc_.BeginNested(kTracePacket);
-      enc_.Varint(kPktTimestamp, static_cast<uint64_t>(c.ts_ns + info_.shift_ns));
+      enc_.Varint(kPktTimestamp, static_cast<uint64_t>(ts));
       enc_.Varint(kPktSequenceId, seq_);
       size_t te = enc_.BeginNested(kPktTrackEvent);
       enc_.Varint(kTeType, kCounter);
@@ -150,6 +164,8 @@ class RankEncoder {
     if (st.ok()) st = Flush();
     return st;
   }
+  // Events and counter samples left out: their shifted time does not fit 64-bit ns.
+  uint64_t dropped() const { return dropped_; }
 
  private:
   uint64_t GpuUuid(uint32_t dev) const { return base_uuid_ + 0x100 + dev; }
@@ -169,6 +185,7 @@ class RankEncoder {
     enc_.EndNested(pk);
   }
 
+  // Slice and End take times already checked to fit shifted (Write leaves out the others).
   void Slice(int64_t ts, uint32_t type, uint64_t track, std::string_view name, const char* cat) {
     size_t pk = enc_.BeginNested(kTracePacket);
     enc_.Varint(kPktTimestamp, static_cast<uint64_t>(ts + info_.shift_ns));
@@ -203,13 +220,14 @@ class RankEncoder {
   const MergeRankInfo& info_;
   uint64_t base_uuid_ = 0;
   uint32_t seq_ = 1;
+  uint64_t dropped_ = 0;
   ProtoEncoder enc_{1 << 21};
 };
 
 }  // namespace
 
 absl::Status WriteMergedPerfetto(const MergeOptions& o, const std::vector<MergeRankInfo>& ranks,
-                                 uint64_t* events) {
+                                 uint64_t* events, std::vector<std::string>* warnings) {
   absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(o.out_path);
   if (!file.ok()) return file.status();
   std::unique_ptr<ByteSink> compressor;
@@ -224,6 +242,7 @@ absl::Status WriteMergedPerfetto(const MergeOptions& o, const std::vector<MergeR
     RankEncoder enc(*sink, r);
     absl::Status st = enc.Write(*data, events);
     if (!st.ok()) return st;
+    if (enc.dropped() != 0) warnings->push_back(DroppedWarning(r, enc.dropped()));
   }
   return sink->Finish();
 }

@@ -29,18 +29,19 @@ absl::Status WriteThrough(const TraceData& data, TraceWriter& writer, ByteSink& 
 
 absl::Status WriteTraceOnly(const TraceData& data, const OutputOptions& request);
 
-FileSinkOptions SinkOptions(const std::string& confine_dir) {
+FileSinkOptions SinkOptions(const std::string& confine_dir, const char* what = "trace") {
   FileSinkOptions options;
   options.confine_dir = confine_dir;
+  options.what = what;
   return options;
 }
 
 }  // namespace
 
 absl::Status WriteTextFile(const std::string& path, std::string_view text,
-                           const std::string& confine_dir) {
+                           const std::string& confine_dir, const char* what) {
   absl::StatusOr<std::unique_ptr<AtomicFileSink>> file =
-      AtomicFileSink::Create(path, SinkOptions(confine_dir));
+      AtomicFileSink::Create(path, SinkOptions(confine_dir, what));
   if (!file.ok()) return file.status();
   absl::Status s = (*file)->Write(text.data(), text.size());
   if (s.ok()) s = (*file)->Finish();
@@ -52,7 +53,7 @@ absl::Status WriteSummaryFile(const std::string& path, std::string_view json,
                               const std::string& confine_dir) {
   std::string text(json);
   text.push_back('\n');
-  return WriteTextFile(path, text, confine_dir);
+  return WriteTextFile(path, text, confine_dir, "summary");
 }
 
 absl::Status WriteTraceFile(const TraceData& data, const OutputOptions& options,

@@ -37,8 +37,9 @@ absl::Status WriteSummaryFile(const std::string& path, std::string_view json,
 // Any other file kairos writes (the HTML report): `text` to `path` through AtomicFileSink,
 // with the trace's rules (random O_EXCL temp name, no symlink followed, no non-regular target
 // replaced; confined to `confine_dir` when it is not empty, as a daemon request's trace is).
+// `what` names the file in error messages ("refusing to write report '...'").
 absl::Status WriteTextFile(const std::string& path, std::string_view text,
-                           const std::string& confine_dir = std::string());
+                           const std::string& confine_dir = std::string(), const char* what = "file");
 
 }  // namespace kairos
 

@@ -1,10 +1,14 @@
 // File: log_test.cc
 // Layer: test for kairos_base. LogRateLimiter with an injected clock: the burst, the count of
 // suppressed lines carried by the next admitted line, a new interval, a clock going back.
+// Every line is inert and bounded: control bytes shown as \xNN, at most 1 KiB.
 // Threading: single-threaded.
 #include "log.h"
 
 #include <catch2/catch.hpp>
+#include <string>
+
+#include "abuse/abuse_util.h"
 
 namespace kairos {
 namespace {
@@ -37,6 +41,28 @@ TEST_CASE("the log level is process-wide and settable from any module", "[log]")
   CHECK(GetLogLevel() == LogLevel::kError);
   SetLogLevel(before);
   CHECK(GetLogLevel() == before);
+}
+
+TEST_CASE("log lines are one inert line of at most 1 KiB", "[log]") {
+  const LogLevel saved = GetLogLevel();
+  SetLogLevel(LogLevel::kWarning);
+  testing::StderrCapture capture;
+  // Text from outside (a daemon request, a file name) with a terminal escape, a tab, a
+  // newline that would forge a second line, and DEL.
+  KAIROS_LOG_WARNING("name %s", "a\x1b[31mb\tc\nkairos: error: forged\x7f");
+  KAIROS_LOG_WARNING("%s", std::string(5000, 'x').c_str());
+  WriteLogLine("tool: ", "q\x01", " (suppressed 3 similar messages)");
+  WriteLogLine("tool: ", std::string(5000, 'y'), " (suppressed 3 similar messages)");
+  const std::vector<std::string> lines = capture.Stop();
+  SetLogLevel(saved);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] == "kairos: warning: name a\\x1b[31mb\\x09c kairos: error: forged\\x7f");
+  CHECK(lines[1].size() == 1023);
+  CHECK(lines[1] == "kairos: warning: " + std::string(1003, 'x') + "...");
+  CHECK(lines[2] == "tool: q\\x01 (suppressed 3 similar messages)");
+  // A cut line keeps its suppressed count.
+  CHECK(lines[3].size() == 1023);
+  CHECK(lines[3] == "tool: " + std::string(982, 'y') + "... (suppressed 3 similar messages)");
 }
 
 }  // namespace

@@ -117,5 +117,45 @@ TEST_CASE("process_limit 0 matches but triggers nothing; empty pid sets never re
   CHECK(res.profilers_busy == 0);
 }
 
+TEST_CASE("the table is capped: new processes past the cap are refused and counted") {
+  DaemonRegistry r(1000, nullptr, "h", 3);
+  for (int64_t job = 0; job < 3; ++job) r.OnPoll(job, {1}, 2, 0);
+  CHECK(r.size() == 3);
+  // A fourth process (a fake poll with a new job id): refused, counted, not stored.
+  CHECK_FALSE(r.OnPoll(99, {1}, 2, 10).has_value());
+  CHECK(r.size() == 3);
+  CHECK(r.refused() == 1);
+  // Registered processes keep polling, and a request still reaches them.
+  r.OnPoll(0, {1}, 2, 500);
+  CHECK(r.Request(0, {0}, kConfig, 5, 500, 0).profilers_triggered == std::vector<int32_t>{1});
+  // Once the others went stale, the sweep the full table runs makes room.
+  r.OnPoll(0, {1}, 2, 1800);
+  CHECK_FALSE(r.OnPoll(99, {1}, 2, 1900).has_value());  // job 0's pending config goes first
+  CHECK(r.size() == 2);
+  CHECK(r.refused() == 1);
+}
+
+TEST_CASE("an entry naming a live pid (pid 1) is swept at the age limit unless a config waits") {
+  // pid 1 is always alive and the flood polls every 100 ms, so neither the pid probe nor
+  // staleness ever sweeps it; the age limit does.
+  DaemonRegistry r(1000, [](int32_t) { return true; }, "h", 100, 5000);
+  r.OnPoll(7, {1}, 2, 0);
+  r.OnPoll(8, {1}, 2, 0);
+  r.Request(8, {0}, kConfig, 1, 0, 0);  // job 8 has a config waiting
+  for (int64_t t = 100; t <= 5000; t += 100) {
+    r.OnPoll(7, {1}, 0, t);  // type 0: a poll that does not take the config
+    r.OnPoll(8, {1}, 0, t);
+  }
+  CHECK(r.Sweep(5000) == 0);
+  CHECK(r.size() == 2);
+  r.OnPoll(7, {1}, 0, 5001);
+  r.OnPoll(8, {1}, 0, 5001);
+  CHECK(r.Sweep(5001) == 1);  // job 7: registered 5001 ms ago
+  CHECK(r.size() == 1);
+  // A real process just registers again with its next poll.
+  r.OnPoll(7, {1}, 2, 5002);
+  CHECK(r.size() == 2);
+}
+
 }  // namespace
 }  // namespace kairos::tools

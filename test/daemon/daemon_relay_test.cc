@@ -14,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "abuse/abuse_util.h"
 #include "daemon_rpc.h"
 #include "daemon_test_util.h"
 
@@ -115,6 +116,51 @@ TEST_CASE("relay: empty poll reply is 40 bytes; three processes, limit 2") {
   relay.Stop();
   CHECK(relay.stats().configs_sent == 2);
   CHECK(relay.stats().rpc_served == 2);
+}
+
+TEST_CASE("relay: RPC log lines are inert, bounded and rate-limited") {
+  const std::string name = UniqueEndpoint("rpclog");
+  kairos::testing::StderrCapture capture;
+  {
+    RunningRelay relay(Options(name));
+    // A function name that would forge a "sent the on-demand config" line in red, a 200 KB
+    // one, then a flood: 3 s of such requests once printed 35k lines.
+    CHECK_FALSE(relay.Rpc(R"({"fn":"\u001b[31mx\nkairos daemon: sent the on-demand config to pid 1"})").ok());
+    CHECK_FALSE(relay.Rpc("{\"fn\":\"" + std::string(200000, 'A') + "\"}").ok());
+    for (int i = 0; i < 300; ++i) CHECK_FALSE(relay.Rpc("{\"fn\":\"noSuchFn\"}").ok());
+    CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}") == "{\"status\":1}");
+    relay.Stop();
+    CHECK(relay.stats().rpc_dropped == 302);
+  }
+  const std::vector<std::string> lines = capture.Stop();
+  REQUIRE(lines.size() == 6);
+  CHECK(lines[0] ==
+        "kairos daemon: rpc: unknown fn \"\\x1b[31mx kairos daemon: sent the on-demand config to pid 1\"");
+  CHECK(lines[1].size() == 1023);
+  CHECK(lines[1].rfind("kairos daemon: rpc: unknown fn \"AAAA", 0) == 0);
+  CHECK(lines[1].substr(1020) == "...");
+  for (int i = 2; i < 5; ++i) CHECK(lines[i] == "kairos daemon: rpc: unknown fn \"noSuchFn\"");
+  // The served request has its own budget: not lost in the flood.
+  CHECK(lines[5] == "kairos daemon: rpc: getStatus");
+}
+
+TEST_CASE("relay: fake polls stop at the process cap, refused and counted") {
+  const std::string name = UniqueEndpoint("cap");
+  RelayOptions o = Options(name);
+  o.max_processes = 8;
+  kairos::testing::StderrCapture capture;
+  {
+    RunningRelay relay(o);
+    FakeEndpoint p(UniqueEndpoint("flood"));
+    // Every poll is answered (an empty config), registered or not.
+    for (int64_t job = 0; job < 20; ++job) CHECK(Poll(p, name, job, {1}) == proto::EncodeDaemonConfigReply(""));
+    relay.Stop();
+    CHECK(relay.stats().registry_refused == 12);
+  }
+  const std::vector<std::string> lines = capture.Stop();
+  REQUIRE(lines.size() == 5);  // the limiter's burst; the other 7 are counted, not printed
+  CHECK(lines[0].rfind("kairos daemon: process table full (8 processes); refused a poll from ", 0) == 0);
+  CHECK(lines[0].substr(lines[0].size() - 6) == " job 8");
 }
 
 TEST_CASE("relay: a job id above 2^31 matches end to end") {

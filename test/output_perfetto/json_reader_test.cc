@@ -195,6 +195,39 @@ TEST_CASE("a ts or dur that does not fit 64-bit ns is rejected, not wrapped") {
             .code() == absl::StatusCode::kOutOfRange);
 }
 
+TEST_CASE("an event whose end (ts + dur) does not fit 64-bit ns is rejected, not wrapped") {
+  // ts fits, ts + dur does not: the old reader wrapped the end below the start and the
+  // kernel vanished from the analysis ("No GPU work", exit 0).
+  const std::string fast =
+      R"J({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":9223372036854775,"dur":10}]})J";
+  absl::StatusOr<TraceData> d = ReadKinetoJsonTraceText(fast);
+  REQUIRE(!d.ok());
+  CHECK(d.status().code() == absl::StatusCode::kOutOfRange);
+  CHECK(std::string(d.status().message()) ==
+        "JSON: \"ts\" + \"dur\" (9223372036854775000 + 10000 ns) does not fit a 64-bit ns time (event ending at "
+        "byte 99)");
+  // The same through the stream parser's path (an exponent), and below INT64_MIN.
+  d = ReadKinetoJsonTraceText(
+      R"J({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":9.2233720368547e15,"dur":1e5}]})J");
+  REQUIRE(!d.ok());
+  CHECK(std::string(d.status().message()).rfind("JSON: \"ts\" + \"dur\" (", 0) == 0);
+  d = ReadKinetoJsonTraceText(
+      R"J({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":-9223372036854775,"dur":-10}]})J");
+  REQUIRE(!d.ok());
+  CHECK(std::string(d.status().message()) ==
+        "JSON: \"ts\" + \"dur\" (-9223372036854775000 + -10000 ns) does not fit a 64-bit ns time (event ending at "
+        "byte 101)");
+  // A negative duration that fits is clamped to 0 and counted.
+  d = ReadKinetoJsonTraceText(
+      R"J({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5,"dur":-3,"args":{"device":0,"stream":7}}]})J");
+  REQUIRE(d.ok());
+  REQUIRE(d->EventCount() == 1);
+  for (const auto& track : d->events_by_track) {
+    for (const Event& e : track) CHECK(e.end_ns == e.start_ns);
+  }
+  CHECK(d->stats.at("json_reader.negative_dur") == 1);
+}
+
 TEST_CASE("JSON -> TraceData -> JSON keeps every event, arg, flow and metadata key") {
   TraceData ref = testing::BuildReferenceTrace(50);
   std::string j1 = JsonOf(ref);

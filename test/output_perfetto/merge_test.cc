@@ -3,7 +3,9 @@
 // Four-rank fixtures (test/analysis/multirank_fixture.h) on one host and on "different
 // hosts" with skewed clocks; the merged trace is read back with kairos' own JSON and
 // Perfetto readers.
+#include <array>
 #include <catch2/catch.hpp>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -208,6 +210,64 @@ TEST_CASE("merge: Perfetto output keeps every event, aligned", "[merge]") {
   o3.out_path = dir + "/bad.json";
   o3.read_perfetto = o2.read_perfetto;
   CHECK(!MergeTraces({o.out_path}, o3).ok());  // JSON output needs JSON inputs
+}
+
+// One rank's trace: its host, and X events (category, name, ts in µs text, dur in µs).
+std::string HostileRank(int rank, const std::string& host,
+                        const std::vector<std::array<std::string, 3>>& events) {
+  std::string j = "{\"distributedInfo\": {\"rank\": " + std::to_string(rank) + ", \"world_size\": 2}, \"host_name\": \"" +
+                  host + "\", \"traceEvents\": [";
+  for (size_t i = 0; i < events.size(); ++i) {
+    j += std::string(i ? "," : "") + "{\"ph\":\"X\",\"cat\":\"" + events[i][0] + "\",\"name\":\"" + events[i][1] +
+         "\",\"pid\":0,\"tid\":7,\"ts\":" + events[i][2] + ",\"dur\":1,\"args\":{\"device\":0,\"stream\":7}}";
+  }
+  return j + "]}";
+}
+
+TEST_CASE("merge: clock differences and shifted times that do not fit int64 are counted, never wrapped",
+          "[merge]") {
+  // Ends near +INT64_MAX on the reference host and near INT64_MIN on the other: their
+  // difference does not fit. The old code wrapped it into clock_shift_ns = -3001 ns (UB).
+  std::vector<MergeRankInfo> ranks(2);
+  ranks[0].rank = 0;
+  ranks[0].host = "a";
+  ranks[1].rank = 1;
+  ranks[1].host = "b";
+  MergeCollective c;
+  c.name = kAllReduce;
+  c.end_ns = INT64_MAX - 1000;
+  ranks[0].collectives.push_back(c);
+  c.end_ns = INT64_MIN + 2000;
+  ranks[1].collectives.push_back(c);
+  std::vector<std::string> warnings;
+  AlignClocks(ranks, &warnings);
+  CHECK(ranks[1].shift_ns == 0);
+  CHECK(ranks[1].aligned_on == 0);
+  CHECK(warnings == std::vector<std::string>{
+                        "host b: 1 collective instances ignored for the clock shift: their end differs from the "
+                        "reference's by more than a 64-bit ns time holds",
+                        "rank 1 (host b) shares no collective with rank 0: its clock is not shifted"});
+
+  // A shift that fits but carries one of rank 1's events past INT64_MAX: that event is left
+  // out of both outputs and reported; the others are written.
+  const std::string dir = TempDir("overflow");
+  const std::string r0 = dir + "/t.rank0.json", r1 = dir + "/t.rank1.json";
+  REQUIRE(testing::WriteFixtureFile(r0, HostileRank(0, "a", {{{"kernel", kAllReduce, "9000000000000000"}}})));
+  REQUIRE(testing::WriteFixtureFile(
+      r1, HostileRank(1, "b", {{{"kernel", kAllReduce, "0"}, {"kernel", "late", "1000000000000000"}}})));
+  for (const char* out : {"/m.json", "/m.pftrace"}) {
+    INFO(out);
+    MergeOptions o;
+    o.out_path = dir + out;
+    o.read_perfetto = [](const std::string& p) { return ReadPerfettoTrace(p); };
+    absl::StatusOr<MergeResult> r = MergeTraces({r0, r1}, o);
+    REQUIRE(r.ok());
+    CHECK(r->ranks[1].shift_ns == 9000000000000000000);
+    CHECK(r->warnings == std::vector<std::string>{"rank 1: 1 events dropped: shifted by 9000000000000000000 ns "
+                                                  "their time does not fit a 64-bit ns time"});
+    CHECK(r->events >= 2);
+  }
+  fs::remove_all(dir);
 }
 
 #ifdef KAIROS_CLI_PATH

@@ -6,16 +6,19 @@
 // Threading: no shared state.
 #include "output/proto/perfetto_reader.h"
 
+#include <unistd.h>
 #include <zstd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <iterator>
+#include <new>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "checked_time.h"
+#include "input_file.h"
 #include "output/json_reader.h"
 #include "output/perfetto_writer.h"
 #include "output/proto/perfetto_trace.pb.h"
@@ -58,7 +61,7 @@ EventKind DefaultKind(TrackType type) {  // mirrors the writer's choice
 
 struct Seq {
   bool incremental = false;
-  uint64_t last = 0;
+  int64_t last = 0;  // the delta clock's time, ns
   uint64_t default_track = 0;
   std::map<uint64_t, std::string> names, cats, arg_names, strs;
 };
@@ -219,7 +222,8 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
   }
   if (p.has_clock_snapshot())
     for (const auto& c : p.clock_snapshot().clocks())
-      if (c.clock_id() == kPerfettoIncrementalClockId && c.is_incremental()) s.last = c.timestamp();
+      if (c.clock_id() == kPerfettoIncrementalClockId && c.is_incremental())
+        s.last = static_cast<int64_t>(c.timestamp());
   if (p.has_interned_data()) {
     const auto& id = p.interned_data();
     for (const auto& e : id.event_names()) s.names[e.iid()] = e.name();
@@ -229,8 +233,17 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
   }
   uint32_t clock = p.has_timestamp_clock_id() ? p.timestamp_clock_id()
                                               : (s.incremental ? kPerfettoIncrementalClockId : 6);
+  // An absolute timestamp is int64 ns in two's complement (the writers encode a negative
+  // time, e.g. a merged rank shifted before the epoch, as static_cast<uint64_t>), so every
+  // value maps. A delta is added checked (checked_time.h): one that carries the sequence's
+  // clock past int64 is refused, never wrapped into a time of the wrong sign.
   int64_t ts = static_cast<int64_t>(p.timestamp());
-  if (clock == kPerfettoIncrementalClockId) ts = static_cast<int64_t>(s.last += p.timestamp());
+  if (clock == kPerfettoIncrementalClockId) {
+    if (!AddDeltaNs(s.last, p.timestamp(), &ts))
+      return absl::OutOfRangeError(absl::StrCat("perfetto: timestamp delta ", p.timestamp(), " after ", s.last,
+                                                " ns does not fit a 64-bit ns time"));
+    s.last = ts;
+  }
   if (p.has_track_descriptor()) Descriptor(p.track_descriptor());
   if (!p.has_track_event()) return absl::OkStatus();
   const pp::TrackEvent& te = p.track_event();
@@ -259,6 +272,10 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
     Event e = open.back();
     open.pop_back();
     e.end_ns = ts;
+    if (e.end_ns < e.start_ns) {  // an end before its begin: a zero-length slice, counted
+      e.end_ns = e.start_ns;
+      data_.AddStat("perfetto_reader.negative_dur", 1);
+    }
     data_.events_by_track[track].push_back(e);
     return absl::OkStatus();
   }
@@ -336,75 +353,175 @@ TraceData Reader::Finish() {
 
 }  // namespace
 
-absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes, const TraceReadOptions& options) {
-  Reader reader(options);
-  pp::TracePacket packet;
-  size_t pos = 0;
-  while (pos < bytes.size()) {
-    // Trace.packet framing: tag 0x0A, varint length, packet bytes.
-    if (static_cast<uint8_t>(bytes[pos]) != 0x0A)
-      return absl::InvalidArgumentError(absl::StrCat("perfetto: unexpected field tag at byte ", pos));
-    ++pos;
-    uint64_t len = 0;
-    int shift = 0;
-    while (pos < bytes.size() && shift < 64) {
-      uint8_t b = static_cast<uint8_t>(bytes[pos++]);
-      len |= uint64_t(b & 0x7F) << shift;
-      shift += 7;
-      if (!(b & 0x80)) break;
+namespace {
+
+// Splits the uncompressed stream into Trace.packet records (tag 0x0A, varint length, packet
+// bytes) as it arrives and hands each to the Reader, so the reader holds at most one packet
+// and one input chunk: a 100 KB .pftrace.zst that expands to 3 GB used to be decompressed
+// whole into one string (std::bad_alloc under a 2 GB limit). One packet is capped
+// (TraceReadOptions::perfetto_max_packet_bytes): a length field claiming gigabytes is refused
+// with the cap named instead of buffered.
+class PacketStream {
+ public:
+  PacketStream(Reader& reader, uint64_t max_packet) : reader_(reader), max_packet_(max_packet) {}
+
+  // Parses every complete packet in pending bytes + `data`; keeps a partial one for later.
+  absl::Status Feed(std::string_view data) {
+    if (pending_.empty()) {
+      size_t used = 0;
+      absl::Status st = Consume(data, &used);
+      if (st.ok()) pending_.assign(data.data() + used, data.size() - used);
+      return st;
     }
-    if (len > bytes.size() - pos)
-      return absl::DataLossError(absl::StrCat("perfetto: truncated packet at byte ", pos));
-    if (!packet.ParseFromArray(bytes.data() + pos, static_cast<int>(len)))
-      return absl::DataLossError(absl::StrCat("perfetto: malformed packet at byte ", pos));
-    pos += len;
-    absl::Status st = reader.Packet(packet);
-    if (!st.ok()) return st;
+    pending_.append(data.data(), data.size());
+    size_t used = 0;
+    absl::Status st = Consume(pending_, &used);
+    pending_.erase(0, used);
+    return st;
   }
-  return reader.Finish();
+  // At the end of the stream a partial packet is a truncated trace.
+  absl::Status End() const {
+    if (pending_.empty()) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat("perfetto: truncated packet at byte ", offset_));
+  }
+
+ private:
+  absl::Status Consume(std::string_view buf, size_t* used) {
+    const uint64_t base = offset_;  // stream offset of buf[0]
+    size_t pos = 0;
+    while (pos < buf.size()) {
+      const uint64_t at = base + pos;  // the packet's offset in the whole stream
+      if (static_cast<uint8_t>(buf[pos]) != 0x0A)
+        return absl::InvalidArgumentError(absl::StrCat("perfetto: unexpected field tag at byte ", at));
+      size_t p = pos + 1;
+      uint64_t len = 0;
+      int shift = 0;
+      bool complete = false;
+      while (p < buf.size()) {
+        const uint8_t b = static_cast<uint8_t>(buf[p++]);
+        if (shift == 63 && b > 1)
+          return absl::InvalidArgumentError(absl::StrCat("perfetto: packet length overflows at byte ", at));
+        len |= uint64_t(b & 0x7F) << shift;
+        shift += 7;
+        if (!(b & 0x80)) {
+          complete = true;
+          break;
+        }
+        if (shift > 63)
+          return absl::InvalidArgumentError(absl::StrCat("perfetto: packet length overflows at byte ", at));
+      }
+      if (complete && len > max_packet_)
+        return absl::ResourceExhaustedError(absl::StrCat("perfetto: packet at byte ", at, " is ", len,
+                                                         " bytes; the limit is ", max_packet_, " bytes"));
+      if (!complete || len > buf.size() - p) break;  // the rest arrives with the next chunk
+      if (!packet_.ParseFromArray(buf.data() + p, static_cast<int>(len)))
+        return absl::DataLossError(absl::StrCat("perfetto: malformed packet at byte ", at));
+      absl::Status st = reader_.Packet(packet_);
+      if (!st.ok()) return absl::Status(st.code(), absl::StrCat(st.message(), " (packet at byte ", at, ")"));
+      pos = p + len;
+      *used = pos;
+      offset_ = base + pos;
+    }
+    return absl::OkStatus();
+  }
+
+  Reader& reader_;
+  const uint64_t max_packet_;
+  pp::TracePacket packet_;
+  std::string pending_;  // a partial packet (header included) waiting for more bytes
+  uint64_t offset_ = 0;  // stream offset of pending_[0]
+};
+
+// A reader that runs out of memory (a valid-looking trace that expands past the address
+// space) reports it as an error; it never aborts the CLI.
+template <typename Fn>
+absl::StatusOr<TraceData> ReadGuarded(Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError("perfetto: out of memory while reading the trace");
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes, const TraceReadOptions& options) {
+  return internal::ReadPerfettoTraceChunked(bytes, bytes.size(), options);
+}
+
+absl::StatusOr<TraceData> internal::ReadPerfettoTraceChunked(std::string_view bytes, size_t chunk,
+                                                             const TraceReadOptions& options) {
+  return ReadGuarded([&]() -> absl::StatusOr<TraceData> {
+    Reader reader(options);
+    PacketStream stream(reader, options.perfetto_max_packet_bytes);
+    if (chunk == 0) chunk = 1;
+    for (size_t pos = 0; pos < bytes.size(); pos += chunk) {
+      absl::Status st = stream.Feed(bytes.substr(pos, chunk));
+      if (!st.ok()) return st;
+    }
+    absl::Status st = stream.End();
+    if (!st.ok()) return st;
+    return reader.Finish();
+  });
 }
 
 absl::StatusOr<TraceData> ReadPerfettoTrace(const std::string& path, const TraceReadOptions& options) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  // Straight into one string sized from the file: a stringstream and its str() copy held
-  // the file twice at the read's peak (2 x 138 MB for a 138 MB trace).
-  std::string raw;
-  f.seekg(0, std::ios::end);
-  const std::streamoff size = f.tellg();
-  f.seekg(0, std::ios::beg);
-  if (size > 0 && f) {
-    raw.resize(static_cast<size_t>(size));
-    f.read(raw.data(), size);
-    if (f.gcount() != size) return absl::DataLossError(absl::StrCat(path, ": short read"));
-  } else {  // not seekable (a pipe): read to the end
-    f.clear();
-    raw.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  }
-  if (raw.size() >= 4 && !memcmp(raw.data(), "\x28\xb5\x2f\xfd", 4)) {
-    std::string out;
-    ZSTD_DCtx* dctx = ZSTD_createDCtx();
-    if (!dctx) return absl::ResourceExhaustedError("zstd: cannot create context");
-    std::vector<char> buf(1 << 20);
-    ZSTD_inBuffer in{raw.data(), raw.size(), 0};
-    size_t ret = 1;
-    bool out_full = false;  // a full output buffer may hide more pending output
-    while (in.pos < in.size || out_full) {
-      ZSTD_outBuffer o{buf.data(), buf.size(), 0};
-      ret = ZSTD_decompressStream(dctx, &o, &in);
-      if (ZSTD_isError(ret)) {
-        ZSTD_freeDCtx(dctx);
-        return absl::DataLossError(absl::StrCat(path, ": zstd: ", ZSTD_getErrorName(ret)));
+  // Never blocks on a FIFO, never reads a device or directory (input_file.h).
+  absl::StatusOr<int> fd = OpenInputFile(path);
+  if (!fd.ok()) return fd.status();
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+  } closer{*fd};
+  ZSTD_DCtx* dctx = nullptr;
+  struct DctxFree {
+    ZSTD_DCtx*& d;
+    ~DctxFree() { ZSTD_freeDCtx(d); }
+  } dctx_free{dctx};
+  auto prefixed = [&](const absl::Status& st) {
+    return absl::Status(st.code(), absl::StrCat(path, ": ", st.message()));
+  };
+  absl::StatusOr<TraceData> data = ReadGuarded([&]() -> absl::StatusOr<TraceData> {
+    Reader reader(options);
+    PacketStream stream(reader, options.perfetto_max_packet_bytes);
+    std::vector<char> in(1 << 20), out;
+    bool first = true;
+    size_t zstd_ret = 0;  // 0: at a frame boundary
+    for (;;) {
+      ssize_t n;
+      do {
+        n = read(*fd, in.data(), in.size());
+      } while (n < 0 && errno == EINTR);
+      if (n < 0) return absl::DataLossError(absl::StrCat("read: ", strerror(errno)));
+      if (first && n >= 4 && !memcmp(in.data(), "\x28\xb5\x2f\xfd", 4)) {
+        dctx = ZSTD_createDCtx();
+        if (dctx == nullptr) return absl::ResourceExhaustedError("zstd: cannot create context");
+        out.resize(ZSTD_DStreamOutSize());
       }
-      out.append(buf.data(), o.pos);
-      out_full = o.pos == o.size;
+      first = false;
+      if (n == 0) break;
+      if (dctx == nullptr) {
+        absl::Status st = stream.Feed(std::string_view(in.data(), static_cast<size_t>(n)));
+        if (!st.ok()) return st;
+        continue;
+      }
+      ZSTD_inBuffer zin{in.data(), static_cast<size_t>(n), 0};
+      bool out_full = false;  // a full output buffer may hide more pending output
+      while (zin.pos < zin.size || out_full) {
+        ZSTD_outBuffer zout{out.data(), out.size(), 0};
+        zstd_ret = ZSTD_decompressStream(dctx, &zout, &zin);
+        if (ZSTD_isError(zstd_ret)) return absl::DataLossError(absl::StrCat("zstd: ", ZSTD_getErrorName(zstd_ret)));
+        absl::Status st = stream.Feed(std::string_view(out.data(), zout.pos));
+        if (!st.ok()) return st;
+        out_full = zout.pos == zout.size;
+      }
     }
-    ZSTD_freeDCtx(dctx);
-    if (ret != 0) return absl::DataLossError(absl::StrCat(path, ": zstd: truncated stream"));
-    raw.swap(out);
-  }
-  absl::StatusOr<TraceData> data = ReadPerfettoTraceBytes(raw, options);
-  if (!data.ok()) return absl::Status(data.status().code(), absl::StrCat(path, ": ", data.status().message()));
+    if (dctx != nullptr && zstd_ret != 0) return absl::DataLossError("zstd: truncated stream");
+    absl::Status st = stream.End();
+    if (!st.ok()) return st;
+    return reader.Finish();
+  });
+  if (!data.ok()) return prefixed(data.status());
   return data;
 }
 

@@ -5,8 +5,9 @@
 // best-effort: slices on any track become events; what cannot be mapped is counted in
 // stats["perfetto_reader.unmapped"].
 // Threading: a call runs on the calling thread; no shared state.
-// Memory: the (decompressed) file plus the TraceData it builds; the packet parse itself
-// holds one packet at a time.
+// Memory: the TraceData it builds plus one input chunk and one packet: the file is read and
+// decompressed as a stream, never held whole (a small zstd bomb once expanded to gigabytes
+// in memory), and one packet is capped (TraceReadOptions::perfetto_max_packet_bytes, 64 MiB).
 #ifndef KAIROS_SRC_OUTPUT_PROTO_PERFETTO_READER_H_
 #define KAIROS_SRC_OUTPUT_PROTO_PERFETTO_READER_H_
 
@@ -22,6 +23,13 @@ namespace kairos {
 absl::StatusOr<TraceData> ReadPerfettoTrace(const std::string& path, const TraceReadOptions& options = {});
 // `bytes` is an uncompressed trace (concatenated Trace.packet records).
 absl::StatusOr<TraceData> ReadPerfettoTraceBytes(std::string_view bytes, const TraceReadOptions& options = {});
+
+namespace internal {
+// The same, handed to the packet splitter `chunk` bytes at a time, as a file is read: the
+// fuzzer checks that where the chunks end never changes the result.
+absl::StatusOr<TraceData> ReadPerfettoTraceChunked(std::string_view bytes, size_t chunk,
+                                                   const TraceReadOptions& options = {});
+}  // namespace internal
 
 }  // namespace kairos
 
