@@ -196,6 +196,10 @@ absl::Status Telemetry::BeginLocked() {
   }
   last_ns_ = options_.clock ? options_.clock() : UnixNowNs();
   last_ns_ -= last_ns_ % kMsNs;
+  // Telemetry may begin while CUDA already works (it waits for a training process, and a
+  // trace window may hold CUPTI): what ended before the first interval is not its to count.
+  if (activity_on_)
+    for (const Gpu& g : gpus_) (void)options_.activity_take(g.device, last_ns_);
   if (options_.iterations) {
     last_iterations_ = options_.iterations();
     steps_timed_ = last_iterations_;
@@ -356,8 +360,12 @@ void Telemetry::Finish() {
 void Telemetry::ThreadMain() {
   NameThisThread("telem");
   std::unique_lock<std::mutex> lock(mu_);
+  // Soon after start first (a CUDA program loads the driver in its first milliseconds), then
+  // every kTelemetryReadyPollNs (a launcher may live for hours).
+  int64_t poll_ns = kTelemetryReadyPollNs / 16;
   while (waiting_ && !stop_) {
-    cv_.wait_for(lock, std::chrono::nanoseconds(kTelemetryReadyPollNs));
+    cv_.wait_for(lock, std::chrono::nanoseconds(poll_ns));
+    poll_ns = std::min(2 * poll_ns, kTelemetryReadyPollNs);
     if (stop_) return;
     lock.unlock();
     const bool began = BeginWhenReady();

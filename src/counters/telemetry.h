@@ -122,7 +122,8 @@ struct TelemetryOptions {
   std::function<bool()> ready;
 };
 
-// How often a process that is not (yet) a training job is looked at again.
+// How often a process that is not (yet) a training job is looked at again (at first every
+// 1/16 of it, doubling).
 inline constexpr int64_t kTelemetryReadyPollNs = 200000000;
 
 class Telemetry {

@@ -482,15 +482,20 @@ TEST_CASE("telemetry counts every kernel across a window's start, close and trac
     bytes += line["memcpy_bytes"].get<int64_t>();
     steps += line["steps"].get<int64_t>();
   }
-  // At each of the three hand-overs (telemetry -> window at warm-up, the window's close, back
-  // to telemetry's own buffers after the trace is written) the two kinds are off for the
-  // moment CUPTI is reconfigured: a launch in that moment is not recorded. Without the
-  // window's close hand-over (kinds back on at once) the trace's writing time was lost too.
-  CHECK(kernels <= 300);
-  CHECK(kernels >= 300 - 6);
-  CHECK(bytes <= int64_t{300} * (1 << 20));
-  CHECK(bytes >= int64_t{300 - 6} * (1 << 20));
-  CHECK(steps == 300);
+  // Telemetry begins once the process is a training job (here: the CUDA driver loaded, seen
+  // by a poll at most 200 ms later), and counts from then: every step after that, and one
+  // kernel and one 1 MiB copy per step (the step is counted after its kernel, so the last
+  // interval may hold one kernel more). At each of the three hand-overs (telemetry -> window
+  // at warm-up, the window's close, back to telemetry's own buffers after the trace is
+  // written) the two kinds are off for the moment CUPTI is reconfigured: a launch in that
+  // moment is not recorded. Without the window's close hand-over (kinds back on at once) the
+  // trace's writing time was lost too.
+  CHECK(steps <= 300);
+  CHECK(steps >= 300 - 25);
+  CHECK(kernels <= steps + 1);
+  CHECK(kernels >= steps - 6);
+  CHECK(bytes <= (steps + 1) * (1 << 20));
+  CHECK(bytes >= (steps - 6) * (1 << 20));
 }
 
 TEST_CASE("telemetry outside any trace window counts kernels, copies and steps", "[telemetry]") {
@@ -523,12 +528,15 @@ TEST_CASE("telemetry outside any trace window counts kernels, copies and steps",
       CHECK(lines[i]["gpu_busy_pct"].get<double>() > 0.0);
     }
   }
-  // Every kernel in exactly one line: the last line, written at exit, holds the partial
-  // interval.
-  CHECK(kernels == 350);
+  // Telemetry begins once the process is a training job (the CUDA driver loaded, seen by a
+  // poll within 12.5 ms at first) and counts from then: every step after that, every kernel
+  // in exactly one line (the last line, written at exit, holds the partial interval). A step
+  // is counted after its kernel, so at the beginning edge the two may differ by one.
   int64_t steps = 0;
   for (const auto& l : lines) steps += l["steps"].get<int64_t>();
-  CHECK(steps == 350);
+  CHECK(steps <= 350);
+  CHECK(steps >= 350 - 25);
+  CHECK(std::llabs(kernels - steps) <= 1);
   CHECK(lines.back()["interval_ns"].get<int64_t>() < 1000000000);
 }
 
