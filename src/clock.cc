@@ -183,12 +183,17 @@ AnchorLog* NewLog() {
 }
 
 // Leaked on purpose: anchors may be taken from threads that outlive static destruction.
+// Created on first use (the first of racing threads wins; the others free theirs) and
+// replaced in a fork() child (ResetClockAnchorsAfterFork).
 std::atomic<AnchorLog*> g_log{nullptr};
-std::once_flag g_log_once;
 
 AnchorLog& Log() {
-  std::call_once(g_log_once, [] { g_log.store(NewLog(), std::memory_order_release); });
-  return *g_log.load(std::memory_order_acquire);
+  AnchorLog* log = g_log.load(std::memory_order_acquire);
+  if (log != nullptr) return *log;
+  AnchorLog* fresh = NewLog();
+  if (g_log.compare_exchange_strong(log, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;
+  return *log;
 }
 
 void AddLocked(AnchorLog& log, const ClockAnchor& a) {
@@ -239,9 +244,7 @@ void ClockAnchorNow() {
 void ResetClockAnchorsAfterFork() {
   // The old log's mutex may be held by a thread that does not exist in the child: it is
   // never touched again, only kept reachable (fork_abandon.h).
-  AnchorLog* old = &Log();  // make sure the once-flag has run, then replace
-  internal::KeepAbandonedAfterFork(old);
-  g_log.store(NewLog(), std::memory_order_release);
+  internal::KeepAbandonedAfterFork(g_log.exchange(NewLog(), std::memory_order_acq_rel));
 }
 
 ClockConverter WindowClockConverter() {

@@ -26,9 +26,6 @@ DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms);
 // hook), joined an NCCL communicator, or has the CUDA driver (libcuda) loaded.
 bool ProcessLooksLikeTrainingJob(int64_t iteration, bool nccl_comm, bool driver_loaded);
 
-// Polls sent by the daemon client so far (0 when it is not running); for tests and status.
-uint64_t DaemonClientPolls();
-
 }  // namespace kairos
 
 #endif  // KAIROS_SRC_SESSION_DAEMON_GLUE_H_

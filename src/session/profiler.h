@@ -47,6 +47,10 @@ int64_t IterationAtRaw(uint64_t raw);
 // it (more than 64 boundaries old, or counted in g_iteration but its time not yet written:
 // StepHook writes it just after the increment). Any thread; lock-free.
 uint64_t StepBoundaryRaw(int64_t iteration);
+// Child side of fork() (the root's hook): the iteration counter restarts at 0, no wake-up is
+// armed, and the ring forgets the parent's boundaries (the child's iteration n is not the
+// parent's, so a slot left from the parent must not answer for it).
+void StepStateAfterForkChild();
 
 // Upper bounds of the callers' waits (bindings/c/kairos.h repeats them per function).
 inline constexpr int64_t kStartWaitMs = 10000;  // kairos_start: the window opens
