@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "clock.h"
 #include "config/config.h"
 #include "config/env.h"
 #include "session/scheduler.h"
@@ -137,6 +138,10 @@ class Profiler {
   // GPU work is inside it. Returns at once otherwise, and on every later call.
   void WaitForStartupWindow();
 
+  // The TSC<->Unix anchors of the current window: opened by the runner, fed by the CUPTI
+  // source (root.cc hands it this log), read by the trace assembler.
+  WindowAnchors& window_anchors() { return anchors_; }
+
  private:
   struct Active {
     Config config;
@@ -194,6 +199,7 @@ class Profiler {
   std::string last_path_;
   std::vector<std::pair<std::string, std::string>> metadata_;
   std::vector<std::unique_ptr<TraceSource>> sources_;
+  WindowAnchors anchors_;  // thread-safe itself; not guarded by mu_
 };
 
 // The iteration hook behind kairos_step / kairos_optimizer_post_step: one atomic increment,

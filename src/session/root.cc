@@ -94,6 +94,7 @@ void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
   internal::CuptiSourceOptions options;
   options.library_path = Env().cupti_library;
   options.current_range_id = internal::CurrentCpuRangeId;
+  options.window_anchors = &session.window_anchors();
   auto cuda = std::make_unique<internal::CuptiSource>(std::move(options));
   root.cuda_source = cuda.get();  // owned by the session, which lives as long as the root
   // A CPU-only process never loads CUPTI (unless KAIROS_CUPTI_LIBRARY names one).
@@ -291,7 +292,6 @@ void ParentAfterFork() { internal::NvtxRegistryUnlockAfterFork(); }
 void ChildAfterFork() {
   internal::NvtxRegistryUnlockAfterFork();
   internal::CpuRecorderAfterForkChild();
-  ResetClockAnchorsAfterFork();  // the parent's window anchors mean nothing here
 #ifdef KAIROS_HAVE_CUPTI
   KeepReachable(internal::ReplaceProcessCuptiPoolAfterFork());
   internal::PmCuptiAfterForkChild();

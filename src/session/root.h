@@ -8,13 +8,13 @@
 // equal to the library's writable symbols.
 // The root's pthread_atfork hooks (root.cc) apply that table's fork rules: before fork()
 // the NVTX registry's mutex is taken (its domains are the application's handles, so it is
-// kept, not replaced); in the child the thread registry, the CUPTI buffer pool, the PM
-// sampling API and the clock anchor log are replaced (the parent's kept reachable, never
-// touched), the iteration counter, step ring, NCCL tallies and telemetry's step pointer are
-// reset, the daemon client is stopped (not restarted), the flush-on-signal watcher is marked
-// absent, and the root itself is replaced by a fresh idle one with the environment's base
-// config (the parent's is leaked: its mutex may be held by a thread that does not exist in
-// the child).
+// kept, not replaced); in the child the thread registry, the CUPTI buffer pool and the PM
+// sampling API are replaced (the parent's kept reachable, never touched), the iteration
+// counter, step ring, NCCL tallies and telemetry's step pointer are reset, the daemon client
+// is stopped (not restarted), the flush-on-signal watcher is marked absent, and the root
+// itself (with its session's window clock anchors) is replaced by a fresh idle one with the
+// environment's base config (the parent's is leaked: its mutex may be held by a thread that
+// does not exist in the child).
 // Threading: GetRoot() is thread-safe; the hooks run where POSIX runs them.
 #ifndef KAIROS_SRC_SESSION_ROOT_H_
 #define KAIROS_SRC_SESSION_ROOT_H_

@@ -18,6 +18,7 @@
 #include "activity/nvtx_registry.h"
 #include "clock.h"
 #include "counters/telemetry.h"
+#include "fork_abandon.h"
 #include "session/profiler.h"
 
 namespace kairos {
@@ -75,6 +76,8 @@ TEST_CASE("fork(): the child starts with no NCCL communicator and no tallies") {
           int code = 0;
           if (internal::NcclLargestComm(&r, &s)) code |= 1;  // would register with the daemon
           if (c.communicators != 0 || c.operations != 0 || c.without_launch != 0) code |= 2;
+          // The hook replaced the parent's root (and registry) and kept them reachable.
+          if (internal::AbandonedAfterForkCount() < 1) code |= 4;
           return code;
         }) == 0);
   CHECK(internal::NcclLargestComm(&rank, &size));  // the parent keeps its own
