@@ -1,7 +1,6 @@
 // File: clock.cc — see clock.h.
 #include "clock.h"
 
-#include "fork_abandon.h"
 
 #include <algorithm>
 #include <cmath>
@@ -165,96 +164,58 @@ int64_t ClockConverter::ToUnixNs(uint64_t raw) const {
   return anchors_[i].unix_ns + static_cast<int64_t>(std::llround(delta * slope));
 }
 
-namespace {
+WindowAnchors::WindowAnchors() { anchors_.reserve(kMaxWindowAnchors); }
 
-struct AnchorLog {
-  std::mutex mu;
-  std::vector<ClockAnchor> anchors;  // capacity kMaxWindowAnchors, reserved once
-  bool open = false;
-  int64_t period_ns = kWindowAnchorPeriodNs;
-  std::atomic<uint64_t> next_due_raw{~0ull};
-  double ns_per_raw = 1.0;  // rough, only to schedule the next anchor
-};
-
-AnchorLog* NewLog() {
-  auto* l = new AnchorLog();
-  l->anchors.reserve(kMaxWindowAnchors);
-  return l;
-}
-
-// Leaked on purpose: anchors may be taken from threads that outlive static destruction.
-std::atomic<AnchorLog*> g_log{nullptr};
-std::once_flag g_log_once;
-
-AnchorLog& Log() {
-  std::call_once(g_log_once, [] { g_log.store(NewLog(), std::memory_order_release); });
-  return *g_log.load(std::memory_order_acquire);
-}
-
-void AddLocked(AnchorLog& log, const ClockAnchor& a) {
-  if (log.anchors.size() >= kMaxWindowAnchors) {
+void WindowAnchors::AddLocked(const ClockAnchor& a) {
+  if (anchors_.size() >= kMaxWindowAnchors) {
     // Keep the first anchor (window open), drop every other one after it, anchor half as often.
     size_t out = 1;
-    for (size_t i = 2; i < log.anchors.size(); i += 2) log.anchors[out++] = log.anchors[i];
-    log.anchors.resize(out);
-    log.period_ns *= 2;
+    for (size_t i = 2; i < anchors_.size(); i += 2) anchors_[out++] = anchors_[i];
+    anchors_.resize(out);
+    period_ns_ *= 2;
   }
-  if (log.anchors.size() >= 1) {
-    const ClockAnchor& first = log.anchors.front();
+  if (anchors_.size() >= 1) {
+    const ClockAnchor& first = anchors_.front();
     if (a.raw > first.raw && a.unix_ns > first.unix_ns) {
-      log.ns_per_raw = static_cast<double>(a.unix_ns - first.unix_ns) / static_cast<double>(a.raw - first.raw);
+      ns_per_raw_ = static_cast<double>(a.unix_ns - first.unix_ns) / static_cast<double>(a.raw - first.raw);
     }
   }
-  log.anchors.push_back(a);
-  const double ticks = static_cast<double>(log.period_ns) / std::max(log.ns_per_raw, 1e-6);
-  log.next_due_raw.store(a.raw + static_cast<uint64_t>(ticks), std::memory_order_relaxed);
+  anchors_.push_back(a);
+  const double ticks = static_cast<double>(period_ns_) / std::max(ns_per_raw_, 1e-6);
+  next_due_raw_.store(a.raw + static_cast<uint64_t>(ticks), std::memory_order_relaxed);
 }
 
-}  // namespace
-
-void ClockWindowOpened() {
-  AnchorLog& log = Log();
-  std::lock_guard<std::mutex> lock(log.mu);
-  log.anchors.clear();
-  log.period_ns = kWindowAnchorPeriodNs;
-  log.open = true;
-  log.ns_per_raw = RawClockIsTsc() ? 0.3 : 1.0;  // refined by the second anchor
-  AddLocked(log, TakeClockAnchor());
+void WindowAnchors::Opened() {
+  std::lock_guard<std::mutex> lock(mu_);
+  anchors_.clear();
+  period_ns_ = kWindowAnchorPeriodNs;
+  open_ = true;
+  ns_per_raw_ = RawClockIsTsc() ? 0.3 : 1.0;  // refined by the second anchor
+  AddLocked(TakeClockAnchor());
 }
 
-void ClockAnchorIfDue() {
-  AnchorLog& log = Log();
-  if (ReadRawClock() < log.next_due_raw.load(std::memory_order_relaxed)) return;
-  std::lock_guard<std::mutex> lock(log.mu);
-  if (!log.open || ReadRawClock() < log.next_due_raw.load(std::memory_order_relaxed)) return;
-  AddLocked(log, TakeClockAnchor());
+void WindowAnchors::AnchorIfDue() {
+  if (ReadRawClock() < next_due_raw_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!open_ || ReadRawClock() < next_due_raw_.load(std::memory_order_relaxed)) return;
+  AddLocked(TakeClockAnchor());
 }
 
-void ClockAnchorNow() {
-  AnchorLog& log = Log();
-  std::lock_guard<std::mutex> lock(log.mu);
-  if (log.open) AddLocked(log, TakeClockAnchor());
+void WindowAnchors::AnchorNow() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (open_) AddLocked(TakeClockAnchor());
 }
 
-void ResetClockAnchorsAfterFork() {
-  // The old log's mutex may be held by a thread that does not exist in the child: it is
-  // never touched again, only kept reachable (fork_abandon.h).
-  AnchorLog* old = &Log();  // make sure the once-flag has run, then replace
-  internal::KeepAbandonedAfterFork(old);
-  g_log.store(NewLog(), std::memory_order_release);
-}
-
-ClockConverter WindowClockConverter() {
-  AnchorLog& log = Log();
+ClockConverter WindowAnchors::Converter() {
   ClockConverter c;
   std::vector<ClockAnchor> anchors;
   {
-    std::lock_guard<std::mutex> lock(log.mu);
-    if (log.open) {
-      AddLocked(log, TakeClockAnchor());
-      anchors = log.anchors;
-      log.open = false;
-      log.next_due_raw.store(~0ull, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (open_) {
+      AddLocked(TakeClockAnchor());
+      anchors = anchors_;
+      open_ = false;
+      next_due_raw_.store(~0ull, std::memory_order_relaxed);
     }
   }
   // One anchor, or a window shorter than 1 ms: too short a span for the slope.

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <ctime>
+#include <mutex>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -69,7 +70,7 @@ ClockAnchor TakeClockAnchor();
 class ClockConverter {
  public:
   // Two anchors `sample_ns` apart (busy-waited), as before anchors existed. Kept for callers
-  // that have no window (and as the fallback of WindowClockConverter).
+  // that have no window (and as the fallback of WindowAnchors::Converter).
   void Calibrate(int64_t sample_ns = 2000000);
   // Uses `anchors` (any order; at least one). With one anchor the slope is 1 tick = 1 ns on
   // the monotonic fallback, or measured by a short calibration for the TSC.
@@ -88,24 +89,39 @@ class ClockConverter {
   double single_slope_ = 1.0;         // when there is one anchor
 };
 
-// The anchor log of the recording window (process-wide, bounded: at most kMaxWindowAnchors;
-// when full, every other anchor is dropped and the period doubles).
+// The anchor log of a recording window (bounded: at most kMaxWindowAnchors; when full, every
+// other anchor is dropped and the period doubles). Owned by the session (Profiler), which
+// lives in the process root, so a fork() child's fresh root has a fresh log; the CUPTI
+// source adds anchors to its session's log while a window is open. Thread-safe.
 constexpr size_t kMaxWindowAnchors = 4096;
 constexpr int64_t kWindowAnchorPeriodNs = 1000000000;  // while a window is open
-// A window opens: forget the previous window's anchors and take the first one.
-void ClockWindowOpened();
-// Takes an anchor when the newest one is older than the anchor period; otherwise costs one
-// raw clock read and one relaxed atomic load. Any thread.
-void ClockAnchorIfDue();
-// Takes an anchor now (window edges). Any thread.
-void ClockAnchorNow();
-// The converter for the window just closed: takes a closing anchor, closes the log and
-// interpolates over it. Without an opening anchor (no ClockWindowOpened) it falls back to
-// Calibrate().
-ClockConverter WindowClockConverter();
-// fork() child only: a fresh log (the parent's mutex may have been held by a thread that
-// does not exist in the child).
-void ResetClockAnchorsAfterFork();
+class WindowAnchors {
+ public:
+  WindowAnchors();
+  WindowAnchors(const WindowAnchors&) = delete;
+  WindowAnchors& operator=(const WindowAnchors&) = delete;
+  // A window opens: forget the previous window's anchors and take the first one.
+  void Opened();
+  // Takes an anchor when the newest one is older than the anchor period; otherwise costs
+  // one raw clock read and one relaxed atomic load. Any thread.
+  void AnchorIfDue();
+  // Takes an anchor now (window edges). Any thread.
+  void AnchorNow();
+  // The converter for the window just closed: takes a closing anchor, closes the log and
+  // interpolates over it. Without an opening anchor (no Opened()) it falls back to
+  // Calibrate().
+  ClockConverter Converter();
+
+ private:
+  void AddLocked(const ClockAnchor& a);
+
+  std::mutex mu_;
+  std::vector<ClockAnchor> anchors_;  // capacity kMaxWindowAnchors, reserved once
+  bool open_ = false;
+  int64_t period_ns_ = kWindowAnchorPeriodNs;
+  std::atomic<uint64_t> next_due_raw_{~0ull};
+  double ns_per_raw_ = 1.0;  // rough, only to schedule the next anchor
+};
 
 }  // namespace kairos
 

@@ -4,15 +4,20 @@
 
 namespace kairos::internal {
 namespace {
-// Plain globals (no constructor, no lock): written only while one thread exists.
-const void* g_abandoned[kMaxAbandoned];
-int g_abandoned_count = 0;
+// Plain data (no constructor, no lock): written only while one thread exists. The pointers
+// are volatile because nothing reads them: their only job is to be in memory, where a leak
+// checker finds them (without it the optimiser drops the array and its stores).
+struct Abandoned {
+  const void* volatile pointers[kMaxAbandoned];
+  int count;
+};
+Abandoned g_abandoned;
 }  // namespace
 
 void KeepAbandonedAfterFork(const void* p) {
-  if (p != nullptr && g_abandoned_count < kMaxAbandoned) g_abandoned[g_abandoned_count++] = p;
+  if (p != nullptr && g_abandoned.count < kMaxAbandoned) g_abandoned.pointers[g_abandoned.count++] = p;
 }
 
-int AbandonedAfterForkCount() { return g_abandoned_count; }
+int AbandonedAfterForkCount() { return g_abandoned.count; }
 
 }  // namespace kairos::internal

@@ -18,8 +18,13 @@
 
 namespace {
 
-thread_local std::string t_last_error;
-thread_local std::string t_flush_path;
+// The strings the C ABI returns are per thread by contract (kairos.h: kairos_last_error,
+// kairos_flush's path), valid until the thread's next call.
+struct ThreadResults {
+  std::string last_error;
+  std::string flush_path;
+};
+thread_local ThreadResults t_results;
 // Range opened by kairos_optimizer_pre_step on this thread (0 = none).
 thread_local uint32_t t_optimizer_range __attribute__((tls_model("initial-exec"))) = 0;
 
@@ -41,7 +46,7 @@ int32_t CodeOf(const absl::Status& s) {
 
 int Report(const absl::Status& s) {
   if (s.ok()) return KAIROS_OK;
-  t_last_error.assign(s.message().data(), s.message().size());
+  t_results.last_error.assign(s.message().data(), s.message().size());
   return CodeOf(s);
 }
 
@@ -56,10 +61,10 @@ int ReportInternal(const char* where) noexcept {
   }
   kairos::api::LogBarrierError(where, what);  // rate-limited, one line
   try {
-    t_last_error = "internal error in ";
-    t_last_error += where;
-    t_last_error += ": ";
-    t_last_error += what;
+    t_results.last_error = "internal error in ";
+    t_results.last_error += where;
+    t_results.last_error += ": ";
+    t_results.last_error += what;
   } catch (...) {
   }
   return KAIROS_ERR_INTERNAL;
@@ -69,7 +74,7 @@ int ReportInternal(const char* where) noexcept {
 template <typename F>
 int Guarded(const char* where, F&& f) noexcept {
   try {
-    t_last_error.clear();
+    t_results.last_error.clear();
     return Report(f());
   } catch (...) {
     return ReportInternal(where);
@@ -108,7 +113,7 @@ KAIROS_API const char* kairos_status_string(int32_t code) {
 
 KAIROS_API const char* kairos_last_error(void) {
   try {
-    return t_last_error.c_str();
+    return t_results.last_error.c_str();
   } catch (...) {
     return "";
   }
@@ -176,8 +181,8 @@ KAIROS_API const char* kairos_flush(void) {
   const int code = Guarded("kairos_flush", [&] {
     absl::StatusOr<std::string> path = kairos::api::Flush();
     if (!path.ok()) return path.status();
-    t_flush_path = *std::move(path);
-    result = t_flush_path.c_str();
+    t_results.flush_path = *std::move(path);
+    result = t_results.flush_path.c_str();
     return absl::OkStatus();
   });
   return code == KAIROS_OK ? result : nullptr;

@@ -86,13 +86,17 @@ const char* KindName(CUpti_ActivityKind k) {
 namespace {
 // Never destroyed, see the header. Replaced (the old one leaked) in a forked child, whose
 // copy may have a mutex held by, or a worker that was, a thread that does not exist there.
+// Created on first use: the first of racing threads wins, the others free theirs.
 std::atomic<CuptiBufferPool*> g_pool{nullptr};
-std::once_flag g_pool_once;
 }  // namespace
 
 CuptiBufferPool& ProcessCuptiPool() {
-  std::call_once(g_pool_once, [] { g_pool.store(new CuptiBufferPool(), std::memory_order_release); });
-  return *g_pool.load(std::memory_order_acquire);
+  CuptiBufferPool* pool = g_pool.load(std::memory_order_acquire);
+  if (pool != nullptr) return *pool;
+  auto* fresh = new CuptiBufferPool();
+  if (g_pool.compare_exchange_strong(pool, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;
+  return *pool;
 }
 
 CuptiBufferPool* ReplaceProcessCuptiPoolAfterFork() {
@@ -338,7 +342,7 @@ void CuptiSource::OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
     // While recording, CUDA calls are the steadiest heartbeat kairos sees: one of them per
     // second takes the clock anchor that keeps CPU ranges on CUPTI's timebase over long
     // windows (about 0.5 us, once a second; otherwise one raw clock read).
-    if (linking) ClockAnchorIfDue();
+    if (linking && options_.window_anchors != nullptr) options_.window_anchors->AnchorIfDue();
     if (d->correlationData != nullptr) *d->correlationData = id;
     if (id != 0) {
       api_->ActivityPushExternalCorrelationId(kKairosCorrelationKind, id);
@@ -367,7 +371,7 @@ void CuptiSource::OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
 void CuptiSource::OnBuffer(const uint8_t* buffer, size_t valid_size) {
   // Buffers complete periodically while the GPU works: a cheap place to anchor the raw
   // clock during long windows (clock.h).
-  ClockAnchorIfDue();
+  if (options_.window_anchors != nullptr) options_.window_anchors->AnchorIfDue();
   if (totals_on_.load(std::memory_order_relaxed)) {
     std::lock_guard<std::mutex> lock(tally_mu_);
     tally_.AddBuffer(buffer, valid_size, UnixNowNs());
@@ -455,7 +459,8 @@ void CuptiSource::StartRecording(int64_t window_start_ns) {
 void CuptiSource::StopRecording(int64_t window_end_ns) {
   std::lock_guard<std::mutex> totals_lock(totals_mu_);
   if (!active_) return;
-  ClockAnchorNow();  // the window's closing edge, before the flush takes its time
+  // The window's closing edge, before the flush takes its time.
+  if (options_.window_anchors != nullptr) options_.window_anchors->AnchorNow();
   const int64_t offset = MeasureCuptiOffset();
   window_end_ = window_end_ns == INT64_MAX ? INT64_MAX : window_end_ns + offset;
   cupti_offset_ = (cupti_offset_ + offset) / 2;

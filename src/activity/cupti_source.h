@@ -31,6 +31,7 @@
 #include "activity/cupti_buffers.h"
 #include "activity/cupti_convert.h"
 #include "activity/cupti_link_table.h"
+#include "clock.h"
 #include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
 #include "trace_source.h"
 
@@ -51,6 +52,9 @@ struct CuptiSourceOptions {
   uint32_t (*current_range_id)() = nullptr;
   // Device properties for devices that appear (nullptr = QueryDeviceInfo).
   bool (*device_info)(uint32_t device, DeviceInfo* out) = nullptr;
+  // The session's window anchor log (clock.h), which the source anchors while a window is
+  // open (CUDA calls and buffers are its heartbeat) and at the window's close. nullptr: none.
+  WindowAnchors* window_anchors = nullptr;
 };
 
 // External correlation kind kairos pushes its CPU range ids under.

@@ -11,12 +11,18 @@
 namespace kairos::internal {
 namespace {
 
-std::atomic<uint64_t> g_communicators{0};
-std::atomic<uint64_t> g_operations{0};
-std::atomic<uint64_t> g_without_launch{0};
-// The largest communicator: size in the high half, rank in the low half, so one atomic
-// compare-and-swap keeps the pair consistent.
-std::atomic<uint64_t> g_largest{0};
+// NCCL calls the plugin through a C table with no kairos object to carry (its context is per
+// communicator), so the plugin's tallies are one process-wide object; the after-fork hook
+// zeroes it (NcclAfterForkChild): a child is not in its parent's communicators.
+struct NcclTallies {
+  std::atomic<uint64_t> communicators{0};
+  std::atomic<uint64_t> operations{0};
+  std::atomic<uint64_t> without_launch{0};
+  // The largest communicator: size in the high half, rank in the low half, so one atomic
+  // compare-and-swap keeps the pair consistent.
+  std::atomic<uint64_t> largest{0};
+};
+NcclTallies g_nccl;
 
 struct CommContext {
   int32_t rank;
@@ -75,12 +81,12 @@ kairos_nccl_result_t NcclPluginInit(void** context, int* activation_mask, const 
   // Only the host-side operation events: proxy and kernel-channel events come from NCCL's
   // progress threads at a rate kairos has no use for.
   *activation_mask = kKairosNcclProfileColl | kKairosNcclProfileP2p;
-  g_communicators.fetch_add(1, std::memory_order_relaxed);
+  g_nccl.communicators.fetch_add(1, std::memory_order_relaxed);
   if (nranks > 0 && rank >= 0 && rank < nranks) {
     const uint64_t mine = (static_cast<uint64_t>(nranks) << 32) | static_cast<uint32_t>(rank);
-    uint64_t seen = g_largest.load(std::memory_order_relaxed);
+    uint64_t seen = g_nccl.largest.load(std::memory_order_relaxed);
     while ((seen >> 32) < static_cast<uint64_t>(nranks) &&
-           !g_largest.compare_exchange_weak(seen, mine, std::memory_order_relaxed)) {
+           !g_nccl.largest.compare_exchange_weak(seen, mine, std::memory_order_relaxed)) {
     }
   }
   return kKairosNcclSuccess;
@@ -102,7 +108,7 @@ kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
   } else {
     return kKairosNcclSuccess;
   }
-  g_operations.fetch_add(1, std::memory_order_relaxed);
+  g_nccl.operations.fetch_add(1, std::memory_order_relaxed);
   // The handle names the thread's slot; the stop on this thread clears what no launch took.
   *handle = &t_pending;
   return kKairosNcclSuccess;
@@ -113,7 +119,7 @@ kairos_nccl_result_t NcclPluginStopEvent(void* handle) {
   if (handle == nullptr || handle != &t_pending) return kKairosNcclSuccess;
   Pending& p = t_pending;
   if (p.count > 0) {
-    g_without_launch.fetch_add(p.count, std::memory_order_relaxed);
+    g_nccl.without_launch.fetch_add(p.count, std::memory_order_relaxed);
     p.count = 0;
   }
   return kKairosNcclSuccess;
@@ -133,7 +139,7 @@ bool TakePendingCollective(CollectiveRecord* out) {
 }
 
 bool NcclLargestComm(int32_t* rank, int32_t* size) {
-  const uint64_t v = g_largest.load(std::memory_order_relaxed);
+  const uint64_t v = g_nccl.largest.load(std::memory_order_relaxed);
   if (v == 0) return false;
   *size = static_cast<int32_t>(v >> 32);
   *rank = static_cast<int32_t>(v & 0xFFFFFFFFu);
@@ -142,10 +148,18 @@ bool NcclLargestComm(int32_t* rank, int32_t* size) {
 
 NcclPluginCounters NcclCounters() {
   NcclPluginCounters c;
-  c.communicators = g_communicators.load(std::memory_order_relaxed);
-  c.operations = g_operations.load(std::memory_order_relaxed);
-  c.without_launch = g_without_launch.load(std::memory_order_relaxed);
+  c.communicators = g_nccl.communicators.load(std::memory_order_relaxed);
+  c.operations = g_nccl.operations.load(std::memory_order_relaxed);
+  c.without_launch = g_nccl.without_launch.load(std::memory_order_relaxed);
   return c;
+}
+
+void NcclAfterForkChild() {
+  g_nccl.communicators.store(0, std::memory_order_relaxed);
+  g_nccl.operations.store(0, std::memory_order_relaxed);
+  g_nccl.without_launch.store(0, std::memory_order_relaxed);
+  g_nccl.largest.store(0, std::memory_order_relaxed);
+  t_pending.count = 0;  // the forking thread's operations belong to the parent's launch
 }
 
 }  // namespace kairos::internal

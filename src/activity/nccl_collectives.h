@@ -45,6 +45,10 @@ struct NcclPluginCounters {
 };
 NcclPluginCounters NcclCounters();
 
+// Child side of fork() (the root's hook): the counters and the largest communicator start
+// from zero, and the forking thread's pending operations are dropped.
+void NcclAfterForkChild();
+
 }  // namespace kairos::internal
 
 #endif  // KAIROS_SRC_ACTIVITY_NCCL_COLLECTIVES_H_

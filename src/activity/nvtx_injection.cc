@@ -246,11 +246,10 @@ int NvtxAttach(nvtx::GetExportTableFn get_export_table) {
 }
 
 void NvtxAddStats(TraceData& data) {
-  static uint64_t pops_reported = 0;  // session thread only
-  const NvtxCounters& c = GetNvtxCounters();
+  NvtxCounters& c = GetNvtxCounters();
   const uint64_t pops = c.unmatched_pops.load();
-  data.AddStat("nvtx_unmatched_pops", pops - pops_reported);
-  pops_reported = pops;
+  data.AddStat("nvtx_unmatched_pops", pops - c.unmatched_pops_reported);
+  c.unmatched_pops_reported = pops;
   data.AddStat("nvtx_init_calls", c.init_calls.load());
   data.AddStat("nvtx_domains", c.domains.load());
   data.AddStat("nvtx_domains_filtered", c.domains_filtered.load());

@@ -23,6 +23,12 @@ struct Registry {
   NvtxDomain* overflow_domain = nullptr;
   absl::node_hash_set<std::string> strings;  // node-based: c_str() pointers are stable
   absl::flat_hash_map<int64_t, std::string> thread_names;
+  // The registry is the one owner of NVTX's process state: the default domain, the domain
+  // handed out when allocating a new one fails (here, so that path allocates nothing), and
+  // the counters.
+  NvtxDomain default_domain;
+  NvtxDomain fallback_domain;
+  NvtxCounters counters;
 };
 
 Registry& GetRegistry() {
@@ -45,15 +51,15 @@ bool Listed(const std::vector<std::string>& list, std::string_view name) {
 
 }  // namespace
 
-NvtxDomain* NvtxDefaultDomain() {
-  static NvtxDomain* d = new NvtxDomain;
-  return d;
-}
+// The registry cannot be replaced in a fork() child as other process state is: its domains
+// and strings are handles the application keeps. So fork() waits for any mutation in flight
+// (mutations are short and take no other lock) and the child finds the mutex free.
+void NvtxRegistryLockBeforeFork() { GetRegistry().mu.lock(); }
+void NvtxRegistryUnlockAfterFork() { GetRegistry().mu.unlock(); }
 
-NvtxCounters& GetNvtxCounters() {
-  static NvtxCounters* c = new NvtxCounters;
-  return *c;
-}
+NvtxDomain* NvtxDefaultDomain() { return &GetRegistry().default_domain; }
+
+NvtxCounters& GetNvtxCounters() { return GetRegistry().counters; }
 
 void NvtxSetDomainFilter(std::vector<std::string> include, std::vector<std::string> exclude) {
   Registry& r = GetRegistry();
@@ -91,8 +97,7 @@ NvtxDomain* NvtxCreateDomain(std::string_view name) {
     return r.overflow_domain;
   } catch (...) {  // allocation failure: never let it reach the application
     c.domains_overflow.fetch_add(1, std::memory_order_relaxed);
-    static NvtxDomain* fallback = new (std::nothrow) NvtxDomain;
-    return fallback != nullptr ? fallback : NvtxDefaultDomain();
+    return &r.fallback_domain;
   }
 }
 

@@ -34,6 +34,11 @@ struct NvtxDomain {
   std::atomic<const char*> categories[kNvtxMaxCategories] = {};
 };
 
+// The root's pthread_atfork hooks: the parent takes the registry mutex before fork() and
+// both sides release it after, so a child never inherits it held by a thread it lacks.
+void NvtxRegistryLockBeforeFork();
+void NvtxRegistryUnlockAfterFork();
+
 // The default domain (core-module calls). Never filtered.
 NvtxDomain* NvtxDefaultDomain();
 
@@ -78,6 +83,7 @@ struct NvtxCounters {
   std::atomic<uint64_t> strings_overflow{0};  // registrations mapped to the overflow string
   std::atomic<uint64_t> thread_names_dropped{0};
   std::atomic<uint64_t> unmatched_pops{0};    // pops without a push while recording
+  uint64_t unmatched_pops_reported = 0;       // in the last trace's stats (session thread)
 };
 NvtxCounters& GetNvtxCounters();
 

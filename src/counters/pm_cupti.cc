@@ -17,12 +17,14 @@
 #include <cupti_target.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "clock.h"
+#include "fork_abandon.h"
 
 namespace kairos::internal {
 namespace {
@@ -57,11 +59,28 @@ struct PmApi {
   bool profiler_initialized = false;
 };
 
-std::mutex g_api_mu;
+// The process's PmApi and the mutex that guards it and every CUPTI PM call, as one object:
+// created on first use, never destroyed (samplers may outlive main), and replaced in a fork()
+// child (PmCuptiAfterForkChild), whose copy of the mutex may be held by a thread that does
+// not exist there.
+struct PmProcessApi {
+  std::mutex mu;
+  PmApi api;
+};
+std::atomic<PmProcessApi*> g_api{nullptr};
 
-// Loaded once per process (guarded by g_api_mu); libcupti stays loaded.
-PmApi& Api(const std::string& explicit_path) {
-  static PmApi* api = new PmApi();  // never destroyed: samplers may outlive main
+PmProcessApi& ProcessApi() {
+  PmProcessApi* p = g_api.load(std::memory_order_acquire);
+  if (p != nullptr) return *p;
+  auto* fresh = new PmProcessApi();
+  if (g_api.compare_exchange_strong(p, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;  // another thread's won
+  return *p;
+}
+
+// Loaded once per process (caller holds `p.mu`); libcupti stays loaded.
+PmApi& LoadedApiLocked(PmProcessApi& p, const std::string& explicit_path) {
+  PmApi* api = &p.api;
   if (api->loaded || !api->error.empty()) return *api;
   void* h = nullptr;
   if (!explicit_path.empty()) {
@@ -178,12 +197,12 @@ constexpr int kMaxDecodeRounds = 64;  // bound one Poll; the rest waits for the 
 
 class CuptiPmSampler : public PmSampler {
  public:
-  explicit CuptiPmSampler(PmApi& api) : api_(api) {}
+  explicit CuptiPmSampler(PmProcessApi& p) : mu_(p.mu), api_(p.api) {}
   ~CuptiPmSampler() override { Stop(); }
 
   absl::Status Start(uint32_t device, const std::vector<std::string>& metrics,
                      int64_t interval_ns) override {
-    std::lock_guard<std::mutex> lock(g_api_mu);
+    std::lock_guard<std::mutex> lock(mu_);
     if (!api_.loaded) return absl::UnavailableError(api_.error);
     auto fail = [&](const char* call, CUptiResult r) {
       const std::string msg = Explain(api_, call, r);
@@ -272,7 +291,7 @@ class CuptiPmSampler : public PmSampler {
   }
 
   absl::Status Poll(std::vector<PmSample>* out, bool* overflowed) override {
-    std::lock_guard<std::mutex> lock(g_api_mu);
+    std::lock_guard<std::mutex> lock(mu_);
     if (obj_ == nullptr) return absl::OkStatus();
     MeasureOffset();
     for (int round = 0; round < kMaxDecodeRounds; ++round) {
@@ -327,7 +346,7 @@ class CuptiPmSampler : public PmSampler {
   }
 
   void Stop() override {
-    std::lock_guard<std::mutex> lock(g_api_mu);
+    std::lock_guard<std::mutex> lock(mu_);
     ReleaseLocked();
   }
 
@@ -376,6 +395,7 @@ class CuptiPmSampler : public PmSampler {
     consumed_ = 0;
   }
 
+  std::mutex& mu_;  // the process PmApi's: every CUPTI PM call holds it
   PmApi& api_;
   CUpti_PmSampling_Object* obj_ = nullptr;
   CUpti_Profiler_Host_Object* host_ = nullptr;
@@ -391,15 +411,18 @@ class CuptiPmPlatform : public PmPlatform {
  public:
   explicit CuptiPmPlatform(std::string path) : path_(std::move(path)) {}
   int DeviceCount() override {
-    std::lock_guard<std::mutex> lock(g_api_mu);
-    PmApi& api = Api(path_);
+    PmProcessApi& p = ProcessApi();
+    std::lock_guard<std::mutex> lock(p.mu);
+    PmApi& api = LoadedApiLocked(p, path_);
     int n = 0;
     if (api.CuDeviceGetCount == nullptr || api.CuDeviceGetCount(&n) != 0) return 0;
     return n;
   }
   std::unique_ptr<PmSampler> Open() override {
-    std::lock_guard<std::mutex> lock(g_api_mu);
-    return std::make_unique<CuptiPmSampler>(Api(path_));
+    PmProcessApi& p = ProcessApi();
+    std::lock_guard<std::mutex> lock(p.mu);
+    LoadedApiLocked(p, path_);
+    return std::make_unique<CuptiPmSampler>(p);
   }
 
  private:
@@ -410,6 +433,12 @@ class CuptiPmPlatform : public PmPlatform {
 
 std::unique_ptr<PmPlatform> CreateCuptiPmPlatform(const std::string& cupti_library) {
   return std::make_unique<CuptiPmPlatform>(cupti_library);
+}
+
+void PmCuptiAfterForkChild() {
+  // The child loads libcupti's entry points again on first use (the library stays mapped);
+  // the parent's object is abandoned, never locked again.
+  KeepAbandonedAfterFork(g_api.exchange(nullptr, std::memory_order_acq_rel));
 }
 
 }  // namespace kairos::internal

@@ -18,6 +18,10 @@ namespace kairos::internal {
 // Never nullptr: when libcupti cannot be loaded, Open() returns samplers whose Start says why.
 std::unique_ptr<PmPlatform> CreateCuptiPmPlatform(const std::string& cupti_library);
 
+// Child side of fork() (the root's hook): the PM API and its mutex, which a thread of the
+// parent may have held, are replaced by fresh ones.
+void PmCuptiAfterForkChild();
+
 }  // namespace kairos::internal
 
 #endif  // KAIROS_SRC_COUNTERS_PM_CUPTI_H_

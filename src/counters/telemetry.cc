@@ -23,16 +23,18 @@ constexpr int64_t kMsNs = 1000000;
 
 }  // namespace
 
-std::atomic<bool> g_telemetry_steps_on{false};
-std::atomic<uint64_t> g_telemetry_step_raw[kTelemetryStepRing];
+std::atomic<TelemetryStepRing*> g_telemetry_steps{nullptr};
 
-std::optional<double> MedianStepMs(int64_t first, int64_t last, double ns_per_tick) {
+void TelemetryAfterForkChild() { g_telemetry_steps.store(nullptr, std::memory_order_relaxed); }
+
+std::optional<double> MedianStepMs(const TelemetryStepRing& ring, int64_t first, int64_t last,
+                                   double ns_per_tick) {
   // The ring holds stamps of the newest kTelemetryStepRing steps; step n needs n and n - 1.
   first = std::max<int64_t>({first, last - static_cast<int64_t>(kTelemetryStepRing) + 1, 0});
   std::vector<double> ms;
   for (int64_t n = first + 1; n <= last; ++n) {
-    const uint64_t a = g_telemetry_step_raw[static_cast<uint64_t>(n - 1) % kTelemetryStepRing].load(std::memory_order_relaxed);
-    const uint64_t b = g_telemetry_step_raw[static_cast<uint64_t>(n) % kTelemetryStepRing].load(std::memory_order_relaxed);
+    const uint64_t a = ring.raw[static_cast<uint64_t>(n - 1) % kTelemetryStepRing].load(std::memory_order_relaxed);
+    const uint64_t b = ring.raw[static_cast<uint64_t>(n) % kTelemetryStepRing].load(std::memory_order_relaxed);
     if (a == 0 || b <= a) continue;
     ms.push_back(static_cast<double>(b - a) * ns_per_tick / 1e6);
   }
@@ -131,7 +133,9 @@ Telemetry::~Telemetry() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lock(mu_);
-  if (running_ && options_.iterations) g_telemetry_steps_on.store(false, std::memory_order_relaxed);
+  // Unpublish the ring before it is freed with this object (only if it is still ours).
+  TelemetryStepRing* mine = steps_.get();
+  if (mine != nullptr) g_telemetry_steps.compare_exchange_strong(mine, nullptr);
   for (Gpu& g : gpus_)
     if (g.sampler) g.sampler->Stop();
 }
@@ -203,7 +207,8 @@ absl::Status Telemetry::BeginLocked() {
   if (options_.iterations) {
     last_iterations_ = options_.iterations();
     steps_timed_ = last_iterations_;
-    g_telemetry_steps_on.store(true, std::memory_order_relaxed);
+    steps_ = std::make_unique<TelemetryStepRing>();
+    g_telemetry_steps.store(steps_.get(), std::memory_order_release);
   }
   const ClockAnchor a = TakeClockAnchor();
   last_anchor_raw_ = a.raw;
@@ -303,7 +308,8 @@ void Telemetry::Tick(int64_t now_ns) {
     // Steps up to it - 1: the newest step's stamp may not be stored yet (the hook counts,
     // then stamps); it is timed in the next interval.
     if (it - 1 > steps_timed_) {
-      if (ns_per_tick > 0) r.step_time_ms_p50 = MedianStepMs(steps_timed_, it - 1, ns_per_tick);
+      if (ns_per_tick > 0 && steps_ != nullptr)
+        r.step_time_ms_p50 = MedianStepMs(*steps_, steps_timed_, it - 1, ns_per_tick);
       steps_timed_ = it - 1;
     }
   }

@@ -31,20 +31,30 @@
 namespace kairos {
 
 // Step stamps for step_time_ms_p50. The step hook (kairos_step, optimizer steps) stores its
-// raw clock reading for step n in a ring while telemetry runs; the telemetry thread reads the
-// stamps of each interval's steps. Off: one relaxed load per step.
+// raw clock reading for step n in the ring of the telemetry writer that runs; the telemetry
+// thread reads the stamps of each interval's steps. The ring belongs to the Telemetry object
+// (allocated by Start); the only process-wide part is the pointer the step hook loads, so
+// that a process without telemetry pays one load per step and holds no ring.
 inline constexpr size_t kTelemetryStepRing = 4096;  // steps per interval with a known time
-extern std::atomic<bool> g_telemetry_steps_on;
-extern std::atomic<uint64_t> g_telemetry_step_raw[kTelemetryStepRing];
+struct TelemetryStepRing {
+  std::atomic<uint64_t> raw[kTelemetryStepRing] = {};
+};
+// The running writer's ring; nullptr while none runs (and in a fork() child, whose writer
+// thread does not exist: TelemetryAfterForkChild).
+extern std::atomic<TelemetryStepRing*> g_telemetry_steps;
 inline void TelemetryNoteStep(int64_t n, uint64_t raw) {
-  if (__builtin_expect(g_telemetry_steps_on.load(std::memory_order_relaxed), 0))
-    g_telemetry_step_raw[static_cast<uint64_t>(n) % kTelemetryStepRing].store(raw, std::memory_order_relaxed);
+  TelemetryStepRing* ring = g_telemetry_steps.load(std::memory_order_acquire);
+  if (__builtin_expect(ring != nullptr, 0))
+    ring->raw[static_cast<uint64_t>(n) % kTelemetryStepRing].store(raw, std::memory_order_relaxed);
 }
+// Child side of fork(): steps are no longer stamped into the parent's writer's ring.
+void TelemetryAfterForkChild();
 
-// Median of the step times of steps (first, last] from the stamps in the ring: step n lasted
+// Median of the step times of steps (first, last] from the stamps in `ring`: step n lasted
 // stamp[n] - stamp[n-1]. Steps whose stamps were overwritten (more than the ring holds),
 // unset, or not increasing are skipped; nullopt when none is left.
-std::optional<double> MedianStepMs(int64_t first, int64_t last, double ns_per_tick);
+std::optional<double> MedianStepMs(const TelemetryStepRing& ring, int64_t first, int64_t last,
+                                   double ns_per_tick);
 
 // The metrics telemetry samples: GPU busy (graphics/compute engine active) plus the four
 // defaults of the PM source.
@@ -185,6 +195,7 @@ class Telemetry {
   // Steps up to this one have had their time counted (the newest step's stamp may still be
   // in flight when an interval ends, so it is counted in the next one).
   int64_t steps_timed_ = 0;
+  std::unique_ptr<TelemetryStepRing> steps_;  // published in g_telemetry_steps while running
   int64_t last_anchor_unix_ns_ = 0;
   uint64_t last_anchor_raw_ = 0;
   bool write_warned_ = false;  // one warning per run of failed writes

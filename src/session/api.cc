@@ -37,8 +37,14 @@ Profiler& Session() {
 void ThrowOnNextCallForTest() { g_throw_next.store(true); }
 
 void LogBarrierError(const char* where, const char* what) noexcept {
-  static std::atomic<int64_t> last_ns{std::numeric_limits<int64_t>::min()};
-  static std::atomic<uint64_t> suppressed{0};
+  // One limiter for every entry point, process-wide: it must work when the root cannot be
+  // created (an exception from GetRoot itself).
+  static struct {
+    std::atomic<int64_t> last_ns{std::numeric_limits<int64_t>::min()};
+    std::atomic<uint64_t> suppressed{0};
+  } limit;
+  std::atomic<int64_t>& last_ns = limit.last_ns;
+  std::atomic<uint64_t>& suppressed = limit.suppressed;
   const int64_t now = MonotonicNowNs();
   int64_t last = last_ns.load(std::memory_order_relaxed);
   if (SatAdd(last, 1000000000) <= now &&

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <memory>
 
 #include "activity/nccl_collectives.h"
 #include "config/daemon_config.h"
@@ -67,27 +68,21 @@ bool ProcessLooksLikeTrainingJobNow() {
                                      LoadedDriverLibrary());
 }
 
-namespace {
-
-// The client the root owns, for DaemonClientPolls (the root's fork hook stops it).
-std::atomic<DaemonClient*> g_client{nullptr};
-
-}  // namespace
-
 DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms) {
   const EnvSettings& env = Env();
   if (!env.use_daemon) return nullptr;
   {
     Config base;
     base.daemon_poll_ms = poll_ms;
-    static ProfilerHandler handler;
+    // Lives as long as the client that calls it: never destroyed once the client runs.
+    auto handler = std::make_unique<ProfilerHandler>();
     DaemonClientOptions options = DaemonClientOptionsFrom(env, base);
     // Register once the process shows it trains: it stepped, joined an NCCL communicator or
     // initialised CUDA (the runtime loads the driver, libcuda, at its first call; a launcher
     // that imports torch maps libcudart but not the driver). A few microseconds a tick
     // until then; never again after.
     if (!env.daemon_register_always) options.ready = ProcessLooksLikeTrainingJobNow;
-    auto client = DaemonClient::Create(std::move(options), &handler, MakeDaemonConfigPreparer());
+    auto client = DaemonClient::Create(std::move(options), handler.get(), MakeDaemonConfigPreparer());
     if (!client.ok()) {
       KAIROS_LOG_WARNING("daemon client disabled: %s",
                          std::string(client.status().message()).c_str());
@@ -103,15 +98,9 @@ DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms) {
                         .c_str(),
                     static_cast<long long>(std::max<int64_t>(10, poll_ms)),
                     (*client)->client_name().c_str());
-    DaemonClient* raw = client->release();  // never destroyed: owned by the root
-    g_client.store(raw, std::memory_order_release);
-    return raw;
+    handler.release();  // the client's for the life of the process
+    return client->release();  // never destroyed: owned by the root
   }
-}
-
-uint64_t DaemonClientPolls() {
-  DaemonClient* c = g_client.load(std::memory_order_acquire);
-  return c == nullptr ? 0 : c->stats().polls;
 }
 
 }  // namespace kairos

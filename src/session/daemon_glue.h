@@ -29,9 +29,6 @@ bool ProcessLooksLikeTrainingJob(int64_t iteration, bool nccl_comm, bool driver_
 // loaded objects). Any thread; may take the dynamic loader's lock.
 bool ProcessLooksLikeTrainingJobNow();
 
-// Polls sent by the daemon client so far (0 when it is not running); for tests and status.
-uint64_t DaemonClientPolls();
-
 }  // namespace kairos
 
 #endif  // KAIROS_SRC_SESSION_DAEMON_GLUE_H_

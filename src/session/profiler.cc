@@ -90,6 +90,15 @@ uint64_t StepBoundaryRaw(int64_t iteration) {
   return raw;
 }
 
+void StepStateAfterForkChild() {
+  g_iteration.store(0, std::memory_order_relaxed);
+  g_step_wake_at.store(std::numeric_limits<int64_t>::max(), std::memory_order_relaxed);
+  for (StepSlot& slot : g_step_ring) {
+    slot.iteration.store(-1, std::memory_order_relaxed);
+    slot.raw.store(0, std::memory_order_relaxed);
+  }
+}
+
 Profiler::Profiler() = default;
 
 SchedulerEvent Profiler::Now(SessionEventKind kind) const {

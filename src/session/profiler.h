@@ -28,6 +28,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "clock.h"
 #include "config/config.h"
 #include "config/env.h"
 #include "session/scheduler.h"
@@ -48,6 +49,10 @@ int64_t IterationAtRaw(uint64_t raw);
 // it (more than 64 boundaries old, or counted in g_iteration but its time not yet written:
 // StepHook writes it just after the increment). Any thread; lock-free.
 uint64_t StepBoundaryRaw(int64_t iteration);
+// Child side of fork() (the root's hook): the iteration counter restarts at 0, no wake-up is
+// armed, and the ring forgets the parent's boundaries (the child's iteration n is not the
+// parent's, so a slot left from the parent must not answer for it).
+void StepStateAfterForkChild();
 
 // Upper bounds of the callers' waits (bindings/c/kairos.h repeats them per function).
 inline constexpr int64_t kStartWaitMs = 10000;  // kairos_start: the window opens
@@ -141,6 +146,10 @@ class Profiler {
   // GPU work is inside it. Returns at once otherwise, and on every later call.
   void WaitForStartupWindow();
 
+  // The TSC<->Unix anchors of the current window: opened by the runner, fed by the CUPTI
+  // source (root.cc hands it this log), read by the trace assembler.
+  WindowAnchors& window_anchors() { return anchors_; }
+
  private:
   struct Active {
     Config config;
@@ -199,6 +208,7 @@ class Profiler {
   std::vector<std::pair<std::string, std::string>> metadata_;  // in the order first set
   absl::flat_hash_map<std::string, size_t> metadata_index_;     // key -> index in metadata_
   std::vector<std::unique_ptr<TraceSource>> sources_;
+  WindowAnchors anchors_;  // thread-safe itself; not guarded by mu_
 };
 
 // The iteration hook behind kairos_step / kairos_optimizer_post_step: one atomic increment,

@@ -20,6 +20,8 @@
 #include <thread>
 
 #include "activity/cpu_recorder.h"
+#include "activity/nccl_collectives.h"
+#include "activity/nvtx_registry.h"
 #include "config/daemon_client.h"
 #include "clock.h"
 #include "config/env.h"
@@ -82,22 +84,19 @@ class CpuSource final : public internal::CpuRecorder {
   std::atomic<uint32_t> armed_{0};     // same, until StartEarly switched it on
 };
 
-#ifdef KAIROS_HAVE_CUPTI
-// The process root's CUPTI source, for telemetry's kernel and copy totals.
-internal::CuptiSource* g_cuda_source = nullptr;
-#endif
-
 // In Collect order: cpu (ranges, marks, steps, NVTX), cuda (CUPTI, CUDA builds), pm_sampling
 // (GPU counters), host
 // (/proc sampler). `load_cupti_now`: resolve libcupti on this thread (a window opens at once).
-void RegisterBuiltinSources(Profiler& session, bool load_cupti_now, Telemetry* telemetry) {
+void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
+  Profiler& session = root.session;
   session.RegisterTraceSource(std::make_unique<CpuSource>());
 #ifdef KAIROS_HAVE_CUPTI
   internal::CuptiSourceOptions options;
   options.library_path = Env().cupti_library;
   options.current_range_id = internal::CurrentCpuRangeId;
+  options.window_anchors = &session.window_anchors();
   auto cuda = std::make_unique<internal::CuptiSource>(std::move(options));
-  g_cuda_source = cuda.get();  // owned by the session, which lives as long as the root
+  root.cuda_source = cuda.get();  // owned by the session, which lives as long as the root
   // A CPU-only process never loads CUPTI (unless KAIROS_CUPTI_LIBRARY names one).
   if (load_cupti_now && (!Env().cupti_library.empty() || internal::ProcessUsesCuda()))
     cuda->LoadApi();
@@ -110,7 +109,7 @@ void RegisterBuiltinSources(Profiler& session, bool load_cupti_now, Telemetry* t
   {
     PmSourceOptions pm;
     pm.cupti_library = Env().cupti_library;
-    pm.telemetry = telemetry;
+    pm.telemetry = root.telemetry;
     session.RegisterTraceSource(std::make_unique<PmSamplingSource>(std::move(pm)));
   }
   // Host metrics (/proc) on the timeline; idle unless a session runs with
@@ -126,14 +125,19 @@ void RegisterBuiltinSources(Profiler& session, bool load_cupti_now, Telemetry* t
 // then hands the signal, with its original siginfo, to the disposition installed before
 // kairos' (the default action, or the program's handler). A second SIGTERM/SIGINT while the
 // watcher flushes goes to that disposition at once.
-int g_sig_wake[2] = {-1, -1};
-std::atomic<bool> g_sig_watcher_alive{false};
-std::atomic<bool> g_sig_in_progress{false};
-struct sigaction g_prev_term, g_prev_int;
-siginfo_t g_sig_info;  // the signal being flushed for (written by the handler before the wake)
+// Process-wide because a signal handler has no argument to carry it and must not take the
+// root's locks; one object, reset by the fork hook (the watcher thread is not in a child).
+struct FlushOnSignal {
+  int wake[2] = {-1, -1};  // handler -> watcher
+  std::atomic<bool> watcher_alive{false};
+  std::atomic<bool> in_progress{false};
+  struct sigaction prev_term = {}, prev_int = {};  // the dispositions installed before kairos'
+  siginfo_t info = {};  // the signal being flushed for (written by the handler before the wake)
+};
+FlushOnSignal g_signal;
 
 void ChainToPrevious(int sig, siginfo_t* info, void* ctx) {
-  const struct sigaction& prev = sig == SIGTERM ? g_prev_term : g_prev_int;
+  const struct sigaction& prev = sig == SIGTERM ? g_signal.prev_term : g_signal.prev_int;
   sigaction(sig, &prev, nullptr);  // later deliveries go straight to it
   if (prev.sa_flags & SA_SIGINFO) {
     if (prev.sa_sigaction != nullptr) prev.sa_sigaction(sig, info, ctx);
@@ -149,16 +153,16 @@ void ChainToPrevious(int sig, siginfo_t* info, void* ctx) {
 
 void FlushSignalHandler(int sig, siginfo_t* info, void* ctx) {
   const int saved_errno = errno;
-  if (g_sig_watcher_alive.load() && !g_sig_in_progress.exchange(true)) {
+  if (g_signal.watcher_alive.load() && !g_signal.in_progress.exchange(true)) {
     if (info != nullptr) {
-      g_sig_info = *info;
+      g_signal.info = *info;
     } else {
-      g_sig_info = siginfo_t{};
-      g_sig_info.si_signo = sig;
-      g_sig_info.si_code = SI_USER;
+      g_signal.info = siginfo_t{};
+      g_signal.info.si_signo = sig;
+      g_signal.info.si_code = SI_USER;
     }
     const char byte = static_cast<char>(sig);
-    if (write(g_sig_wake[1], &byte, 1) == 1) {
+    if (write(g_signal.wake[1], &byte, 1) == 1) {
       errno = saved_errno;
       return;  // the watcher delivers the signal to the previous disposition after the flush
     }
@@ -172,10 +176,10 @@ void FlushSignalHandler(int sig, siginfo_t* info, void* ctx) {
 // program; re-queued with the original siginfo (a process may queue any si_code to itself),
 // so the program's handler sees the real sender.
 void RedeliverToPrevious(int sig) {
-  const struct sigaction& prev = sig == SIGTERM ? g_prev_term : g_prev_int;
+  const struct sigaction& prev = sig == SIGTERM ? g_signal.prev_term : g_signal.prev_int;
   sigaction(sig, &prev, nullptr);
   if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler == SIG_IGN) return;
-  siginfo_t info = g_sig_info;
+  siginfo_t info = g_signal.info;
   info.si_signo = sig;
   if (syscall(SYS_rt_sigqueueinfo, getpid(), sig, &info) != 0) kill(getpid(), sig);
 }
@@ -184,7 +188,7 @@ void SignalWatcherMain() {
   NameThisThread("signal");
   for (;;) {
     char byte = 0;
-    const ssize_t n = read(g_sig_wake[0], &byte, 1);
+    const ssize_t n = read(g_signal.wake[0], &byte, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     KAIROS_LOG_INFO("signal %d: closing and writing the open trace window", byte);
@@ -194,7 +198,7 @@ void SignalWatcherMain() {
 }
 
 void InstallFlushOnSignal() {
-  if (pipe2(g_sig_wake, O_CLOEXEC) != 0) return;
+  if (pipe2(g_signal.wake, O_CLOEXEC) != 0) return;
   // The watcher must never receive the signals it hands on (they would wake it again).
   sigset_t block, old;
   sigemptyset(&block);
@@ -208,13 +212,13 @@ void InstallFlushOnSignal() {
     return;
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  g_sig_watcher_alive.store(true);
+  g_signal.watcher_alive.store(true);
   struct sigaction sa = {};
   sa.sa_sigaction = FlushSignalHandler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, &g_prev_term);
-  sigaction(SIGINT, &sa, &g_prev_int);
+  sigaction(SIGTERM, &sa, &g_signal.prev_term);
+  sigaction(SIGINT, &sa, &g_signal.prev_int);
   KAIROS_LOG_VERBOSE("KAIROS_FLUSH_ON_SIGNAL: SIGTERM/SIGINT flush an open window");
 }
 
@@ -260,7 +264,7 @@ void StartTelemetryIfEnabled(Root& root) {
 #ifdef KAIROS_HAVE_CUPTI
   // Kernels and copies from CUPTI activity, in and between windows (kernel and memcpy
   // records only).
-  if (internal::CuptiSource* cuda = g_cuda_source) {
+  if (internal::CuptiSource* cuda = root.cuda_source) {
     o.activity_start = [cuda](std::string* why) { return cuda->StartActivityTotals(why); };
     o.activity_take = [cuda](uint32_t device, int64_t end_ns) {
       const internal::CuptiSource::ActivityTotals t = cuda->TakeActivityTotals(device, end_ns);
@@ -281,24 +285,33 @@ Root* CreateRoot(bool after_fork) {
   const bool opens_now = !after_fork && loaded.ok() && loaded->config.has_value() &&
                          loaded->config->activities_enabled && loaded->info.names_window;
   root->telemetry = new Telemetry();
-  RegisterBuiltinSources(root->session, opens_now, root->telemetry);
+  RegisterBuiltinSources(*root, opens_now);
   // A forked child starts idle: it keeps the base config but not the parent's window.
   root->session.InstallEnvironmentConfig(loaded, !after_fork);
   return root;
 }
 
-// The one after-fork hook (child side): see root.h.
+// Parent side, before fork(): the NVTX registry cannot be replaced in the child (the
+// application holds its domain handles), so fork() waits until no thread mutates it.
+void BeforeFork() { internal::NvtxRegistryLockBeforeFork(); }
+void ParentAfterFork() { internal::NvtxRegistryUnlockAfterFork(); }
+
+// The one after-fork hook (child side): see root.h. Every piece of process state in the
+// table of docs/ARCHITECTURE.md ("Process state") has its rule here or is named there as
+// needing none.
 void ChildAfterFork() {
+  internal::NvtxRegistryUnlockAfterFork();
   internal::CpuRecorderAfterForkChild();
-  ResetClockAnchorsAfterFork();  // the parent's window anchors mean nothing here
 #ifdef KAIROS_HAVE_CUPTI
   KeepReachable(internal::ReplaceProcessCuptiPoolAfterFork());
+  internal::PmCuptiAfterForkChild();
 #endif
-  g_iteration.store(0, std::memory_order_relaxed);
-  g_step_wake_at.store(kNever, std::memory_order_relaxed);
+  internal::NcclAfterForkChild();
+  TelemetryAfterForkChild();  // the parent's writer thread does not exist here
+  StepStateAfterForkChild();
   // The watcher thread does not exist here: the handler chains at once.
-  g_sig_watcher_alive.store(false);
-  g_sig_in_progress.store(false);
+  g_signal.watcher_alive.store(false);
+  g_signal.in_progress.store(false);
   Root* old = g_root.load(std::memory_order_relaxed);
   if (old == nullptr) return;
   // The poller thread does not exist in the child; drop the inherited socket (bound to the
@@ -333,7 +346,7 @@ Root& GetRoot() {
     for (const std::string& w : env.warnings) KAIROS_LOG_WARNING("%s", w.c_str());
     Root* fresh = CreateRoot(false);
     g_root.store(fresh, std::memory_order_release);
-    pthread_atfork(nullptr, nullptr, ChildAfterFork);
+    pthread_atfork(BeforeFork, ParentAfterFork, ChildAfterFork);
     std::atexit(AtExitHandler);
     // The daemon client (its own thread) starts only when the environment asks for it. Its
     // poller, like every kairos thread, never takes the job's SIGTERM/SIGINT.

@@ -1,15 +1,19 @@
 // File: root.h
-// Layer: kairos_session. The process root: the one object that owns kairos' process state:
-// the session (with its TraceSources: cpu, cuda, host) and the daemon client. Created on
+// Layer: kairos_session. The process root: the one object that owns kairos' session (with
+// its TraceSources: cpu, cuda, pm_sampling, host), the daemon client and telemetry. Created on
 // first use by the C layer (session/api.h) and never destroyed: application threads may
-// still call in while the process exits. What stays global is only what the hot path must
-// reach without a pointer chase: the recording epoch and per-thread ring state
-// (src/activity/cpu_recorder.h), the iteration counter (profiler.h), and the process-wide
-// pools that CUPTI and the thread registry hand out (reset by the root's after-fork hook).
-// One pthread_atfork child hook resets everything in a forked child: the thread registry,
-// the CUPTI buffer pool, the iteration counter, the daemon client (stopped, not restarted),
-// the flush-on-signal watcher, and the root itself (replaced by a fresh idle one with the
-// environment's base config; the parent's is leaked, its mutex may be held by a thread that
+// still call in while the process exits. What is still process-wide outside it (the hot
+// path's epoch, per-thread slot and iteration counter by design; the rest with the reason it
+// is not here yet) is the table "Process state" in docs/ARCHITECTURE.md, which a test keeps
+// equal to the library's writable symbols.
+// The root's pthread_atfork hooks (root.cc) apply that table's fork rules: before fork()
+// the NVTX registry's mutex is taken (its domains are the application's handles, so it is
+// kept, not replaced); in the child the thread registry, the CUPTI buffer pool and the PM
+// sampling API are replaced (the parent's kept reachable, never touched), the iteration
+// counter, step ring, NCCL tallies and telemetry's step pointer are reset, the daemon client
+// is stopped (not restarted), the flush-on-signal watcher is marked absent, and the root
+// itself (with its session's window clock anchors) is replaced by a fresh idle one with the
+// environment's base config (the parent's is leaked: its mutex may be held by a thread that
 // does not exist in the child).
 // Threading: GetRoot() is thread-safe; the hooks run where POSIX runs them.
 #ifndef KAIROS_SRC_SESSION_ROOT_H_
@@ -23,6 +27,9 @@ namespace kairos {
 
 class DaemonClient;
 class Telemetry;
+namespace internal {
+class CuptiSource;
+}
 
 struct Root {
   Profiler session;
@@ -30,6 +37,9 @@ struct Root {
   // Always-on telemetry (KAIROS_TELEMETRY_INTERVAL_SECS); idle unless the base config at
   // process start turns it on. Never destroyed (its writer may run during exit).
   Telemetry* telemetry = nullptr;
+  // The session's CUPTI source (owned by `session`; CUDA builds, else nullptr), for
+  // telemetry's kernel and copy totals.
+  internal::CuptiSource* cuda_source = nullptr;
   // Set once the framework-ops source is registered with this root's session. Per root, not a
   // process-wide once_flag: a forked child's fresh root registers its own (ChildAfterFork).
   std::atomic<bool> framework_ops_attached{false};

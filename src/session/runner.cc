@@ -137,7 +137,7 @@ void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   }
   if (w.start_raw == 0) w.start_raw = ReadRawClock();
   w.opened = true;
-  ClockWindowOpened();  // first TSC<->Unix anchor of this window (clock.h)
+  anchors_.Opened();  // first TSC<->Unix anchor of this window (clock.h)
   std::vector<TraceSource*> warmed = w.warmed;
   lock.unlock();
   // An iteration window began at the step boundary (start_raw), which the training thread
@@ -183,6 +183,7 @@ void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   request.end_raw = std::max(end_raw, w.start_raw);
   request.start_is_step_boundary = w.start_is_step_boundary;
   request.metadata = metadata_;
+  request.anchors = &anchors_;
   lock.unlock();
   const int64_t end_ns = UnixNowNs();
   for (TraceSource* s : request.sources) s->StopRecording(end_ns);

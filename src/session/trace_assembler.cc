@@ -38,7 +38,8 @@ std::string TracePath(const Config& config, ConfigSource source, const EnvSettin
 AssembleResult AssembleAndWrite(AssembleRequest request) {
   const Config& config = request.config;
   TraceData data;
-  const ClockConverter clock = WindowClockConverter();  // anchors from open to now (clock.h)
+  // Anchors from open to now (clock.h); without a log, Calibrate() as for a log never opened.
+  const ClockConverter clock = request.anchors != nullptr ? request.anchors->Converter() : WindowAnchors().Converter();
   WindowEdges edges;
   edges.start_raw = request.start_raw;
   edges.end_raw = request.end_raw;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "clock.h"
 #include "config/config.h"
 #include "trace_source.h"
 
@@ -25,6 +26,7 @@ struct AssembleRequest {
   uint64_t start_raw = 0, end_raw = 0;
   bool start_is_step_boundary = false;
   std::vector<std::pair<std::string, std::string>> metadata;
+  WindowAnchors* anchors = nullptr;  // the session's anchor log of this window (clock.h)
 };
 
 struct AssembleResult {

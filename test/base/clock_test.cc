@@ -52,12 +52,13 @@ TEST_CASE("anchors that do not advance on both clocks are ignored") {
 }
 
 TEST_CASE("window converter: anchors at open and close, CLOCK_REALTIME within a few us") {
-  ClockWindowOpened();
+  WindowAnchors log;
+  log.Opened();
   const int64_t t0 = MonotonicNowNs();
   while (MonotonicNowNs() - t0 < 3000000) {
   }
-  ClockAnchorNow();
-  const ClockConverter c = WindowClockConverter();
+  log.AnchorNow();
+  const ClockConverter c = log.Converter();
   CHECK(c.anchor_count() == 3);
   const int64_t a = UnixNowNs();
   const int64_t mapped = c.ToUnixNs(ReadRawClock());
@@ -66,7 +67,7 @@ TEST_CASE("window converter: anchors at open and close, CLOCK_REALTIME within a 
   CHECK(mapped >= a - 50000);
   CHECK(mapped <= b + 50000);
   // The log is closed: a second converter without a new window falls back to Calibrate().
-  CHECK(WindowClockConverter().anchor_count() == 2);
+  CHECK(log.Converter().anchor_count() == 2);
 }
 
 TEST_CASE("the raw clock is the TSC exactly when the TSC is invariant") {

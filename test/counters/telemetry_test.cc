@@ -143,12 +143,7 @@ TEST_CASE("Telemetry: one line per GPU per interval with the interval's aggregat
   std::remove(path.c_str());
 }
 
-void ClearStepRing() {
-  for (auto& stamp : g_telemetry_step_raw) stamp.store(0);
-}
-
 TEST_CASE("Telemetry: step_time_ms_p50 is the median of the interval's step times") {
-  ClearStepRing();
   const std::string path = "telemetry_steps_" + std::to_string(getpid()) + ".jsonl";
   std::remove(path.c_str());
   int64_t now = 100 * kS;
@@ -191,30 +186,49 @@ TEST_CASE("Telemetry: step_time_ms_p50 is the median of the interval's step time
   CHECK(lines[1].find("\"steps\":5,\"step_time_ms_p50\":5}") != std::string::npos);
   CHECK(lines[2].find("\"steps\":0,\"step_time_ms_p50\":null}") != std::string::npos);
   std::remove(path.c_str());
-  ClearStepRing();
 }
 
 TEST_CASE("MedianStepMs: overwritten, unset and out-of-order stamps are skipped") {
-  ClearStepRing();
+  auto ring = std::make_unique<TelemetryStepRing>();
   // Stamps 1..4 at 0, 1, 3, 6 ms; step 5's stamp never arrived (0).
-  for (int64_t n = 1; n <= 4; ++n) g_telemetry_step_raw[n].store(static_cast<uint64_t>((n - 1) * n / 2 * kMs + 1));
-  auto m = MedianStepMs(1, 5, 1.0);  // steps 2, 3, 4 (1, 2, 3 ms); step 5 unknown
+  for (int64_t n = 1; n <= 4; ++n) ring->raw[n].store(static_cast<uint64_t>((n - 1) * n / 2 * kMs + 1));
+  auto m = MedianStepMs(*ring, 1, 5, 1.0);  // steps 2, 3, 4 (1, 2, 3 ms); step 5 unknown
   REQUIRE(m.has_value());
   CHECK(*m == Approx(2.0));
-  CHECK_FALSE(MedianStepMs(4, 5, 1.0).has_value());
+  CHECK_FALSE(MedianStepMs(*ring, 4, 5, 1.0).has_value());
   // More steps than the ring holds: only the newest kTelemetryStepRing - 1 are timed.
   const int64_t last = 3 * static_cast<int64_t>(kTelemetryStepRing);
-  ClearStepRing();
-  g_telemetry_steps_on.store(false);
-  TelemetryNoteStep(1, 5);  // off: nothing stored
-  CHECK(g_telemetry_step_raw[1].load() == 0);
-  g_telemetry_steps_on.store(true);
+  ring = std::make_unique<TelemetryStepRing>();
+  REQUIRE(g_telemetry_steps.load() == nullptr);
+  TelemetryNoteStep(1, 5);  // no writer runs: nothing stored anywhere
+  CHECK(ring->raw[1].load() == 0);
+  g_telemetry_steps.store(ring.get());
   for (int64_t n = 1; n <= last; ++n) TelemetryNoteStep(n, static_cast<uint64_t>(n * 2 * kMs));
-  g_telemetry_steps_on.store(false);
-  m = MedianStepMs(0, last, 1.0);
+  g_telemetry_steps.store(nullptr);
+  m = MedianStepMs(*ring, 0, last, 1.0);
   REQUIRE(m.has_value());
   CHECK(*m == Approx(2.0));
-  ClearStepRing();
+}
+
+TEST_CASE("Telemetry: the step ring is the writer's, published while it runs") {
+  const std::string path = "telemetry_ring_" + std::to_string(getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  {
+    Telemetry t;
+    TelemetryOptions o;
+    o.interval_ns = 10 * kS;
+    o.path = path;
+    o.iterations = [] { return int64_t{0}; };
+    o.run_thread = false;
+    REQUIRE(g_telemetry_steps.load() == nullptr);
+    REQUIRE(t.Start(o).ok());
+    TelemetryStepRing* ring = g_telemetry_steps.load();
+    REQUIRE(ring != nullptr);
+    TelemetryNoteStep(3, 42);
+    CHECK(ring->raw[3].load() == 42);
+  }
+  CHECK(g_telemetry_steps.load() == nullptr);  // unpublished before the ring was freed
+  std::remove(path.c_str());
 }
 
 TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whole-ms edges") {

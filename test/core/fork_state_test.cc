@@ -1,0 +1,127 @@
+// File: fork_state_test.cc
+// Layer: test/core. The root's after-fork hooks reset the process state that the hook of
+// issue 24 missed: a child forked while another thread holds the NVTX registry mutex can
+// still create domains (the old hook let it inherit the mutex held, and it hung), and a
+// child does not inherit the parent's NCCL tallies, telemetry step ring or step boundaries.
+// Each child runs under alarm(): a hang is a SIGALRM death, reported as a failure.
+// Threading: the test thread, one helper thread in the NVTX case, and one fork child per case.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "activity/nccl_collectives.h"
+#include "activity/nvtx_registry.h"
+#include "clock.h"
+#include "counters/telemetry.h"
+#include "fork_abandon.h"
+#include "session/profiler.h"
+
+namespace kairos {
+namespace {
+
+// Runs `child` in a fork child (bounded by alarm) and returns its exit status, or -signal.
+template <typename F>
+int InChild(F child) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    alarm(10);
+    _exit(child());
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+TEST_CASE("fork() while another thread holds the NVTX registry: the child creates domains") {
+  Profiler::Get();  // the root exists: its pthread_atfork hooks are installed
+  std::atomic<int> phase{0};
+  std::thread holder([&phase] {
+    internal::NvtxRegistryLockBeforeFork();  // as a thread mid-nvtxDomainCreate would
+    phase.store(1);
+    while (phase.load() != 2) std::this_thread::yield();
+    // Long enough that, without the hook that makes fork() wait for the mutex, fork()
+    // returns (and the child inherits the mutex held) while this thread still holds it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    internal::NvtxRegistryUnlockAfterFork();
+  });
+  while (phase.load() != 1) std::this_thread::yield();
+  phase.store(2);
+  const int status = InChild([] {
+    internal::NvtxDomain* d = internal::NvtxCreateDomain("fork_state_child_domain");
+    return d != nullptr && internal::NvtxCreateDomain("fork_state_child_domain") == d ? 0 : 1;
+  });
+  holder.join();
+  CHECK(status == 0);
+  // The parent's registry works too (the parent side of the hook released the mutex).
+  CHECK(internal::NvtxCreateDomain("fork_state_parent_domain") != nullptr);
+}
+
+TEST_CASE("fork(): the child starts with no NCCL communicator and no tallies") {
+  Profiler::Get();
+  void* comm = nullptr;
+  int mask = 0;
+  REQUIRE(internal::NcclPluginInit(&comm, &mask, nullptr, 0xF0F0, 1, 8, 3) == kKairosNcclSuccess);
+  int32_t rank = -1, size = 0;
+  REQUIRE(internal::NcclLargestComm(&rank, &size));
+  REQUIRE(internal::NcclCounters().communicators >= 1);
+  CHECK(InChild([] {
+          int32_t r = -1, s = 0;
+          const internal::NcclPluginCounters c = internal::NcclCounters();
+          int code = 0;
+          if (internal::NcclLargestComm(&r, &s)) code |= 1;  // would register with the daemon
+          if (c.communicators != 0 || c.operations != 0 || c.without_launch != 0) code |= 2;
+          // The hook replaced the parent's root (and registry) and kept them reachable.
+          if (internal::AbandonedAfterForkCount() < 1) code |= 4;
+          return code;
+        }) == 0);
+  CHECK(internal::NcclLargestComm(&rank, &size));  // the parent keeps its own
+  CHECK(size == 8);
+  internal::NcclPluginFinalize(comm);
+}
+
+TEST_CASE("fork(): the child does not stamp steps into the parent's telemetry ring") {
+  Profiler::Get();
+  const std::string path = "fork_state_telemetry_" + std::to_string(getpid()) + ".jsonl";
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = 10LL * 1000 * 1000 * 1000;
+  o.path = path;
+  o.iterations = [] { return int64_t{0}; };
+  o.run_thread = false;
+  REQUIRE(t.Start(o).ok());
+  TelemetryStepRing* ring = g_telemetry_steps.load();
+  REQUIRE(ring != nullptr);
+  CHECK(InChild([ring] {
+          TelemetryNoteStep(7, 1234);
+          return g_telemetry_steps.load() == nullptr && ring->raw[7].load() == 0 ? 0 : 1;
+        }) == 0);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("fork(): the child's iteration 1 is not the parent's step boundary 1") {
+  Profiler::Get();
+  const int64_t before = g_iteration.load();
+  for (int i = 0; i < 3; ++i) StepHook();
+  const int64_t parent_iteration = g_iteration.load();
+  REQUIRE(parent_iteration == before + 3);
+  REQUIRE(StepBoundaryRaw(parent_iteration) != 0);
+  CHECK(InChild([parent_iteration] {
+          int code = 0;
+          if (g_iteration.load() != 0) code |= 1;
+          // The child has not reached this boundary: the ring must not answer with the parent's.
+          if (StepBoundaryRaw(parent_iteration) != 0) code |= 2;
+          if (StepBoundaryRaw(1) != 0) code |= 4;
+          StepHook();
+          if (g_iteration.load() != 1 || StepBoundaryRaw(1) == 0) code |= 8;
+          return code;
+        }) == 0);
+}
+
+}  // namespace
+}  // namespace kairos
