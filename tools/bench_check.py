@@ -170,9 +170,9 @@ def write_baseline(baseline_path, run_paths):
         f.write("# Baseline of the benchmark headlines (bench/bench_headline.h) for "
                 "tools/bench_check.py.\n")
         f.write(f"# Written by tools/bench_check.py --write-baseline from {len(run_paths)} "
-                "bench_all runs: value = median over the runs, spread = max - min\n")
-        f.write("# (a headline is flagged when it is worse than value by more than spread). "
-                "The runs' conditions:\n")
+                "bench_all runs: value = median over the\n# runs, spread = max - min (a headline "
+                "is flagged when it is worse than value by more than spread).\n")
+        f.write("# The runs' conditions (from the TSVs bench_all wrote):\n")
         f.write("\n".join(conditions) + "\n")
         f.write("\t".join(BASELINE_COLUMNS) + "\n")
         for key in order:

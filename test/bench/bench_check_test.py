@@ -123,8 +123,9 @@ check("write: stdout", out, "bench_check: wrote 2 headlines from 3 runs to basel
       "line to its header about the machine and its load\n")
 check("write: baseline", written.get("baseline.tsv"), """\
 # Baseline of the benchmark headlines (bench/bench_headline.h) for tools/bench_check.py.
-# Written by tools/bench_check.py --write-baseline from 3 bench_all runs: value = median over the runs, spread = max - min
-# (a headline is flagged when it is worse than value by more than spread). The runs' conditions:
+# Written by tools/bench_check.py --write-baseline from 3 bench_all runs: value = median over the
+# runs, spread = max - min (a headline is flagged when it is worse than value by more than spread).
+# The runs' conditions (from the TSVs bench_all wrote):
 #   run 1: bench_all run 1
 #   run 1: load average before: 1.00 1.00 1.00
 #   run 2: bench_all run 2
