@@ -467,7 +467,7 @@ int main(int argc, char** argv) {
   std::printf("  ratio baseline/kairos: %.2fx (target >= 8x)\n", best_b.cpu / best_k.cpu);
   kairos::bench::Headline("flush_benchmark", "kineto_like_vs_kairos", best_b.cpu / best_k.cpu,
                           kairos::bench::Better::kHigher, "x", 8);
-  kairos::bench::Headline("flush_benchmark", "flush_peak_rss_vs_events",
+  kairos::bench::Headline("flush_benchmark", "flush_rss_growth_vs_events",
                           peak_kb / 1024.0 / (events * sizeof(kairos::Event) / 1048576.0),
                           kairos::bench::Better::kLower, "x");
   return 0;

@@ -294,14 +294,11 @@ int main(int argc, char** argv) {
   // A configuration with a problem (a failed run, no PM samples) prints no headline: its
   // ratio would not measure what the name says.
   const char* b = "pm_sampling_overhead_benchmark";
-  for (size_t i = 3; i <= 5; ++i) {
-    const Config& c = configs[i];
+  const int pm_ms[] = {1, 10, 100};  // configs[3..5], added in this order above
+  for (int k = 0; k < 3; ++k) {
+    const Config& c = configs[3 + k];
     if (!c.problem.empty()) continue;
-    const std::string metric = "pm_" +
-                               std::to_string(i == 3   ? 1
-                                              : i == 4 ? 10
-                                                       : 100) +
-                               "ms_cpu_vs_trace";
+    const std::string metric = "pm_" + std::to_string(pm_ms[k]) + "ms_cpu_vs_trace";
     Headline(b, metric.c_str(), Paired(c, configs[2], true).median, Better::kLower, "x", 1.02);
   }
   const Config& telemetry = configs[7];
