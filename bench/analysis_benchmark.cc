@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "analysis/summary.h"
+#include "bench_headline.h"
 #include "bench_trace.h"
 #include "output/json_reader.h"
 #include "output/writer.h"
@@ -190,6 +191,10 @@ int main(int argc, char** argv) {
     std::printf("  baseline one pass over all events: %.4f s = %.0f M events/s; Analyze costs "
                 "%.1fx the baseline\n",
                 best_base, static_cast<double>(n) / best_base / 1e6, best / best_base);
+    bench::Headline("analysis_benchmark", "analyze_events_per_s",
+                    static_cast<double>(n) / best / 1e6, bench::Better::kHigher, "M/s", 10);
+    bench::Headline("analysis_benchmark", "analyze_vs_one_pass", best / best_base,
+                    bench::Better::kLower, "x");
   }
   if (json_mb <= 0) return 0;
 
@@ -238,5 +243,7 @@ int main(int argc, char** argv) {
   const double mb = static_cast<double>(bytes) / 1048576.0;
   std::printf("  summarize: %.1f MB/s; raw read(2) of the same file %.0f MB/s (%.1fx faster)\n",
               mb / secs, mb / raw, secs / raw);
+  bench::Headline("analysis_benchmark", "summarize_vs_raw_read", secs / raw, bench::Better::kLower,
+                  "x");
   return 0;
 }

@@ -22,12 +22,15 @@
 #include <string>
 #include <vector>
 
+#include "bench_headline.h"
 #include "spawn_util.h"
 
 namespace {
 
+using kairos::bench::Better;
 using kairos::bench::BuildDir;
 using kairos::bench::Exists;
+using kairos::bench::Headline;
 using kairos::bench::Median;
 
 struct RunResult {
@@ -116,10 +119,14 @@ int main(int argc, char** argv) {
               workload.c_str(), steps, reps, use_sim ? ", simulator" : "");
   std::printf("  loop (program's own timing): baseline %8.1f ms  traced %8.1f ms  ratio %.3f "
               "(target <= 1.03)\n", bl, tl, tl / bl);
+  Headline("attach_overhead_benchmark", "loop_traced_vs_untraced", tl / bl, Better::kLower, "x",
+           1.03);
   if (with_ref) {
     const double rl = Median(ref_loop);
     std::printf("  reference: minimal CUPTI client (ksim_cupti_dump) %8.1f ms  ratio %.3f; "
                 "kairos / reference %.3f\n", rl, rl / bl, tl / rl);
+    Headline("attach_overhead_benchmark", "loop_traced_vs_minimal_cupti_client", tl / rl,
+             Better::kLower, "x");
   }
   std::printf("  whole process (wall):        baseline %8.1f ms  traced %8.1f ms  ratio %.3f "
               "(+%.0f ms fixed: warm-up, collection, trace write)\n",

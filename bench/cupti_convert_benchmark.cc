@@ -14,9 +14,13 @@
 #if defined(KAIROS_HAVE_CUPTI)
 #include "activity/cupti_convert.h"
 #include "bench_clock.h"
+#include "bench_headline.h"
 #include "cupti_bench_buffers.h"
 
 namespace {
+
+using kairos::bench::Better;
+using kairos::bench::Headline;
 
 CUptiResult Name(CUpti_CallbackDomain, uint32_t, const char** name) {
   *name = "cudaLaunchKernel_v7000";
@@ -94,6 +98,10 @@ int main() {
   std::printf("  convert:           %8.2f ms = %.1f M records/s per core (target >= 30)\n",
               best_convert * 1e3, rate / 1e6);
   std::printf("  ratio convert/memcpy: %.2f\n", best_convert / best_copy);
+  Headline("cupti_convert_benchmark", "convert_records_per_s", rate / 1e6, Better::kHigher, "M/s",
+           30);
+  Headline("cupti_convert_benchmark", "convert_vs_memcpy", best_convert / best_copy, Better::kLower,
+           "x");
   const double bytes_per_event =
       (static_cast<double>(capacity) * sizeof(kairos::Event) +
        kernel_rows * sizeof(kairos::KernelDetail) + memcpy_rows * sizeof(kairos::MemcpyDetail)) /
@@ -101,6 +109,8 @@ int main() {
   std::printf("  memory per buffered GPU event: %.1f bytes (%zu events, %zu kernel rows, "
               "%zu memcpy rows, %zu strings)\n",
               bytes_per_event, events, kernel_rows, memcpy_rows, strings);
+  Headline("cupti_convert_benchmark", "bytes_per_buffered_event", bytes_per_event, Better::kLower,
+           "B");
   std::printf("  raw CUPTI bytes per record: %.1f\n", static_cast<double>(valid) / records);
   return 0;
 }

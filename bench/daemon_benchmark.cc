@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_headline.h"
 #include "config/daemon_client.h"
 #include "config/daemon_config.h"
 #include "config/daemon_protocol.h"
@@ -165,6 +166,8 @@ int main() {
          ancestry_us / syscall_us);
   printf("  poll, daemon absent               %8.2f us  (%6.1fx syscall)\n", absent_us,
          absent_us / syscall_us);
+  bench::Headline("daemon_benchmark", "poll_absent_vs_syscall", absent_us / syscall_us,
+                  bench::Better::kLower, "x");
 
   {
     FakeDaemon daemon(base + "-present");
@@ -178,6 +181,10 @@ int main() {
            send_us / syscall_us);
     printf("  poll, daemon present (round trip) %8.2f us  (%6.1fx syscall)\n", rtt_us,
            rtt_us / syscall_us);
+    bench::Headline("daemon_benchmark", "poll_send_vs_syscall", send_us / syscall_us,
+                    bench::Better::kLower, "x");
+    bench::Headline("daemon_benchmark", "poll_round_trip_vs_syscall", rtt_us / syscall_us,
+                    bench::Better::kLower, "x");
     const double per_s_pct = absent_us / 1e6 * 100.0;
     printf("  cpu share at 1 poll/s (absent)    %8.5f %%\n", per_s_pct);
   }
@@ -190,6 +197,9 @@ int main() {
         TriggerLatencyMs(poll_ms, base + "-trig" + std::to_string(poll_ms), dir, 8);
     printf("  request -> window open, poll %4lld ms: %8.1f ms  (%.2fx poll period)\n",
            static_cast<long long>(poll_ms), ms, ms / poll_ms);
+    bench::Headline("daemon_benchmark",
+                    poll_ms == 50 ? "request_to_open_vs_poll_50ms" : "request_to_open_vs_poll_1s",
+                    ms / static_cast<double>(poll_ms), bench::Better::kLower, "x");
   }
   const std::string cleanup = "rm -rf '" + dir + "'";
   if (system(cleanup.c_str()) != 0) fprintf(stderr, "could not remove %s\n", dir.c_str());

@@ -47,6 +47,7 @@
 #include "activity/cupti_convert.h"
 #include "analysis/emit_summary.h"
 #include "bench_clock.h"
+#include "bench_headline.h"
 #include "cupti_bench_buffers.h"
 #include "output/output_options.h"
 #include "output/writer.h"
@@ -464,6 +465,11 @@ int main(int argc, char** argv) {
   std::printf("  libkineto-like:     %8.1f ms CPU (%.1f ms wall), %.1f MB JSON\n", best_b.cpu * 1e3,
               best_b.wall * 1e3, best_b.bytes / 1e6);
   std::printf("  ratio baseline/kairos: %.2fx (target >= 8x)\n", best_b.cpu / best_k.cpu);
+  kairos::bench::Headline("flush_benchmark", "kineto_like_vs_kairos", best_b.cpu / best_k.cpu,
+                          kairos::bench::Better::kHigher, "x", 8);
+  kairos::bench::Headline("flush_benchmark", "flush_rss_growth_vs_events",
+                          peak_kb / 1024.0 / (events * sizeof(kairos::Event) / 1048576.0),
+                          kairos::bench::Better::kLower, "x");
   return 0;
 }
 

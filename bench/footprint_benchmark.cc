@@ -27,13 +27,16 @@
 #include <string>
 #include <vector>
 
+#include "bench_headline.h"
 #include "spawn_util.h"
 
 namespace {
 
+using kairos::bench::Better;
 using kairos::bench::BuildDir;
 using kairos::bench::Child;
 using kairos::bench::Exists;
+using kairos::bench::Headline;
 using kairos::bench::Median;
 using kairos::bench::Spawn;
 
@@ -124,6 +127,7 @@ int main(int argc, char** argv) {
   std::printf("  idle /bin/sleep: baseline %6.1f MB  with libkairos.so %6.1f MB  (+%.1f MB; "
               "target < 16 MB total)\n", ib.max_rss_kb / 1024.0, il.max_rss_kb / 1024.0,
               (il.max_rss_kb - ib.max_rss_kb) / 1024.0);
+  Headline("footprint_benchmark", "idle_rss_mb", il.max_rss_kb / 1024.0, Better::kLower, "MB", 16);
 
   // No trace for idle processes: a launcher that inherits LD_PRELOAD *and* a window from
   // process start (KAIROS_CONFIG_TEXT) records no event of its own, so it must write
@@ -155,6 +159,9 @@ int main(int argc, char** argv) {
     std::printf("  process start-up to exit, /bin/true (medians of %d): baseline %6.2f ms  "
                 "LD_PRELOAD %6.2f ms (%.2fx)  LD_PRELOAD + window from start %6.2f ms (%.2fx)\n",
                 2 * start_reps, b, l, l / b, a, a / b);
+    // Issue 29 item 1: /bin/true with the library preloaded within 1.5x the time without it.
+    Headline("footprint_benchmark", "true_preload_vs_bare", l / b, Better::kLower, "x", 1.5);
+    Headline("footprint_benchmark", "true_window_vs_bare", a / b, Better::kLower, "x");
   }
 
   // A traced simulated training loop.
@@ -177,6 +184,9 @@ int main(int argc, char** argv) {
     std::printf("  %d-step simulated training loop traced start to exit: baseline %6.1f MB  "
                 "traced %6.1f MB  (+%.1f MB)\n", steps, tb.max_rss_kb / 1024.0,
                 tt.max_rss_kb / 1024.0, (tt.max_rss_kb - tb.max_rss_kb) / 1024.0);
+    // Target: libkineto's +13 MB on the same loop (summary table; issue 29 item 2).
+    Headline("footprint_benchmark", "train_loop_rss_extra_mb",
+             (tt.max_rss_kb - tb.max_rss_kb) / 1024.0, Better::kLower, "MB", 13);
   } else {
     std::printf("  trace: SKIPPED (needs %s and the simulator in %s)\n", workload.c_str(),
                 sim.c_str());
@@ -199,6 +209,10 @@ int main(int argc, char** argv) {
                 "(%d starts; target < 10 ms)\n",
                 cuda ? "(CUDA process, CUPTI):" : "(CPU-only process):", med, max, first,
                 start_reps);
+    Headline("footprint_benchmark", cuda ? "start_cuda_median_ms" : "start_cpu_median_ms", med,
+             Better::kLower, "ms", 10);
+    Headline("footprint_benchmark", cuda ? "start_cuda_max_ms" : "start_cpu_max_ms", max,
+             Better::kLower, "ms", 10);
   }
   RemoveAll(dir);
   rmdir(dir);

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "bench_headline.h"
 #include "clock.h"
 #include "counters/host_sampler.h"
 
@@ -63,6 +64,8 @@ int main(int argc, char** argv) {
   std::printf("  process CPU: idle baseline %.4f s, with sampler %.4f s\n", idle, with);
   std::printf("  sampler cost: %.3f%% of one core (target <= 0.5%%) -> %s\n", cost_pct,
               cost_pct <= 0.5 ? "OK" : "OVER TARGET");
+  bench::Headline("host_sampler_benchmark", "cost_pct_of_core", cost_pct, bench::Better::kLower,
+                  "%", 0.5);
 
   // One sample in a tight loop (every Tick is due: the injected clock jumps an interval).
   int64_t fake_now = 1700000000000000000;
@@ -86,6 +89,8 @@ int main(int argc, char** argv) {
               per_sample_us, 100.0 * per_sample_us / (static_cast<double>(interval_ms) * 1000.0),
               static_cast<long long>(interval_ms),
               static_cast<double>(interval_ms) * 1000.0 / per_sample_us);
+  bench::Headline("host_sampler_benchmark", "one_sample_us", per_sample_us, bench::Better::kLower,
+                  "us");
   sampler.StopRecording(fake_now);
   sampler.Reset();
   return 0;

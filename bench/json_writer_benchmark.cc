@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_headline.h"
 #include "output/writer.h"
 #include "trace_data.h"
 
@@ -261,5 +262,20 @@ int main(int argc, char** argv) {
               static_cast<double>(lean_json.bytes) / lean_zst.bytes);
   std::printf("targets: lean >= 4 M/s at <= 120 B/event; JSON+zstd >= 2.5 M/s "
               "(Kineto reference ~0.45 M/s at ~270 B/event)\n");
+  using bench::Better;
+  using bench::Headline;
+  const char* b = "json_writer_benchmark";
+  Headline(b, "lean_json_cpu_events_per_s", n / lean_json.cpu_seconds / 1e6, Better::kHigher, "M/s",
+           4);
+  Headline(b, "lean_json_bytes_per_event", static_cast<double>(lean_json.bytes) / n, Better::kLower,
+           "B", 120);
+  Headline(b, "lean_zstd_cpu_events_per_s", n / lean_zst.cpu_seconds / 1e6, Better::kHigher, "M/s",
+           2.5);
+  Headline(b, "naive_snprintf_vs_lean_json", naive_cpu / lean_json.cpu_seconds, Better::kHigher,
+           "x");
+  Headline(b, "lean_zstd_vs_lean_json", lean_zst.cpu_seconds / lean_json.cpu_seconds,
+           Better::kLower, "x");
+  Headline(b, "kernels_json_bytes_per_event", static_cast<double>(kern_json.bytes) / n,
+           Better::kLower, "B");
   return 0;
 }

@@ -18,9 +18,12 @@
 #include <vector>
 
 #include "../test/analysis/multirank_fixture.h"
+#include "bench_headline.h"
 
 namespace {
 
+using kairos::bench::Better;
+using kairos::bench::Headline;
 using Clock = std::chrono::steady_clock;
 
 struct Run {
@@ -113,8 +116,10 @@ int main(int argc, char** argv) {
     a.push_back(base + "/kairos_multirank_" + out);
     cmds.push_back({std::string("kairos merge -o ") + out, a, bytes, total_events});
   }
+  std::vector<Run> runs;
   for (const Cmd& c : cmds) {
     const Run r = Child(c.args);
+    runs.push_back(r);
     if (r.status != 0) {
       std::printf("%-44s failed (status %d)\n", c.label.c_str(), r.status);
       continue;
@@ -122,6 +127,21 @@ int main(int argc, char** argv) {
     std::printf("%-44s %8.3f %10.1f %12.2f %7.1f MB\n", c.label.c_str(), r.seconds, c.in_bytes / 1e6 / r.seconds,
                 c.in_events / 1e6 / r.seconds, r.max_rss_kb / 1024.0);
   }
+  // Against the in-run baseline, the rank-0 summarize (cmds[0]): speed per input byte and
+  // peak RSS (bounded memory: one trace at most); a failed command prints no headline.
+  const char* b = "multirank_benchmark";
+  const Run& rank0 = runs[0];
+  auto against_rank0 = [&](size_t i, const char* speed, const char* rss) {
+    if (rank0.status != 0 || runs[i].status != 0) return;
+    Headline(b, speed, (cmds[i].in_bytes / runs[i].seconds) / (cmds[0].in_bytes / rank0.seconds),
+             Better::kHigher, "x");
+    Headline(b, rss,
+             static_cast<double>(runs[i].max_rss_kb) / static_cast<double>(rank0.max_rss_kb),
+             Better::kLower, "x");
+  };
+  against_rank0(1, "summarize_dir_speed_vs_rank0", "summarize_dir_rss_vs_rank0");
+  against_rank0(2, "merge_json_speed_vs_rank0", "merge_json_rss_vs_rank0");
+  against_rank0(4, "merge_pftrace_speed_vs_rank0", "merge_pftrace_rss_vs_rank0");
   std::system(("rm -rf '" + dir + "' " + base + "/kairos_multirank_merged.*").c_str());
   return 0;
 }

@@ -19,12 +19,17 @@
 #include <cstring>
 #include <string>
 
+#include "bench_headline.h"
+
 #if __has_include(<nvtx3/nvToolsExt.h>)
 #include <nvtx3/nvToolsExt.h>
 #define KAIROS_BENCH_HAVE_NVTX 1
 #endif
 
 namespace {
+
+using kairos::bench::Better;
+using kairos::bench::Headline;
 
 constexpr int kRanges = 4096;  // per batch: 8192 records, well inside one thread's ring
 constexpr int kReps = 15;
@@ -169,6 +174,9 @@ int main(int argc, char** argv) {
   std::printf("  baseline: kairos_range_push/pop, rec.  %7.2f ns\n", kairos_rec);
   std::printf("  NVTX, kairos recording                 %7.2f ns   ratio %.2fx (target <= 1.30x)\n",
               nvtx_rec, nvtx_rec / kairos_rec);
+  Headline("nvtx_benchmark", "recording_vs_kairos_ranges", nvtx_rec / kairos_rec, Better::kLower,
+           "x", 1.3);
+  Headline("nvtx_benchmark", "idle_over_no_tool_ns", idle - none, Better::kLower, "ns");
   return 0;
 #endif
 }

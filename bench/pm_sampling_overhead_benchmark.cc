@@ -43,9 +43,14 @@
 #include <string>
 #include <vector>
 
+#include "bench_headline.h"
+
 extern char** environ;
 
 namespace {
+
+using kairos::bench::Better;
+using kairos::bench::Headline;
 
 std::string BuildDir() {
   char buf[4096];
@@ -268,6 +273,7 @@ int main(int argc, char** argv) {
     std::snprintf(b, sizeof b, "%.3f [%.3f..%.3f]", r.median, r.min, r.max);
     return std::string(b);
   };
+  double telemetry_share = 0;
   for (const Config& c : configs) {
     std::vector<double> loop, cpu, kairos, share;
     for (const Timing& t : c.runs) {
@@ -277,12 +283,29 @@ int main(int argc, char** argv) {
     }
     char thr[32];
     std::snprintf(thr, sizeof thr, "%.1f %.2f%%", Median(kairos), Median(share));
+    if (c.check == Config::kTelemetry) telemetry_share = Median(share);
     std::printf("  %-28s %9.1f %9.1f %16s  %-24s %-24s", c.name.c_str(), Median(loop), Median(cpu), thr,
                 fmt(Paired(c, configs[0], false)).c_str(), fmt(Paired(c, configs[0], true)).c_str());
     if (c.check == Config::kPm)
       std::printf(" %.3f / %.3f", Paired(c, configs[2], false).median, Paired(c, configs[2], true).median);
     if (!c.problem.empty()) std::printf("  [%s]", c.problem.c_str());
     std::printf("\n");
+  }
+  // A configuration with a problem (a failed run, no PM samples) prints no headline: its
+  // ratio would not measure what the name says.
+  const char* b = "pm_sampling_overhead_benchmark";
+  const int pm_ms[] = {1, 10, 100};  // configs[3..5], added in this order above
+  for (int k = 0; k < 3; ++k) {
+    const Config& c = configs[3 + k];
+    if (!c.problem.empty()) continue;
+    const std::string metric = "pm_" + std::to_string(pm_ms[k]) + "ms_cpu_vs_trace";
+    Headline(b, metric.c_str(), Paired(c, configs[2], true).median, Better::kLower, "x", 1.02);
+  }
+  const Config& telemetry = configs[7];
+  if (telemetry.problem.empty()) {
+    Headline(b, "telemetry_kairos_threads_pct", telemetry_share, Better::kLower, "%", 0.5);
+    Headline(b, "telemetry_cpu_vs_baseline", Paired(telemetry, configs[0], true).median,
+             Better::kLower, "x", 1.005);
   }
   return 0;
 }

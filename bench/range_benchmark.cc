@@ -17,10 +17,13 @@
 #include <string>
 
 #include "activity/cpu_recorder.h"
+#include "bench_headline.h"
 #include "clock.h"
 
 namespace {
 
+using kairos::bench::Better;
+using kairos::bench::Headline;
 using kairos::internal::RingRecord;
 constexpr int kRanges = 16384;  // per batch: 32768 records, fits the recorder ring below
 constexpr int kReps = 15;
@@ -127,6 +130,9 @@ int main() {
               recording, recording / bare);
   std::printf("  kairos disabled, inline check        %7.2f ns   (target <= 1.5 ns)\n",
               disabled_inline);
+  Headline("range_benchmark", "recording_static_vs_bare_ring", recording / bare, Better::kLower,
+           "x", 1.3);
+  Headline("range_benchmark", "disabled_inline_ns", disabled_inline, Better::kLower, "ns", 1.5);
 
   void* lib = dlopen(LibPath().c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
@@ -169,6 +175,8 @@ int main() {
               disabled_plt);
   std::printf("  kairos disabled, inline flag check   %7.2f ns   (target <= 1.5 ns)\n",
               disabled_flag);
+  Headline("range_benchmark", "disabled_plt_call_ns", disabled_plt, Better::kLower, "ns", 1.5);
+  Headline("range_benchmark", "disabled_inline_flag_ns", disabled_flag, Better::kLower, "ns", 1.5);
 
   char tmpl[] = "/tmp/kairos_bench_XXXXXX";
   if (mkdtemp(tmpl) != nullptr) {
@@ -190,6 +198,8 @@ int main() {
     }
     std::printf("  kairos recording via libkairos.so    %7.2f ns   ratio %.2fx\n", so_recording,
                 so_recording / bare);
+    Headline("range_benchmark", "recording_so_vs_bare_ring", so_recording / bare, Better::kLower,
+             "x", 1.3);
   }
   return 0;
 }

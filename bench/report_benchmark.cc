@@ -16,6 +16,7 @@
 #include <string>
 
 #include "analysis/summary.h"
+#include "bench_headline.h"
 #include "bench_trace.h"
 #include "output/json_reader.h"
 #include "output/writer.h"
@@ -157,5 +158,8 @@ int main(int argc, char** argv) {
   std::printf("summarize (analyze + text + json): %.3f s (%zu bytes)\n", summarize_s, summary_bytes);
   std::printf("report (analyze + timeline + html): %.3f s (%zu bytes page)\n", report_s, page_bytes);
   std::printf("ratio report/summarize: %.2f\n", report_s / summarize_s);
+  bench::Headline("report_benchmark", "report_vs_summarize", report_s / summarize_s,
+                  bench::Better::kLower, "x");
+  bench::Headline("report_benchmark", "page_kb", page_bytes / 1e3, bench::Better::kLower, "KB");
   return 0;
 }

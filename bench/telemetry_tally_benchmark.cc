@@ -25,9 +25,13 @@
 #include "activity/cupti_convert.h"
 #include "activity/cupti_tally.h"
 #include "bench_clock.h"
+#include "bench_headline.h"
 #include "cupti_bench_buffers.h"
 
 namespace {
+
+using kairos::bench::Better;
+using kairos::bench::Headline;
 
 // A training loop's GPU records: 5 us kernels back to back on two streams, a 1 MiB copy
 // every 8th launch, one device, starting at *t: as many launches as fit in `bytes`.
@@ -148,6 +152,10 @@ int main(int argc, char** argv) {
   std::printf("  CuptiTally                 %6.2f ns/record  = %.2fx the walk\n", ns_tally, ns_tally / ns_walk);
   std::printf("  previous map tally         %6.2f ns/record  = %.2fx the walk; CuptiTally is %.2fx faster\n",
               ns_map, ns_map / ns_walk, ns_map / ns_tally);
+  Headline("telemetry_tally_benchmark", "tally_vs_record_walk", ns_tally / ns_walk, Better::kLower,
+           "x");
+  Headline("telemetry_tally_benchmark", "previous_map_tally_vs_tally", ns_map / ns_tally,
+           Better::kHigher, "x");
   std::printf("  kairos' CPU share at a GPU record rate (of one core; 1.005x budget = 0.5%%):\n");
   for (double rate : {1e4, 1e5, 1e6})
     std::printf("    %8.0f records/s: %.4f%%\n", rate, rate * ns_tally * 1e-9 * 100);
