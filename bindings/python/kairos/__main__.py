@@ -124,7 +124,7 @@ def _run(args):
         sys.stderr.write("%s: %s\n" % (PROG, e))
         return 2
     shapes = _wants_shapes(text.decode("utf-8", "replace") if text else None)
-    if "torch" in sys.modules:
+    if sys.modules.get("torch") is not None:
         _torch.attach_if_imported(shapes)
     else:
         sys.meta_path.insert(0, _TorchImportHook(shapes))
