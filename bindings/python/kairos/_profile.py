@@ -68,7 +68,7 @@ def _activity_types(activities):
 class profile:
     def __init__(self, path=None, record_shapes=False, activities=None, schedule=None,
                  on_trace_ready=None, config=None):
-        self.path = os.fspath(path) if path is not None else None
+        self.path = os.fsdecode(os.fspath(path)) if path is not None else None
         if schedule is not None and schedule.repeat != 1 and self.path is None:
             raise ValueError("kairos.profile: a schedule with repeat=%d writes one trace per "
                              "cycle, named from path=; give path= (each cycle's file gets "
