@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "daemon_args.h"
 #include "daemon_rpc.h"
 #include "daemon_trace_path.h"
@@ -87,10 +88,12 @@ int TraceMain(int argc, char** argv) {
     fprintf(stderr, "kairos trace: --log-file is required\n\n%s", kUsage);
     return 2;
   }
-  if (std::any_of(o.log_file.begin(), o.log_file.end(), [](char c) {
-        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-      })) {
-    fprintf(stderr, "kairos trace: --log-file must not contain control characters\n");
+  // The path travels as the value of an ACTIVITIES_LOG_FILE line of the request's config
+  // text: '#' would start a comment there (the file written would be cut at it), '=' would
+  // make the line invalid; refuse what the text cannot carry, by name.
+  if (const std::string why = ConfigTextValueProblem(o.log_file); !why.empty()) {
+    fprintf(stderr, "kairos trace: --log-file %s; a request's config text cannot carry it\n",
+            why.c_str());
     return 2;
   }
   // The ranges are the ones a traced process accepts in a request (docs/CONFIG.md, "On

@@ -24,6 +24,7 @@
 #ifndef KAIROS_H_
 #define KAIROS_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -74,6 +75,16 @@ KAIROS_API const char* kairos_last_error(void);
  * kairos after kairos_shutdown(). Blocks: only for the session mutex (microseconds; never
  * behind a trace being written), and for the first call's initialisation. */
 KAIROS_API int kairos_init(const char* config_text);
+
+/* since 0.1: kairos_init(config_text), then `count` (at most 64) KEY=VALUE settings given as
+ * data: values[i] is the value of keys[i] byte for byte, never parsed as config text, so a
+ * path may contain '#', '=', ';' or leading and trailing blanks (in config text '#' starts a
+ * comment and '=' splits the line). The key's type check, the 4096-byte limit and the control
+ * character rule still apply; an error names "config value <i>" (1-based) and the key. A
+ * value overrides the text's line for the same key. Otherwise exactly kairos_init (same
+ * errors, window scheduling and blocking). Used by the Python package for output paths. */
+KAIROS_API int kairos_init_values(const char* config_text, const char* const* keys,
+                                  const char* const* values, size_t count);
 
 /* since 0.1: closes a window that is still open and waits for its trace, cancels one that
  * has not opened yet, and refuses new traces until the next kairos_init().

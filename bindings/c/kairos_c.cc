@@ -12,6 +12,9 @@
 
 #include <exception>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "session/api.h"
@@ -122,6 +125,24 @@ KAIROS_API const char* kairos_last_error(void) {
 KAIROS_API int kairos_init(const char* config_text) {
   return Guarded("kairos_init", [&] {
     return kairos::api::Init(config_text == nullptr ? std::string_view() : config_text);
+  });
+}
+
+KAIROS_API int kairos_init_values(const char* config_text, const char* const* keys,
+                                  const char* const* values, size_t count) {
+  return Guarded("kairos_init_values", [&]() -> absl::Status {
+    if (count > 0 && (keys == nullptr || values == nullptr))
+      return absl::InvalidArgumentError("kairos_init_values: keys and values must not be NULL");
+    if (count > 64)
+      return absl::InvalidArgumentError("kairos_init_values: at most 64 values");
+    std::vector<std::pair<std::string_view, std::string_view>> pairs;
+    for (size_t i = 0; i < count; ++i) {
+      if (keys[i] == nullptr || values[i] == nullptr)
+        return absl::InvalidArgumentError("kairos_init_values: a key or value is NULL");
+      pairs.emplace_back(keys[i], values[i]);
+    }
+    return kairos::api::InitValues(config_text == nullptr ? std::string_view() : config_text,
+                                   pairs);
   });
 }
 

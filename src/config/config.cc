@@ -142,10 +142,7 @@ std::string Apply(const ConfigKey& k, std::string_view value, const ParseOptions
 }
 
 // A value ConfigToText can write so that ParseConfig reads it back unchanged.
-bool Representable(std::string_view v) {
-  return v.find_first_of("#=\r\n") == std::string_view::npos && TrimBlanks(v) == v &&
-         FirstControlByte(v) < 0 && v.size() <= internal::kMaxValueBytes;
-}
+bool Representable(std::string_view v) { return ConfigTextValueProblem(v).empty(); }
 
 }  // namespace
 
@@ -169,18 +166,69 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
 absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
                                    const ParseOptions& options, std::vector<std::string>* warnings,
                                    ConfigParseInfo* info) {
+  return ParseConfig(text, {}, base, options, warnings, info);
+}
+
+absl::StatusOr<Config> ParseConfig(std::string_view text, const std::vector<ConfigValue>& values,
+                                   const Config& base, const ParseOptions& options,
+                                   std::vector<std::string>* warnings, ConfigParseInfo* info) {
   const bool daemon = options.source == ConfigSource::kDaemon;
   Config config = base;
   ConfigParseInfo seen;
   std::vector<std::string> remarks;
   std::set<std::string, std::less<>> warned_keys;
-  auto warn_once = [&](int line_no, std::string_view key, std::string_view why) {
+  // `where` is "config line N" for text, "config value N" for a value given as data.
+  auto warn_once = [&](std::string_view where, std::string_view key, std::string_view why) {
     if (!warned_keys.insert(std::string(key)).second) return;
-    remarks.push_back(absl::StrCat("config line ", line_no, ": ", AV(key), ": ", AV(why)));
+    remarks.push_back(absl::StrCat(AV(where), ": ", AV(key), ": ", AV(why)));
   };
-  auto error = [](int line_no, std::string_view key, std::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("config line ", line_no, ": ", AV(key), ": ", AV(why)));
+  auto error = [](std::string_view where, std::string_view key, std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(AV(where), ": ", AV(key), ": ", AV(why)));
+  };
+  // One KEY=VALUE, from a text line or given as data; `checked` is everything the control
+  // character rule applies to (the whole line for text).
+  auto apply_one = [&](std::string_view where, std::string_view key, std::string_view value,
+                       std::string_view checked) -> absl::Status {
+    if (const int c = FirstControlByte(checked); c >= 0) {
+      return error(where, FirstControlByte(key) < 0 ? std::string(key) : Quote(key),
+                   absl::StrCat("contains the control character \\x", absl::Hex(c, absl::kZeroPad2),
+                                " (NUL and control characters are never accepted)"));
+    }
+    const ConfigKey* k = internal::FindConfigKey(key);
+    // An on-demand request may set only whitelisted keys; anything else rejects the whole
+    // request by name, so a remote party cannot change what it was not granted (and a typo
+    // in a request is reported to the person who sent it, not silently dropped).
+    if (daemon && (k == nullptr || !k->daemon)) {
+      return error(where, Quote(key),
+                   k == nullptr ? "unknown key; not accepted in an on-demand (daemon) request"
+                                : "not accepted in an on-demand (daemon) request (base config "
+                                  "only, docs/CONFIG.md)");
+    }
+    if (k == nullptr) {
+      warn_once(where, Quote(key), "unrecognized key; ignored");
+      return absl::OkStatus();
+    }
+    if (k->kind == KeyKind::kRemoved) {
+      warn_once(where, key, absl::StrCat("removed key (", AV(k->target), "); ignored"));
+      return absl::OkStatus();
+    }
+    if ((k->type == KeyType::kString || k->type == KeyType::kList || k->type == KeyType::kCustom) &&
+        value.size() > internal::kMaxValueBytes) {
+      return error(where, key,
+                   absl::StrCat("value is ", value.size(), " bytes; the limit is ",
+                                internal::kMaxValueBytes));
+    }
+    std::string remark;
+    const std::string reason = Apply(*k, value, options, config, &remark);
+    if (!reason.empty()) return error(where, key, reason);
+    if (!remark.empty()) remarks.push_back(absl::StrCat(AV(where), ": ", AV(key), ": ", remark));
+    if (k->unimplemented) {
+      warn_once(where, key, "accepted but not implemented by kairos; no effect");
+    }
+    if (std::find(seen.keys_set.begin(), seen.keys_set.end(), key) == seen.keys_set.end())
+      seen.keys_set.emplace_back(key);
+    if (KeyNamesWindow(key)) seen.names_window = true;
+    return absl::OkStatus();
   };
 
   int line_no = 0;
@@ -202,48 +250,26 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
                                                      ": invalid config line ", Quote(line),
                                                      "; expected KEY=VALUE with exactly one '='"));
     }
-    const std::string_view key = TrimBlanks(line.substr(0, eq));
-    const std::string_view value = TrimBlanks(line.substr(eq + 1));
-    if (const int c = FirstControlByte(line); c >= 0) {
-      return error(line_no, FirstControlByte(key) < 0 ? std::string(key) : Quote(key),
-                   absl::StrCat("contains the control character \\x", absl::Hex(c, absl::kZeroPad2),
-                                " (NUL and control characters are never accepted)"));
+    const std::string where = absl::StrCat("config line ", line_no);
+    if (absl::Status s = apply_one(where, TrimBlanks(line.substr(0, eq)),
+                                   TrimBlanks(line.substr(eq + 1)), line);
+        !s.ok())
+      return s;
+  }
+  // Values given as data: taken as they are (no comment, '=' or trimming rule); the key and
+  // value are both checked for control characters.
+  for (size_t i = 0; i < values.size(); ++i) {
+    const std::string where = absl::StrCat("config value ", i + 1);
+    if (values[i].key.empty() || TrimBlanks(values[i].key) != values[i].key ||
+        values[i].key.find_first_of("#=") != std::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": invalid key ", Quote(values[i].key), "; expected a key name"));
     }
-    const ConfigKey* k = internal::FindConfigKey(key);
-    // An on-demand request may set only whitelisted keys; anything else rejects the whole
-    // request by name, so a remote party cannot change what it was not granted (and a typo
-    // in a request is reported to the person who sent it, not silently dropped).
-    if (daemon && (k == nullptr || !k->daemon)) {
-      return error(line_no, Quote(key),
-                   k == nullptr ? "unknown key; not accepted in an on-demand (daemon) request"
-                                : "not accepted in an on-demand (daemon) request (base config "
-                                  "only, docs/CONFIG.md)");
-    }
-    if (k == nullptr) {
-      warn_once(line_no, Quote(key), "unrecognized key; ignored");
-      continue;
-    }
-    if (k->kind == KeyKind::kRemoved) {
-      warn_once(line_no, key, absl::StrCat("removed key (", AV(k->target), "); ignored"));
-      continue;
-    }
-    if ((k->type == KeyType::kString || k->type == KeyType::kList || k->type == KeyType::kCustom) &&
-        value.size() > internal::kMaxValueBytes) {
-      return error(line_no, key,
-                   absl::StrCat("value is ", value.size(), " bytes; the limit is ",
-                                internal::kMaxValueBytes));
-    }
-    std::string remark;
-    const std::string reason = Apply(*k, value, options, config, &remark);
-    if (!reason.empty()) return error(line_no, key, reason);
-    if (!remark.empty())
-      remarks.push_back(absl::StrCat("config line ", line_no, ": ", AV(key), ": ", remark));
-    if (k->unimplemented) {
-      warn_once(line_no, key, "accepted but not implemented by kairos; no effect");
-    }
-    if (std::find(seen.keys_set.begin(), seen.keys_set.end(), key) == seen.keys_set.end())
-      seen.keys_set.emplace_back(key);
-    if (KeyNamesWindow(key)) seen.names_window = true;
+    const int kc = FirstControlByte(values[i].key);
+    if (absl::Status s = apply_one(where, values[i].key, values[i].value,
+                                   kc >= 0 ? values[i].key : values[i].value);
+        !s.ok())
+      return s;
   }
 
   // Derived defaults (config-and-env.md §5), only after the whole text parsed.
@@ -260,6 +286,18 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
   }
   if (info != nullptr) *info = std::move(seen);
   return config;
+}
+
+std::string ConfigTextValueProblem(std::string_view value) {
+  if (value.find('#') != std::string_view::npos) return "contains '#' (a comment starts there)";
+  if (value.find('=') != std::string_view::npos)
+    return "contains '=' (a config line has exactly one)";
+  if (const int c = FirstControlByte(value); c >= 0)
+    return absl::StrCat("contains the control character \\x", absl::Hex(c, absl::kZeroPad2));
+  if (TrimBlanks(value) != value) return "has leading or trailing blanks (they are trimmed)";
+  if (value.size() > internal::kMaxValueBytes)
+    return absl::StrCat("is ", value.size(), " bytes; the limit is ", internal::kMaxValueBytes);
+  return "";
 }
 
 std::string ConfigToText(const Config& config) {

@@ -134,6 +134,26 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
                                    const ParseOptions& options, std::vector<std::string>* warnings,
                                    ConfigParseInfo* info);
 
+// A key set to a value given as data, not as config text (kairos_init_values): the value is
+// taken byte for byte, so it may contain '#', '=', ';' or leading/trailing blanks. The key's
+// type checks, the 4096-byte limit and the control-character rule still apply.
+struct ConfigValue {
+  std::string_view key;
+  std::string_view value;
+};
+
+// Parses `text` as above, then applies `values` in order on top of it (a value overrides the
+// text's line for the same key). An error in a value is "config value <i>: <KEY>: <reason>"
+// (1-based). `info` covers both.
+absl::StatusOr<Config> ParseConfig(std::string_view text, const std::vector<ConfigValue>& values,
+                                   const Config& base, const ParseOptions& options,
+                                   std::vector<std::string>* warnings, ConfigParseInfo* info);
+
+// Whether `value` can be written as the value of a KEY=VALUE line and read back unchanged;
+// "" if it can, else the reason, e.g. "contains '#' (a comment starts there)". Callers that
+// must send config text (the daemon request of `kairos trace`) refuse such a value by name.
+std::string ConfigTextValueProblem(std::string_view value);
+
 // ConfigToText
 //
 // The canonical KEY=VALUE text of `config` (one line per key, table order, used as trace

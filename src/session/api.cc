@@ -62,6 +62,15 @@ absl::Status Init(std::string_view config_text) {
   if (config_text.empty()) return absl::OkStatus();
   return p.Init(config_text);
 }
+absl::Status InitValues(std::string_view config_text,
+                        const std::vector<std::pair<std::string_view, std::string_view>>& values) {
+  Profiler& p = Session();
+  if (config_text.empty() && values.empty()) return absl::OkStatus();
+  std::vector<ConfigValue> data;
+  data.reserve(values.size());
+  for (const auto& [key, value] : values) data.push_back(ConfigValue{key, value});
+  return p.Init(config_text, data);
+}
 void Shutdown() { Session().Shutdown(); }
 absl::Status Start() { return Session().Start(); }
 absl::Status Stop() { return Session().Stop(); }

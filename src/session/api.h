@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -25,6 +27,9 @@ namespace kairos::api {
 // Creates the process root (from the environment) if it does not exist yet.
 void EnsureRoot();
 absl::Status Init(std::string_view config_text);
+// kairos_init_values: the text, then each (key, value) pair taken as data, not as text.
+absl::Status InitValues(std::string_view config_text,
+                        const std::vector<std::pair<std::string_view, std::string_view>>& values);
 void Shutdown();
 absl::Status Start();
 absl::Status Stop();

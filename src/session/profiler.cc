@@ -154,7 +154,7 @@ void Profiler::WaitForStartupWindow() {
   }
 }
 
-absl::Status Profiler::Init(std::string_view text) {
+absl::Status Profiler::Init(std::string_view text, const std::vector<ConfigValue>& values) {
   std::vector<std::string> warnings;
   Config env_config;
   {
@@ -163,7 +163,7 @@ absl::Status Profiler::Init(std::string_view text) {
   }
   ConfigParseInfo info;
   absl::StatusOr<Config> parsed =
-      ParseConfig(text, env_config, ParseOptions{ConfigSource::kApi, 0}, &warnings, &info);
+      ParseConfig(text, values, env_config, ParseOptions{ConfigSource::kApi, 0}, &warnings, &info);
   for (const std::string& w : warnings) KAIROS_LOG_WARNING("%s", w.c_str());
   if (!parsed.ok()) return parsed.status();
   std::unique_lock<std::mutex> lock(mu_);

@@ -85,8 +85,9 @@ class Profiler {
   // makes it the base config for kairos_start and later requests. If the text names a
   // window (ConfigParseInfo::names_window), that window is scheduled too. On any error,
   // "profiler busy" included, the previous config stays in force and the error names key,
-  // line and reason. Re-opens a shut-down profiler.
-  absl::Status Init(std::string_view text);
+  // line and reason. Re-opens a shut-down profiler. `values` (kairos_init_values) are applied
+  // after the text, each taken as data (ParseConfig's ConfigValue).
+  absl::Status Init(std::string_view text, const std::vector<ConfigValue>& values = {});
   // kairos_shutdown: like AtExit, then refuses new requests until the next Init().
   void Shutdown();
 

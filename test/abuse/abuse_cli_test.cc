@@ -74,7 +74,18 @@ TEST_CASE("kairos trace rejects nonsense values by option name", "[abuse]") {
        "kairos trace: --profile-start-time 9223372036854775807 is more than 24 h in the "
        "future\n"},
       {"--log-file \"$(printf '/tmp/a\\001b.json')\"",
-       "kairos trace: --log-file must not contain control characters\n"},
+       "kairos trace: --log-file contains the control character \\x01; a request's config "
+       "text cannot carry it\n"},
+      // '#' would start a comment in the request's config text: the job would write /tmp/a.
+      {"--log-file '/tmp/a#1.json'",
+       "kairos trace: --log-file contains '#' (a comment starts there); a request's config "
+       "text cannot carry it\n"},
+      {"--log-file '/tmp/a=1.json'",
+       "kairos trace: --log-file contains '=' (a config line has exactly one); a request's "
+       "config text cannot carry it\n"},
+      {"--log-file '/tmp/a.json '",
+       "kairos trace: --log-file has leading or trailing blanks (they are trimmed); a "
+       "request's config text cannot carry it\n"},
       {"--log-file /tmp/t.json --pids '1;rm'",
        "kairos trace: --pids must be a comma-separated list of pids\n"},
   };

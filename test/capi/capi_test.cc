@@ -106,4 +106,28 @@ TEST_CASE("a synchronous session through the C ABI, then shutdown") {
   REQUIRE(kairos_init(nullptr) == KAIROS_OK);
 }
 
+TEST_CASE("kairos_init_values: a value is data, so '#' and '=' stay in the path") {
+  char dir[] = "/tmp/kairos_capi_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string want_in = std::string(dir) + "/exp#1 a=b.json";
+  const char* keys[] = {"ACTIVITIES_LOG_FILE"};
+  const char* values[] = {want_in.c_str()};
+  REQUIRE(kairos_init_values("KAIROS_SUMMARY=off", keys, values, 1) == KAIROS_OK);
+  REQUIRE(kairos_start() == KAIROS_OK);
+  REQUIRE(kairos_stop() == KAIROS_OK);
+  const char* path = kairos_flush();
+  REQUIRE(path != nullptr);
+  CHECK(std::string(path) ==
+        std::string(dir) + "/exp#1 a=b_" + std::to_string(getpid()) + ".json");
+  CHECK(access(path, R_OK) == 0);
+  const char* bad[] = {"/tmp/a\nb.json"};
+  CHECK(kairos_init_values(nullptr, keys, bad, 1) == KAIROS_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(kairos_last_error()) ==
+        "config value 1: ACTIVITIES_LOG_FILE: contains the control character \\x0a (NUL and "
+        "control characters are never accepted)");
+  CHECK(kairos_init_values(nullptr, nullptr, nullptr, 1) == KAIROS_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(kairos_last_error()) == "kairos_init_values: keys and values must not be NULL");
+  CHECK(kairos_init_values(nullptr, nullptr, nullptr, 0) == KAIROS_OK);
+}
+
 }  // namespace

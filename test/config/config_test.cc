@@ -406,5 +406,45 @@ TEST_CASE("ConfigToText marks values the syntax cannot carry", "[config]") {
   REQUIRE(ParseConfig(text, Config{}, Options()).ok());
 }
 
+TEST_CASE("values given as data keep '#', '=', ';' and blanks; text cannot carry them",
+          "[config]") {
+  // In text, '#' starts a comment: the path is cut (issue 30 item 3, runs/exp#1.json).
+  CHECK(Parse("ACTIVITIES_LOG_FILE=runs/exp#1.json").log_file == "runs/exp");
+  const std::string path = " runs/exp#1 a=b;c.json ";
+  absl::StatusOr<Config> c = ParseConfig("ACTIVITIES_LOG_FILE=/tmp/other.json\nKAIROS_SUMMARY=off",
+                                         {{"ACTIVITIES_LOG_FILE", path}}, Config{}, Options(),
+                                         nullptr, nullptr);
+  REQUIRE(c.ok());
+  CHECK(c->log_file == path);  // the value overrides the text's line
+  // Type checks, the control-character rule and the size limit still apply, by value index.
+  auto error = [](std::vector<ConfigValue> values) {
+    absl::StatusOr<Config> r = ParseConfig("", values, Config{}, Options(), nullptr, nullptr);
+    REQUIRE_FALSE(r.ok());
+    return std::string(r.status().message());
+  };
+  CHECK(error({{"KAIROS_SUMMARY", "off"}, {"ACTIVITIES_LOG_FILE", "/tmp/a\nb.json"}}) ==
+        "config value 2: ACTIVITIES_LOG_FILE: contains the control character \\x0a (NUL and "
+        "control characters are never accepted)");
+  CHECK(error({{"PROFILE_START_ITERATION", "abc"}}) ==
+        "config value 1: PROFILE_START_ITERATION: \"abc\" is not an integer; expected an "
+        "integer in [0, 2147483647]");
+  CHECK(error({{"ACTIVITIES_LOG_FILE", std::string(5000, 'a')}}) ==
+        "config value 1: ACTIVITIES_LOG_FILE: value is 5000 bytes; the limit is 4096");
+  CHECK(error({{"A=B", "1"}}) == "config value 1: invalid key \"A=B\"; expected a key name");
+  ConfigParseInfo info;
+  REQUIRE(ParseConfig("", {{"ACTIVITIES_ITERATIONS", "2"}}, Config{}, Options(), nullptr, &info)
+              .ok());
+  CHECK(info.names_window);
+  CHECK(info.keys_set == std::vector<std::string>{"ACTIVITIES_ITERATIONS"});
+
+  CHECK(ConfigTextValueProblem("/tmp/a.json") == "");
+  CHECK(ConfigTextValueProblem("/tmp/a;b.json") == "");
+  CHECK(ConfigTextValueProblem("/tmp/a#1.json") == "contains '#' (a comment starts there)");
+  CHECK(ConfigTextValueProblem("/tmp/a=1.json") == "contains '=' (a config line has exactly one)");
+  CHECK(ConfigTextValueProblem("/tmp/a\x1b.json") == "contains the control character \\x1b");
+  CHECK(ConfigTextValueProblem("/tmp/a.json ") ==
+        "has leading or trailing blanks (they are trimmed)");
+}
+
 }  // namespace
 }  // namespace kairos

@@ -7,13 +7,16 @@ The environment route works as without `run`: KAIROS_CONFIG / KAIROS_CONFIG_TEXT
 KINETO_USE_DAEMON=1 for `kairos trace` / `dyno gputrace` requests.
 """
 import argparse
+import builtins
 import importlib.abc
 import os
 import re
-import runpy
 import sys
+import types
 
-from . import _lib, _torch
+from . import _input, _lib, _torch
+
+PROG = "python3 -m kairos run"
 
 
 def _wants_shapes(text):
@@ -27,10 +30,10 @@ def _wants_shapes(text):
         path = os.environ.get(var)
         if path:
             try:
-                with open(path) as f:
-                    texts.append(f.read())
-            except OSError:
-                pass
+                texts.append(_input.read_input_file(path).decode("utf-8", "replace"))
+            except _input.InputFileError:
+                pass  # libkairos refuses the same file and says why
+            break  # the library reads KINETO_CONFIG only when KAIROS_CONFIG is unset
     pat = re.compile(r"^\s*(PROFILE_REPORT_INPUT_SHAPES|CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION)"
                      r"\s*=\s*(true|1|yes)\s*$", re.I | re.M)
     return any(pat.search(t) for t in texts)
@@ -77,39 +80,85 @@ class _TorchImportHook(importlib.abc.MetaPathFinder):
             sys.stderr.write(str(e) + "\n")
 
 
-def _run(args):
-    text = args.config
-    if args.config_file:
-        with open(args.config_file) as f:
-            text = f.read()
-    lib = _lib.lib()  # loads libkairos: it reads the environment's config (and daemon) now
+_NO_TRACE = ("kairos: no trace: the script ended before the window opened (a time window "
+             "opens after ACTIVITIES_WARMUP_PERIOD_SECS, default 5 s, plus the profiler's "
+             "warm-up; an iteration window at its start iteration) and a window that has not "
+             "opened is cancelled at the end; set ACTIVITIES_WARMUP_PERIOD_SECS=0, see "
+             "docs/PYTORCH.md\n")
+
+
+class _UserError(Exception):
+    """A mistake in the command line, its config or its script path: one line on stderr,
+    exit status 2, nothing run and no trace written."""
+
+
+def _prepare(args):
+    """Reads the config file and the script (each through the one input opener: never blocks
+    on a FIFO, refuses non-regular and oversized files), loads libkairos and applies the
+    config. Every failure is a _UserError, raised before any window of this run exists."""
+    text = args.config.encode("utf-8", "surrogateescape") if args.config else None
+    where = "--config"
+    try:
+        if args.config_file:
+            where = "--config-file %s" % _input.printable(args.config_file)
+            text = _input.read_input_file(args.config_file)
+        source = _input.read_input_file(args.script, _input.MAX_SCRIPT_BYTES)
+    except _input.InputFileError as e:
+        raise _UserError(str(e)) from None
+    try:
+        lib = _lib.lib()  # loads libkairos: it reads the environment's config (and daemon) now
+    except OSError as e:
+        raise _UserError(str(e)) from None
     if text:
-        _lib.check(lib.kairos_init(_lib.encode(text)))
-    shapes = _wants_shapes(text)
-    if "torch" in sys.modules:
+        try:
+            _lib.init(text)
+        except _lib.KairosError as e:
+            raise _UserError("%s: %s" % (where, e)) from None
+    return lib, text, source
+
+
+def _run(args):
+    try:
+        lib, text, source = _prepare(args)
+    except _UserError as e:
+        sys.stderr.write("%s: %s\n" % (PROG, e))
+        return 2
+    shapes = _wants_shapes(text.decode("utf-8", "replace") if text else None)
+    if sys.modules.get("torch") is not None:
         _torch.attach_if_imported(shapes)
     else:
         sys.meta_path.insert(0, _TorchImportHook(shapes))
 
     sys.argv = [args.script] + args.args
     sys.path.insert(0, os.path.dirname(os.path.abspath(args.script)))
+    # The script runs as __main__ from the bytes read above (as runpy.run_path would run
+    # them; the file is not opened a second time).
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=args.script, __cached__=None, __loader__=None,
+                         __package__=None, __spec__=None, __builtins__=builtins)
+    sys.modules["__main__"] = main
     code = 0
     try:
-        runpy.run_path(args.script, run_name="__main__")
+        exec(compile(source, args.script, "exec", dont_inherit=True), main.__dict__)
     except SystemExit as e:
         code = e.code
-    except BaseException:
+    except BaseException as e:
         # The trace is still written (below) with the ranges the exception left open
-        # closed at the window end; then the script's error is reported as Python would.
+        # closed at the window end; then the script's error is reported as Python would
+        # (from the script's frames on: this function's frame is left out).
         import traceback
-        traceback.print_exc()
+        traceback.print_exception(type(e), e, e.__traceback__.tb_next)
         code = 1
     finally:
         # Ends a window still recording (the trace is written now, not at interpreter exit)
         # and names the last trace this process wrote (kairos appends the pid to the name).
         path = lib.kairos_flush()
         if path:
-            sys.stderr.write("kairos: trace %s\n" % path.decode("utf-8", "replace"))
+            sys.stderr.write("kairos: trace %s\n" % os.fsdecode(path))
+        elif b"before its window opened" in (lib.kairos_last_error() or b""):
+            # The library's rule (kairos_flush cancels a window that has not opened): a
+            # script that ends during the warm-up gets no trace. Say so, with the remedy.
+            sys.stderr.write(_NO_TRACE)
     return code
 
 

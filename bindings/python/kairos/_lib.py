@@ -26,6 +26,8 @@ def _declare(lib):
         "kairos_status_string": (c.c_char_p, [c.c_int32]),
         "kairos_last_error": (c.c_char_p, []),
         "kairos_init": (c.c_int, [c.c_char_p]),
+        "kairos_init_values": (c.c_int, [c.c_char_p, c.POINTER(c.c_char_p),
+                                         c.POINTER(c.c_char_p), c.c_size_t]),
         "kairos_shutdown": (None, []),
         "kairos_range_push": (None, [c.c_char_p]),
         "kairos_range_pop": (None, []),
@@ -111,6 +113,31 @@ def check(code):
         l = lib()
         raise KairosError(code, (l.kairos_last_error() or b"").decode("utf-8", "replace"))
     return code
+
+
+def init(text, values=()):
+    """kairos_init(text), or with `values` ((key, value) pairs) kairos_init_values: each value
+    goes to the library as data, never spliced into config text (where '#' starts a comment
+    and '=' splits the line), so a path like "runs/exp#1.json" stays whole. str values are
+    encoded with os.fsencode (paths). A NUL, which the C string would silently cut at, is
+    refused here with the library's wording."""
+    l = lib()
+    if not values:
+        return check(l.kairos_init(encode(text)))
+    keys, vals = [], []
+    for i, (key, value) in enumerate(values, 1):
+        k = encode(key)
+        v = os.fsencode(value) if not isinstance(value, bytes) else value
+        for what in (k, v):
+            if b"\0" in what:
+                raise KairosError(-1, "config value %d: %s: contains the control character "
+                                  "\\x00 (NUL and control characters are never accepted)"
+                                  % (i, k.replace(b"\0", b"\\x00").decode("utf-8", "replace")))
+        keys.append(k)
+        vals.append(v)
+    n = len(keys)
+    return check(l.kairos_init_values(encode(text), (ctypes.c_char_p * n)(*keys),
+                                      (ctypes.c_char_p * n)(*vals), n))
 
 
 def encode(s):

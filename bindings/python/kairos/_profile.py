@@ -11,7 +11,13 @@ Without a schedule the whole block is one window. With one, p.step() counts iter
 each active span is a kairos iteration window (exact ProfilerStep#N boundaries); while the
 block runs, p.step() is the only iteration counter (optimizer auto-counting pauses).
 One kairos.profile at a time per process (kairos records one window at a time).
+
+The path goes to the library as data (kairos_init_values), never spliced into config text,
+so "runs/exp#1.json" is written as runs/exp#1_<pid>.json. With a schedule that repeats
+(repeat != 1) each cycle writes its own file: "_iter<N>" (N = the cycle's first active
+iteration, its first ProfilerStep#N) is inserted where the library inserts "_<pid>".
 """
+import os
 import threading
 
 from . import _lib, _torch
@@ -33,6 +39,20 @@ class schedule:
         self.repeat, self.skip_first = repeat, skip_first
 
 
+def _cycle_path(path, iteration):
+    """`path` with "_iter<N>" inserted in the file name where the library inserts its
+    "_<pid>" (docs/CONFIG.md, "Output path"): before the first ".pt.trace.json", else the
+    first ".json"; else before the first ".pftrace"; else at the end. The library then adds
+    "_<pid>" (or "_rank<R>_<pid>") after it: runs/t.json -> runs/t_iter5_<pid>.json."""
+    head, name = os.path.split(path)
+    tag = "_iter%d" % iteration
+    for ext in (".pt.trace.json", ".json", ".pftrace"):
+        at = name.find(ext)
+        if at >= 0:
+            return os.path.join(head, name[:at] + tag + name[at:])
+    return os.path.join(head, name + tag)
+
+
 def _activity_types(activities):
     if activities is None:
         return None
@@ -48,7 +68,11 @@ def _activity_types(activities):
 class profile:
     def __init__(self, path=None, record_shapes=False, activities=None, schedule=None,
                  on_trace_ready=None, config=None):
-        self.path = path
+        self.path = os.fsdecode(os.fspath(path)) if path is not None else None
+        if schedule is not None and schedule.repeat != 1 and self.path is None:
+            raise ValueError("kairos.profile: a schedule with repeat=%d writes one trace per "
+                             "cycle, named from path=; give path= (each cycle's file gets "
+                             "_iter<N>, see docs/PYTORCH.md)" % schedule.repeat)
         self.record_shapes = record_shapes
         self.activity_types = _activity_types(activities)
         self.schedule = schedule
@@ -60,10 +84,20 @@ class profile:
         self._window_end = None  # p.step() count at which the scheduled window is complete
         self._thread = None
 
+    def _init(self, window="", iteration=None):
+        """kairos_init of this profile's config; the output path goes as data, never as text
+        (a '#' in it would start a comment). `iteration`: the cycle's first active iteration,
+        named in the file of a repeating schedule."""
+        values = []
+        if self.path:
+            path = self.path
+            if iteration is not None and self.schedule.repeat != 1:
+                path = _cycle_path(path, iteration)
+            values.append(("ACTIVITIES_LOG_FILE", path))
+        _lib.init(self._config(window), values)
+
     def _config(self, window=""):
         lines = [self.extra]
-        if self.path:
-            lines.append("ACTIVITIES_LOG_FILE=%s" % self.path)
         if self.record_shapes:
             lines.append("PROFILE_REPORT_INPUT_SHAPES=true")
         if self.activity_types:
@@ -83,7 +117,7 @@ class profile:
             self._thread = threading.get_ident()
             _torch.attach_if_imported(self.record_shapes)
             if self.schedule is None:
-                _lib.check(_lib.lib().kairos_init(_lib.encode(self._config())))
+                self._init()
                 _lib.check(_lib.lib().kairos_start())
             else:
                 _torch.set_auto_steps(False)
@@ -102,7 +136,7 @@ class profile:
         window = ("PROFILE_START_ITERATION=%d\nACTIVITIES_ITERATIONS=%d\n"
                   "ACTIVITIES_WARMUP_ITERATIONS=%d\nPROFILE_START_ITERATION_ROUNDUP=1"
                   % (start, s.active, s.warmup))
-        _lib.check(_lib.lib().kairos_init(_lib.encode(self._config(window))))
+        self._init(window, start)
         self._window_end = self.step_num + (start - cur) + s.active
 
     def step(self):
@@ -126,7 +160,9 @@ class profile:
         except Exception:  # pragma: no cover - kairos_flush does not raise
             path = None
         if path:
-            path = path.decode("utf-8", "replace")
+            path = os.fsdecode(path)
+            if path in self.traces:
+                return  # no new trace: kairos_flush answered with the last one written
             self.traces.append(path)
             if self.on_trace_ready is not None:
                 self.on_trace_ready(path)

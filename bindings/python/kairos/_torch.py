@@ -90,7 +90,7 @@ def set_auto_steps(on):
 
 def attach_if_imported(record_shapes=False):
     """attach() when torch is already imported; True when the bridge is (now) attached."""
-    if "torch" not in sys.modules:
+    if sys.modules.get("torch") is None:  # not imported (None: import of torch blocked)
         return attached()
     try:
         attach(record_shapes)
