@@ -30,6 +30,7 @@
 #include "activity/thread_ring.h"
 #include "bench_headline.h"
 #include "clock.h"
+#include "kairos_so.h"
 
 namespace {
 
@@ -95,13 +96,6 @@ Run Measure(F&& body) {
   return Run{(t1 - t0) / kRanges, ThreadFaults() - f0};
 }
 
-std::string LibPath() {
-  char exe[PATH_MAX] = {};
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  std::string dir = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string(".");
-  dir = dir.substr(0, dir.rfind('/'));
-  return dir + "/../lib/libkairos.so";
-}
 
 // The value of "name": N in a trace file ("" when absent).
 std::string StatOf(const std::string& path, const std::string& name) {
@@ -155,26 +149,17 @@ int main() {
     munmap(p, bytes);
   }
 
-  void* lib = dlopen(LibPath().c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    std::printf("long_window_benchmark: libkairos.so not found (%s)\n", dlerror());
+  kairos::bench::KairosSo so;
+  if (!so.Load()) {
+    std::printf("long_window_benchmark: %s\n", so.error.c_str());
     return 1;
   }
-  using PushFn = void (*)(const char*);
-  using PopFn = void (*)();
-  using IntFn = int (*)();
-  using InitFn = int (*)(const char*);
-  using FlushFn = const char* (*)();
-  auto push = reinterpret_cast<PushFn>(dlsym(lib, "kairos_range_push"));
-  auto pop = reinterpret_cast<PopFn>(dlsym(lib, "kairos_range_pop"));
-  auto init = reinterpret_cast<InitFn>(dlsym(lib, "kairos_init"));
-  auto start = reinterpret_cast<IntFn>(dlsym(lib, "kairos_start"));
-  auto stop = reinterpret_cast<IntFn>(dlsym(lib, "kairos_stop"));
-  auto flush = reinterpret_cast<FlushFn>(dlsym(lib, "kairos_flush"));
-  if (!push || !pop || !init || !start || !stop || !flush) {
-    std::printf("long_window_benchmark: libkairos.so lacks the C ABI symbols\n");
-    return 1;
-  }
+  auto push = so.push;
+  auto pop = so.pop;
+  auto init = so.init;
+  auto start = so.start;
+  auto stop = so.stop;
+  auto flush = so.flush;
   char dir[] = "/tmp/kairos_long_window_XXXXXX";
   if (mkdtemp(dir) == nullptr) return 1;
 

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "activity/cpu_recorder.h"
+#include "kairos_so.h"
 #include "bench_headline.h"
 #include "clock.h"
 
@@ -76,13 +77,6 @@ double NsPerRange(F&& batch, int ranges = kRanges, int reps = kReps) {
   return best;
 }
 
-std::string LibPath() {
-  char exe[PATH_MAX] = {};
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  std::string dir = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string(".");
-  dir = dir.substr(0, dir.rfind('/'));
-  return dir + "/../lib/libkairos.so";
-}
 
 }  // namespace
 
@@ -134,29 +128,18 @@ int main() {
            "x", 1.3);
   Headline("range_benchmark", "disabled_inline_ns", disabled_inline, Better::kLower, "ns", 1.5);
 
-  void* lib = dlopen(LibPath().c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    std::printf("  libkairos.so not found (%s): PLT numbers skipped\n", dlerror());
+  kairos::bench::KairosSo so;
+  if (!so.Load()) {
+    std::printf("  libkairos.so: %s: PLT numbers skipped\n", so.error.c_str());
     return 0;
   }
-  using PushFn = void (*)(const char*);
-  using PopFn = void (*)();
-  using IntFn = int (*)();
-  using InitFn = int (*)(const char*);
-  using FlushFn = const char* (*)();
-  using FlagFn = const volatile uint32_t* (*)();
-  auto push = reinterpret_cast<PushFn>(dlsym(lib, "kairos_range_push"));
-  auto pop = reinterpret_cast<PopFn>(dlsym(lib, "kairos_range_pop"));
-  auto flag_fn = reinterpret_cast<FlagFn>(dlsym(lib, "kairos_recording_flag"));
-  auto init = reinterpret_cast<InitFn>(dlsym(lib, "kairos_init"));
-  auto start = reinterpret_cast<IntFn>(dlsym(lib, "kairos_start"));
-  auto stop = reinterpret_cast<IntFn>(dlsym(lib, "kairos_stop"));
-  auto flush = reinterpret_cast<FlushFn>(dlsym(lib, "kairos_flush"));
-  if (!push || !pop || !flag_fn || !init || !start || !stop || !flush) {
-    std::printf("  libkairos.so lacks the C ABI symbols\n");
-    return 1;
-  }
-  const volatile uint32_t* flag = flag_fn();
+  auto push = so.push;
+  auto pop = so.pop;
+  auto init = so.init;
+  auto start = so.start;
+  auto stop = so.stop;
+  auto flush = so.flush;
+  const volatile uint32_t* flag = so.recording_flag();
   const double disabled_plt = NsPerRange([&] {
     for (int i = 0; i < kRanges; ++i) {
       push(name);

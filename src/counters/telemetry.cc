@@ -153,7 +153,7 @@ absl::Status Telemetry::Start(TelemetryOptions options) {
     if (options_.run_thread) thread_ = std::thread([this] { ThreadMain(); });
     return absl::OkStatus();
   }
-  if (absl::Status s = BeginLocked(); !s.ok()) return s;
+  if (absl::Status s = BeginLocked(/*late=*/false); !s.ok()) return s;
   running_ = true;
   if (options_.run_thread) thread_ = std::thread([this] { ThreadMain(); });
   return absl::OkStatus();
@@ -169,7 +169,7 @@ bool Telemetry::BeginWhenReady() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!waiting_) return running_;
   waiting_ = false;
-  if (absl::Status s = BeginLocked(); !s.ok()) {
+  if (absl::Status s = BeginLocked(/*late=*/true); !s.ok()) {
     KAIROS_LOG_WARNING("%s", std::string(s.message()).c_str());
     running_ = false;
     return false;
@@ -177,7 +177,7 @@ bool Telemetry::BeginWhenReady() {
   return true;
 }
 
-absl::Status Telemetry::BeginLocked() {
+absl::Status Telemetry::BeginLocked(bool late) {
   // The default name is predictable (host, pid) in a shared directory: never follow a symlink
   // planted there, never block on a FIFO, and append only to a regular file, the rules the
   // trace sink keeps (docs/OUTPUT.md); whole lines only, bounded by rotation (line_log.h).
@@ -200,9 +200,9 @@ absl::Status Telemetry::BeginLocked() {
   }
   last_ns_ = options_.clock ? options_.clock() : UnixNowNs();
   last_ns_ -= last_ns_ % kMsNs;
-  // Telemetry may begin while CUDA already works (it waits for a training process, and a
-  // trace window may hold CUPTI): what ended before the first interval is not its to count.
-  if (activity_on_)
+  // Begun late (it waited for a training process), CUDA already works and a trace window
+  // may hold CUPTI: what ended before the first interval is not this interval's to count.
+  if (late && activity_on_)
     for (const Gpu& g : gpus_) (void)options_.activity_take(g.device, last_ns_);
   if (options_.iterations) {
     last_iterations_ = options_.iterations();

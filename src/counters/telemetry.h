@@ -172,7 +172,7 @@ class Telemetry {
   };
   // Opens the file and starts what the interval lines need (Start, or the first time
   // `ready` says yes). Error: the file cannot be opened.
-  absl::Status BeginLocked();
+  absl::Status BeginLocked(bool late);
   // Begins when waiting and ready; true when telemetry is running (begun).
   bool BeginWhenReady();
   void StartSamplersLocked();
