@@ -154,12 +154,6 @@ int main() {
     std::printf("long_window_benchmark: %s\n", so.error.c_str());
     return 1;
   }
-  auto push = so.push;
-  auto pop = so.pop;
-  auto init = so.init;
-  auto start = so.start;
-  auto stop = so.stop;
-  auto flush = so.flush;
   char dir[] = "/tmp/kairos_long_window_XXXXXX";
   if (mkdtemp(dir) == nullptr) return 1;
 
@@ -171,17 +165,17 @@ int main() {
     const std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + dir +
                             "/trace.json\nKAIROS_SUMMARY=off\nKAIROS_HOST_METRICS_INTERVAL_MS=0\n" +
                             extra;
-    init(cfg.c_str());
+    so.init(cfg.c_str());
     Window w;
-    if (start() != 0) return w;
+    if (so.start() != 0) return w;
     w.run = Measure([&] {
       for (size_t i = 0; i < kRanges; ++i) {
-        push(name);
-        pop();
+        so.push(name);
+        so.pop();
       }
     });
-    stop();
-    const char* path = flush();
+    so.stop();
+    const char* path = so.flush();
     if (path != nullptr) w.dropped = StatOf(path, "cpu_dropped");
     return w;
   };
