@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "input_file.h"
 
@@ -220,6 +221,14 @@ EnvSettings DecodeEnv(const EnvLookup& lookup) {
   e.kairos_preloaded = Get(lookup, "LD_PRELOAD").find("libkairos") != std::string::npos;
   e.nccl_profiler_plugin = Get(lookup, "NCCL_PROFILER_PLUGIN");
   e.nccl_plugin_auto = Get(lookup, "KAIROS_NCCL_PLUGIN") != "0";
+  {
+    const std::string owner = Get(lookup, "KAIROS_NCCL_PLUGIN_PID");
+    int64_t pid = 0;
+    if (!owner.empty() && absl::SimpleAtoi(owner, &pid) && pid > 0) e.nccl_plugin_owner_pid = pid;
+    e.nccl_plugin_inherited = !e.kairos_preloaded && !e.nccl_profiler_plugin.empty() &&
+                              e.nccl_plugin_owner_pid != 0 &&
+                              e.nccl_plugin_owner_pid != static_cast<int64_t>(getpid());
+  }
   e.cuda_injection_path = Get(lookup, "CUDA_INJECTION64_PATH");
   e.cuda_injected = !e.cuda_injection_path.empty() && e.cuda_injection_path != "none";
   e.teardown_cupti = Get(lookup, "TEARDOWN_CUPTI") == "1";

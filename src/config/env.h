@@ -81,6 +81,13 @@ struct EnvSettings {
   // kairos from naming itself there (bindings/c/nccl_profiler.cc).
   std::string nccl_profiler_plugin;
   bool nccl_plugin_auto = true;
+  // KAIROS_NCCL_PLUGIN_PID: the process whose preloaded kairos set NCCL_PROFILER_PLUGIN (0 =
+  // none). Set beside it, and inherited with it by every child.
+  int64_t nccl_plugin_owner_pid = 0;
+  // NCCL_PROFILER_PLUGIN reached this process only by inheritance from a preloaded ancestor
+  // (a marker of another pid) and kairos is not preloaded here: the job removed LD_PRELOAD
+  // for this process, so a kairos that NCCL loads because of the variable stays inert.
+  bool nccl_plugin_inherited = false;
   std::string cuda_injection_path;  // CUDA_INJECTION64_PATH, read only to learn we were injected
   bool cuda_injected = false;       // CUDA_INJECTION64_PATH set, non-empty and not "none"
   bool teardown_cupti = false;      // TEARDOWN_CUPTI exactly "1"

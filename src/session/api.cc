@@ -3,12 +3,14 @@
 #include "session/api.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <memory>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 #include "activity/nccl_collectives.h"
 #include "activity/nvtx_injection.h"
@@ -83,6 +85,15 @@ absl::Status SetMetadata(std::string key, std::string value) {
 }
 
 void OnLibraryLoad() {
+  // Loaded by NCCL through a NCCL_PROFILER_PLUGIN inherited from a preloaded ancestor, in a
+  // process the job started without LD_PRELOAD: no session from the environment (no trace,
+  // no daemon registration, no telemetry). Explicit calls of a program that links kairos
+  // still work.
+  if (Env().nccl_plugin_inherited) {
+    KAIROS_LOG_VERBOSE("loaded through an inherited NCCL_PROFILER_PLUGIN without LD_PRELOAD: "
+                       "inert");
+    return;
+  }
   Profiler& p = Session();
   // Only under LD_PRELOAD: a library loaded by dlopen() (NVTX or CUDA injection, Python)
   // runs its constructor with the loader lock held, and the runner's warm-up (libcupti
@@ -92,6 +103,12 @@ void OnLibraryLoad() {
 
 kairos_nccl_result_t NcclPluginInit(void** context, int* activation_mask, const char* comm_name,
                                     uint64_t comm_hash, int n_nodes, int nranks, int rank) {
+  if (Env().nccl_plugin_inherited) {
+    // See OnLibraryLoad: NCCL gets a plugin that asks for no event.
+    if (context != nullptr) *context = nullptr;
+    if (activation_mask != nullptr) *activation_mask = 0;
+    return kKairosNcclSuccess;
+  }
   const kairos_nccl_result_t r = internal::NcclPluginInit(context, activation_mask, comm_name,
                                                           comm_hash, n_nodes, nranks, rank);
   if (r == kKairosNcclSuccess) {
@@ -115,6 +132,9 @@ void OfferNcclPlugin(const char* library_path) {
   // overwrite=0: a value that appeared since Env() was read still wins.
   if (setenv("NCCL_PROFILER_PLUGIN", library_path, 0) == 0) {
     KAIROS_LOG_VERBOSE("NCCL_PROFILER_PLUGIN=%s (kairos describes NCCL collectives)", library_path);
+    // The owner's pid beside it: a child the job starts without LD_PRELOAD inherits both, and
+    // its kairos, if NCCL loads it, knows the variable was not meant for it.
+    setenv("KAIROS_NCCL_PLUGIN_PID", std::to_string(getpid()).c_str(), 1);
   }
 }
 
