@@ -3,8 +3,10 @@
 // Threading: one thread at a time.
 #include "output/file_sink.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -13,6 +15,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -177,6 +181,57 @@ int RenameNoReplace(int dir_fd, const std::string& from, const std::string& to) 
   return 0;
 }
 
+// Temp files `<name>.tmp.<pid>.<16 hex>` that earlier writers of the same name left when they
+// died mid-write (SIGKILL, an OOM kill, a crash): removed when their pid no longer exists,
+// they are regular files of this user, and untouched for kStaleTempSec. A live writer, also
+// one on another host sharing the directory (its pid means nothing here), keeps writing,
+// so its file stays newer than that. Bounded: at most kMaxStaleScan entries are looked at.
+constexpr time_t kStaleTempSec = 600;
+constexpr int kMaxStaleScan = 100000;
+
+bool IsStaleTempName(const char* entry, const std::string& name, pid_t* pid) {
+  const std::string prefix = name + ".tmp.";
+  if (std::strncmp(entry, prefix.c_str(), prefix.size()) != 0) return false;
+  const char* p = entry + prefix.size();
+  long long value = 0;
+  int digits = 0;
+  for (; *p >= '0' && *p <= '9' && digits < 10; ++p, ++digits) value = value * 10 + (*p - '0');
+  if (digits == 0 || *p != '.') return false;
+  ++p;
+  int hex = 0;
+  for (; std::isxdigit(static_cast<unsigned char>(*p)); ++p) ++hex;
+  if (hex != 16 || *p != '\0' || value <= 0) return false;
+  *pid = static_cast<pid_t>(value);
+  return true;
+}
+
+void RemoveStaleTemps(int dir_fd, const std::string& name) {
+  const int fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return;
+  }
+  const time_t now = ::time(nullptr);
+  int scanned = 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (++scanned > kMaxStaleScan) break;
+    pid_t pid = 0;
+    if (!IsStaleTempName(e->d_name, name, &pid) || pid == ::getpid()) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to ask)
+    struct stat st {};
+    if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != ::geteuid() || now - st.st_mtime < kStaleTempSec) {
+      continue;
+    }
+    if (::unlinkat(fd, e->d_name, 0) == 0)
+      KAIROS_LOG_VERBOSE("removed '%s', left by a writer (pid %d) that died", e->d_name,
+                         static_cast<int>(pid));
+  }
+  ::closedir(d);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AtomicFileSink>> AtomicFileSink::Create(const std::string& path) {
@@ -200,6 +255,7 @@ absl::StatusOr<std::unique_ptr<AtomicFileSink>> AtomicFileSink::Create(
     return absl::FailedPreconditionError(
         absl::StrCat("refusing to write ", options.what, " '", path, "': ", problem));
   }
+  RemoveStaleTemps(dir_fd, name);
   const std::string dir_part = path.substr(0, path.size() - name.size());
   for (int attempt = 0; attempt < 16; ++attempt) {
     char suffix[48];

@@ -10,8 +10,11 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <ctime>
 #include <fstream>
 #include <string>
 
@@ -46,6 +49,41 @@ TEST_CASE("AtomicFileSink writes a temp file and renames it on Finish") {
   // A second Finish or Write is an error, not a crash.
   CHECK((*sink)->Finish().code() == absl::StatusCode::kFailedPrecondition);
   CHECK_FALSE((*sink)->Write("x", 1).ok());
+}
+
+TEST_CASE("Temp files of writers that died mid-write are removed by the next writer") {
+  // A SIGKILL during a write leaves "<name>.tmp.<pid>.<hex>" behind; it was never cleaned up.
+  TempDir dir;
+  const std::string path = dir.File("trace.json");
+  const pid_t dead = fork();
+  REQUIRE(dead >= 0);
+  if (dead == 0) _exit(0);
+  REQUIRE(waitpid(dead, nullptr, 0) == dead);  // its pid now names no process
+  const std::string hex = ".0123456789abcdef";
+  auto plant = [&](const std::string& name, time_t age) {
+    std::ofstream(dir.File(name)) << "partial";
+    const timespec times[2] = {{time(nullptr) - age, 0}, {time(nullptr) - age, 0}};
+    REQUIRE(utimensat(AT_FDCWD, dir.File(name).c_str(), times, 0) == 0);
+  };
+  const std::string stale = "trace.json.tmp." + std::to_string(dead) + hex;
+  const std::string recent = "trace.json.tmp." + std::to_string(dead) + ".fedcba9876543210";
+  const std::string alive = "trace.json.tmp." + std::to_string(getppid()) + hex;
+  const std::string other = "other.json.tmp." + std::to_string(dead) + hex;
+  const std::string odd = "trace.json.tmp." + std::to_string(dead) + ".xyz";
+  plant(stale, 3600);
+  plant(recent, 10);    // may still be written, on another host sharing the directory
+  plant(alive, 3600);   // a live process's
+  plant(other, 3600);   // another name's: not this writer's to judge
+  plant(odd, 3600);     // not a name kairos makes
+  auto sink = AtomicFileSink::Create(path);
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Finish().ok());
+  std::vector<std::string> want{"other.json.tmp." + std::to_string(dead) + hex, "trace.json",
+                                alive, recent, odd};
+  std::sort(want.begin(), want.end());
+  std::vector<std::string> got = dir.List();
+  std::sort(got.begin(), got.end());
+  CHECK(got == want);
 }
 
 TEST_CASE("AtomicFileSink replaces an existing file and never leaves a partial one") {
