@@ -104,7 +104,11 @@ absl::Status Relay::Open() {
                                                    ? " (is dynolog or another kairos daemon running?)"
                                                    : ""));
   }
-  if (!options_.socket_dir.empty()) chmod(ipc_addr_.sun_path, 0666);
+  if (!options_.socket_dir.empty() && !proto::ShareBoundSocketFile(ipc_addr_)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "IPC endpoint ", ipc_address(), " was replaced after bind (shared socket directory?); "
+        "refusing to serve it"));
+  }
   buffer_.resize(proto::kDaemonHeaderSize + proto::kDaemonMaxPayload + 1);
 
   addrinfo hints{};

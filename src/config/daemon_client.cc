@@ -143,7 +143,11 @@ absl::Status DaemonClient::Open() {
                      strerror(err)));
   }
   // The daemon may run as another user; it must be able to reply (anchor does the same).
-  if (!options_.socket_dir.empty()) chmod(self_.addr.sun_path, 0666);
+  if (!options_.socket_dir.empty() && !internal::ShareBoundSocketFile(self_.addr)) {
+    KAIROS_LOG_WARNING("daemon client: %s is no longer this process's socket after bind; a "
+                       "daemon of another user cannot reply",
+                       internal::DescribeDaemonAddress(self_.addr, self_.length).c_str());
+  }
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return absl::InternalError(absl::StrCat("eventfd: ", strerror(errno)));
   buffer_.resize(internal::kDaemonHeaderSize + internal::kDaemonMaxPayload + 1);

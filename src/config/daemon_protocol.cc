@@ -5,6 +5,11 @@
 // Threading: stateless.
 #include "config/daemon_protocol.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -157,6 +162,23 @@ absl::StatusOr<std::string> DecodeDaemonConfigReply(std::string_view bytes) {
     return absl::InvalidArgumentError("expected a \"req\" reply, got \"ctxt\"");
   }
   return std::string(datagram->payload);
+}
+
+bool ShareBoundSocketFile(const sockaddr_un& addr) {
+  if (addr.sun_path[0] == '\0') return true;  // abstract: no file
+  // O_PATH|O_NOFOLLOW opens the entry itself (a symlink is not followed); the checks and the
+  // chmod then apply to that inode, whatever the name points to by then.
+  const int fd = open(addr.sun_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool ok = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid();
+  if (ok) {
+    char proc[64];
+    std::snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    ok = chmod(proc, 0666) == 0;
+  }
+  close(fd);
+  return ok;
 }
 
 absl::StatusOr<DaemonAddress> MakeDaemonAddress(std::string_view name,

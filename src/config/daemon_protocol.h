@@ -95,6 +95,13 @@ absl::StatusOr<DaemonAddress> MakeDaemonAddress(std::string_view name,
 // the path in filesystem mode, "(unbound)" for an empty address.
 std::string DescribeDaemonAddress(const sockaddr_un& addr, socklen_t length);
 
+// Filesystem mode: makes the socket file just bound at `addr` writable by every user (the
+// daemon may run as another user and must be able to reply), acting on the file only if it
+// is still a socket of this user: what a path-based chmod after bind did not check, so in a
+// shared directory another user could swap in a symlink and have kairos chmod its target.
+// Returns false (nothing changed) otherwise; a no-op true for abstract addresses.
+bool ShareBoundSocketFile(const sockaddr_un& addr);
+
 }  // namespace kairos::internal
 
 #endif  // KAIROS_SRC_CONFIG_DAEMON_PROTOCOL_H_

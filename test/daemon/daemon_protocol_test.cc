@@ -5,7 +5,13 @@
 #include "config/daemon_protocol.h"
 
 #include <catch2/catch.hpp>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 namespace kairos::internal {
@@ -223,6 +229,44 @@ TEST_CASE("filesystem-mode addresses are <dir>/<name> NUL-terminated (§1)") {
   sockaddr_un no_trailing{};
   memcpy(no_trailing.sun_path, "\0peer", 5);
   CHECK(DescribeDaemonAddress(no_trailing, sizeof(sa_family_t) + 5) == "@peer");
+}
+
+TEST_CASE("a bound socket file is shared by mode, never through a path swapped in after bind") {
+  char tmpl[] = "/tmp/kairos_sock_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  absl::StatusOr<DaemonAddress> a = MakeDaemonAddress("client1", dir);
+  REQUIRE(a.ok());
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  REQUIRE(bind(fd, reinterpret_cast<const sockaddr*>(&a->addr), a->length) == 0);
+  struct stat st {};
+  CHECK(ShareBoundSocketFile(a->addr));
+  REQUIRE(lstat(a->addr.sun_path, &st) == 0);
+  CHECK((st.st_mode & 0777) == 0666);
+  // Another user's move in a shared directory: the socket replaced by a symlink to a file of
+  // ours. A chmod by path made that file world-writable; now nothing is changed.
+  const std::string victim = dir + "/victim";
+  std::ofstream(victim) << "secret";
+  REQUIRE(chmod(victim.c_str(), 0600) == 0);
+  REQUIRE(unlink(a->addr.sun_path) == 0);
+  REQUIRE(symlink(victim.c_str(), a->addr.sun_path) == 0);
+  CHECK_FALSE(ShareBoundSocketFile(a->addr));
+  REQUIRE(stat(victim.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  // A regular file in its place: not a socket, not touched.
+  REQUIRE(unlink(a->addr.sun_path) == 0);
+  std::ofstream(a->addr.sun_path) << "x";
+  REQUIRE(chmod(a->addr.sun_path, 0600) == 0);
+  CHECK_FALSE(ShareBoundSocketFile(a->addr));
+  REQUIRE(stat(a->addr.sun_path, &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  // Abstract addresses have no file.
+  absl::StatusOr<DaemonAddress> abstract_addr = MakeDaemonAddress("client2", "");
+  REQUIRE(abstract_addr.ok());
+  CHECK(ShareBoundSocketFile(abstract_addr->addr));
+  close(fd);
+  CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
 }  // namespace
