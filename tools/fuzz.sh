@@ -12,8 +12,8 @@ seconds=${KAIROS_FUZZ_SECONDS:-20}
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKAIROS_FUZZ=ON \
   -DKAIROS_WITH_CUDA=OFF -DKAIROS_BUILD_BENCH=OFF -DKAIROS_BUILD_EXAMPLES=OFF \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null
-cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_daemon_protocol fuzz_json_reader \
-  fuzz_json_escape fuzz_perfetto_reader
+cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_daemon_protocol fuzz_daemon_rpc \
+  fuzz_json_reader fuzz_json_escape fuzz_perfetto_reader
 
 rm -rf build-fuzz/artifacts
 mkdir -p build-fuzz/artifacts
@@ -38,6 +38,7 @@ run() {  # run <target> <seed corpus dir>
 }
 run fuzz_config test/config/corpus
 run fuzz_daemon_protocol test/daemon/corpus
+run fuzz_daemon_rpc test/daemon/rpc_corpus
 run fuzz_json_reader test/fuzz/corpus/json_reader
 run fuzz_json_escape test/output/corpus/json_escape
 run fuzz_perfetto_reader test/fuzz/corpus/perfetto_reader
