@@ -6,8 +6,9 @@
 # 2. An ASan+UBSan build in build-asan/ (tests only) and its ctest suite.
 # 3. A TSan build in build-tsan/ of the tests that run threads (label "concurrency", target
 #    kairos_concurrency_tests) and those tests.
-# 4. The libFuzzer targets (tools/fuzz.sh): config parser, Dynolog IPC decoder, JSON reader,
-#    JSON escaper, each for KAIROS_FUZZ_SECONDS (default 20) from its committed corpus.
+# 4. The libFuzzer targets (tools/fuzz.sh): config parser, Dynolog IPC decoder, daemon RPC,
+#    JSON reader, JSON escaper, Perfetto reader, each for KAIROS_FUZZ_SECONDS (default 20)
+#    from its committed corpus.
 # Debug info is kept minimal (-g1): it is what makes sanitizer reports readable, and full -g
 # roughly doubles compile and link time on the 2-core CI machines. Phase times are printed
 # (docs/TESTING.md lists measured ones; the whole run must stay under 30 min on 2 cores).
