@@ -42,7 +42,6 @@ constexpr uint32_t TagValue(uint32_t field, WireType type) {
   return (field << 3) | static_cast<uint32_t>(type);
 }
 // Unchecked writers for ProtoEncoder's direct-write path: each returns the new end.
-inline uint8_t* PutTag(uint32_t tag, uint8_t* p) { return WriteVarint(tag, p); }
 inline uint8_t* PutVarintField(uint32_t tag, uint64_t v, uint8_t* p) {
   return WriteVarint(v, WriteVarint(tag, p));
 }

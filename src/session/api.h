@@ -93,9 +93,11 @@ const volatile uint32_t* RecordingFlag();
 // the number suppressed since the last). Never throws.
 void LogBarrierError(const char* where, const char* what) noexcept;
 
-// ---- Test hook ----
+#ifdef KAIROS_TEST_SEAMS
+// ---- Test hook (only in a build of api.cc with KAIROS_TEST_SEAMS: capi_barrier_test) ----
 // The next control call throws std::runtime_error (tests of the C ABI's exception barrier).
 void ThrowOnNextCallForTest();
+#endif
 
 }  // namespace kairos::api
 

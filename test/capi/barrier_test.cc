@@ -1,6 +1,7 @@
 // File: barrier_test.cc
 // Layer: test/capi. The exception barrier of the C ABI: bindings/c/kairos_c.cc is compiled
-// into this test (statically, with the session library) so the core's test hook can force
+// into this test (statically, with the session library, and the session's api.cc built here
+// with KAIROS_TEST_SEAMS) so the core's test hook can force
 // an exception under each entry point; none may escape, each returns its documented error
 // result and leaves a message in kairos_last_error().
 // Threading: single-threaded.
