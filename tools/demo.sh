@@ -43,9 +43,11 @@ KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=5;ACTIVITIES
 
 if [ -x build/examples/cuda/train_loop ] && [ -f build/sim/lib/libcudart.so.13 ]; then
   echo
-  echo "== examples/cuda/train_loop on the simulated GPU, unmodified, LD_PRELOAD=libkairos.so, 300 ms window"
+  # An iteration window: steps 5..24 of 30, so the trace shows the training loop, not the
+  # process's start-up (a window from process start was mostly CUDA initialisation).
+  echo "== examples/cuda/train_loop on the simulated GPU, LD_PRELOAD=libkairos.so, iterations 5..24 traced"
   LD_LIBRARY_PATH="$PWD/build/sim/lib" LD_PRELOAD="$PWD/build/lib/libkairos.so" \
-    KAIROS_CONFIG_TEXT="ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=300;ACTIVITIES_LOG_FILE=$out/train_loop.json;KAIROS_SUMMARY=stdout;KAIROS_REPORT=html" \
+    KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=20;ACTIVITIES_WARMUP_ITERATIONS=1;ACTIVITIES_LOG_FILE=$out/train_loop.json;KAIROS_SUMMARY=stdout;KAIROS_REPORT=html" \
     build/examples/cuda/train_loop 30
 fi
 

@@ -5,7 +5,11 @@
 // Per step: load a batch on the host, copy it to the GPU from pinned memory,
 // run forward kernels on one stream and backward kernels on a second stream,
 // an NCCL-named all-reduce kernel, optimizer kernels, then one sync.
+// When kairos is preloaded, kairos_step() marks each step (looked up at run time, so the
+// program runs unchanged without kairos), which lets a trace cover chosen iterations.
 // Usage: train_loop [steps=20]
+#include <dlfcn.h>
+
 #include "common.h"
 
 __global__ void forward_gemm_bf16(const float* x, float* y, int n) {
@@ -54,6 +58,7 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
   CHECK_CUDA(cudaEventCreateWithFlags(&forward_done, cudaEventDisableTiming));
   CHECK_CUDA(cudaEventCreateWithFlags(&backward_done, cudaEventDisableTiming));
+  auto step_fn = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "kairos_step"));
   auto t0 = std::chrono::steady_clock::now();
   for (int step = 0; step < steps; ++step) {
     LoadBatchOnHost(h_batch, n, 300);
@@ -76,6 +81,7 @@ int main(int argc, char** argv) {
     adam_update<<<grid, block, 0, fwd>>>(d_w, d_g, n);
     CHECK_CUDA(cudaGetLastError());
     CHECK_CUDA(cudaStreamSynchronize(fwd));
+    if (step_fn != nullptr) step_fn();
   }
   float w0 = -1.0f;
   CHECK_CUDA(cudaMemcpy(&w0, d_w, sizeof(float), cudaMemcpyDeviceToHost));
