@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-"""Include-graph check: every `#include "..."` in the library, bindings and tools must follow
-the layer table in docs/ARCHITECTURE.md.
+"""Include-graph check: every `#include "..."` and `#include <...>` of a project header in the
+library, bindings and tools must follow the layer table in docs/ARCHITECTURE.md. An angle
+include names a project header when it resolves under one of INCLUDE_ROOTS (`<vector>` and
+other system headers resolve nowhere and are skipped): `#include <activity/cpu_recorder.h>`
+in bindings/c is as forbidden as its quoted spelling.
 
 Why a test on top of the per-target include directories (cmake/KairosLayers.cmake): a quoted
 include is first looked up next to the including file, so a file at the top of src/ (layer
@@ -15,7 +18,8 @@ the layer may include directly. Other words there (external libraries) are ignor
 not transitive: bindings may include session headers, not activity internals.
 
 Usage: check_layers.py [--root DIR] [--inject FILE:INCLUDE [--expect-forbidden]]
-  --inject adds one `#include "INCLUDE"` line to FILE (in memory) before checking; with
+  --inject adds one `#include "INCLUDE"` line to FILE (in memory) before checking (INCLUDE
+  written `<path>` injects the angle form); with
   --expect-forbidden the run succeeds only if that very line is reported, which is how the
   suite proves the check fails on a forbidden edge.
 Exit status: 0 when every edge is allowed, 1 on a violation (each printed as
@@ -91,9 +95,11 @@ def layer_of(path, folder_of):
     return best
 
 
-def resolve(root, including, target):
-    """The repository-relative path a quoted include names, or None (generated, external)."""
-    candidates = [os.path.join(os.path.dirname(including), target)]
+def resolve(root, including, target, angle=False):
+    """The repository-relative path an include names, or None (generated, external, system).
+    A quoted include is looked up next to the including file first; an angle one only under
+    the include roots."""
+    candidates = [] if angle else [os.path.join(os.path.dirname(including), target)]
     candidates += [os.path.join(r, target) for r in INCLUDE_ROOTS]
     for c in candidates:
         full = os.path.normpath(os.path.join(root, c))
@@ -102,7 +108,7 @@ def resolve(root, including, target):
     return None
 
 
-INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<([^>]+)>)')
 
 
 def main():
@@ -136,12 +142,15 @@ def main():
                 with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
                     lines = f.read().splitlines()
                 if rel == inject_file:
-                    lines.append(f'#include "{inject_include}"')
+                    lines.append(f"#include {inject_include}" if inject_include.startswith("<")
+                                 else f'#include "{inject_include}"')
                 for lineno, line in enumerate(lines, 1):
                     m = INCLUDE_RE.match(line)
                     if not m:
                         continue
-                    dst = resolve(root, rel, m.group(1))
+                    angle = m.group(1) is None
+                    name = m.group(2) if angle else m.group(1)
+                    dst = resolve(root, rel, name, angle)
                     if dst is None:
                         continue
                     dst_layer = layer_of(dst, folder_of)
@@ -149,14 +158,16 @@ def main():
                         continue
                     edges += 1
                     if dst_layer not in allowed[src_layer]:
+                        spelled = f"<{name}>" if angle else f'"{name}"'
                         violations.append(f"{rel}:{lineno}: {src_layer} -> {dst_layer} "
-                                          f"(#include \"{m.group(1)}\"); the layer table allows "
+                                          f"(#include {spelled}); the layer table allows "
                                           f"{src_layer} -> {sorted(allowed[src_layer]) or 'nothing'}")
     for v in violations:
         print(v)
     if args.expect_forbidden:
+        spelled = inject_include if inject_include.startswith("<") else f'"{inject_include}"'
         hit = [v for v in violations
-               if v.startswith(f"{inject_file}:") and f'"{inject_include}"' in v]
+               if v.startswith(f"{inject_file}:") and f"#include {spelled})" in v]
         print(f"check_layers: injected edge {'reported' if hit else 'NOT reported'}",
               file=sys.stderr)
         return 0 if hit else 1
