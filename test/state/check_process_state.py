@@ -34,8 +34,10 @@ import subprocess
 import sys
 
 KEEP_TYPES = set("BbDdVvu")
+# ... and ASan's one-definition-rule indicator, one per instrumented global (a byte beside a
+# global the table already lists, not state of its own).
 COMPILER_PREFIXES = ("guard variable for ", "vtable for ", "typeinfo for ", "typeinfo name for ",
-                     "VTT for ", "construction vtable for ", "DW.ref.")
+                     "VTT for ", "construction vtable for ", "DW.ref.", "__odr_asan.")
 TOOLCHAIN = {"std::__ioinit", "_DYNAMIC", "_GLOBAL_OFFSET_TABLE_", "__TMC_END__", "__dso_handle",
              "__do_global_dtors_aux_fini_array_entry", "__frame_dummy_init_array_entry",
              "__tls_guard", "completed.0", "__bss_start", "_edata", "_end"}
