@@ -65,6 +65,9 @@ struct Registry {
   std::atomic<ThreadState*> ready[kMaxPreArmed] = {};
   std::atomic<uint64_t> ready_cursor{0};
   std::vector<ThreadState*> prearmed;
+  // Where the ring feeder's next pass starts (FeedRings): after a pass that ran out of
+  // budget, at the ring it stopped on.
+  size_t feed_cursor = 0;
 };
 
 std::atomic<Registry*> g_registry{nullptr};
@@ -110,7 +113,7 @@ std::unique_ptr<ThreadRing> TakeRing(Registry* reg, size_t cap) {
       return r;
     }
   }
-  return std::make_unique<ThreadRing>(cap, ArgsCapacityFor(cap) * sizeof(StoredArgs), false);
+  return std::make_unique<ThreadRing>(cap, ArgsCapacityFor(cap) * sizeof(StoredArgs));
 }
 
 // Points the hot fields at `s`'s ring and clears per-session state. Registry mutex held;
@@ -723,6 +726,34 @@ double UpdatedRate(double old_rate, size_t grown_bytes, int64_t dt_ns) {
   return std::max(now_rate, old_rate * std::exp2(-dt / kRateHalfLifeNs));
 }
 
+// Updates `f`'s rates from the writer's progress to (n records, a args slots) at `now_ns`.
+void MeasureWriter(const ThreadRing& ring, ThreadRing::FeedState& f, size_t n, size_t a,
+                   int64_t now_ns, const FeedClock& clock) {
+  if (f.last_ns == 0 && n > 0 && clock.ns_per_tick > 0) {
+    // Seen with records for the first time: the rate since its first record's time on the
+    // steady clock; a writer younger than 10 us is left to the next pass (too few records).
+    const double first_ns =
+        static_cast<double>(clock.ns) -
+        (static_cast<double>(clock.raw) - static_cast<double>(ring.at(0).raw_time)) * clock.ns_per_tick;
+    const double age = static_cast<double>(now_ns) - first_ns;
+    if (age >= 10'000) {
+      f.record_bytes_per_ns =
+          std::max(f.record_bytes_per_ns, static_cast<double>(n * sizeof(RingRecord)) / age);
+      f.args_bytes_per_ns =
+          std::max(f.args_bytes_per_ns, static_cast<double>(a * sizeof(StoredArgs)) / age);
+    }
+  } else if (f.last_ns != 0 && now_ns > f.last_ns) {
+    const int64_t dt = now_ns - f.last_ns;
+    f.record_bytes_per_ns =
+        UpdatedRate(f.record_bytes_per_ns, (n - std::min(n, f.records)) * sizeof(RingRecord), dt);
+    f.args_bytes_per_ns =
+        UpdatedRate(f.args_bytes_per_ns, (a - std::min(a, f.args)) * sizeof(StoredArgs), dt);
+  }
+  f.records = n;
+  f.args = a;
+  f.last_ns = now_ns;
+}
+
 }  // namespace
 
 FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
@@ -730,7 +761,15 @@ FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
   Registry* reg = g_registry.load(std::memory_order_acquire);
   if (reg == nullptr) return pass;
   std::lock_guard<std::mutex> lock(reg->mu);
-  for (ThreadState* s : reg->states) {
+  // One budget for the whole pass, so the registry mutex is held for about one chunk however
+  // many threads record; the pass starts where the last one ran out, so a fast writer early
+  // in the list cannot starve the ones after it.
+  size_t budget = kFeedChunkBytes;
+  const size_t count = reg->states.size();
+  const size_t first = count > 0 ? reg->feed_cursor % count : 0;
+  for (size_t k = 0; k < count; ++k) {
+    const size_t index = (first + k) % count;
+    ThreadState* s = reg->states[index];
     if (s->epoch.load(std::memory_order_acquire) != epoch) continue;
     ThreadRing* ring = s->ring_storage.get();
     // An exited thread's records are in a compact heap copy: nothing to feed.
@@ -738,29 +777,7 @@ FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
     ThreadRing::FeedState& f = ring->feed;
     const size_t n = ring->size();
     const size_t a = s->args_used.load(std::memory_order_relaxed);
-    if (f.last_ns == 0 && n > 0 && clock.ns_per_tick > 0) {
-      // The first record's time on the steady clock; a writer younger than 10 us is left
-      // to the next pass (too few records to say).
-      const double first_ns =
-          static_cast<double>(clock.ns) -
-          (static_cast<double>(clock.raw) - static_cast<double>(ring->at(0).raw_time)) * clock.ns_per_tick;
-      const double age = static_cast<double>(now_ns) - first_ns;
-      if (age >= 10'000) {
-        f.record_bytes_per_ns =
-            std::max(f.record_bytes_per_ns, static_cast<double>(n * sizeof(RingRecord)) / age);
-        f.args_bytes_per_ns =
-            std::max(f.args_bytes_per_ns, static_cast<double>(a * sizeof(StoredArgs)) / age);
-      }
-    } else if (f.last_ns != 0 && now_ns > f.last_ns) {
-      const int64_t dt = now_ns - f.last_ns;
-      f.record_bytes_per_ns =
-          UpdatedRate(f.record_bytes_per_ns, (n - std::min(n, f.records)) * sizeof(RingRecord), dt);
-      f.args_bytes_per_ns =
-          UpdatedRate(f.args_bytes_per_ns, (a - std::min(a, f.args)) * sizeof(StoredArgs), dt);
-    }
-    f.records = n;
-    f.args = a;
-    f.last_ns = now_ns;
+    MeasureWriter(*ring, f, n, a, now_ns, clock);
     const size_t rec_target =
         std::min(std::max(n * sizeof(RingRecord) + LeadBytes(f.record_bytes_per_ns, n > 0),
                           f.last_window_record_bytes),
@@ -769,12 +786,19 @@ FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
         std::min(std::max(a * sizeof(StoredArgs) + LeadBytes(f.args_bytes_per_ns, a > 0),
                           f.last_window_args_bytes),
                  ring->aux_bytes());
-    const size_t got = ring->MakeResident(rec_target, aux_target, kFeedChunkBytes);
+    const bool had_budget = budget > 0;
+    const size_t got = had_budget ? ring->MakeResident(rec_target, aux_target, budget) : 0;
+    budget -= got;
     pass.populated_bytes += got;
-    // Short of the target after a full chunk: run again at once. Short after populating
-    // nothing: out of memory; the writer faults the rest in itself, the feeder does not spin.
-    if (got > 0 && (ring->resident_record_bytes() < rec_target || ring->resident_aux_bytes() < aux_target))
+    const bool short_of_target =
+        ring->resident_record_bytes() < rec_target || ring->resident_aux_bytes() < aux_target;
+    // Short after the budget ran out: run again at once, from this ring. Short after
+    // populating nothing with budget left: out of memory; the writer faults the rest in
+    // itself, the feeder does not spin.
+    if (short_of_target && (got > 0 || !had_budget)) {
+      if (!pass.behind) reg->feed_cursor = index;
       pass.behind = true;
+    }
   }
   return pass;
 }

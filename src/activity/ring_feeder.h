@@ -24,9 +24,9 @@ namespace kairos::internal {
 inline constexpr int64_t kFeedLeadNs = 32'000'000;
 inline constexpr size_t kFeedMinLeadBytes = 256u << 10;
 inline constexpr size_t kFeedMaxLeadBytes = 64u << 20;
-// Bytes one pass populates in one ring at most: bounds how long a pass holds the recorder's
-// registry mutex (which a thread's first record outside a pre-armed state, and thread exit,
-// wait for) to about 1 ms at 2.5 us per page.
+// Bytes one pass populates at most, all rings together: bounds how long a pass holds the
+// recorder's registry mutex (which a thread's first record outside a pre-armed state, and
+// thread exit, wait for) to about 1 ms at 2.5 us per page, however many threads record.
 inline constexpr size_t kFeedChunkBytes = 1u << 20;
 inline constexpr int kFeedPeriodMs = 1;
 // How long a warm-up may spend making remembered leads resident before the window opens.

@@ -28,7 +28,7 @@ size_t PageSize() {
 
 }  // namespace
 
-ThreadRing::ThreadRing(size_t capacity, size_t aux_bytes, bool prefault) {
+ThreadRing::ThreadRing(size_t capacity, size_t aux_bytes) {
   if (capacity == 0) return;
   const size_t record_bytes = capacity * sizeof(RingRecord);
   if (record_bytes / sizeof(RingRecord) != capacity) return;  // overflow
@@ -51,7 +51,6 @@ ThreadRing::ThreadRing(size_t capacity, size_t aux_bytes, bool prefault) {
   aux_ = static_cast<uint8_t*>(p) + record_bytes;
   aux_bytes_ = aux_bytes;
   capacity_ = capacity;
-  if (prefault) Prefault();
 }
 
 ThreadRing::~ThreadRing() {
@@ -120,12 +119,6 @@ size_t ThreadRing::MakeResident(size_t record_bytes, size_t aux_bytes, size_t bu
   return done;
 }
 
-void ThreadRing::Prefault() {
-  // The records and the first quarter of the side area (args slots, see ArgsCapacityFor): the
-  // rest of it is used only by ranges with args on most pushes.
-  MakeResident(record_bytes(), aux_bytes_ / 4 + 1, ~size_t{0});
-}
-
 void ThreadRing::ReleaseBeyond(size_t keep_record_bytes) {
   if (!mapped_ || records_ == nullptr) return;
   const size_t page = PageSize();
@@ -160,7 +153,7 @@ void ThreadRing::ReleaseBeyond(size_t keep_record_bytes) {
 ThreadRing* ThreadRing::CompactCopy(size_t records, size_t aux_bytes) const {
   if (records > capacity_) records = capacity_;
   if (aux_bytes > aux_bytes_) aux_bytes = aux_bytes_;
-  auto* copy = new (std::nothrow) ThreadRing(records, aux_bytes, false);
+  auto* copy = new (std::nothrow) ThreadRing(records, aux_bytes);
   if (copy == nullptr) return nullptr;
   if (records > 0 && copy->capacity_ != records) {
     delete copy;

@@ -5,7 +5,7 @@
 // an acquire load of the write index. Reset/ReleaseBeyond are called either by the producer
 // or by the controller thread under the recorder's registry mutex while the epoch the
 // producer would record under is not the one the buffer serves (see cpu_recorder.cc), never
-// while the collector reads it. MakeResident/Prefault are called under the registry mutex,
+// while the collector reads it. MakeResident is called under the registry mutex,
 // also by the ring feeder while the producer appends (they never write a byte).
 #ifndef KAIROS_SRC_ACTIVITY_THREAD_RING_H_
 #define KAIROS_SRC_ACTIVITY_THREAD_RING_H_
@@ -46,10 +46,10 @@ static_assert(alignof(RingRecord) == 8, "RingRecord alignment");
 // thread that read a stale epoch lands in a fresh zero page instead of freed memory).
 class ThreadRing {
  public:
-  // Allocates `capacity` records plus `aux_bytes` (address space only, for mapped buffers);
-  // with `prefault`, makes every record page resident now (Prefault). Allocation failure leaves capacity 0 (every append
-  // is dropped and counted), never throws.
-  ThreadRing(size_t capacity, size_t aux_bytes, bool prefault);
+  // Allocates `capacity` records plus `aux_bytes` (address space only, for mapped buffers: the
+  // ring feeder makes them resident as they are used, MakeResident). Allocation failure
+  // leaves capacity 0 (every append is dropped and counted), never throws.
+  ThreadRing(size_t capacity, size_t aux_bytes);
   ~ThreadRing();
   ThreadRing(const ThreadRing&) = delete;
   ThreadRing& operator=(const ThreadRing&) = delete;
@@ -81,9 +81,6 @@ class ThreadRing {
   // hold the registry mutex); returns the bytes populated. Never changes a byte: pages the
   // writer already reached keep what it wrote. A no-op for heap buffers (resident).
   size_t MakeResident(size_t record_bytes, size_t aux_bytes, size_t budget);
-  // Touches every page of the records and the first quarter of the side area (tests, and
-  // buffers too small to grow in steps).
-  void Prefault();
   // Returns the pages past the first `keep_record_bytes` of records (and past the first page
   // of the side area) to the kernel: contents there become zero; the buffer stays usable and
   // refaults on use. Only for mapped buffers; a no-op for small heap ones.

@@ -12,6 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <thread>
@@ -38,7 +40,7 @@ RingRecord Rec(uint32_t i) {
 
 TEST_CASE("MakeResident populates exactly the pages asked, and never changes a byte") {
   constexpr size_t kCap = 1u << 20;  // 24 MiB of records, mapped
-  ThreadRing ring(kCap, 4u << 20, false);
+  ThreadRing ring(kCap, 4u << 20);
   REQUIRE(ring.mapped());
   const void* base = &ring.at(0);
   CHECK(ResidentPages(base, ring.record_bytes()) == 0);
@@ -74,7 +76,9 @@ TEST_CASE("MakeResident populates exactly the pages asked, and never changes a b
 
 TEST_CASE("ReleaseBeyond returns every page past the head and keeps the head's bytes") {
   constexpr size_t kCap = 1u << 18;  // 6 MiB of records
-  ThreadRing ring(kCap, 1u << 20, true);
+  ThreadRing ring(kCap, 1u << 20);
+  // Everything resident, as after a long window: the records and a quarter of the args.
+  ring.MakeResident(ring.record_bytes(), ring.aux_bytes() / 4 + 1, ~size_t{0});
   REQUIRE(ring.resident());
   const void* base = &ring.at(0);
   const size_t all = ResidentPages(base, ring.record_bytes());
@@ -289,6 +293,51 @@ TEST_CASE("an idle thread's ring keeps only its head; args slots grow only when 
   g_cpu_epoch.store(0, std::memory_order_release);
   rec.Reset();
   });
+}
+
+TEST_CASE("one pass populates one chunk for all rings together, and every ring gets its turn") {
+  // Four busy writers: a pass holds the registry mutex for one chunk, not four, and the
+  // next pass starts where the last stopped, so the fourth writer is not starved.
+  constexpr size_t kRecords = 4u << 20;
+  CpuRecorder rec(CpuRecorderOptions{kRecords, 8, 0});
+  const uint32_t epoch = RecordWithoutFeeder(rec, kRecords);
+  std::atomic<int> ready{0};
+  std::atomic<bool> done{false};
+  std::vector<ThreadRing*> rings(4, nullptr);
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < 20000; ++i) {
+        PushRange("w");
+        PopRange();
+      }
+      rings[w] = t_thread_state->ring_storage.get();
+      ready.fetch_add(1);
+      while (!done.load()) std::this_thread::yield();  // alive: an exited thread is not fed
+    });
+  }
+  while (ready.load() != 4) std::this_thread::yield();
+  FeedRings(epoch, 1'000'000'000);
+  // 40,000 records (960 KB) in 10 ms each: 0.096 B/ns, a lead of 3.07 MB per ring.
+  int passes = 0;
+  uint64_t most = 0;
+  for (bool behind = true; behind && passes < 100; ++passes) {
+    const FeedPass p = FeedRings(epoch, 1'010'000'000);
+    most = std::max(most, p.populated_bytes);
+    behind = p.behind;
+  }
+  CHECK(most <= kFeedChunkBytes);
+  CHECK(passes < 100);
+  for (ThreadRing* r : rings) {
+    REQUIRE(r != nullptr);
+    const size_t used = r->size() * sizeof(RingRecord);
+    CHECK(r->resident_record_bytes() >=
+          std::min(r->record_bytes(), used + static_cast<size_t>(r->feed.record_bytes_per_ns * kFeedLeadNs)));
+  }
+  done = true;
+  for (auto& t : writers) t.join();
+  g_cpu_epoch.store(0, std::memory_order_release);
+  rec.Reset();
 }
 
 TEST_CASE("a session's feeder populates beside a writer without changing a record") {
