@@ -777,6 +777,7 @@ FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
     ThreadRing::FeedState& f = ring->feed;
     const size_t n = ring->size();
     const size_t a = s->args_used.load(std::memory_order_relaxed);
+    if (f.last_ns == 0 && n > 0) pass.young = true;
     MeasureWriter(*ring, f, n, a, now_ns, clock);
     const size_t rec_target =
         std::min(std::max(n * sizeof(RingRecord) + LeadBytes(f.record_bytes_per_ns, n > 0),
@@ -798,6 +799,12 @@ FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
     if (short_of_target && (got > 0 || !had_budget)) {
       if (!pass.behind) reg->feed_cursor = index;
       pass.behind = true;
+    }
+    if (f.record_bytes_per_ns > 0) {
+      const size_t used = n * sizeof(RingRecord);
+      const size_t margin = ring->resident_record_bytes() > used ? ring->resident_record_bytes() - used : 0;
+      pass.margin_ns = std::min(
+          pass.margin_ns, static_cast<int64_t>(static_cast<double>(margin) / f.record_bytes_per_ns));
     }
   }
   return pass;

@@ -2,6 +2,7 @@
 // Layer: kairos_activity. Threading: see ring_feeder.h.
 #include "activity/ring_feeder.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "activity/cpu_recorder.h"
@@ -52,7 +53,13 @@ void RingFeeder::Loop(uint32_t epoch) {
     passes_.fetch_add(1, std::memory_order_relaxed);
     lock.lock();
     if (pass.behind) continue;  // a writer outruns the chunk bound: no sleep
-    cv_.wait_for(lock, std::chrono::milliseconds(kFeedPeriodMs), [this] { return stop_; });
+    int64_t sleep_ns = int64_t{kFeedIdlePeriodMs} * 1'000'000;
+    if (pass.young || clock.ns - ns0 < kFeedEagerNs) {
+      sleep_ns = int64_t{kFeedPeriodMs} * 1'000'000;
+    } else if (pass.margin_ns != INT64_MAX) {
+      sleep_ns = std::clamp<int64_t>(pass.margin_ns / 4, int64_t{kFeedPeriodMs} * 1'000'000, sleep_ns);
+    }
+    cv_.wait_for(lock, std::chrono::nanoseconds(sleep_ns), [this] { return stop_; });
   }
 }
 
