@@ -3,6 +3,8 @@
 // Threading: see cupti_convert.h.
 #include "activity/cupti_convert.h"
 
+#include <absl/container/flat_hash_set.h>
+
 #include <algorithm>
 #include <string>
 
@@ -494,11 +496,12 @@ void CuptiConverter::OnExternalCorrelation(const uint8_t* p) {
   external_.insert_or_assign(r->correlationId, r->externalId);
 }
 
-void CuptiConverter::DropAfter(int64_t end_ns) {
+template <typename Pred>
+void CuptiConverter::DropEvents(Pred drop) {
   std::vector<uint32_t> remap(waits_.empty() ? 0 : events_.size(), kUnresolved);
   size_t kept = 0;
   for (size_t i = 0; i < events_.size(); ++i) {
-    if (events_[i].end_ns > end_ns) continue;
+    if (drop(events_[i])) continue;
     if (!remap.empty()) remap[i] = static_cast<uint32_t>(kept);
     events_[kept++] = events_[i];
   }
@@ -511,6 +514,22 @@ void CuptiConverter::DropAfter(int64_t end_ns) {
     if (remap[index] != kUnresolved) waits_[w++] = {remap[index], sync_id};
   }
   waits_.resize(w);
+}
+
+void CuptiConverter::DropAfter(int64_t end_ns) {
+  DropEvents([end_ns](const Event& e) { return e.end_ns > end_ns; });
+}
+
+void CuptiConverter::DropLaunchedAfter(int64_t edge_ns) {
+  absl::flat_hash_set<uint32_t> late;
+  for (const Event& e : events_) {
+    const bool api = e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver;
+    if (api && e.start_ns > edge_ns && e.correlation != 0) late.insert(e.correlation);
+  }
+  DropEvents([&](const Event& e) {
+    const bool api = e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver;
+    return (api && e.start_ns > edge_ns) || (e.correlation != 0 && late.contains(e.correlation));
+  });
 }
 
 void CuptiConverter::ShiftTime(int64_t delta_ns) {

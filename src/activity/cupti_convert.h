@@ -154,6 +154,11 @@ class CuptiConverter {
   // Drops (as out_of_range) events that end after `end_ns`: the window's end is known only
   // once recording has stopped.
   void DropAfter(int64_t end_ns);
+  // Drops (as out_of_range) runtime/driver calls that start after `edge_ns`, the window's
+  // exact closing edge (a step boundary), and the GPU work they launched: CUPTI keeps
+  // recording until the session thread stops it, so a launch of the next step would
+  // otherwise appear in the trace, with its kernel when the GPU finished it in time.
+  void DropLaunchedAfter(int64_t edge_ns);
   // Adds `delta_ns` to every event's start/end and every kernel's queued time.
   void ShiftTime(int64_t delta_ns);
   void Clear();
@@ -172,6 +177,10 @@ class CuptiConverter {
 
  private:
   uint32_t Track(TrackType type, uint32_t device, uint32_t id, bool by_context);
+  // Removes the events `drop` selects, keeping order and the waits_ indexes; counted as
+  // out_of_range.
+  template <typename Pred>
+  void DropEvents(Pred drop);
   StringId ApiName(bool runtime, uint32_t cbid);
   StringId KernelName(const char* mangled);
   StringId MemcpyName(uint8_t copy_kind, uint8_t src, uint8_t dst);

@@ -322,6 +322,9 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
     Fail(std::string(s.message()));
     return absl::OkStatus();
   }
+  // Stamped once every kind is on: from here nothing is missed. The first enable of a process
+  // can take long on a real GPU (CUPTI sets up tracing on the device).
+  enabled_raw_ = ReadRawClock();
   active_ = true;
   return absl::OkStatus();
 }
@@ -555,6 +558,7 @@ void CuptiSource::Collect(TraceData& data) {
   }
   data.AddStat("cupti_link_overflow", links_.overflow());
   if (cupti_offset_ != 0) converter_->ShiftTime(-cupti_offset_);  // back to the session clock
+  if (window_edge_end_ns_ != INT64_MAX) converter_->DropLaunchedAfter(window_edge_end_ns_);
   const MergeResult m = MergeIntoTraceData(*converter_, data);
   AddCollectives(data);
   ProjectGpuAnnotations(data);
@@ -568,14 +572,38 @@ void CuptiSource::Collect(TraceData& data) {
   data.metadata_json.emplace_back("cupti_version", std::to_string(api_->version));
   AddStats(data);
   data.AddStat("cupti_uncorrelated", m.uncorrelated_gpu);
+  if (enabled_late_ns_ > 0) {
+    data.AddStat("cupti_enabled_late_us", static_cast<uint64_t>(enabled_late_ns_ / 1000));
+    data.warnings.push_back(absl::StrCat(
+        "GPU recording was fully on only ", enabled_late_ns_ / 1000, " us after the window "
+        "opened (enabling CUPTI outlasted the warm-up): GPU work launched in that time may be "
+        "missing; raise ACTIVITIES_WARMUP_ITERATIONS"));
+  }
   if (flush_failed_) {
     data.warnings.push_back("CUPTI flush failed at the end of the window; GPU records still "
                             "held by CUPTI are missing");
   }
 }
 
+void CuptiSource::SetWindowEdges(const WindowEdges& edges) {
+  window_edge_end_ns_ = edges.clock != nullptr && edges.end_raw != ~0ull
+                            ? edges.clock->ToUnixNs(edges.end_raw)
+                            : INT64_MAX;
+  // An iteration window opens at a step boundary the training thread crosses on its own; when
+  // enabling CUPTI took longer than the warm-up iterations, the first launches of the window
+  // came before any record could be made. They cannot be counted one by one, so the trace
+  // says how long the gap was.
+  enabled_late_ns_ = 0;
+  if (edges.clock != nullptr && enabled_raw_ > edges.start_raw && edges.start_raw != 0) {
+    enabled_late_ns_ = edges.clock->ToUnixNs(enabled_raw_) - edges.clock->ToUnixNs(edges.start_raw);
+  }
+}
+
 void CuptiSource::Reset() {
   std::lock_guard<std::mutex> totals_lock(totals_mu_);
+  window_edge_end_ns_ = INT64_MAX;
+  enabled_raw_ = 0;
+  enabled_late_ns_ = 0;
   Teardown();
   window_holds_cupti_ = false;
   std::string why;

@@ -76,6 +76,8 @@ class CuptiSource : public TraceSource {
   void StartRecording(int64_t window_start_ns) override;
   void StopRecording(int64_t window_end_ns) override;
   void Collect(TraceData& data) override;
+  // The exact closing edge (a step boundary or the duration's end), set before Collect.
+  void SetWindowEdges(const WindowEdges& edges) override;
   void Reset() override;
 
   // ---- Telemetry totals (docs/TELEMETRY.md) ----
@@ -153,6 +155,10 @@ class CuptiSource : public TraceSource {
   std::atomic<bool> nccl_capture_{false};
   int64_t window_start_ = 0;
   int64_t window_end_ = INT64_MAX;  // in CUPTI's timebase
+  // The window's closing edge in the session clock: launches after it are not in the window.
+  int64_t window_edge_end_ns_ = INT64_MAX;
+  uint64_t enabled_raw_ = 0;      // raw clock once StartWarmup had enabled every kind
+  int64_t enabled_late_ns_ = 0;   // how long after the window's start edge that was
   int64_t cupti_offset_ = 0;         // CUPTI clock - CLOCK_REALTIME, measured at the edges
   bool own_timestamps_ = false;      // CUPTI took our timestamp callback: offset 0 by definition
   // Counters written by the worker, read by the session thread after Drain().

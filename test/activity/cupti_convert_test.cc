@@ -4,6 +4,7 @@
 #include "activity/cupti_convert.h"
 
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "cupti_records.h"
 
@@ -161,6 +162,28 @@ TEST_CASE("window bounds, bad timestamps and the event-store bound are counted",
   c.DropAfter(1400);
   REQUIRE(c.events().size() == 1);
   CHECK(c.stats().out_of_range == 3);
+}
+
+TEST_CASE("launches after the window's closing edge go, with the GPU work they launched",
+          "[cupti_convert]") {
+  RecordBuffer buf;
+  buf.Add(testing::Runtime(211, 1, 1000, 1010));   // launch inside the window
+  buf.Add(testing::Kernel(1, 1500, 2600, kMatmul));  // its kernel ends after the edge: kept
+  buf.Add(testing::Runtime(211, 2, 1990, 2010));   // starts before the edge, ends after: kept
+  buf.Add(testing::Kernel(2, 2100, 2200, kMatmul));
+  buf.Add(testing::Runtime(211, 3, 2050, 2060));   // the next step's launch: dropped
+  buf.Add(testing::Kernel(3, 2300, 2400, kMatmul));  // and its kernel
+  buf.Add(testing::Memcpy(4, 2500, 2550, 64));       // launch not recorded: kept, uncorrelated
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(buf.data(), buf.size());
+  REQUIRE(c.events().size() == 7);
+  c.DropLaunchedAfter(2000);
+  REQUIRE(c.events().size() == 5);
+  std::vector<uint32_t> corr;
+  for (const Event& e : c.events()) corr.push_back(e.correlation);
+  CHECK(corr == std::vector<uint32_t>{1, 1, 2, 2, 4});
+  CHECK(c.stats().out_of_range == 2);
+  CHECK(c.stats().events == 5);
 }
 
 TEST_CASE("a truncated tail or an unknown kind stops the walk and is counted",

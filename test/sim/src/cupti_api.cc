@@ -6,8 +6,11 @@
 // driver is present; KAIROS_SIM_CUPTI_FAIL can force any call to fail.
 #include <cupti.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "cupti_core.h"
 #include "cupti_entry.h"
@@ -113,6 +116,13 @@ KSIM_PUBLIC CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequ
 
 KSIM_PUBLIC CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
   KSIM_CUPTI_ENTRY("cuptiActivityEnable");
+  // KAIROS_SIM_CUPTI_ENABLE_DELAY_MS: the process's first enable is slow, as the real one's
+  // first call sets up tracing on the device. The kind is on only when the call returns.
+  static std::atomic<bool> first_enable{true};
+  if (first_enable.exchange(false)) {
+    const int ms = kairos::sim::EnvInt("KAIROS_SIM_CUPTI_ENABLE_DELAY_MS", 0);
+    if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  }
   return SetKind(kind, 1);
 }
 
