@@ -184,6 +184,10 @@ def main():
         stats = t.get("kairos_stats") or {}
         dropped = {k: v for k, v in stats.items() if "drop" in k and isinstance(v, (int, float)) and v}
         c.add("no_drops", not dropped, json.dumps(dropped) if dropped else "no dropped records")
+        late = stats.get("cupti_enabled_late_us")
+        c.add("recording_on_at_window_start", not late,
+              "GPU recording fully on %s us after the window opened" % late if late else
+              "GPU recording on before the window opened")
         if a.steps is not None:
             n = sum(1 for e in ev if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#"))
             c.add("steps", n == a.steps, "%d ProfilerStep# ranges (expected %d)" % (n, a.steps))

@@ -150,14 +150,16 @@ part_info() {
 }
 
 tl_kernels="forward_gemm=80 forward_layernorm=80 backward_gemm_dgrad=80 backward_gemm_wgrad=80 AllReduce=20 adam_update=20"
-tl_config() { echo "PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=20;ACTIVITIES_WARMUP_ITERATIONS=1;ACTIVITIES_LOG_FILE=$1;KAIROS_SUMMARY=file"; }
+# Steps are ~1 ms here; the first cuptiActivityEnable of a process can take far longer on a
+# GPU, so 100 warm-up iterations (the trace reports a warm-up that was too short anyway).
+tl_config() { echo "PROFILE_START_ITERATION=105;ACTIVITIES_ITERATIONS=20;ACTIVITIES_WARMUP_ITERATIONS=100;ACTIVITIES_LOG_FILE=$1;KAIROS_SUMMARY=file"; }
 part_a_trace() {
   local rc=0
-  "$cuda/train_loop" 30 || { echo "FAIL untraced train_loop exited $?"; rc=1; }
-  LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="$(tl_config "$out/a_preload.json")" "$cuda/train_loop" 30 || rc=1
+  "$cuda/train_loop" 130 || { echo "FAIL untraced train_loop exited $?"; rc=1; }
+  LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="$(tl_config "$out/a_preload.json")" "$cuda/train_loop" 130 || rc=1
   "$py" "$check" "$(trace_of "$out/a_preload")" --steps 20 --kernels $tl_kernels --memcpy 20 \
     --json "$out/a_preload.check.json" || rc=1
-  CUDA_INJECTION64_PATH="$libk" KAIROS_CONFIG_TEXT="$(tl_config "$out/a_inject.json")" "$cuda/train_loop" 30 || rc=1
+  CUDA_INJECTION64_PATH="$libk" KAIROS_CONFIG_TEXT="$(tl_config "$out/a_inject.json")" "$cuda/train_loop" 130 || rc=1
   "$py" "$check" "$(trace_of "$out/a_inject")" --steps 20 --kernels $tl_kernels --memcpy 20 \
     --json "$out/a_inject.check.json" || rc=1
   echo "DETAIL preload and injection: $(grep -h '^PASS\|^FAIL' "$out/a_trace.log" 2>/dev/null | grep -c PASS) checks passed"
@@ -166,7 +168,7 @@ part_a_trace() {
 
 part_b_pm() {
   local m="sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
-  LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=10;ACTIVITIES_ITERATIONS=$((duty_steps - 20));ACTIVITIES_WARMUP_ITERATIONS=2;CUPTI_PM_SAMPLING_METRICS=$m;KAIROS_PM_SAMPLING_INTERVAL_US=1000;ACTIVITIES_LOG_FILE=$out/b_pm.json" \
+  LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=30;ACTIVITIES_ITERATIONS=$((duty_steps - 40));ACTIVITIES_WARMUP_ITERATIONS=25;CUPTI_PM_SAMPLING_METRICS=$m;KAIROS_PM_SAMPLING_INTERVAL_US=1000;ACTIVITIES_LOG_FILE=$out/b_pm.json" \
     "$cuda/duty_cycle" "$duty_steps" 2000 2000 || { echo "FAIL duty_cycle exited"; return 1; }
   local t
   t=$(trace_of "$out/b_pm")
@@ -207,8 +209,8 @@ PY
 }
 
 part_d_memory() {
-  LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=20;ACTIVITIES_WARMUP_ITERATIONS=1;PROFILE_PROFILE_MEMORY=true;ACTIVITIES_LOG_FILE=$out/d_memory.json" \
-    "$cuda/alloc_pattern" 30 || { echo "FAIL alloc_pattern exited"; return 1; }
+  LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=25;ACTIVITIES_ITERATIONS=20;ACTIVITIES_WARMUP_ITERATIONS=20;PROFILE_PROFILE_MEMORY=true;ACTIVITIES_LOG_FILE=$out/d_memory.json" \
+    "$cuda/alloc_pattern" 50 || { echo "FAIL alloc_pattern exited"; return 1; }
   # 20 whole steps: 5 allocations and 4 frees each (alloc_pattern.cu).
   "$py" "$check" "$(trace_of "$out/d_memory")" --steps 20 --memory 100,80 --json "$out/d_memory.check.json"
 }
