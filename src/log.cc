@@ -1,6 +1,8 @@
 // File: log.cc — see log.h.
 #include "log.h"
 
+#include "dcheck.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -92,6 +94,24 @@ int64_t MonotonicNs() {
 void WriteLogLine(std::string_view prefix, std::string_view text, std::string_view suffix) {
   WriteSanitisedLine(prefix, text, suffix);
 }
+
+namespace internal {
+namespace {
+std::atomic<uint64_t> g_invariant_breaks{0};
+}  // namespace
+
+void NoteInvariantBreak(const char* file, int line, const char* cond, const char* msg) {
+  const uint64_t n = g_invariant_breaks.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n <= kLoggedInvariantBreaks) {
+    Log(LogLevel::kError,
+        "internal invariant broken at %s:%d: %s (%s); kairos carries on, counted in "
+        "kairos_stats invariant_breaks%s: please report it",
+        file, line, cond, msg, n == kLoggedInvariantBreaks ? " (later breaks: counted only)" : "");
+  }
+}
+
+uint64_t InvariantBreaks() { return g_invariant_breaks.load(std::memory_order_relaxed); }
+}  // namespace internal
 
 void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
 LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }

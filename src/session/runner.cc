@@ -93,6 +93,7 @@ void Profiler::WaitForWake(std::unique_lock<std::mutex>& lock) {
 }
 
 void Profiler::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
+  KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   std::vector<TraceSource*> sources;
   for (auto& s : sources_) sources.push_back(s.get());
   const Config config = active_.config;
@@ -123,6 +124,7 @@ void Profiler::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
 }
 
 void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
+  KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   const WindowPlan& plan = sched_.plan();
   w.start_raw = 0;
   if (plan.iteration_mode) {
@@ -156,6 +158,7 @@ void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
 }
 
 void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
+  KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   KAIROS_DCHECK(sched_.state() == SessionState::kFlushing, "close runs in Flushing");
   // A stop that arrived between the transition to Recording and the runner's open replaced
   // the owed open: open now, so the sources see the usual sequence.
@@ -193,6 +196,7 @@ void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
 }
 
 void Profiler::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
+  KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   g_step_wake_at.store(kNever);
   const Outcome outcome = sched_.outcome();
   std::vector<TraceSource*> all;
@@ -210,6 +214,7 @@ void Profiler::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
 }
 
 uint64_t Profiler::CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_t it) {
+  KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   // The tick that moved the session reads g_iteration without the step's hook: the runner can
   // count a boundary between StepHook's increment and its OnStepBoundary, which then waits for
   // this mutex. Taking this thread's clock instead moved the window edge past the boundary (at

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "config/env.h"
 #include "config/output_path.h"
+#include "dcheck.h"
 #include "log.h"
 #include "output/writer.h"
 #include "report/report.h"
@@ -69,6 +70,9 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
   data.warnings = std::move(request.warnings);
 
   for (TraceSource* s : request.sources) s->Collect(data);  // registration order: cpu first
+  // A release build's broken invariant (dcheck.h) is in every later trace, not only a log line.
+  if (const uint64_t breaks = internal::InvariantBreaks(); breaks != 0)
+    data.AddStat("invariant_breaks", breaks);
   data.SortTracks();
   data.base_time_ns = TraceBaseTimeNs(ProcessBaseTimeNs(), EarliestTimestampNs(data));
   for (TraceSource* s : request.sources) s->Reset();
