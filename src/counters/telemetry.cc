@@ -181,8 +181,10 @@ absl::Status Telemetry::BeginLocked(bool late) {
   // The default name is predictable (host, pid) in a shared directory: never follow a symlink
   // planted there, never block on a FIFO, and append only to a regular file, the rules the
   // trace sink keeps (docs/OUTPUT.md); whole lines only, bounded by rotation (line_log.h).
-  if (absl::Status s = log_.Open(options_.path, options_.max_file_bytes); !s.ok())
-    return absl::UnavailableError(absl::StrCat("telemetry: ", s.message(), "; telemetry off"));
+  if (!options_.path.empty()) {
+    if (absl::Status s = log_.Open(options_.path, options_.max_file_bytes); !s.ok())
+      return absl::UnavailableError(absl::StrCat("telemetry: ", s.message(), "; telemetry off"));
+  }
   if (options_.platform) platform_ = options_.platform();  // decided now: CUDA may be new
   int n = platform_ ? std::max(platform_->DeviceCount(), 1) : 1;
   if (options_.device) {
@@ -330,6 +332,10 @@ void Telemetry::Tick(int64_t now_ns) {
     absl::StrAppend(&out, TelemetryLine(r), "\n");
   }
   last_ns_ = now_ns;
+  if (sink_ && !sink_(out) && sink_failures_++ == 0)
+    KAIROS_LOG_WARNING("telemetry: the daemon did not take this interval's lines (gone, or its "
+                       "queue is full); later refusals are counted only");
+  if (options_.path.empty()) return;
   // One write per interval; a full disk loses whole lines (the next written line says how
   // many), never leaves half a line, never blocks long. One warning per run of failures.
   if (log_.Append(out, gpus_.size())) {
@@ -342,6 +348,11 @@ void Telemetry::Tick(int64_t now_ns) {
     KAIROS_LOG_WARNING("telemetry: cannot write '%s' (disk full?); lines are lost until it can",
                        options_.path.c_str());
   }
+}
+
+void Telemetry::SetSink(Sink sink) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sink_ = std::move(sink);
 }
 
 void Telemetry::Finish() {

@@ -107,7 +107,7 @@ struct TelemetryActivity {
 struct TelemetryOptions {
   int64_t interval_ns = 0;        // > 0
   int64_t sample_interval_ns = 100000000;  // PM sampling period while outside windows
-  std::string path;               // appended to; created 0644
+  std::string path;               // appended to; created 0644; "" = no file (sink only)
   // PATH is renamed to PATH.1 (replacing it) before it would grow past this; 0 = never.
   uint64_t max_file_bytes = 64u << 20;
   std::string host;
@@ -152,6 +152,13 @@ class Telemetry {
   // Writes the lines of the interval that ends at `now_ns` rounded down to a whole ms (the
   // thread's step; activity records are counted per ms of their end).
   void Tick(int64_t now_ns);
+
+  // Where each interval's lines go besides the file: `kairos daemon --metrics-port` (the
+  // daemon client sends them as one "tlm" datagram). Called on the writer thread with the
+  // interval's lines (newline-terminated), under mu_: it must not block (one non-blocking
+  // send). May be set before or after Start; replaces the previous one.
+  using Sink = std::function<bool(const std::string& lines)>;
+  void SetSink(Sink sink);
 
   // Process exit: stops the thread and writes the lines of the partial interval since the
   // last edge (a job shorter than one interval still gets its lines). Later calls do nothing.
@@ -199,6 +206,8 @@ class Telemetry {
   int64_t last_anchor_unix_ns_ = 0;
   uint64_t last_anchor_raw_ = 0;
   bool write_warned_ = false;  // one warning per run of failed writes
+  Sink sink_;
+  uint64_t sink_failures_ = 0;  // intervals the sink refused (the daemon's queue was full)
 };
 
 }  // namespace kairos

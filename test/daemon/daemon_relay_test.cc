@@ -47,6 +47,7 @@ class RunningRelay {
     close(stop_[1]);
   }
   int port() const { return relay_->rpc_port(); }
+  int metrics_port() const { return relay_->metrics_port(); }
   const RelayStats& stats() const { return relay_->stats(); }  // read after Stop()
   absl::StatusOr<std::string> Rpc(const std::string& text, int timeout_ms = 3000) {
     return CallRpc("127.0.0.1", port(), text, timeout_ms);
@@ -321,6 +322,131 @@ TEST_CASE("trigger client: clear errors for no relay and for a relay that dies m
   close(listener);
   REQUIRE_FALSE(r.ok());
   CHECK(std::string(r.status().message()) == "connection closed without a (complete) reply");
+}
+
+
+// --- /metrics (docs/FLEET.md) ---
+
+int ConnectLoopback(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  return fd;
+}
+
+// Sends `request`, reads until the server closes (or 3 s pass) and returns what came.
+std::string HttpExchange(int port, const std::string& request) {
+  const int fd = ConnectLoopback(port);
+  size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may close on an oversized head before reading it all
+    sent += static_cast<size_t>(n);
+  }
+  std::string out;
+  char buf[65536];
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 3000) <= 0) break;
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+std::string Scrape(int port) {
+  return HttpExchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+}
+
+std::string TelemetryLineFor(int32_t pid, int64_t job) {
+  return "{\"ts_ns\":1790000010000000000,\"host\":\"h\",\"pid\":" + std::to_string(pid) +
+         ",\"job_id\":" + std::to_string(job) +
+         ",\"rank\":0,\"device\":0,\"interval_ns\":1000000000,\"gpu_busy_pct\":50,"
+         "\"sm_active_pct\":42.5,\"achieved_occupancy_pct\":null,\"tensor_active_pct\":null,"
+         "\"dram_throughput_pct\":null,\"kernels\":7,\"memcpy_bytes\":0,\"steps\":1,"
+         "\"step_time_ms_p50\":null}\n";
+}
+
+TEST_CASE("relay metrics: a polling process is offered telemetry and its lines are served") {
+  const std::string name = UniqueEndpoint("metrics");
+  RelayOptions o = Options(name);
+  o.metrics_port = 0;
+  o.metrics_interval_secs = 7;
+  RunningRelay relay(o);
+  REQUIRE(relay.metrics_port() > 0);
+  FakeEndpoint p(UniqueEndpoint("p")), stranger(UniqueEndpoint("s"));
+  // The poll's reply, then the offer, from the daemon's address.
+  CHECK(Poll(p, name, 5, {4001, 900}) == proto::EncodeDaemonConfigReply(""));
+  const std::string offer = p.Receive(3000);
+  CHECK(offer == proto::EncodeDaemonTelemetry("interval_secs=7"));
+  auto relay_addr = proto::MakeDaemonAddress(name, "");
+  REQUIRE(p.SendTo(proto::EncodeDaemonTelemetry(TelemetryLineFor(4001, 5)), relay_addr->addr,
+                   relay_addr->length));
+  // A process the daemon does not know (never polled), and garbage.
+  REQUIRE(stranger.SendTo(proto::EncodeDaemonTelemetry(TelemetryLineFor(4002, 5)),
+                          relay_addr->addr, relay_addr->length));
+  REQUIRE(stranger.SendTo(proto::EncodeDaemonTelemetry("{\"pid\":"), relay_addr->addr,
+                          relay_addr->length));
+  // The datagrams are handled in order: a poll after them answers once they are taken.
+  CHECK(Poll(p, name, 5, {4001, 900}) == proto::EncodeDaemonConfigReply(""));
+  CHECK(p.Receive(200).empty());  // it sends telemetry now: no second offer
+  const std::string response = Scrape(relay.metrics_port());
+  CHECK(response.rfind("HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n", 0) == 0);
+  CHECK(response.find("\nkairos_gpu_sm_active_ratio{host=\"") != std::string::npos);
+  CHECK(response.find("\",job_id=\"5\",rank=\"0\",device=\"0\",gpu_uuid=\"\",pid=\"4001\"} 0.425\n") !=
+        std::string::npos);
+  CHECK(response.find("pid=\"4002\"") == std::string::npos);
+  CHECK(response.find(",reason=\"unknown_process\"} 1\n") != std::string::npos);
+  CHECK(response.find(",reason=\"malformed\"} 1\n") != std::string::npos);
+  CHECK(response.find("\nkairos_agent_series{host=\"") != std::string::npos);
+  // Content-Length is the body's length.
+  const size_t head_end = response.find("\r\n\r\n");
+  REQUIRE(head_end != std::string::npos);
+  const size_t cl = response.find("Content-Length: ");
+  CHECK(std::stoul(response.substr(cl + 16)) == response.size() - head_end - 4);
+  relay.Stop();
+  CHECK(relay.stats().telemetry_datagrams == 3);
+  CHECK(relay.stats().telemetry_offers == 1);
+  CHECK(relay.stats().scrapes == 1);
+}
+
+TEST_CASE("relay metrics: slow and hostile scrapers never block polls, RPCs or other scrapes") {
+  const std::string name = UniqueEndpoint("hostile");
+  RelayOptions o = Options(name);
+  o.metrics_port = 0;
+  o.rpc_timeout_ms = 60000;  // the silent clients stay connected for the whole test
+  RunningRelay relay(o);
+  // Silent clients (connect, send nothing) and one that sends half a head.
+  std::vector<int> silent;
+  for (int i = 0; i < 5; ++i) silent.push_back(ConnectLoopback(relay.metrics_port()));
+  const int half = ConnectLoopback(relay.metrics_port());
+  REQUIRE(send(half, "GET /met", 8, 0) == 8);
+  FakeEndpoint p(UniqueEndpoint("p"));
+  CHECK(Poll(p, name, 0, {77}) == proto::EncodeDaemonConfigReply(""));
+  CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}", 2000) == "{\"status\":1}");
+  CHECK(Scrape(relay.metrics_port()).rfind("HTTP/1.1 200 OK", 0) == 0);
+  // A huge head is answered 431 and closed, never buffered whole.
+  const std::string huge = "GET /metrics HTTP/1.1\r\nX: " + std::string(1 << 20, 'a');
+  CHECK(HttpExchange(relay.metrics_port(), huge).rfind("HTTP/1.1 431 ", 0) == 0);
+  CHECK(HttpExchange(relay.metrics_port(), "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0) == 0);
+  // More connections than the cap: the extra are refused, scrapes work once they close.
+  std::vector<int> more;
+  for (int i = 0; i < 20; ++i) more.push_back(ConnectLoopback(relay.metrics_port()));
+  CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}", 2000) == "{\"status\":1}");
+  for (int fd : more) close(fd);
+  for (int fd : silent) close(fd);
+  close(half);
+  std::string again;
+  for (int i = 0; i < 50 && again.rfind("HTTP/1.1 200 OK", 0) != 0; ++i) again = Scrape(relay.metrics_port());
+  CHECK(again.rfind("HTTP/1.1 200 OK", 0) == 0);
+  relay.Stop();
+  CHECK(relay.stats().http_dropped >= 4);  // 16 slots: 6 + 20 asked
+  CHECK(relay.stats().http_errors == 2);
 }
 
 }  // namespace
