@@ -316,26 +316,26 @@ void DaemonClient::HandleDatagram(std::string_view bytes, const sockaddr_un& fro
     return;
   }
   absl::StatusOr<internal::DaemonDatagram> datagram = internal::DecodeDaemonDatagram(bytes);
+  std::string why;
   if (datagram.ok() && datagram->kind == internal::DaemonMessageKind::kTelemetry) {
     absl::StatusOr<int64_t> interval = internal::ParseDaemonTelemetryOffer(datagram->payload);
-    if (!interval.ok()) {
-      invalid_datagrams_.fetch_add(1, std::memory_order_relaxed);
-      KAIROS_LOG_WARNING_LIMITED("daemon client: ignored a telemetry offer: %s",
-                                 std::string(interval.status().message()).c_str());
+    if (interval.ok()) {
+      // The first offer decides; a daemon restarted with another interval does not restart
+      // telemetry (it runs for the life of the process).
+      if (telemetry_offers_.fetch_add(1, std::memory_order_relaxed) == 0 &&
+          options_.on_telemetry_offer)
+        options_.on_telemetry_offer(*interval);
       return;
     }
-    // The first offer decides; a daemon restarted with another interval does not restart
-    // telemetry (it runs for the life of the process).
-    if (telemetry_offers_.fetch_add(1, std::memory_order_relaxed) == 0 &&
-        options_.on_telemetry_offer)
-      options_.on_telemetry_offer(*interval);
-    return;
+    why = std::string(interval.status().message());
+  } else if (!datagram.ok()) {
+    why = std::string(datagram.status().message());
+  } else if (datagram->kind != internal::DaemonMessageKind::kRequest) {
+    why = "unexpected \"ctxt\" message";
   }
-  if (!datagram.ok() || datagram->kind != internal::DaemonMessageKind::kRequest) {
+  if (!why.empty()) {
     invalid_datagrams_.fetch_add(1, std::memory_order_relaxed);
-    KAIROS_LOG_WARNING_LIMITED("daemon client: ignored an invalid datagram: %s",
-                       datagram.ok() ? "unexpected \"ctxt\" message"
-                                     : std::string(datagram.status().message()).c_str());
+    KAIROS_LOG_WARNING_LIMITED("daemon client: ignored an invalid datagram: %s", why.c_str());
     return;
   }
   replies_.fetch_add(1, std::memory_order_relaxed);
