@@ -11,12 +11,14 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
 #include "abuse/abuse_util.h"
 #include "daemon_rpc.h"
 #include "daemon_test_util.h"
+#include "trace_hosts.h"
 
 namespace kairos::tools {
 namespace {
@@ -447,6 +449,62 @@ TEST_CASE("relay metrics: slow and hostile scrapers never block polls, RPCs or o
   relay.Stop();
   CHECK(relay.stats().http_dropped >= 4);  // 16 slots: 6 + 20 asked
   CHECK(relay.stats().http_errors == 2);
+}
+
+// --- kairos trace --hosts (trace_hosts.h) ---
+
+TEST_CASE("host list: flags and host files") {
+  auto hosts = ParseHostList("a, b:1779\n# comment, c\n[::1]:9 [fe80::1]\tb:1779 a", 1778);
+  REQUIRE(hosts.ok());
+  std::vector<std::string> labels;
+  for (const HostPort& h : *hosts) labels.push_back(h.Label());
+  CHECK(labels == std::vector<std::string>{"a:1778", "b:1779", "[::1]:9", "[fe80::1]:1778"});
+  for (const char* bad : {"", " # only a comment", "a:", "a:0", "a:65536", "a:12x", "::1",
+                          "[::1", "[::1]x", ":80"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseHostList(bad, 1778).ok());
+  }
+  std::string many;
+  for (size_t i = 0; i <= kMaxHosts; ++i) many += "h" + std::to_string(i) + ",";
+  CHECK_FALSE(ParseHostList(many, 1).ok());
+}
+
+TEST_CASE("trace --hosts: one request to each host at once; down and silent hosts reported in time") {
+  const std::string n1 = UniqueEndpoint("h1"), n2 = UniqueEndpoint("h2");
+  RunningRelay r1(Options(n1)), r2(Options(n2));
+  FakeEndpoint p1(UniqueEndpoint("p1")), p2(UniqueEndpoint("p2"));
+  CHECK(Poll(p1, n1, 9, {5001}) == proto::EncodeDaemonConfigReply(""));
+  CHECK(Poll(p2, n2, 9, {5002}) == proto::EncodeDaemonConfigReply(""));
+  // A port nobody listens on (refused at once) and a listener that never accepts nor answers.
+  const int closed = socket(AF_INET, SOCK_STREAM, 0), silent = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  REQUIRE(bind(closed, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(getsockname(closed, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const int closed_port = ntohs(addr.sin_port);
+  addr.sin_port = 0;
+  REQUIRE(bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(listen(silent, 4) == 0);
+  REQUIRE(getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const int silent_port = ntohs(addr.sin_port);
+  std::vector<HostPort> hosts = {{"127.0.0.1", r1.port()}, {"127.0.0.1", closed_port},
+                                 {"127.0.0.1", r2.port()}, {"127.0.0.1", silent_port}};
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<HostReply> replies = CallHosts(hosts, Gputrace(9, "0", 4), 1500);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(replies.size() == 4);
+  CHECK(replies[0].status.ok());
+  CHECK(replies[0].reply.find("\"activityProfilersTriggered\":[5001]") != std::string::npos);
+  CHECK(replies[1].status.message().find("Connection refused") != std::string_view::npos);
+  CHECK(replies[2].status.ok());
+  CHECK(replies[2].reply.find("\"activityProfilersTriggered\":[5002]") != std::string::npos);
+  CHECK_FALSE(replies[3].status.ok());
+  // Parallel: the silent host costs one timeout, not one per host (bounded total time).
+  CHECK(secs < 1.5 + 1.0);
+  close(closed);
+  close(silent);
 }
 
 }  // namespace
