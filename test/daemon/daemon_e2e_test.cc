@@ -289,6 +289,20 @@ TEST_CASE("e2e: kairos trace --hosts: two hosts' daemons, one host down, same it
     CHECK(*steps.begin() % 200 == 0);
     CHECK(*steps.rbegin() == *steps.begin() + 4);
   }
+  // The warehouse rows of the job's traces: one per trace, the job id (above 2^31) and pid the
+  // processes ran with.
+  Child rows = Spawn({KAIROS_CLI, "summarize", "--format", "jsonl", env.dir}, {}, false);
+  REQUIRE(rows.Wait(20000) == 0);
+  std::istringstream lines(rows.all);
+  std::set<int64_t> pids;
+  for (std::string row; std::getline(lines, row);) {
+    const nlohmann::json r = nlohmann::json::parse(row, nullptr, false);
+    REQUIRE(r.is_object());
+    CHECK(r["schema_version"] == 1);
+    CHECK(r["job_id"] == std::stoll(env.job));
+    pids.insert(r["pid"].get<int64_t>());
+  }
+  CHECK(pids == std::set<int64_t>{job1.pid, job2.pid});
 }
 
 }  // namespace
