@@ -451,6 +451,74 @@ TEST_CASE("relay metrics: slow and hostile scrapers never block polls, RPCs or o
   CHECK(relay.stats().http_errors == 2);
 }
 
+// One of the agent's own values (labelled only by host), from a scrape (-1 when absent).
+long AgentMetric(int metrics_port, const std::string& metric) {
+  const std::string text = Scrape(metrics_port);
+  const size_t at = text.find("\n" + metric + "{host=");
+  if (at == std::string::npos) return -1;
+  const size_t end = text.find('\n', at + 1);
+  return std::stol(text.substr(text.rfind(' ', end) + 1, end - text.rfind(' ', end) - 1));
+}
+
+TEST_CASE("relay metrics: 1000 short-lived processes do not grow the series count") {
+  const std::string name = UniqueEndpoint("churn");
+  RelayOptions o = Options(name);
+  o.check_pids = true;  // an exited process's series goes at the next 1 s sweep
+  o.metrics_port = 0;
+  RunningRelay relay(o);
+  auto relay_addr = proto::MakeDaemonAddress(name, "");
+  constexpr int kRounds = 4, kPerRound = 250;
+  long peak = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<pid_t> children;
+    for (int i = 0; i < kPerRound; ++i) {
+      const std::string self_name = name + "-c" + std::to_string(round * kPerRound + i);
+      const pid_t child = fork();
+      if (child == 0) {
+        // A process's whole life as the agent sees it: a poll, its reply (and the offer),
+        // one interval's line, exit. Syscalls only (no test macros in the child).
+        const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        auto self = proto::MakeDaemonAddress(self_name, "");
+        if (bind(fd, reinterpret_cast<const sockaddr*>(&self->addr), self->length) != 0) _exit(2);
+        proto::DaemonRequest r;
+        r.job_id = 77;
+        r.pids = {static_cast<int32_t>(getpid())};
+        const std::string poll_bytes = proto::EncodeDaemonRequest(r);
+        sendto(fd, poll_bytes.data(), poll_bytes.size(), 0,
+               reinterpret_cast<const sockaddr*>(&relay_addr->addr), relay_addr->length);
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 5000) <= 0) _exit(3);
+        const std::string line = proto::EncodeDaemonTelemetry(TelemetryLineFor(getpid(), 77));
+        sendto(fd, line.data(), line.size(), 0,
+               reinterpret_cast<const sockaddr*>(&relay_addr->addr), relay_addr->length);
+        _exit(0);
+      }
+      children.push_back(child);
+    }
+    for (pid_t c : children) {
+      int status = 0;
+      REQUIRE(waitpid(c, &status, 0) == c);
+      REQUIRE(WIFEXITED(status));
+      REQUIRE(WEXITSTATUS(status) == 0);
+    }
+    // A scrape while processes come and go, then the series of this round leave.
+    peak = std::max(peak, AgentMetric(relay.metrics_port(), "kairos_agent_series"));
+    long left = -1;
+    for (int i = 0; i < 100 && left != 0; ++i) {
+      left = AgentMetric(relay.metrics_port(), "kairos_agent_series");
+      if (left != 0) usleep(50000);
+    }
+    REQUIRE(left == 0);
+  }
+  // At most one round's processes at a time: the count follows the live processes, not the
+  // thousand that came and went.
+  CHECK(peak <= kPerRound);
+  // Every process's line was taken (each was known: it polled first).
+  CHECK(AgentMetric(relay.metrics_port(), "kairos_agent_telemetry_lines_total") == kRounds * kPerRound);
+  relay.Stop();
+  CHECK(relay.stats().telemetry_datagrams == kRounds * kPerRound);
+}
+
 // --- kairos trace --hosts (trace_hosts.h) ---
 
 TEST_CASE("host list: flags and host files") {
