@@ -62,12 +62,17 @@ std::string TelemetryLine(const TelemetryRecord& r) {
     if (v) w.Int(*v); else w.Null();
   };
   w.BeginObject();
+  w.Key("schema_version").Int(kTelemetrySchemaVersion);
   w.Key("ts_ns").Int(r.ts_ns);
   w.Key("host").String(r.host);
   w.Key("pid").Int(r.pid);
   integer("job_id", r.job_id);
   integer("rank", r.rank);
   w.Key("device").Uint(r.device);
+  w.Key("gpu_uuid");
+  if (r.gpu_uuid.empty()) w.Null(); else w.String(r.gpu_uuid);
+  w.Key("gpu_name");
+  if (r.gpu_name.empty()) w.Null(); else w.String(r.gpu_name);
   w.Key("interval_ns").Int(r.interval_ns);
   num("gpu_busy_pct", r.gpu_busy_pct);
   num("sm_active_pct", r.sm_active_pct);
@@ -188,10 +193,12 @@ absl::Status Telemetry::BeginLocked(bool late) {
   if (options_.platform) platform_ = options_.platform();  // decided now: CUDA may be new
   int n = platform_ ? std::max(platform_->DeviceCount(), 1) : 1;
   if (options_.device) {
-    gpus_.push_back(Gpu{*options_.device, nullptr, {}});
+    gpus_.push_back(Gpu{*options_.device, nullptr, {}, {}});
   } else {
-    for (int i = 0; i < n; ++i) gpus_.push_back(Gpu{static_cast<uint32_t>(i), nullptr, {}});
+    for (int i = 0; i < n; ++i) gpus_.push_back(Gpu{static_cast<uint32_t>(i), nullptr, {}, {}});
   }
+  if (platform_)
+    for (Gpu& g : gpus_) g.identity = platform_->Identity(static_cast<int>(g.device));
   if (!paused_) StartSamplersLocked();
   if (options_.activity_start && options_.activity_take) {
     std::string why;
@@ -319,6 +326,8 @@ void Telemetry::Tick(int64_t now_ns) {
   r.lines_lost = log_.lost_since_last_write();
   for (Gpu& g : gpus_) {
     r.device = g.device;
+    r.gpu_uuid = g.identity.uuid;
+    r.gpu_name = g.identity.name;
     g.agg.Take(&r);
     if (activity_on_) {
       const TelemetryActivity a = options_.activity_take(g.device, now_ns);

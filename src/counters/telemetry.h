@@ -68,6 +68,7 @@ struct TelemetryRecord {
   int64_t pid = 0;
   std::optional<int64_t> job_id, rank;
   uint32_t device = 0;
+  std::string gpu_uuid, gpu_name;  // "" = unknown (null in the line)
   int64_t interval_ns = 0;
   std::optional<double> gpu_busy_pct, sm_active_pct, achieved_occupancy_pct, tensor_active_pct,
       dram_throughput_pct;
@@ -77,6 +78,9 @@ struct TelemetryRecord {
   // not 0, so a reader sees the gap where it happened.
   uint64_t lines_lost = 0;
 };
+
+// The line format's version (docs/TELEMETRY.md): 2 added schema_version, gpu_uuid, gpu_name.
+inline constexpr int kTelemetrySchemaVersion = 2;
 
 // Exactly the documented fields, in order, one line with no trailing newline.
 std::string TelemetryLine(const TelemetryRecord& r);
@@ -176,6 +180,7 @@ class Telemetry {
     uint32_t device;
     std::unique_ptr<PmSampler> sampler;  // null while paused or when it cannot sample
     TelemetryAggregator agg;
+    GpuIdentity identity;  // asked once, when telemetry begins
   };
   // Opens the file and starts what the interval lines need (Start, or the first time
   // `ready` says yes). Error: the file cannot be opened.

@@ -54,6 +54,9 @@ class FakePlatform : public PmPlatform {
  public:
   explicit FakePlatform(Fake* f) : f_(f) {}
   int DeviceCount() override { return 2; }
+  GpuIdentity Identity(int device) override {
+    return {"GPU-00000000-0000-0000-0000-00000000000" + std::to_string(device), "Fake \"H100\""};
+  }
   std::unique_ptr<PmSampler> Open() override { return std::make_unique<FakeSampler>(f_); }
 
  private:
@@ -83,8 +86,8 @@ TEST_CASE("TelemetryLine: exactly the documented fields, null where unknown") {
   r.sm_active_pct = 50;
   r.steps = 7;
   CHECK(TelemetryLine(r) ==
-        "{\"ts_ns\":5,\"host\":\"h\\\"1\",\"pid\":42,\"job_id\":null,\"rank\":3,\"device\":1,"
-        "\"interval_ns\":10,\"gpu_busy_pct\":null,\"sm_active_pct\":50,"
+        "{\"schema_version\":2,\"ts_ns\":5,\"host\":\"h\\\"1\",\"pid\":42,\"job_id\":null,\"rank\":3,"
+        "\"device\":1,\"gpu_uuid\":null,\"gpu_name\":null,\"interval_ns\":10,\"gpu_busy_pct\":null,\"sm_active_pct\":50,"
         "\"achieved_occupancy_pct\":null,\"tensor_active_pct\":null,"
         "\"dram_throughput_pct\":null,\"kernels\":null,\"memcpy_bytes\":null,\"steps\":7,"
         "\"step_time_ms_p50\":null}");
@@ -131,8 +134,9 @@ TEST_CASE("Telemetry: one line per GPU per interval with the interval's aggregat
   const auto lines = ReadLines(path);
   REQUIRE(lines.size() == 4);
   CHECK(lines[0] ==
-        "{\"ts_ns\":110000000000,\"host\":\"node1\",\"pid\":7,\"job_id\":99,\"rank\":null,"
-        "\"device\":0,\"interval_ns\":10000000000,\"gpu_busy_pct\":54,\"sm_active_pct\":60,"
+        "{\"schema_version\":2,\"ts_ns\":110000000000,\"host\":\"node1\",\"pid\":7,\"job_id\":99,"
+        "\"rank\":null,\"device\":0,\"gpu_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\","
+        "\"gpu_name\":\"Fake \\\"H100\\\"\",\"interval_ns\":10000000000,\"gpu_busy_pct\":54,\"sm_active_pct\":60,"
         "\"achieved_occupancy_pct\":40,\"tensor_active_pct\":6,\"dram_throughput_pct\":20,"
         "\"kernels\":null,\"memcpy_bytes\":null,\"steps\":15,\"step_time_ms_p50\":null}");
   CHECK(lines[1].find("\"device\":1,") != std::string::npos);
@@ -260,7 +264,7 @@ TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whol
   CHECK(takes[1] == std::make_pair(1u, 101 * kS + 999 * kMs));
   const auto lines = ReadLines(path);
   REQUIRE(lines.size() == 2);
-  CHECK(lines[0].rfind("{\"ts_ns\":101999000000,", 0) == 0);
+  CHECK(lines[0].rfind("{\"schema_version\":2,\"ts_ns\":101999000000,", 0) == 0);
   CHECK(lines[0].find("\"interval_ns\":1999000000,") != std::string::npos);  // 100.000 s .. 101.999 s
   CHECK(lines[0].find("\"kernels\":10,\"memcpy_bytes\":1000,") != std::string::npos);
   CHECK(lines[1].find("\"kernels\":11,\"memcpy_bytes\":2000,") != std::string::npos);
@@ -272,7 +276,7 @@ TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whol
   t.Finish();
   const auto all = ReadLines(path);
   REQUIRE(all.size() == 4);
-  CHECK(all[2].rfind("{\"ts_ns\":102499000000,", 0) == 0);
+  CHECK(all[2].rfind("{\"schema_version\":2,\"ts_ns\":102499000000,", 0) == 0);
   CHECK(all[2].find("\"interval_ns\":500000000,") != std::string::npos);
   CHECK(all[2].find("\"kernels\":null,\"memcpy_bytes\":null,") != std::string::npos);
   CHECK(takes.size() == 4);
