@@ -451,6 +451,50 @@ TEST_CASE("relay metrics: slow and hostile scrapers never block polls, RPCs or o
   CHECK(relay.stats().http_errors == 2);
 }
 
+TEST_CASE("relay metrics: a flood from a known process is rate-limited and every line accounted") {
+  const std::string name = UniqueEndpoint("flood");
+  RelayOptions o = Options(name);
+  o.metrics_port = 0;
+  RunningRelay relay(o);
+  FakeEndpoint p(UniqueEndpoint("p")), other(UniqueEndpoint("o"));
+  CHECK(Poll(p, name, 5, {6001}) == proto::EncodeDaemonConfigReply(""));
+  auto relay_addr = proto::MakeDaemonAddress(name, "");
+  const std::string one = proto::EncodeDaemonTelemetry(TelemetryLineFor(6001, 5));
+  // As fast as the socket takes them: the kernel queue refuses some (counted here, the
+  // sender's side), the agent takes 64 lines a second and counts the rest.
+  int sent = 0, refused = 0;
+  for (int i = 0; i < 3000; ++i) (p.SendTo(one, relay_addr->addr, relay_addr->length) ? sent : refused)++;
+  // Another process's poll is answered as soon as the queue has room again (the relay takes
+  // at most 256 datagrams a wake-up, so the flood cannot starve it).
+  proto::DaemonRequest r;
+  r.job_id = 6;
+  r.pids = {6002};
+  bool queued = false;
+  for (int i = 0; i < 200 && !queued; ++i) {
+    queued = other.SendTo(proto::EncodeDaemonRequest(r), relay_addr->addr, relay_addr->length);
+    if (!queued) usleep(10000);
+  }
+  REQUIRE(queued);
+  CHECK(other.Receive(3000) == proto::EncodeDaemonConfigReply(""));
+  const std::string text = Scrape(relay.metrics_port());
+  auto value = [&text](const std::string& prefix) {
+    const size_t at = text.find("\n" + prefix);
+    REQUIRE(at != std::string::npos);
+    const size_t end = text.find('\n', at + 1);
+    return std::stol(text.substr(text.rfind(' ', end) + 1, end - text.rfind(' ', end) - 1));
+  };
+  const long taken = value("kairos_agent_telemetry_lines_total{host=");
+  const size_t rl = text.find(",reason=\"rate_limited\"} ");
+  REQUIRE(rl != std::string::npos);
+  const long rate_limited = std::stol(text.substr(rl + 24));
+  INFO("sent " << sent << " refused by the kernel " << refused);
+  CHECK(taken >= 1);
+  CHECK(taken <= 2 * MetricsStore::kMaxLinesPerSecond);  // at most two 1 s windows in this test
+  CHECK(taken + rate_limited == sent);
+  relay.Stop();
+  CHECK(relay.stats().telemetry_datagrams == static_cast<uint64_t>(sent));
+}
+
 // One of the agent's own values (labelled only by host), from a scrape (-1 when absent).
 long AgentMetric(int metrics_port, const std::string& metric) {
   const std::string text = Scrape(metrics_port);
