@@ -7,7 +7,9 @@
 #   job 101, busy (long kernels), 2 ranks, writing its own telemetry file every 1 s too;
 #   job 102, idle (100 ms of host work a step), 1 rank, with no telemetry setting at all (the
 #            daemon's offer starts it).
-# Checks, through Prometheus' HTTP API: both jobs' processes appear; each busy-job series'
+# The idle job reports to a second agent ("host 2": IPC directory, /metrics on 127.0.0.2, its own
+# host name in a UTS namespace where one can be made).
+# Checks, through Prometheus' HTTP API: both jobs' processes appear, each from its host's agent; each busy-job series'
 # SM active and GPU busy equal the line of the job's own file with the same timestamp within
 # 1 point, and its kernel counter grows by exactly the kernels of the lines in between; the
 # idle job's KairosGpuIdle alert is pending (its `for` is 15 m) and the busy job has none;
@@ -33,10 +35,24 @@ trap cleanup EXIT
 "$kairos" daemon --port 0 --socket-dir "$out/sock" --metrics-port 0 \
   --metrics-port-file "$out/mport" --metrics-interval-secs 1 > "$out/daemon.log" 2>&1 &
 pids+=($!)
+# A second host: its own agent, IPC directory and /metrics address (127.0.0.2), under its own
+# host name where a UTS namespace can be made (root), else the same name.
+mkdir -p "$out/sock2"
+agent2=("$kairos" daemon --port 0 --bind 127.0.0.2 --socket-dir "$out/sock2" --metrics-port 0
+        --metrics-address 127.0.0.2 --metrics-port-file "$out/mport2" --metrics-interval-secs 1)
+if unshare -u true 2>/dev/null; then
+  host2=fleet-host2
+  unshare -u sh -c 'hostname fleet-host2 && exec "$@"' sh "${agent2[@]}" > "$out/daemon2.log" 2>&1 &
+else
+  host2=$(hostname)
+  "${agent2[@]}" > "$out/daemon2.log" 2>&1 &
+fi
+pids+=($!)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 prom_port=$(free_port)
-for _ in $(seq 100); do [ -s "$out/mport" ] && break; sleep 0.05; done
-[ -s "$out/mport" ] || { echo "FAIL: daemon did not start"; cat "$out/daemon.log"; exit 1; }
+for _ in $(seq 100); do [ -s "$out/mport" ] && [ -s "$out/mport2" ] && break; sleep 0.05; done
+[ -s "$out/mport" ] && [ -s "$out/mport2" ] \
+  || { echo "FAIL: the agents did not start"; cat "$out/daemon.log" "$out/daemon2.log"; exit 1; }
 cat > "$out/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -45,7 +61,7 @@ rule_files: ["$rules/kairos_rules.yml"]  # a glob: a wrong path would load no ru
 scrape_configs:
   - job_name: kairos
     honor_labels: true
-    static_configs: [{targets: ["127.0.0.1:$(cat "$out/mport")"]}]
+    static_configs: [{targets: ["127.0.0.1:$(cat "$out/mport")", "127.0.0.2:$(cat "$out/mport2")"]}]
 EOF
 prometheus --config.file="$out/prometheus.yml" --storage.tsdb.path="$out/data" \
   --web.listen-address="127.0.0.1:$prom_port" --log.level=warn > "$out/prometheus.log" 2>&1 &
@@ -65,13 +81,13 @@ setsid "${common[@]}" KAIROS_JOB_ID=101 KAIROS_SIM_KERNEL_TIMES=Forward=3000,Bac
   KAIROS_CONFIG_TEXT="KAIROS_TELEMETRY_INTERVAL_SECS=1;KAIROS_TELEMETRY_FILE=$out/tel_{pid}.jsonl" \
   "$run_ddp" 2 --bin "$out/rank.sh" --steps 100000 --host-us 200 > "$out/job101.log" 2>&1 &
 groups+=($!)
-setsid "${common[@]}" KAIROS_JOB_ID=102 "$run_ddp" 1 --bin "$out/rank.sh" --steps 100000 --host-us 100000 \
+setsid "${common[@]}" KINETO_IPC_SOCKET_DIR="$out/sock2" KAIROS_JOB_ID=102 "$run_ddp" 1 --bin "$out/rank.sh" --steps 100000 --host-us 100000 \
   > "$out/job102.log" 2>&1 &
 groups+=($!)
 
-python3 - "$prom_port" "$out" <<'PY'
+python3 - "$prom_port" "$out" "$(hostname)" "$host2" <<'PY'
 import glob, json, os, signal, sys, time, urllib.parse, urllib.request
-port, out = sys.argv[1], sys.argv[2]
+port, out, host1, host2 = sys.argv[1:5]
 fail = []
 
 def query(q, at=None):
@@ -95,7 +111,7 @@ def wait_for(what, cond, timeout):
             last = e
         time.sleep(0.25)
     print("FAIL: timed out waiting for " + what)
-    for f in ("daemon.log", "prometheus.log", "job101.log", "job102.log"):
+    for f in ("daemon.log", "daemon2.log", "prometheus.log", "job101.log", "job102.log"):
         print("--- " + f); print(open(os.path.join(out, f)).read()[-2000:])
     sys.exit(1)
 
@@ -107,6 +123,12 @@ wait_for("the jobs' 2 and 1 processes in Prometheus",
          lambda: len(pids_of("101")) == 2 and len(pids_of("102")) == 1, 60)
 busy_pids, idle_pids = pids_of("101"), pids_of("102")
 print("busy job pids", busy_pids, "idle job pids", idle_pids)
+# Two hosts: each job's series come from its own agent (host label, scrape instance).
+for job, host, inst in (("101", host1, "127.0.0.1:"), ("102", host2, "127.0.0.2:")):
+    got = {(x["metric"]["host"], x["metric"]["instance"].rsplit(":", 1)[0] + ":")
+           for x in query('kairos_gpu_busy_ratio{job_id="%s"}' % job)}
+    if got != {(host, inst)}:
+        fail.append("job %s series from %s, expected host %s via %s" % (job, got, host, inst))
 # No file for the idle job (offered telemetry writes none).
 for p in idle_pids:
     if os.path.exists(os.path.join(out, "tel_%s.jsonl" % p)):
