@@ -60,7 +60,6 @@ global:
 rule_files: ["$rules/kairos_rules.yml"]  # a glob: a wrong path would load no rules silently
 scrape_configs:
   - job_name: kairos
-    honor_labels: true
     static_configs: [{targets: ["127.0.0.1:$(cat "$out/mport")", "127.0.0.2:$(cat "$out/mport2")"]}]
 EOF
 prometheus --config.file="$out/prometheus.yml" --storage.tsdb.path="$out/data" \
