@@ -112,7 +112,9 @@ bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known
       !OptDouble(o, "achieved_occupancy_pct", &s.occupancy) ||
       !OptDouble(o, "tensor_active_pct", &s.tensor) ||
       !OptDouble(o, "dram_throughput_pct", &s.dram) ||
-      !OptDouble(o, "step_time_ms_p50", &s.step_time_ms)) {
+      !OptDouble(o, "step_time_ms_p50", &s.step_time_ms) ||
+      !OptDouble(o, "process_cpu_pct", &s.process_cpu_pct) ||
+      !OptInt(o, "process_rss_bytes", &s.process_rss_bytes)) {
     Reject(MetricsReject::kMalformed);
     return false;
   }
@@ -238,6 +240,18 @@ std::string MetricsStore::Render() const {
        total(&Series::memcpy_bytes)},
       {"kairos_steps_total", "counter", "Iterations the process counted (kairos_step).",
        total(&Series::steps)},
+      {"kairos_process_cpu_cores", "gauge",
+       "CPU time of the process over the last telemetry interval, in cores (1 = one core busy).",
+       [](const Series& s) -> std::optional<std::string> {
+         if (!s.process_cpu_pct) return std::nullopt;
+         return Num(*s.process_cpu_pct / 100.0);
+       }},
+      {"kairos_process_resident_memory_bytes", "gauge",
+       "Resident memory of the process at the end of the last telemetry interval.",
+       [](const Series& s) -> std::optional<std::string> {
+         if (!s.process_rss_bytes) return std::nullopt;
+         return std::to_string(*s.process_rss_bytes);
+       }},
       {"kairos_telemetry_interval_seconds", "gauge", "Length of the last telemetry interval.",
        [](const Series& s) -> std::optional<std::string> {
          return Num(static_cast<double>(s.interval_ns) / 1e9);

@@ -72,7 +72,8 @@ class MetricsStore {
   struct Series {
     std::optional<int64_t> job_id, rank;
     std::string gpu_uuid;
-    std::optional<double> busy, sm, occupancy, tensor, dram, step_time_ms;
+    std::optional<double> busy, sm, occupancy, tensor, dram, step_time_ms, process_cpu_pct;
+    std::optional<int64_t> process_rss_bytes;
     // Running totals since the series appeared (Prometheus counters); null until a line
     // carries the field.
     std::optional<uint64_t> kernels, memcpy_bytes, steps;

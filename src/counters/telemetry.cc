@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "clock.h"
+#include "counters/proc_parse.h"
 #include "gpu_counters.h"
 #include "json/json_writer.h"
 #include "log.h"
@@ -20,6 +22,17 @@ namespace {
 
 constexpr const char* kGpuBusy = "gr__cycles_active.avg.pct_of_peak_sustained_elapsed";
 constexpr int64_t kMsNs = 1000000;
+
+bool ReadProcSelfStat(std::string* text) {
+  const int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  const ssize_t n = read(fd, buf, sizeof(buf));
+  close(fd);
+  if (n <= 0) return false;
+  text->assign(buf, static_cast<size_t>(n));
+  return true;
+}
 
 }  // namespace
 
@@ -83,6 +96,8 @@ std::string TelemetryLine(const TelemetryRecord& r) {
   integer("memcpy_bytes", r.memcpy_bytes);
   integer("steps", r.steps);
   num("step_time_ms_p50", r.step_time_ms_p50);
+  num("process_cpu_pct", r.process_cpu_pct);
+  integer("process_rss_bytes", r.process_rss_bytes);
   if (r.lines_lost > 0) w.Key("lines_lost").Uint(r.lines_lost);
   w.EndObject();
   return std::string(w.str());
@@ -222,7 +237,29 @@ absl::Status Telemetry::BeginLocked(bool late) {
   const ClockAnchor a = TakeClockAnchor();
   last_anchor_raw_ = a.raw;
   last_anchor_unix_ns_ = a.unix_ns;
+  (void)ProcessFields(0);  // the CPU ticks the first interval counts from
   return absl::OkStatus();
+}
+
+std::pair<std::optional<double>, std::optional<int64_t>> Telemetry::ProcessFields(int64_t interval_ns) {
+  std::string text;
+  const bool ok = options_.read_proc_self_stat ? options_.read_proc_self_stat(&text)
+                                               : ReadProcSelfStat(&text);
+  absl::StatusOr<internal::ProcessStat> st =
+      ok ? internal::ParseProcessStat(text) : absl::StatusOr<internal::ProcessStat>(absl::UnavailableError("unreadable"));
+  if (!st.ok()) {
+    last_cpu_ticks_ = -1;
+    return {std::nullopt, std::nullopt};
+  }
+  const int64_t ticks = static_cast<int64_t>(st->utime_ticks + st->stime_ticks);
+  std::optional<double> cpu;
+  if (last_cpu_ticks_ >= 0 && interval_ns > 0) {
+    const double ns_per_tick = 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
+    cpu = 100.0 * static_cast<double>(ticks - last_cpu_ticks_) * ns_per_tick /
+          static_cast<double>(interval_ns);
+  }
+  last_cpu_ticks_ = ticks;
+  return {cpu, static_cast<int64_t>(st->rss_pages) * static_cast<int64_t>(sysconf(_SC_PAGESIZE))};
 }
 
 bool Telemetry::running() const {
@@ -322,6 +359,7 @@ void Telemetry::Tick(int64_t now_ns) {
       steps_timed_ = it - 1;
     }
   }
+  std::tie(r.process_cpu_pct, r.process_rss_bytes) = ProcessFields(r.interval_ns);
   std::string out;
   r.lines_lost = log_.lost_since_last_write();
   for (Gpu& g : gpus_) {

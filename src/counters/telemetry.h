@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -74,12 +75,17 @@ struct TelemetryRecord {
       dram_throughput_pct;
   std::optional<int64_t> kernels, memcpy_bytes, steps;
   std::optional<double> step_time_ms_p50;
+  // The process on the host: CPU time over the interval (% of one core; > 100 with several
+  // busy threads) and resident memory at its end, from /proc/self/stat. Same on every GPU's line.
+  std::optional<double> process_cpu_pct;
+  std::optional<int64_t> process_rss_bytes;
   // Lines of earlier intervals that could not be written (a full disk); written only when
   // not 0, so a reader sees the gap where it happened.
   uint64_t lines_lost = 0;
 };
 
-// The line format's version (docs/TELEMETRY.md): 2 added schema_version, gpu_uuid, gpu_name.
+// The line format's version (docs/TELEMETRY.md): 2 added schema_version, gpu_uuid, gpu_name,
+// process_cpu_pct, process_rss_bytes.
 inline constexpr int kTelemetrySchemaVersion = 2;
 
 // Exactly the documented fields, in order, one line with no trailing newline.
@@ -130,6 +136,9 @@ struct TelemetryOptions {
   // anchors (TakeClockAnchor). Tests that note steps with ns stamps set 1.
   double step_ns_per_tick = 0;
   bool run_thread = true;               // false: tests call Tick()
+  // Reads /proc/self/stat for the process fields (text, false when unreadable); null = the
+  // real file. Tests inject captured text.
+  std::function<bool(std::string* text)> read_proc_self_stat;
   // Telemetry begins (opens the file, starts samplers, counts steps) only once this says
   // the process is a training job; until then it costs a check every
   // kTelemetryReadyPollNs and leaves no file and no warning. Null: begin at Start.
@@ -188,6 +197,9 @@ class Telemetry {
   // Begins when waiting and ready; true when telemetry is running (begun).
   bool BeginWhenReady();
   void StartSamplersLocked();
+  // The process fields of the interval of `interval_ns` that ends now (0: only remember the
+  // CPU ticks). Under mu_.
+  std::pair<std::optional<double>, std::optional<int64_t>> ProcessFields(int64_t interval_ns);
   void PollLocked();
   void ThreadMain();
 
@@ -211,6 +223,8 @@ class Telemetry {
   int64_t last_anchor_unix_ns_ = 0;
   uint64_t last_anchor_raw_ = 0;
   bool write_warned_ = false;  // one warning per run of failed writes
+  // CPU ticks (utime + stime) of the process at the last edge; < 0 until first read.
+  int64_t last_cpu_ticks_ = -1;
   Sink sink_;
   uint64_t sink_failures_ = 0;  // intervals the sink refused (the daemon's queue was full)
 };

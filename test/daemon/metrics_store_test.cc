@@ -21,7 +21,8 @@ std::string Line(int64_t pid, int device, const std::string& rest = "") {
          ",\"interval_ns\":10000000000,\"gpu_busy_pct\":71.2,\"sm_active_pct\":58.4,"
          "\"achieved_occupancy_pct\":31.9,\"tensor_active_pct\":null,"
          "\"dram_throughput_pct\":40.1,\"kernels\":18231,\"memcpy_bytes\":5368709120,"
-         "\"steps\":12,\"step_time_ms_p50\":812.4" + rest + "}";
+         "\"steps\":12,\"step_time_ms_p50\":812.4,\"process_cpu_pct\":150,"
+         "\"process_rss_bytes\":2147483648" + rest + "}";
 }
 
 MetricsStore::Known KnowsAll() {
@@ -77,8 +78,12 @@ TEST_CASE("metrics store: exact exposition text of one series") {
   CHECK(Grep(text, "# TYPE kairos_gpu_kernels_total") ==
         std::vector<std::string>{"# TYPE kairos_gpu_kernels_total counter"});
   // Every family has exactly one HELP and one TYPE line, HELP first.
-  CHECK(Grep(text, "# HELP ").size() == 11);
-  CHECK(Grep(text, "# TYPE ").size() == 11);
+  CHECK(Grep(text, "kairos_process_cpu_cores") ==
+        std::vector<std::string>{"kairos_process_cpu_cores" + labels + " 1.5"});
+  CHECK(Grep(text, "kairos_process_resident_memory_bytes") ==
+        std::vector<std::string>{"kairos_process_resident_memory_bytes" + labels + " 2147483648"});
+  CHECK(Grep(text, "# HELP ").size() == 13);
+  CHECK(Grep(text, "# TYPE ").size() == 13);
   CHECK(text.find("# HELP kairos_gpu_busy_ratio ") == 0);
   CHECK(text.back() == '\n');
 }

@@ -348,7 +348,8 @@ TEST_CASE("telemetry lines match the trace of the same interval", "[telemetry]")
     for (const char* f : {"schema_version", "ts_ns", "host", "pid", "job_id", "rank", "device", "gpu_uuid",
                           "gpu_name", "interval_ns", "gpu_busy_pct",
                           "sm_active_pct", "achieved_occupancy_pct", "tensor_active_pct", "dram_throughput_pct",
-                          "kernels", "memcpy_bytes", "steps", "step_time_ms_p50"}) {
+                          "kernels", "memcpy_bytes", "steps", "step_time_ms_p50", "process_cpu_pct",
+                          "process_rss_bytes"}) {
       const size_t p = r.telemetry_text[i].find("\"" + std::string(f) + "\":");
       CHECK(p != std::string::npos);
       CHECK(p >= at);
