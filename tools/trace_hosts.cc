@@ -3,6 +3,7 @@
 // Threading: see trace_hosts.h; the table's mutex guards every slot.
 #include "trace_hosts.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -93,7 +94,8 @@ std::vector<HostReply> CallHosts(const std::vector<HostPort>& hosts, const std::
     std::mutex mu;
     std::condition_variable cv;
     std::vector<HostReply> replies;
-    size_t left = 0;
+    size_t next = 0;  // the next host a worker takes
+    size_t left = 0;  // hosts not yet answered
   };
   auto table = std::make_shared<Table>();
   table->replies.resize(hosts.size());
@@ -102,29 +104,45 @@ std::vector<HostReply> CallHosts(const std::vector<HostPort>& hosts, const std::
   // A little past the RPCs' own deadline, so their own errors ("connect timed out") come back.
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms + 250);
-  for (size_t i = 0; i < hosts.size(); ++i) {
+  // Workers take hosts one by one: every host is asked at once up to kMaxWorkers; past that,
+  // hosts wait for a worker, and those still waiting at the deadline are reported unasked.
+  const size_t workers = std::min(hosts.size(), kMaxWorkers);
+  for (size_t w = 0; w < workers; ++w) {
     try {
-      std::thread([table, i, host = hosts[i], request, timeout_ms] {
-        absl::StatusOr<std::string> reply = CallRpc(host.host, host.port, request, timeout_ms);
-        std::lock_guard<std::mutex> lock(table->mu);
-        HostReply& r = table->replies[i];
-        r.done = true;
-        r.status = reply.status();
-        if (reply.ok()) r.reply = std::move(*reply);
-        if (--table->left == 0) table->cv.notify_all();
+      std::thread([table, request, timeout_ms, deadline] {
+        while (true) {
+          size_t i;
+          HostPort host;
+          {
+            std::lock_guard<std::mutex> lock(table->mu);
+            if (table->next == table->replies.size() || std::chrono::steady_clock::now() >= deadline) return;
+            i = table->next++;
+            host = table->replies[i].target;
+          }
+          absl::StatusOr<std::string> reply = CallRpc(host.host, host.port, request, timeout_ms);
+          std::lock_guard<std::mutex> lock(table->mu);
+          HostReply& r = table->replies[i];
+          r.done = true;
+          r.status = reply.status();
+          if (reply.ok()) r.reply = std::move(*reply);
+          if (--table->left == 0) table->cv.notify_all();
+        }
       }).detach();
-    } catch (const std::system_error& e) {  // out of threads: this host is not asked
-      std::lock_guard<std::mutex> lock(table->mu);
-      table->replies[i].done = true;
-      table->replies[i].status = absl::ResourceExhaustedError(absl::StrCat("no thread: ", e.what()));
-      --table->left;
+    } catch (const std::system_error&) {
+      break;  // out of threads: the workers already started take the rest
     }
   }
   std::unique_lock<std::mutex> lock(table->mu);
   table->cv.wait_until(lock, deadline, [&] { return table->left == 0; });
   std::vector<HostReply> out = table->replies;
-  for (HostReply& r : out)
-    if (!r.done) r.status = absl::DeadlineExceededError(absl::StrCat("no answer within ", timeout_ms, " ms"));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].done) continue;
+    out[i].status = i >= table->next
+                        ? absl::DeadlineExceededError(absl::StrCat(
+                              "not asked: ", kMaxWorkers, " hosts at a time and no worker was free within ",
+                              timeout_ms, " ms"))
+                        : absl::DeadlineExceededError(absl::StrCat("no answer within ", timeout_ms, " ms"));
+  }
   return out;
 }
 

@@ -3,10 +3,10 @@
 // the host list (flag or file) and one RPC per host's daemon, all in parallel, with one
 // deadline for the whole set: a host that does not answer in time (down, firewalled, a name
 // that does not resolve) is reported as unreachable and the others' results stand.
-// Threading: CallHosts starts one detached thread per host (at most kMaxHosts); each writes
-// only its own slot of a shared, reference-counted result table, so a thread stuck past the
-// deadline (a slow DNS lookup cannot be interrupted) writes into memory the caller no longer
-// reads, and the CLI exits without waiting for it.
+// Threading: CallHosts starts up to kMaxWorkers detached threads that take hosts one by one;
+// each writes only its host's slot of a shared, reference-counted result table (under its
+// mutex), so a thread stuck past the deadline (a slow DNS lookup cannot be interrupted) writes
+// into memory the caller no longer reads, and the CLI exits without waiting for it.
 #ifndef KAIROS_TOOLS_TRACE_HOSTS_H_
 #define KAIROS_TOOLS_TRACE_HOSTS_H_
 
@@ -19,6 +19,7 @@
 namespace kairos::tools {
 
 inline constexpr size_t kMaxHosts = 4096;
+inline constexpr size_t kMaxWorkers = 256;  // hosts asked at the same time
 
 struct HostPort {
   std::string host;
@@ -38,8 +39,9 @@ struct HostReply {
   std::string reply;          // the daemon's JSON reply when ok
 };
 
-// Sends `request` to every host's daemon RPC at once; returns when all have answered or
-// `timeout_ms` has passed (then the rest are !done). Results in the order of `hosts`.
+// Sends `request` to every host's daemon RPC at once (kMaxWorkers at a time); returns when all
+// have answered or `timeout_ms` (+ 250 ms) has passed (then the rest are !done, with why).
+// Results in the order of `hosts`.
 std::vector<HostReply> CallHosts(const std::vector<HostPort>& hosts, const std::string& request,
                                  int timeout_ms);
 

@@ -615,6 +615,14 @@ TEST_CASE("trace --hosts: one request to each host at once; down and silent host
   CHECK_FALSE(replies[3].status.ok());
   // Parallel: the silent host costs one timeout, not one per host (bounded total time).
   CHECK(secs < 1.5 + 1.0);
+  // More hosts than workers: every one is still asked (refused at once here), in order.
+  std::vector<HostPort> many(kMaxWorkers + 44, HostPort{"127.0.0.1", closed_port});
+  const std::vector<HostReply> all = CallHosts(many, Gputrace(9, "0", 4), 1500);
+  REQUIRE(all.size() == many.size());
+  size_t refused = 0;
+  for (const HostReply& r : all)
+    refused += r.done && r.status.message().find("Connection refused") != std::string_view::npos;
+  CHECK(refused == many.size());
   close(closed);
   close(silent);
 }
