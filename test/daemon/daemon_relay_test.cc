@@ -516,27 +516,42 @@ TEST_CASE("relay metrics: 1000 short-lived processes do not grow the series coun
   // same property with 250 processes; the normal build runs the thousand.
   constexpr int kRounds = kairos::testing::kUnderSanitizer ? 1 : 4, kPerRound = 250;
   long peak = 0;
+  // Everything a child sends is built here, before fork: the child only writes its pid into
+  // its copy of the bytes and makes syscalls (no allocation after fork in a threaded process).
+  proto::DaemonRequest request;
+  request.job_id = 77;
+  request.pids = {0};
+  const std::string poll_template = proto::EncodeDaemonRequest(request);
+  constexpr int32_t kPlaceholder = 1234567;  // 7 digits: every Linux pid fits (pid_max <= 2^22)
+  const std::string line_template = proto::EncodeDaemonTelemetry(TelemetryLineFor(kPlaceholder, 77));
+  const size_t pid_at = line_template.find("1234567");
+  REQUIRE(pid_at != std::string::npos);
   for (int round = 0; round < kRounds; ++round) {
     std::vector<pid_t> children;
     for (int i = 0; i < kPerRound; ++i) {
-      const std::string self_name = name + "-c" + std::to_string(round * kPerRound + i);
+      auto self = proto::MakeDaemonAddress(name + "-c" + std::to_string(round * kPerRound + i), "");
+      REQUIRE(self.ok());
+      const proto::DaemonAddress self_addr = *self;
+      std::string poll_bytes = poll_template, line_bytes = line_template;
       const pid_t child = fork();
       if (child == 0) {
-        // A process's whole life as the agent sees it: a poll, its reply (and the offer),
-        // one interval's line, exit. Syscalls only (no test macros in the child).
+        // A process's whole life as the agent sees it: a poll, its reply (and the offer), one
+        // interval's line, exit. The pid goes in as the poll's int32 and, right-aligned with
+        // leading blanks (valid JSON), as the line's number.
+        const int32_t me = static_cast<int32_t>(getpid());
+        memcpy(&poll_bytes[proto::kDaemonHeaderSize + proto::kDaemonRequestFixedSize], &me, 4);
+        int32_t v = me;
+        for (int d = 6; d >= 0; --d) {
+          line_bytes[pid_at + static_cast<size_t>(d)] = v > 0 || d == 6 ? static_cast<char>('0' + v % 10) : ' ';
+          v /= 10;
+        }
         const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        auto self = proto::MakeDaemonAddress(self_name, "");
-        if (bind(fd, reinterpret_cast<const sockaddr*>(&self->addr), self->length) != 0) _exit(2);
-        proto::DaemonRequest r;
-        r.job_id = 77;
-        r.pids = {static_cast<int32_t>(getpid())};
-        const std::string poll_bytes = proto::EncodeDaemonRequest(r);
+        if (bind(fd, reinterpret_cast<const sockaddr*>(&self_addr.addr), self_addr.length) != 0) _exit(2);
         sendto(fd, poll_bytes.data(), poll_bytes.size(), 0,
                reinterpret_cast<const sockaddr*>(&relay_addr->addr), relay_addr->length);
         pollfd p{fd, POLLIN, 0};
         if (poll(&p, 1, 5000) <= 0) _exit(3);
-        const std::string line = proto::EncodeDaemonTelemetry(TelemetryLineFor(getpid(), 77));
-        sendto(fd, line.data(), line.size(), 0,
+        sendto(fd, line_bytes.data(), line_bytes.size(), 0,
                reinterpret_cast<const sockaddr*>(&relay_addr->addr), relay_addr->length);
         _exit(0);
       }
