@@ -38,7 +38,14 @@ constexpr char kUsage[] =
     "  --stale-ms N       forget a process that has not polled for N ms (default 20000)\n"
     "  --no-pid-check     do not forget processes whose pid has exited (use when traced\n"
     "                     processes live in another pid namespace)\n"
-    "  --verbose          log every poll\n";
+    "  --verbose          log every poll\n"
+    "  --metrics-port P   serve /metrics (Prometheus text format) on TCP port P (0 = any\n"
+    "                     free port): the telemetry of the processes polling this daemon\n"
+    "                     (docs/FLEET.md); they start sending it when offered\n"
+    "  --metrics-address A  bind /metrics to A (default 127.0.0.1; 0.0.0.0 to expose it)\n"
+    "  --metrics-port-file PATH  write the metrics port number to PATH once listening\n"
+    "  --metrics-interval-secs N  telemetry interval offered to processes (default 10)\n"
+    "  --metrics-max-series N  most (pid, device) series kept (default 4096; more counted)\n";
 
 int g_stop_pipe[2] = {-1, -1};
 
@@ -51,7 +58,8 @@ void OnSignal(int) {
 int DaemonMain(int argc, char** argv) {
   ArgParser args({"--help", "-h", "--no-pid-check", "--verbose"},
                  {"--port", "--bind", "--port-file", "--endpoint", "--socket-dir",
-                  "--rpc-timeout-ms", "--stale-ms"});
+                  "--rpc-timeout-ms", "--stale-ms", "--metrics-port", "--metrics-address",
+                  "--metrics-port-file", "--metrics-interval-secs", "--metrics-max-series"});
   if (absl::Status s = args.Parse(argc, argv); !s.ok()) {
     fprintf(stderr, "kairos daemon: %s\n\n%s", std::string(s.message()).c_str(), kUsage);
     return 2;
@@ -71,7 +79,12 @@ int DaemonMain(int argc, char** argv) {
   absl::StatusOr<int64_t> port = args.GetInt("--port", 1778, 0, 65535);
   absl::StatusOr<int64_t> timeout = args.GetInt("--rpc-timeout-ms", 5000, 1, 3600000);
   absl::StatusOr<int64_t> stale = args.GetInt("--stale-ms", 20000, 1, 86400000);
-  for (const absl::Status& s : {port.status(), timeout.status(), stale.status()}) {
+  absl::StatusOr<int64_t> metrics_port = args.GetInt("--metrics-port", -1, 0, 65535);
+  absl::StatusOr<int64_t> metrics_interval = args.GetInt("--metrics-interval-secs", 10, 1, 86400);
+  absl::StatusOr<int64_t> metrics_series = args.GetInt("--metrics-max-series", 4096, 1, 1 << 20);
+  for (const absl::Status& s : {port.status(), timeout.status(), stale.status(),
+                                metrics_port.status(), metrics_interval.status(),
+                                metrics_series.status()}) {
     if (!s.ok()) {
       fprintf(stderr, "kairos daemon: %s\n", std::string(s.message()).c_str());
       return 2;
@@ -80,6 +93,14 @@ int DaemonMain(int argc, char** argv) {
   options.port = static_cast<int>(*port);
   options.rpc_timeout_ms = static_cast<int>(*timeout);
   options.stale_ms = *stale;
+  options.metrics_port = static_cast<int>(*metrics_port);
+  options.metrics_address = args.Get("--metrics-address", "127.0.0.1");
+  options.metrics_interval_secs = *metrics_interval;
+  options.metrics_max_series = static_cast<size_t>(*metrics_series);
+  if (options.metrics_port < 0 && (args.Has("--metrics-address") || args.Has("--metrics-port-file"))) {
+    fprintf(stderr, "kairos daemon: --metrics-address and --metrics-port-file need --metrics-port\n");
+    return 2;
+  }
 
   absl::StatusOr<std::unique_ptr<Relay>> relay = Relay::Create(options);
   if (!relay.ok()) {
@@ -109,6 +130,20 @@ int DaemonMain(int argc, char** argv) {
       return 1;
     }
   }
+  const std::string metrics_port_file = args.Get("--metrics-port-file", "");
+  if (!metrics_port_file.empty()) {
+    const absl::Status st = WriteTextFile(
+        metrics_port_file, std::to_string((*relay)->metrics_port()) + "\n", "", "port file");
+    if (!st.ok()) {
+      fprintf(stderr, "kairos daemon: cannot write --metrics-port-file: %s\n", std::string(st.message()).c_str());
+      return 1;
+    }
+  }
+  if (options.metrics_port >= 0) {
+    fprintf(stderr, "kairos daemon: serving metrics on http://%s:%d/metrics (telemetry every %lld s)\n",
+            options.metrics_address.c_str(), (*relay)->metrics_port(),
+            static_cast<long long>(options.metrics_interval_secs));
+  }
   fprintf(stderr, "kairos daemon: listening: ipc %s, rpc %s:%d (Ctrl-C to stop)\n",
           (*relay)->ipc_address().c_str(), options.bind_address.c_str(), (*relay)->rpc_port());
   const absl::Status status = (*relay)->Run(g_stop_pipe[0]);
@@ -116,11 +151,12 @@ int DaemonMain(int argc, char** argv) {
   fprintf(stderr,
           "kairos daemon: stopped: %llu polls, %llu configs sent, %llu reply failures, "
           "%llu invalid datagrams, %llu rpc served, %llu rpc dropped, %llu rpc timeouts, "
-          "%llu polls refused (process table full)\n",
+          "%llu polls refused (process table full), %llu telemetry datagrams, %llu scrapes\n",
           (unsigned long long)st.polls, (unsigned long long)st.configs_sent,
           (unsigned long long)st.reply_failures, (unsigned long long)st.invalid_datagrams,
           (unsigned long long)st.rpc_served, (unsigned long long)st.rpc_dropped,
-          (unsigned long long)st.rpc_timeouts, (unsigned long long)st.registry_refused);
+          (unsigned long long)st.rpc_timeouts, (unsigned long long)st.registry_refused,
+          (unsigned long long)st.telemetry_datagrams, (unsigned long long)st.scrapes);
   if (!status.ok()) {
     fprintf(stderr, "kairos daemon: %s\n", std::string(status.message()).c_str());
     return 1;

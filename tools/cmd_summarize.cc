@@ -25,6 +25,7 @@
 #include "output/proto/perfetto_reader.h"
 #include "output/writer.h"
 #include "subcommand.h"
+#include "summary_row.h"
 
 namespace kairos::tools {
 namespace {
@@ -32,6 +33,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: kairos summarize [--format text|json|markdown] [--out FILE] TRACE\n"
     "       kairos summarize [--format ...] [--out FILE] TRACE TRACE... | DIR\n"
+    "       kairos summarize --format jsonl TRACE|DIR...\n"
     "\n"
     "Analyses a Kineto-format JSON trace (.json, .json.gz, .json.zst) and prints the same\n"
     "summary kairos writes at the end of a session: per-GPU verdict, time and idle breakdowns,\n"
@@ -40,9 +42,12 @@ constexpr char kUsage[] =
     "cross-rank analysis instead: per-rank step, compute, communication wait and transfer,\n"
     "idle, overlap; the straggler rank and the time lost per step; load imbalance.\n"
     "Perfetto traces (.pftrace, .pftrace.zst) are read too.\n"
+    "--format jsonl: one row per trace (every trace file of each DIR), for a warehouse\n"
+    "(schema and a ClickHouse table: docs/SUMMARY.md); one trace in memory at a time.\n"
     "\n"
     "options:\n"
-    "  --format F   text (default), json, or markdown (for an issue or a pull request)\n"
+    "  --format F   text (default), json, markdown (for an issue or a pull request), or\n"
+    "               jsonl (one row per trace)\n"
     "  --json       same as --format json\n"
     "  --out FILE   also write the JSON summary to FILE\n";
 
@@ -68,7 +73,7 @@ bool IsTraceName(const std::string& p) {
 }
 
 // A directory becomes its trace files, sorted by name; a file is itself.
-bool ExpandInput(const std::string& in, std::vector<std::string>* out) {
+bool ExpandInput(const std::string& in, std::vector<std::string>* out, bool ranks_only = true) {
   if (!IsDirectory(in)) {
     out->push_back(in);
     return true;
@@ -102,7 +107,8 @@ bool ExpandInput(const std::string& in, std::vector<std::string>* out) {
   }
   // Per-rank files carry their rank in the name (".rank<R>"): when some do, the others (a
   // merged trace, a single-process trace) are not ranks of the job.
-  if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return RankFromFileName(n) >= 0; })) {
+  if (ranks_only &&
+      std::any_of(names.begin(), names.end(), [](const std::string& n) { return RankFromFileName(n) >= 0; })) {
     names.erase(std::remove_if(names.begin(), names.end(),
                                [](const std::string& n) { return RankFromFileName(n) < 0; }),
                 names.end());
@@ -158,6 +164,32 @@ int CrossRankMain(const std::vector<std::string>& traces, const std::string& for
   return 0;
 }
 
+// --format jsonl: every trace of every input, one row each, in order; one trace in memory
+// at a time (the row is written and flushed before the next is read). A trace that cannot be
+// read is reported on stderr and skipped; the exit status is then 1.
+int JsonlMain(const std::vector<std::string>& inputs) {
+  int status = 0;
+  for (const std::string& in : inputs) {
+    std::vector<std::string> traces;
+    if (!ExpandInput(in, &traces, /*ranks_only=*/false)) {
+      status = 1;
+      continue;
+    }
+    for (const std::string& path : traces) {
+      absl::StatusOr<TraceData> data = ReadAnyTrace(path);
+      if (!data.ok()) {
+        std::fprintf(stderr, "kairos summarize: %s\n", std::string(data.status().message()).c_str());
+        status = 1;
+        continue;
+      }
+      const std::string row = SummaryRow(path, *data, Analyze(*data)) + "\n";
+      std::fwrite(row.data(), 1, row.size(), stdout);
+      std::fflush(stdout);
+    }
+  }
+  return status;
+}
+
 int SummarizeMain(int argc, char** argv) {
   std::string format = "text";
   std::string out_path;
@@ -167,8 +199,8 @@ int SummarizeMain(int argc, char** argv) {
       format = "json";
     } else if (std::strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
       format = argv[++i];
-      if (format != "text" && format != "json" && format != "markdown") {
-        std::fprintf(stderr, "kairos summarize: --format must be text, json or markdown, not '%s'\n",
+      if (format != "text" && format != "json" && format != "markdown" && format != "jsonl") {
+        std::fprintf(stderr, "kairos summarize: --format must be text, json, markdown or jsonl, not '%s'\n",
                      format.c_str());
         return 2;
       }
@@ -187,6 +219,13 @@ int SummarizeMain(int argc, char** argv) {
   if (inputs.empty()) {
     std::fputs(kUsage, stderr);
     return 2;
+  }
+  if (format == "jsonl") {
+    if (!out_path.empty()) {
+      std::fprintf(stderr, "kairos summarize: --out does not apply to --format jsonl\n");
+      return 2;
+    }
+    return JsonlMain(inputs);
   }
   std::vector<std::string> traces;
   for (const std::string& in : inputs) {

@@ -14,6 +14,7 @@
 #include "daemon_rpc.h"
 #include "daemon_trace_path.h"
 #include "subcommand.h"
+#include "trace_hosts.h"
 
 namespace kairos::tools {
 namespace {
@@ -47,6 +48,12 @@ constexpr char kUsage[] =
     "                                  complete (docs/ONDEMAND.md)\n"
     "  --fail-on-no-process            exit 1 when no process matched\n"
     "  --hostname HOST                 daemon host (default localhost)\n"
+    "  --hosts H1,H2,...               kairos extension: the same request to every host's\n"
+    "                                  daemon at once (HOST or HOST:PORT; PORT defaults to\n"
+    "                                  --port); prints each host's result, reports the hosts\n"
+    "                                  that did not answer within --timeout-ms and carries on\n"
+    "                                  with the rest. Exit 0 when at least one host answered\n"
+    "  --hostfile FILE                 the same, hosts from FILE (one or more a line, # comments)\n"
     "  --port N                        daemon RPC port (default 1778)\n"
     "  --timeout-ms N                  RPC timeout (default 5000)\n";
 
@@ -67,13 +74,83 @@ std::vector<int64_t> IntArray(const JsonValue& reply, const char* key) {
   return out;
 }
 
+// Prints what one daemon's reply says (matched, triggered, where traces go); false when the
+// reply is not an on-demand result. *matched: the processes it matched.
+bool PrintReply(const std::string& reply, const std::string& log_file, size_t* matched_count) {
+  absl::StatusOr<JsonValue> json = ParseRpcJson(reply);
+  if (!json.ok() || !json->is_object() || json->Find("processesMatched") == nullptr) {
+    fprintf(stderr, "kairos trace: the daemon did not accept the request\n");
+    return false;
+  }
+  const std::vector<int64_t> matched = IntArray(*json, "processesMatched");
+  const std::vector<int64_t> triggered = IntArray(*json, "activityProfilersTriggered");
+  *matched_count = matched.size();
+  if (matched.empty()) {
+    printf("No processes were matched, please check --job-id or --pids flags\n");
+    return true;
+  }
+  printf("Matched %zu processes\n", matched.size());
+  PrintList("Triggered:", triggered);
+  std::vector<int64_t> not_triggered;
+  for (int64_t pid : matched) {
+    bool t = false;
+    for (int64_t p : triggered) t = t || p == pid;
+    if (!t) not_triggered.push_back(pid);
+  }
+  if (!not_triggered.empty()) {
+    PrintList("Not triggered (process limit reached or a request already pending):",
+              not_triggered);
+  }
+  if (!triggered.empty()) {
+    printf("Trace output files will be written to:\n");
+    for (int64_t pid : triggered) {
+      printf("    %s\n", PredictOnDemandTracePath(log_file, pid).c_str());
+    }
+    printf("(a process that knows its rank writes _rank<R>_<pid> instead of _<pid>; it writes to\n"
+           " its default path if the requested one is outside its allowed directory or already\n"
+           " exists; it logs the file it actually wrote)\n");
+  }
+  return true;
+}
+
+// --hosts / --hostfile: one request to every host at once, a result per host, the
+// unreachable listed. Exit 0 when at least one host answered (1 with --fail-on-no-process
+// and no process matched anywhere), 1 when none did.
+int TraceHostsMain(const std::vector<HostPort>& hosts, const std::string& request,
+                   const std::string& log_file, int timeout_ms, bool fail_on_no_process) {
+  const std::vector<HostReply> replies = CallHosts(hosts, request, timeout_ms);
+  size_t answered = 0, matched_total = 0;
+  std::vector<std::string> unreachable;
+  for (const HostReply& r : replies) {
+    printf("== host %s: ", r.target.Label().c_str());
+    if (!r.status.ok()) {
+      printf("UNREACHABLE (%s)\n", std::string(r.status.message()).c_str());
+      unreachable.push_back(r.target.Label());
+      continue;
+    }
+    printf("\n");
+    size_t matched = 0;
+    if (!PrintReply(r.reply, log_file, &matched)) {
+      unreachable.push_back(r.target.Label());
+      continue;
+    }
+    ++answered;
+    matched_total += matched;
+  }
+  printf("Hosts: %zu answered, %zu unreachable", answered, unreachable.size());
+  for (size_t i = 0; i < unreachable.size(); ++i) printf("%s%s", i ? ", " : ": ", unreachable[i].c_str());
+  printf("; %zu processes matched\n", matched_total);
+  if (answered == 0) return 1;
+  return fail_on_no_process && matched_total == 0 ? 1 : 0;
+}
+
 int TraceMain(int argc, char** argv) {
   ArgParser args({"--help", "-h", "--record-shapes", "--profile-memory", "--with-stacks",
                   "--with-flops", "--with-modules", "--fail-on-no-process"},
                  {"--log-file", "--duration-ms", "--iterations", "--profile-start-time",
                   "--profile-start-iteration-roundup", "--job-id", "--pids", "--pid",
                   "--process-limit", "--hostname", "--port", "--timeout-ms", "--warmup-secs",
-                  "--warmup-iterations"});
+                  "--warmup-iterations", "--hosts", "--hostfile"});
   if (absl::Status s = args.Parse(argc, argv); !s.ok()) {
     fprintf(stderr, "kairos trace: %s\n\n%s", std::string(s.message()).c_str(), kUsage);
     return 2;
@@ -162,6 +239,32 @@ int TraceMain(int argc, char** argv) {
     config += "\nACTIVITIES_WARMUP_ITERATIONS=" + std::to_string(*warmup_iterations);
   const std::string request = BuildGputraceRequest(o, config);
   printf("Kineto config = \n%s\n", config.c_str());
+  if (args.Has("--hosts") || args.Has("--hostfile")) {
+    if (args.Has("--hostname") || (args.Has("--hosts") && args.Has("--hostfile"))) {
+      fprintf(stderr, "kairos trace: give one of --hostname, --hosts, --hostfile\n");
+      return 2;
+    }
+    std::string list = args.Get("--hosts", "");
+    if (args.Has("--hostfile")) {
+      const std::string path = args.Get("--hostfile", "");
+      FILE* f = fopen(path.c_str(), "re");
+      if (f == nullptr) {
+        fprintf(stderr, "kairos trace: cannot read --hostfile %s\n", path.c_str());
+        return 2;
+      }
+      char buf[65536];
+      size_t n = 0;
+      while ((n = fread(buf, 1, sizeof(buf), f)) > 0 && list.size() < (64u << 20)) list.append(buf, n);
+      fclose(f);
+    }
+    absl::StatusOr<std::vector<HostPort>> hosts = ParseHostList(list, static_cast<int>(*port));
+    if (!hosts.ok()) {
+      fprintf(stderr, "kairos trace: %s\n", std::string(hosts.status().message()).c_str());
+      return 2;
+    }
+    return TraceHostsMain(*hosts, request, o.log_file, static_cast<int>(*timeout),
+                          args.Has("--fail-on-no-process"));
+  }
   const std::string host = args.Get("--hostname", "localhost");
   absl::StatusOr<std::string> reply =
       CallRpc(host, static_cast<int>(*port), request, static_cast<int>(*timeout));
@@ -171,38 +274,9 @@ int TraceMain(int argc, char** argv) {
     return 1;
   }
   printf("response length = %zu\nresponse = %s\n", reply->size(), reply->c_str());
-  absl::StatusOr<JsonValue> json = ParseRpcJson(*reply);
-  if (!json.ok() || !json->is_object() || json->Find("processesMatched") == nullptr) {
-    fprintf(stderr, "kairos trace: the daemon did not accept the request\n");
-    return 1;
-  }
-  const std::vector<int64_t> matched = IntArray(*json, "processesMatched");
-  const std::vector<int64_t> triggered = IntArray(*json, "activityProfilersTriggered");
-  if (matched.empty()) {
-    printf("No processes were matched, please check --job-id or --pids flags\n");
-    return args.Has("--fail-on-no-process") ? 1 : 0;
-  }
-  printf("Matched %zu processes\n", matched.size());
-  PrintList("Triggered:", triggered);
-  std::vector<int64_t> not_triggered;
-  for (int64_t pid : matched) {
-    bool t = false;
-    for (int64_t p : triggered) t = t || p == pid;
-    if (!t) not_triggered.push_back(pid);
-  }
-  if (!not_triggered.empty()) {
-    PrintList("Not triggered (process limit reached or a request already pending):",
-              not_triggered);
-  }
-  if (!triggered.empty()) {
-    printf("Trace output files will be written to:\n");
-    for (int64_t pid : triggered) {
-      printf("    %s\n", PredictOnDemandTracePath(o.log_file, pid).c_str());
-    }
-    printf("(a process that knows its rank writes _rank<R>_<pid> instead of _<pid>; it writes to\n"
-           " its default path if the requested one is outside its allowed directory or already\n"
-           " exists; it logs the file it actually wrote)\n");
-  }
+  size_t matched = 0;
+  if (!PrintReply(*reply, o.log_file, &matched)) return 1;
+  if (matched == 0) return args.Has("--fail-on-no-process") ? 1 : 0;
   return 0;
 }
 

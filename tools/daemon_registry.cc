@@ -45,6 +45,14 @@ std::optional<std::string> DaemonRegistry::OnPoll(int64_t job_id,
   return *entry.pending + "\n";
 }
 
+bool DaemonRegistry::Knows(int64_t job_id, int32_t leaf_pid) const {
+  auto job = jobs_.find(job_id);
+  if (job == jobs_.end()) return false;
+  for (const auto& [pid_set, entry] : job->second)
+    if (entry.leaf_pid == leaf_pid) return true;
+  return false;
+}
+
 void DaemonRegistry::ConfigDelivered(int64_t job_id, const std::vector<int32_t>& pids) {
   if (Entry* entry = Find(job_id, pids)) entry->pending.reset();
 }

@@ -60,6 +60,9 @@ class DaemonRegistry {
   // limit with no config pending. Returns how many.
   size_t Sweep(int64_t now_ms);
   size_t size() const { return entries_; }
+  // True when a process with this leaf pid polls under this job id (telemetry is taken only
+  // from processes the daemon knows).
+  bool Knows(int64_t job_id, int32_t leaf_pid) const;
   size_t max_entries() const { return max_entries_; }
   // Polls of new processes refused because the table was full.
   uint64_t refused() const { return refused_; }

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "config/daemon_protocol.h"
 #include "daemon_rpc.h"
+#include "metrics_http.h"
 #include "clock.h"
 #include "log.h"
 
@@ -62,6 +63,40 @@ void LogLimited(LogRateLimiter& limiter, const std::string& line) {
 }
 
 
+// A non-blocking TCP listener on address:port (numeric); *bound_port gets the real port.
+absl::StatusOr<int> ListenTcp(const std::string& address, int port, int* bound_port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+  addrinfo* res = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rc = getaddrinfo(address.c_str(), service.c_str(), &hints, &res); rc != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad bind address ", address, ": ", gai_strerror(rc)));
+  }
+  const int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const int one = 1;
+  if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  const bool ok = fd >= 0 && bind(fd, res->ai_addr, res->ai_addrlen) == 0 && listen(fd, 50) == 0;
+  const int err = errno;
+  freeaddrinfo(res);
+  if (!ok) {
+    if (fd >= 0) close(fd);
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", address, ":", port, ": ", strerror(err)));
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  char host[NI_MAXHOST], serv[NI_MAXSERV];
+  if (getnameinfo(reinterpret_cast<sockaddr*>(&bound), len, host, sizeof(host), serv,
+                  sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+    *bound_port = atoi(serv);
+  }
+  return fd;
+}
+
 }  // namespace
 
 Relay::Relay(const RelayOptions& options)
@@ -71,7 +106,9 @@ Relay::Relay(const RelayOptions& options)
 
 Relay::~Relay() {
   for (Connection& c : connections_) close(c.fd);
+  for (Connection& c : http_connections_) close(c.fd);
   if (listen_fd_ >= 0) close(listen_fd_);
+  if (metrics_fd_ >= 0) close(metrics_fd_);
   if (ipc_fd_ >= 0) {
     close(ipc_fd_);
     if (!options_.socket_dir.empty()) unlink(ipc_addr_.sun_path);
@@ -111,34 +148,18 @@ absl::Status Relay::Open() {
   }
   buffer_.resize(proto::kDaemonHeaderSize + proto::kDaemonMaxPayload + 1);
 
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
-  addrinfo* res = nullptr;
-  const std::string port = std::to_string(options_.port);
-  if (int rc = getaddrinfo(options_.bind_address.c_str(), port.c_str(), &hints, &res); rc != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad bind address ", options_.bind_address, ": ", gai_strerror(rc)));
-  }
-  listen_fd_ = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  const int one = 1;
-  if (listen_fd_ >= 0) setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  const bool ok = listen_fd_ >= 0 && bind(listen_fd_, res->ai_addr, res->ai_addrlen) == 0 &&
-                  listen(listen_fd_, 50) == 0;
-  const int err = errno;
-  freeaddrinfo(res);
-  if (!ok) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.bind_address, ":",
-                                               options_.port, ": ", strerror(err)));
-  }
-  sockaddr_storage bound{};
-  socklen_t len = sizeof(bound);
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
-  char host[NI_MAXHOST], serv[NI_MAXSERV];
-  if (getnameinfo(reinterpret_cast<sockaddr*>(&bound), len, host, sizeof(host), serv,
-                  sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
-    rpc_port_ = atoi(serv);
+  absl::StatusOr<int> rpc = ListenTcp(options_.bind_address, options_.port, &rpc_port_);
+  if (!rpc.ok()) return rpc.status();
+  listen_fd_ = *rpc;
+  if (options_.metrics_port >= 0) {
+    absl::StatusOr<int> metrics =
+        ListenTcp(options_.metrics_address, options_.metrics_port, &metrics_port_);
+    if (!metrics.ok()) return metrics.status();
+    metrics_fd_ = *metrics;
+    MetricsStoreOptions mo;
+    mo.host = Hostname();
+    mo.max_series = options_.metrics_max_series;
+    metrics_ = std::make_unique<MetricsStore>(mo);
   }
   return absl::OkStatus();
 }
@@ -151,10 +172,13 @@ absl::Status Relay::Run(int stop_fd) {
     fds.push_back({ipc_fd_, POLLIN, 0});
     fds.push_back({listen_fd_, POLLIN, 0});
     fds.push_back({stop_fd, POLLIN, 0});
+    fds.push_back({metrics_fd_, POLLIN, 0});  // -1 without --metrics-port: poll skips it
     int64_t wake = next_sweep;
-    for (const Connection& c : connections_) {
-      fds.push_back({c.fd, static_cast<short>(c.out.empty() ? POLLIN : POLLOUT), 0});
-      wake = std::min(wake, c.deadline_ms);
+    for (const std::vector<Connection>* list : {&connections_, &http_connections_}) {
+      for (const Connection& c : *list) {
+        fds.push_back({c.fd, static_cast<short>(c.out.empty() ? POLLIN : POLLOUT), 0});
+        wake = std::min(wake, c.deadline_ms);
+      }
     }
     const int timeout = static_cast<int>(std::max<int64_t>(0, wake - NowMs()));
     if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
@@ -165,33 +189,156 @@ absl::Status Relay::Run(int stop_fd) {
     if (fds[2].revents & POLLIN) return absl::OkStatus();
     // Connections first (their pollfd indexes are only valid before accept adds more).
     const int64_t now = NowMs();
-    std::vector<Connection> alive;
-    for (size_t i = 0; i < connections_.size(); ++i) {
-      Connection& c = connections_[i];
-      const short ev = fds[3 + i].revents;
-      bool keep = true;
-      if (ev & (POLLERR | POLLHUP | POLLNVAL) && !(ev & POLLIN)) {
-        Close(c, nullptr);
-        keep = false;
-      } else if (ev & POLLIN) {
-        keep = OnReadable(c);
-      } else if (ev & POLLOUT) {
-        keep = OnWritable(c);
-      }
-      if (keep && now >= c.deadline_ms) {
-        ++stats_.rpc_timeouts;
-        Close(c, "rpc peer did not complete its request in time; closed");
-        keep = false;
-      }
-      if (keep) alive.push_back(std::move(c));
-    }
-    connections_ = std::move(alive);
+    const size_t rpc_count = connections_.size();
+    ServeConnections(connections_, fds, 4, now, /*http=*/false);
+    ServeConnections(http_connections_, fds, 4 + rpc_count, now, /*http=*/true);
     if (fds[1].revents & POLLIN) OnAccept();
+    if (fds[3].revents & POLLIN) OnMetricsAccept();
     if (now >= next_sweep) {
       const size_t removed = registry_.Sweep(now);
       if (removed > 0 && options_.verbose) Log(absl::StrCat("forgot ", removed, " process(es)"));
+      // A series of an exited process goes at the first sweep after its exit (<= 1 s).
+      if (metrics_) metrics_->Sweep(now, options_.check_pids ? [](int64_t pid) {
+          return PidAlive(static_cast<int32_t>(pid)); } : MetricsStore::Alive());
       next_sweep = now + 1000;
     }
+  }
+}
+
+void Relay::ServeConnections(std::vector<Connection>& list, const std::vector<pollfd>& fds,
+                             size_t first, int64_t now, bool http) {
+  std::vector<Connection> alive;
+  for (size_t i = 0; i < list.size(); ++i) {
+    Connection& c = list[i];
+    const short ev = fds[first + i].revents;
+    bool keep = true;
+    if (ev & (POLLERR | POLLHUP | POLLNVAL) && !(ev & POLLIN)) {
+      Close(c, nullptr);
+      keep = false;
+    } else if (ev & POLLIN) {
+      keep = http ? OnMetricsReadable(c) : OnReadable(c);
+    } else if (ev & POLLOUT) {
+      keep = OnWritable(c);
+    }
+    if (keep && now >= c.deadline_ms) {
+      if (http) {
+        // A scraper that does not send its request, or does not read its response, in time.
+        ++stats_.http_timeouts;
+        LogLimited(http_log_, "metrics client did not complete its exchange in time; closed");
+        close(c.fd);
+        c.fd = -1;
+      } else {
+        ++stats_.rpc_timeouts;
+        Close(c, "rpc peer did not complete its request in time; closed");
+      }
+      keep = false;
+    }
+    if (keep) alive.push_back(std::move(c));
+  }
+  list = std::move(alive);
+}
+
+void Relay::OnMetricsAccept() {
+  while (true) {
+    const int fd = accept4(metrics_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (static_cast<int>(http_connections_.size()) >= options_.max_metrics_connections) {
+      ++stats_.http_dropped;
+      LogLimited(http_log_, "too many metrics connections; refused one");
+      close(fd);
+      continue;
+    }
+    Connection c;
+    c.fd = fd;
+    c.deadline_ms = NowMs() + options_.rpc_timeout_ms;
+    http_connections_.push_back(std::move(c));
+  }
+}
+
+bool Relay::OnMetricsReadable(Connection& c) {
+  char chunk[4096];
+  while (true) {
+    const ssize_t n = recv(c.fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (n == 0) {
+      close(c.fd);
+      c.fd = -1;
+      return false;
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) return true;
+      close(c.fd);
+      c.fd = -1;
+      return false;
+    }
+    // Never more than the head limit plus one chunk in memory, whatever the peer sends.
+    c.in.append(chunk, static_cast<size_t>(n));
+    const HttpRequestVerdict v = ParseHttpRequest(c.in);
+    if (v.kind == HttpRequestVerdict::kIncomplete) continue;
+    c.in.clear();
+    c.in.shrink_to_fit();
+    if (v.kind == HttpRequestVerdict::kError) {
+      ++stats_.http_errors;
+      LogLimited(http_log_, absl::StrCat("metrics request answered ", v.status));
+      c.out = HttpResponse(v.status, "text/plain; charset=utf-8", "", false);
+    } else {
+      ++stats_.scrapes;
+      c.out = HttpResponse(200, kMetricsContentType, MetricsBody(), v.head_only);
+    }
+    return OnWritable(c);
+  }
+}
+
+std::string Relay::MetricsBody() const {
+  std::string out = metrics_->Render();
+  auto family = [&out](const char* name, const char* type, const char* help) {
+    absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+  };
+  const std::string host = absl::StrCat("{host=\"", EscapeLabelValue(Hostname()), "\"");
+  family("kairos_agent_processes", "gauge", "Processes polling this daemon.");
+  absl::StrAppend(&out, "kairos_agent_processes", host, "} ", registry_.size(), "\n");
+  family("kairos_agent_series", "gauge", "(pid, device) series this agent holds.");
+  absl::StrAppend(&out, "kairos_agent_series", host, "} ", metrics_->series(), "\n");
+  family("kairos_agent_series_dropped_total", "counter",
+         "Telemetry lines not stored because the series cap was reached.");
+  absl::StrAppend(&out, "kairos_agent_series_dropped_total", host, "} ",
+                  metrics_->dropped_series(), "\n");
+  family("kairos_agent_telemetry_lines_total", "counter", "Telemetry lines taken.");
+  absl::StrAppend(&out, "kairos_agent_telemetry_lines_total", host, "} ", metrics_->lines(), "\n");
+  family("kairos_agent_telemetry_rejected_total", "counter",
+         "Telemetry lines or datagrams refused, by reason.");
+  for (size_t r = 0; r < static_cast<size_t>(MetricsReject::kCount); ++r) {
+    absl::StrAppend(&out, "kairos_agent_telemetry_rejected_total", host, ",reason=\"",
+                    MetricsRejectName(static_cast<MetricsReject>(r)), "\"} ",
+                    metrics_->rejected(static_cast<MetricsReject>(r)), "\n");
+  }
+  family("kairos_agent_scrapes_total", "counter", "/metrics requests answered 200.");
+  absl::StrAppend(&out, "kairos_agent_scrapes_total", host, "} ", stats_.scrapes, "\n");
+  return out;
+}
+
+void Relay::OnTelemetry(std::string_view payload, const std::string& peer) {
+  ++stats_.telemetry_datagrams;
+  if (!metrics_) {
+    ++stats_.invalid_datagrams;
+    LogLimited(datagram_log_, absl::StrCat("dropped telemetry from ", peer, ": no --metrics-port"));
+    return;
+  }
+  const uint64_t rejected_before = [&] {
+    uint64_t n = 0;
+    for (size_t r = 0; r < static_cast<size_t>(MetricsReject::kCount); ++r)
+      n += metrics_->rejected(static_cast<MetricsReject>(r));
+    return n;
+  }();
+  metrics_->Ingest(payload, NowMs(), [this](int64_t job_id, int64_t pid) {
+    return pid <= INT32_MAX && registry_.Knows(job_id, static_cast<int32_t>(pid));
+  });
+  uint64_t rejected_after = 0;
+  for (size_t r = 0; r < static_cast<size_t>(MetricsReject::kCount); ++r)
+    rejected_after += metrics_->rejected(static_cast<MetricsReject>(r));
+  if (rejected_after != rejected_before) {
+    LogLimited(telemetry_log_, absl::StrCat("refused ", rejected_after - rejected_before,
+                                            " telemetry line(s) from ", peer,
+                                            " (malformed, unknown process or flood; counted)"));
   }
 }
 
@@ -225,6 +372,10 @@ void Relay::OnDatagram() {
     std::optional<std::string> config;
     int64_t job_id = 0;
     std::vector<int32_t> pids;
+    if (datagram->kind == proto::DaemonMessageKind::kTelemetry) {
+      OnTelemetry(datagram->payload, peer);  // no reply: one datagram per interval, fire and forget
+      continue;
+    }
     if (datagram->kind == proto::DaemonMessageKind::kRequest) {
       absl::StatusOr<proto::DaemonRequest> request = proto::DecodeDaemonRequest(datagram->payload);
       if (!request.ok()) {
@@ -273,6 +424,17 @@ void Relay::OnDatagram() {
       LogLimited(datagram_log_, absl::StrCat("could not reply to ", peer, ": ", strerror(errno),
                        config ? " (its config stays pending)" : ""));
       continue;
+    }
+    // Serving metrics: offer telemetry collection to a process that sends none yet (the
+    // client takes the first offer, ignores the rest; Dynolog never sends one).
+    if (metrics_ && datagram->kind == proto::DaemonMessageKind::kRequest && !pids.empty() &&
+        !metrics_->HasPid(pids[0]) && registry_.Knows(job_id, pids[0])) {
+      const std::string offer = proto::EncodeDaemonTelemetry(
+          proto::DaemonTelemetryOffer(options_.metrics_interval_secs));
+      if (sendto(ipc_fd_, offer.data(), offer.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
+                 reinterpret_cast<const sockaddr*>(&from), from_len) ==
+          static_cast<ssize_t>(offer.size()))
+        ++stats_.telemetry_offers;
     }
     if (config) {
       registry_.ConfigDelivered(job_id, pids);

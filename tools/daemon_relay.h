@@ -15,12 +15,14 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <poll.h>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "daemon_registry.h"
+#include "metrics_store.h"
 #include "log.h"
 
 namespace kairos::tools {
@@ -36,12 +38,21 @@ struct RelayOptions {
   int max_connections = 64;
   size_t max_processes = DaemonRegistry::kDefaultMaxEntries;  // registry cap (daemon_registry.h)
   bool verbose = false;               // log every poll
+  // `--metrics-port`: serve /metrics (Prometheus text format) on this TCP port (0 = any free
+  // one); -1 = no metrics, and no telemetry offer to processes (docs/FLEET.md).
+  int metrics_port = -1;
+  std::string metrics_address = "127.0.0.1";
+  int64_t metrics_interval_secs = 10;  // offered to processes that have no series yet
+  size_t metrics_max_series = 4096;
+  int max_metrics_connections = 16;
 };
 
 struct RelayStats {
   uint64_t polls = 0, configs_sent = 0, reply_failures = 0, invalid_datagrams = 0;
   uint64_t rpc_served = 0, rpc_dropped = 0, rpc_timeouts = 0;
   uint64_t registry_refused = 0;  // polls of new processes refused: the registry was full
+  uint64_t telemetry_datagrams = 0, telemetry_offers = 0;
+  uint64_t scrapes = 0, http_errors = 0, http_dropped = 0, http_timeouts = 0;
 };
 
 class Relay {
@@ -52,6 +63,7 @@ class Relay {
   Relay& operator=(const Relay&) = delete;
 
   int rpc_port() const { return rpc_port_; }
+  int metrics_port() const { return metrics_port_; }
   std::string ipc_address() const;
   // Serves until `stop_fd` is readable (-1 = forever) or a fatal poll error.
   absl::Status Run(int stop_fd);
@@ -73,6 +85,15 @@ class Relay {
   bool OnReadable(Connection& c);
   bool OnWritable(Connection& c);
   void Close(Connection& c, const char* why);
+  // /metrics connections: same Connection, a head to read, one response, close.
+  void OnMetricsAccept();
+  bool OnMetricsReadable(Connection& c);
+  std::string MetricsBody() const;
+  // Telemetry lines from a process (a "tlm" datagram).
+  void OnTelemetry(std::string_view payload, const std::string& peer);
+  // Services one connection list for one poll(2) wake-up (fds from `first`).
+  void ServeConnections(std::vector<Connection>& list, const std::vector<pollfd>& fds,
+                        size_t first, int64_t now, bool http);
 
   RelayOptions options_;
   DaemonRegistry registry_;
@@ -83,6 +104,10 @@ class Relay {
   socklen_t ipc_addr_len_ = 0;
   std::vector<char> buffer_;
   std::vector<Connection> connections_;
+  int metrics_fd_ = -1;
+  int metrics_port_ = 0;
+  std::vector<Connection> http_connections_;
+  std::unique_ptr<MetricsStore> metrics_;  // null without --metrics-port
   std::map<std::pair<int64_t, int32_t>, std::set<int32_t>> contexts_;  // "ctxt" (vestigial)
   RelayStats stats_;
   // Rate limits of the lines any local process can trigger (log.h), one per kind.
@@ -91,6 +116,8 @@ class Relay {
   LogRateLimiter rpc_refused_log_;     // RPC requests answered by closing (unparsable, unknown fn)
   LogRateLimiter rpc_log_{30};         // served requests (a person's triggers: a larger burst)
   LogRateLimiter registry_full_log_;   // polls refused by the registry cap
+  LogRateLimiter telemetry_log_;       // telemetry lines refused (garbage, strangers, floods)
+  LogRateLimiter http_log_;            // /metrics connections refused, timed out or bad
 };
 
 }  // namespace kairos::tools

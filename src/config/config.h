@@ -87,7 +87,7 @@ struct Config {
   int64_t request_time_ms = 0;                        // KAIROS_REQUEST_TIME_MS (0 = unknown)
   int64_t exit_flush_timeout_ms = 5000;               // KAIROS_EXIT_FLUSH_TIMEOUT_MS
   int64_t pm_sampling_interval_us = 1000;             // KAIROS_PM_SAMPLING_INTERVAL_US
-  int64_t telemetry_interval_secs = 0;                // KAIROS_TELEMETRY_INTERVAL_SECS (0 = off)
+  int64_t telemetry_interval_secs = -1;  // KAIROS_TELEMETRY_INTERVAL_SECS (0 = off, -1 = unset)
   std::string telemetry_file;                         // KAIROS_TELEMETRY_FILE ("" = default)
   int64_t telemetry_max_mb = 64;                      // KAIROS_TELEMETRY_MAX_MB (0 = no rotation)
 

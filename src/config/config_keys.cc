@@ -460,11 +460,14 @@ std::vector<ConfigKey>* BuildTable() {
                                    &Config::pm_sampling_interval_us, "1000",
                                    "PM-sampling period in microseconds (GPU time trigger)",
                                    100, 10000000))));
-  t->push_back(Kairos(Int("KAIROS_TELEMETRY_INTERVAL_SECS", &Config::telemetry_interval_secs, "0",
+  t->push_back(Kairos(Int("KAIROS_TELEMETRY_INTERVAL_SECS", &Config::telemetry_interval_secs, "-1",
                           "Always-on telemetry: one JSON line per GPU every N seconds to "
-                          "KAIROS_TELEMETRY_FILE (docs/TELEMETRY.md); 0 = off. Base config "
-                          "only, never from a daemon request (it runs for the job's life)",
-                          0, 86400)));
+                          "KAIROS_TELEMETRY_FILE (docs/TELEMETRY.md), and to a `kairos daemon "
+                          "--metrics-port` the process polls; 0 = off. -1 (unset): off, except "
+                          "that a process registered with a daemon serving metrics sends it "
+                          "lines at the daemon's interval (10 s by default; docs/FLEET.md). Base "
+                          "config only, never from a daemon request (it runs for the job's life)",
+                          -1, 86400)));
   t->push_back(Kairos(String("KAIROS_TELEMETRY_FILE", &Config::telemetry_file,
                              "<trace dir>/kairos_telemetry_{host}_{pid}.jsonl",
                              "Telemetry output (appended); `{pid}` `{rank}` `{host}` are "

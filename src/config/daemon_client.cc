@@ -316,11 +316,26 @@ void DaemonClient::HandleDatagram(std::string_view bytes, const sockaddr_un& fro
     return;
   }
   absl::StatusOr<internal::DaemonDatagram> datagram = internal::DecodeDaemonDatagram(bytes);
-  if (!datagram.ok() || datagram->kind != internal::DaemonMessageKind::kRequest) {
+  std::string why;
+  if (datagram.ok() && datagram->kind == internal::DaemonMessageKind::kTelemetry) {
+    absl::StatusOr<int64_t> interval = internal::ParseDaemonTelemetryOffer(datagram->payload);
+    if (interval.ok()) {
+      // The first offer decides; a daemon restarted with another interval does not restart
+      // telemetry (it runs for the life of the process).
+      if (telemetry_offers_.fetch_add(1, std::memory_order_relaxed) == 0 &&
+          options_.on_telemetry_offer)
+        options_.on_telemetry_offer(*interval);
+      return;
+    }
+    why = std::string(interval.status().message());
+  } else if (!datagram.ok()) {
+    why = std::string(datagram.status().message());
+  } else if (datagram->kind != internal::DaemonMessageKind::kRequest) {
+    why = "unexpected \"ctxt\" message";
+  }
+  if (!why.empty()) {
     invalid_datagrams_.fetch_add(1, std::memory_order_relaxed);
-    KAIROS_LOG_WARNING_LIMITED("daemon client: ignored an invalid datagram: %s",
-                       datagram.ok() ? "unexpected \"ctxt\" message"
-                                     : std::string(datagram.status().message()).c_str());
+    KAIROS_LOG_WARNING_LIMITED("daemon client: ignored an invalid datagram: %s", why.c_str());
     return;
   }
   replies_.fetch_add(1, std::memory_order_relaxed);
@@ -355,6 +370,24 @@ void DaemonClient::HandleConfig(std::string_view text) {
                   message.empty() ? "" : ": ", message.c_str());
 }
 
+bool DaemonClient::SendTelemetry(std::string_view lines) {
+  if (fd_ < 0 || getpid() != owner_pid_ || lines.size() > internal::kDaemonMaxPayload) {
+    telemetry_send_failures_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  const std::string bytes = internal::EncodeDaemonTelemetry(lines);
+  // sendto on a datagram socket is atomic per datagram, so this thread and the poller share
+  // the socket without a lock; MSG_DONTWAIT: a daemon that stopped reading costs one failure.
+  const ssize_t sent = sendto(fd_, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
+                              reinterpret_cast<const sockaddr*>(&daemon_.addr), daemon_.length);
+  if (sent != static_cast<ssize_t>(bytes.size())) {
+    telemetry_send_failures_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  telemetry_sent_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 DaemonClientStats DaemonClient::stats() const {
   DaemonClientStats s;
   s.polls = polls_.load(std::memory_order_relaxed);
@@ -365,6 +398,9 @@ DaemonClientStats DaemonClient::stats() const {
   s.configs_rejected = configs_rejected_.load(std::memory_order_relaxed);
   s.invalid_datagrams = invalid_datagrams_.load(std::memory_order_relaxed);
   s.last_send_errno = last_send_errno_.load(std::memory_order_relaxed);
+  s.telemetry_offers = telemetry_offers_.load(std::memory_order_relaxed);
+  s.telemetry_sent = telemetry_sent_.load(std::memory_order_relaxed);
+  s.telemetry_send_failures = telemetry_send_failures_.load(std::memory_order_relaxed);
   return s;
 }
 

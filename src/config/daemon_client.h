@@ -68,6 +68,10 @@ struct DaemonClientOptions {
   // does not know the process (a launcher or shell tool that merely inherited LD_PRELOAD
   // never takes a trigger slot). Null: poll from the start. Must not block.
   std::function<bool()> ready;
+  // A kairos daemon that serves metrics offers to collect telemetry ("tlm", every N s) in
+  // reply to a poll: called on the poller thread with N, at most once per client (the first
+  // offer; later ones are ignored). Null: offers are counted and ignored.
+  std::function<void(int64_t interval_secs)> on_telemetry_offer;
 };
 
 struct DaemonClientStats {
@@ -78,6 +82,9 @@ struct DaemonClientStats {
   uint64_t configs_accepted = 0;   // handler said OK
   uint64_t configs_rejected = 0;   // parse error, path refusal or handler error
   uint64_t invalid_datagrams = 0;  // failed validation, oversized or from a stranger
+  uint64_t telemetry_offers = 0;   // "tlm" offers received from the daemon
+  uint64_t telemetry_sent = 0;     // "tlm" datagrams handed to the kernel
+  uint64_t telemetry_send_failures = 0;  // refused (daemon gone, queue full, too large)
   int last_send_errno = 0;         // 0 after a successful send
 };
 
@@ -112,6 +119,12 @@ class DaemonClient {
   // queued (handling configs), sends one "req" and, if `reply_timeout_ms` > 0, waits up to
   // that long for the "req" reply and handles it. Returns false if the send was refused.
   bool PollOnce(int reply_timeout_ms);
+
+  // Sends one interval's telemetry lines to the daemon as a "tlm" datagram from this
+  // client's socket (the channel the polls use: no new port), once, without blocking; a
+  // failure is counted, never retried. Any thread (the telemetry writer's); never from a
+  // forked child. False when refused or over kDaemonMaxPayload.
+  bool SendTelemetry(std::string_view lines);
 
   DaemonClientStats stats() const;
   // The exact address this client is bound to (for tests: trailing NUL included).
@@ -158,7 +171,8 @@ class DaemonClient {
   // increments and loads are enough.
 
   std::atomic<uint64_t> polls_{0}, send_failures_{0}, replies_{0}, configs_received_{0},
-      configs_accepted_{0}, configs_rejected_{0}, invalid_datagrams_{0};
+      configs_accepted_{0}, configs_rejected_{0}, invalid_datagrams_{0}, telemetry_offers_{0},
+      telemetry_sent_{0}, telemetry_send_failures_{0};
   std::atomic<int> last_send_errno_{0};
 };
 

@@ -74,6 +74,31 @@ std::string EncodeDaemonContextReply(int32_t count) {
   return out;
 }
 
+std::string EncodeDaemonTelemetry(std::string_view text) {
+  std::string out = Header(text.size(), "tlm");
+  out.append(text.data(), text.size());
+  return out;
+}
+
+std::string DaemonTelemetryOffer(int64_t interval_secs) {
+  return absl::StrCat("interval_secs=", interval_secs);
+}
+
+absl::StatusOr<int64_t> ParseDaemonTelemetryOffer(std::string_view text) {
+  constexpr std::string_view kKey = "interval_secs=";
+  if (text.substr(0, kKey.size()) != kKey || text.size() == kKey.size() ||
+      text.size() > kKey.size() + 5) {
+    return absl::InvalidArgumentError("telemetry offer is not \"interval_secs=N\"");
+  }
+  int64_t n = 0;
+  for (char c : text.substr(kKey.size())) {
+    if (c < '0' || c > '9') return absl::InvalidArgumentError("telemetry offer interval is not a number");
+    n = n * 10 + (c - '0');
+  }
+  if (n < 1 || n > 86400) return absl::InvalidArgumentError("telemetry offer interval out of [1, 86400]");
+  return n;
+}
+
 absl::StatusOr<DaemonDatagram> DecodeDaemonDatagram(std::string_view bytes) {
   if (bytes.size() < kDaemonHeaderSize) {
     return absl::InvalidArgumentError(absl::StrCat("daemon datagram of ", bytes.size(),
@@ -101,6 +126,8 @@ absl::StatusOr<DaemonDatagram> DecodeDaemonDatagram(std::string_view bytes) {
     datagram.kind = DaemonMessageKind::kRequest;
   } else if (type == "ctxt") {
     datagram.kind = DaemonMessageKind::kContext;
+  } else if (type == "tlm") {
+    datagram.kind = DaemonMessageKind::kTelemetry;
   } else {
     std::string printable;
     for (char c : type.substr(0, 16)) printable += (c >= 0x20 && c < 0x7f) ? c : '?';

@@ -40,7 +40,11 @@ inline constexpr char kDaemonClientNamePrefix[] = "dynoconfigclient";
 inline constexpr int32_t kDaemonRequestActivities = 2;  // idle: a config can be accepted now
 inline constexpr int32_t kDaemonRequestBusy = 0;        // tracing: keep configs pending
 
-enum class DaemonMessageKind : uint8_t { kRequest = 0, kContext = 1 };
+// kTelemetry ("tlm") is a kairos extension (docs/FLEET.md): daemon -> client it offers
+// metrics collection ("interval_secs=N"); client -> daemon it carries one interval's telemetry
+// lines (JSONL, docs/TELEMETRY.md). A client sends "tlm" only after a kairos daemon offered
+// it, so a real Dynolog never receives one.
+enum class DaemonMessageKind : uint8_t { kRequest = 0, kContext = 1, kTelemetry = 2 };
 
 struct DaemonRequest {
   int32_t type = kDaemonRequestActivities;
@@ -67,9 +71,14 @@ std::string EncodeDaemonContext(const DaemonContext& context);
 std::string EncodeDaemonConfigReply(std::string_view text);
 // Daemon -> client "ctxt" reply: header {4, "ctxt"} + int32 count.
 std::string EncodeDaemonContextReply(int32_t count);
+// "tlm" in either direction: header {len(text), "tlm"} + text.
+std::string EncodeDaemonTelemetry(std::string_view text);
+// The daemon's offer text and its parse: "interval_secs=N", N in [1, 86400]; else an error.
+std::string DaemonTelemetryOffer(int64_t interval_secs);
+absl::StatusOr<int64_t> ParseDaemonTelemetryOffer(std::string_view text);
 
 // Validates the header: length >= 40, size field == length - 40, size <= kDaemonMaxPayload,
-// type exactly "req" or "ctxt" (NUL-terminated inside the 32 bytes; bytes after the NUL are
+// type exactly "req", "ctxt" or "tlm" (NUL-terminated inside the 32 bytes; bytes after the NUL are
 // ignored as the anchor ignores them). Errors are InvalidArgument with a one-line reason.
 absl::StatusOr<DaemonDatagram> DecodeDaemonDatagram(std::string_view bytes);
 // Payload decoders (input = DaemonDatagram::payload). A request needs 1..11 pids and a

@@ -39,11 +39,19 @@ class PmSampler {
   virtual void Stop() = 0;
 };
 
+// A GPU's identity for telemetry lines and the fleet agent's gpu_uuid label: the UUID as
+// nvidia-smi prints it ("GPU-" + 8-4-4-4-12 hex) and the device name; "" when unknown.
+struct GpuIdentity {
+  std::string uuid, name;
+};
+
 class PmPlatform {
  public:
   virtual ~PmPlatform() = default;
   // GPUs visible to the process; 0 when unknown.
   virtual int DeviceCount() = 0;
+  // The identity of GPU `device` (an ordinal); empty fields when unknown.
+  virtual GpuIdentity Identity(int /*device*/) { return {}; }
   virtual std::unique_ptr<PmSampler> Open() = 0;
 };
 

@@ -54,8 +54,11 @@ struct PmApi {
   CUptiResult (*HostGetConfigImageSize)(CUpti_Profiler_Host_GetConfigImageSize_Params*) = nullptr;
   CUptiResult (*HostGetConfigImage)(CUpti_Profiler_Host_GetConfigImage_Params*) = nullptr;
   CUptiResult (*HostEvaluateToGpuValues)(CUpti_Profiler_Host_EvaluateToGpuValues_Params*) = nullptr;
-  // The driver's device count (libcuda, only if the process loaded it already).
+  // The driver's device count and identities (libcuda, only if the process loaded it already).
   int (*CuDeviceGetCount)(int*) = nullptr;
+  int (*CuDeviceGet)(int* device, int ordinal) = nullptr;
+  int (*CuDeviceGetUuid)(char* uuid16, int device) = nullptr;  // CUuuid is 16 bytes
+  int (*CuDeviceGetName)(char* name, int len, int device) = nullptr;
   bool profiler_initialized = false;
 };
 
@@ -131,8 +134,12 @@ PmApi& LoadedApiLocked(PmProcessApi& p, const std::string& explicit_path) {
     api->error = absl::StrCat("libcupti lacks the CUDA 13 PM sampling API (", missing, ")");
     return *api;
   }
-  if (void* cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD); cu != nullptr)
+  if (void* cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD); cu != nullptr) {
     api->CuDeviceGetCount = reinterpret_cast<int (*)(int*)>(dlsym(cu, "cuDeviceGetCount"));
+    api->CuDeviceGet = reinterpret_cast<int (*)(int*, int)>(dlsym(cu, "cuDeviceGet"));
+    api->CuDeviceGetUuid = reinterpret_cast<int (*)(char*, int)>(dlsym(cu, "cuDeviceGetUuid"));
+    api->CuDeviceGetName = reinterpret_cast<int (*)(char*, int, int)>(dlsym(cu, "cuDeviceGetName"));
+  }
   api->loaded = true;
   return *api;
 }
@@ -417,6 +424,27 @@ class CuptiPmPlatform : public PmPlatform {
     int n = 0;
     if (api.CuDeviceGetCount == nullptr || api.CuDeviceGetCount(&n) != 0) return 0;
     return n;
+  }
+  GpuIdentity Identity(int ordinal) override {
+    PmProcessApi& p = ProcessApi();
+    std::lock_guard<std::mutex> lock(p.mu);
+    PmApi& api = LoadedApiLocked(p, path_);
+    GpuIdentity id;
+    int dev = 0;
+    if (api.CuDeviceGet == nullptr || api.CuDeviceGet(&dev, ordinal) != 0) return id;
+    char uuid[16];
+    if (api.CuDeviceGetUuid != nullptr && api.CuDeviceGetUuid(uuid, dev) == 0) {
+      char text[48];
+      const auto* b = reinterpret_cast<const unsigned char*>(uuid);
+      snprintf(text, sizeof(text),
+               "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+               b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+      id.uuid = text;
+    }
+    char name[256] = {};
+    if (api.CuDeviceGetName != nullptr && api.CuDeviceGetName(name, sizeof(name) - 1, dev) == 0)
+      id.name = name;
+    return id;
   }
   std::unique_ptr<PmSampler> Open() override {
     PmProcessApi& p = ProcessApi();

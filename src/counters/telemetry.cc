@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "clock.h"
+#include "counters/proc_parse.h"
 #include "gpu_counters.h"
 #include "json/json_writer.h"
 #include "log.h"
@@ -20,6 +22,17 @@ namespace {
 
 constexpr const char* kGpuBusy = "gr__cycles_active.avg.pct_of_peak_sustained_elapsed";
 constexpr int64_t kMsNs = 1000000;
+
+bool ReadProcSelfStat(std::string* text) {
+  const int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  const ssize_t n = read(fd, buf, sizeof(buf));
+  close(fd);
+  if (n <= 0) return false;
+  text->assign(buf, static_cast<size_t>(n));
+  return true;
+}
 
 }  // namespace
 
@@ -62,12 +75,17 @@ std::string TelemetryLine(const TelemetryRecord& r) {
     if (v) w.Int(*v); else w.Null();
   };
   w.BeginObject();
+  w.Key("schema_version").Int(kTelemetrySchemaVersion);
   w.Key("ts_ns").Int(r.ts_ns);
   w.Key("host").String(r.host);
   w.Key("pid").Int(r.pid);
   integer("job_id", r.job_id);
   integer("rank", r.rank);
   w.Key("device").Uint(r.device);
+  w.Key("gpu_uuid");
+  if (r.gpu_uuid.empty()) w.Null(); else w.String(r.gpu_uuid);
+  w.Key("gpu_name");
+  if (r.gpu_name.empty()) w.Null(); else w.String(r.gpu_name);
   w.Key("interval_ns").Int(r.interval_ns);
   num("gpu_busy_pct", r.gpu_busy_pct);
   num("sm_active_pct", r.sm_active_pct);
@@ -78,6 +96,8 @@ std::string TelemetryLine(const TelemetryRecord& r) {
   integer("memcpy_bytes", r.memcpy_bytes);
   integer("steps", r.steps);
   num("step_time_ms_p50", r.step_time_ms_p50);
+  num("process_cpu_pct", r.process_cpu_pct);
+  integer("process_rss_bytes", r.process_rss_bytes);
   if (r.lines_lost > 0) w.Key("lines_lost").Uint(r.lines_lost);
   w.EndObject();
   return std::string(w.str());
@@ -181,15 +201,19 @@ absl::Status Telemetry::BeginLocked(bool late) {
   // The default name is predictable (host, pid) in a shared directory: never follow a symlink
   // planted there, never block on a FIFO, and append only to a regular file, the rules the
   // trace sink keeps (docs/OUTPUT.md); whole lines only, bounded by rotation (line_log.h).
-  if (absl::Status s = log_.Open(options_.path, options_.max_file_bytes); !s.ok())
-    return absl::UnavailableError(absl::StrCat("telemetry: ", s.message(), "; telemetry off"));
+  if (!options_.path.empty()) {
+    if (absl::Status s = log_.Open(options_.path, options_.max_file_bytes); !s.ok())
+      return absl::UnavailableError(absl::StrCat("telemetry: ", s.message(), "; telemetry off"));
+  }
   if (options_.platform) platform_ = options_.platform();  // decided now: CUDA may be new
   int n = platform_ ? std::max(platform_->DeviceCount(), 1) : 1;
   if (options_.device) {
-    gpus_.push_back(Gpu{*options_.device, nullptr, {}});
+    gpus_.push_back(Gpu{*options_.device, nullptr, {}, {}});
   } else {
-    for (int i = 0; i < n; ++i) gpus_.push_back(Gpu{static_cast<uint32_t>(i), nullptr, {}});
+    for (int i = 0; i < n; ++i) gpus_.push_back(Gpu{static_cast<uint32_t>(i), nullptr, {}, {}});
   }
+  if (platform_)
+    for (Gpu& g : gpus_) g.identity = platform_->Identity(static_cast<int>(g.device));
   if (!paused_) StartSamplersLocked();
   if (options_.activity_start && options_.activity_take) {
     std::string why;
@@ -213,7 +237,29 @@ absl::Status Telemetry::BeginLocked(bool late) {
   const ClockAnchor a = TakeClockAnchor();
   last_anchor_raw_ = a.raw;
   last_anchor_unix_ns_ = a.unix_ns;
+  (void)ProcessFields(0);  // the CPU ticks the first interval counts from
   return absl::OkStatus();
+}
+
+std::pair<std::optional<double>, std::optional<int64_t>> Telemetry::ProcessFields(int64_t interval_ns) {
+  std::string text;
+  const bool ok = options_.read_proc_self_stat ? options_.read_proc_self_stat(&text)
+                                               : ReadProcSelfStat(&text);
+  absl::StatusOr<internal::ProcessStat> st =
+      ok ? internal::ParseProcessStat(text) : absl::StatusOr<internal::ProcessStat>(absl::UnavailableError("unreadable"));
+  if (!st.ok()) {
+    last_cpu_ticks_ = -1;
+    return {std::nullopt, std::nullopt};
+  }
+  const int64_t ticks = static_cast<int64_t>(st->utime_ticks + st->stime_ticks);
+  std::optional<double> cpu;
+  if (last_cpu_ticks_ >= 0 && interval_ns > 0) {
+    const double ns_per_tick = 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
+    cpu = 100.0 * static_cast<double>(ticks - last_cpu_ticks_) * ns_per_tick /
+          static_cast<double>(interval_ns);
+  }
+  last_cpu_ticks_ = ticks;
+  return {cpu, static_cast<int64_t>(st->rss_pages) * static_cast<int64_t>(sysconf(_SC_PAGESIZE))};
 }
 
 bool Telemetry::running() const {
@@ -313,10 +359,13 @@ void Telemetry::Tick(int64_t now_ns) {
       steps_timed_ = it - 1;
     }
   }
+  std::tie(r.process_cpu_pct, r.process_rss_bytes) = ProcessFields(r.interval_ns);
   std::string out;
   r.lines_lost = log_.lost_since_last_write();
   for (Gpu& g : gpus_) {
     r.device = g.device;
+    r.gpu_uuid = g.identity.uuid;
+    r.gpu_name = g.identity.name;
     g.agg.Take(&r);
     if (activity_on_) {
       const TelemetryActivity a = options_.activity_take(g.device, now_ns);
@@ -330,6 +379,10 @@ void Telemetry::Tick(int64_t now_ns) {
     absl::StrAppend(&out, TelemetryLine(r), "\n");
   }
   last_ns_ = now_ns;
+  if (sink_ && !sink_(out) && sink_failures_++ == 0)
+    KAIROS_LOG_WARNING("telemetry: the daemon did not take this interval's lines (gone, or its "
+                       "queue is full); later refusals are counted only");
+  if (options_.path.empty()) return;
   // One write per interval; a full disk loses whole lines (the next written line says how
   // many), never leaves half a line, never blocks long. One warning per run of failures.
   if (log_.Append(out, gpus_.size())) {
@@ -342,6 +395,11 @@ void Telemetry::Tick(int64_t now_ns) {
     KAIROS_LOG_WARNING("telemetry: cannot write '%s' (disk full?); lines are lost until it can",
                        options_.path.c_str());
   }
+}
+
+void Telemetry::SetSink(Sink sink) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sink_ = std::move(sink);
 }
 
 void Telemetry::Finish() {

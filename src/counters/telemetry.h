@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -68,15 +69,24 @@ struct TelemetryRecord {
   int64_t pid = 0;
   std::optional<int64_t> job_id, rank;
   uint32_t device = 0;
+  std::string gpu_uuid, gpu_name;  // "" = unknown (null in the line)
   int64_t interval_ns = 0;
   std::optional<double> gpu_busy_pct, sm_active_pct, achieved_occupancy_pct, tensor_active_pct,
       dram_throughput_pct;
   std::optional<int64_t> kernels, memcpy_bytes, steps;
   std::optional<double> step_time_ms_p50;
+  // The process on the host: CPU time over the interval (% of one core; > 100 with several
+  // busy threads) and resident memory at its end, from /proc/self/stat. Same on every GPU's line.
+  std::optional<double> process_cpu_pct;
+  std::optional<int64_t> process_rss_bytes;
   // Lines of earlier intervals that could not be written (a full disk); written only when
   // not 0, so a reader sees the gap where it happened.
   uint64_t lines_lost = 0;
 };
+
+// The line format's version (docs/TELEMETRY.md): 2 added schema_version, gpu_uuid, gpu_name,
+// process_cpu_pct, process_rss_bytes.
+inline constexpr int kTelemetrySchemaVersion = 2;
 
 // Exactly the documented fields, in order, one line with no trailing newline.
 std::string TelemetryLine(const TelemetryRecord& r);
@@ -107,7 +117,7 @@ struct TelemetryActivity {
 struct TelemetryOptions {
   int64_t interval_ns = 0;        // > 0
   int64_t sample_interval_ns = 100000000;  // PM sampling period while outside windows
-  std::string path;               // appended to; created 0644
+  std::string path;               // appended to; created 0644; "" = no file (sink only)
   // PATH is renamed to PATH.1 (replacing it) before it would grow past this; 0 = never.
   uint64_t max_file_bytes = 64u << 20;
   std::string host;
@@ -126,6 +136,9 @@ struct TelemetryOptions {
   // anchors (TakeClockAnchor). Tests that note steps with ns stamps set 1.
   double step_ns_per_tick = 0;
   bool run_thread = true;               // false: tests call Tick()
+  // Reads /proc/self/stat for the process fields (text, false when unreadable); null = the
+  // real file. Tests inject captured text.
+  std::function<bool(std::string* text)> read_proc_self_stat;
   // Telemetry begins (opens the file, starts samplers, counts steps) only once this says
   // the process is a training job; until then it costs a check every
   // kTelemetryReadyPollNs and leaves no file and no warning. Null: begin at Start.
@@ -153,6 +166,13 @@ class Telemetry {
   // thread's step; activity records are counted per ms of their end).
   void Tick(int64_t now_ns);
 
+  // Where each interval's lines go besides the file: `kairos daemon --metrics-port` (the
+  // daemon client sends them as one "tlm" datagram). Called on the writer thread with the
+  // interval's lines (newline-terminated), under mu_: it must not block (one non-blocking
+  // send). May be set before or after Start; replaces the previous one.
+  using Sink = std::function<bool(const std::string& lines)>;
+  void SetSink(Sink sink);
+
   // Process exit: stops the thread and writes the lines of the partial interval since the
   // last edge (a job shorter than one interval still gets its lines). Later calls do nothing.
   void Finish();
@@ -169,6 +189,7 @@ class Telemetry {
     uint32_t device;
     std::unique_ptr<PmSampler> sampler;  // null while paused or when it cannot sample
     TelemetryAggregator agg;
+    GpuIdentity identity;  // asked once, when telemetry begins
   };
   // Opens the file and starts what the interval lines need (Start, or the first time
   // `ready` says yes). Error: the file cannot be opened.
@@ -176,6 +197,9 @@ class Telemetry {
   // Begins when waiting and ready; true when telemetry is running (begun).
   bool BeginWhenReady();
   void StartSamplersLocked();
+  // The process fields of the interval of `interval_ns` that ends now (0: only remember the
+  // CPU ticks). Under mu_.
+  std::pair<std::optional<double>, std::optional<int64_t>> ProcessFields(int64_t interval_ns);
   void PollLocked();
   void ThreadMain();
 
@@ -199,6 +223,10 @@ class Telemetry {
   int64_t last_anchor_unix_ns_ = 0;
   uint64_t last_anchor_raw_ = 0;
   bool write_warned_ = false;  // one warning per run of failed writes
+  // CPU ticks (utime + stime) of the process at the last edge; < 0 until first read.
+  int64_t last_cpu_ticks_ = -1;
+  Sink sink_;
+  uint64_t sink_failures_ = 0;  // intervals the sink refused (the daemon's queue was full)
 };
 
 }  // namespace kairos

@@ -68,7 +68,7 @@ bool ProcessLooksLikeTrainingJobNow() {
                                      LoadedDriverLibrary());
 }
 
-DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms) {
+DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms, TelemetryOfferHandler on_telemetry_offer) {
   const EnvSettings& env = Env();
   if (!env.use_daemon) return nullptr;
   {
@@ -82,12 +82,21 @@ DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms) {
     // that imports torch maps libcudart but not the driver). A few microseconds a tick
     // until then; never again after.
     if (!env.daemon_register_always) options.ready = ProcessLooksLikeTrainingJobNow;
+    // The offer arrives on the client's thread, which starts after the client exists: the
+    // slot is filled before Start() (never destroyed, like the handler).
+    auto* client_slot = new DaemonClient*(nullptr);
+    if (on_telemetry_offer) {
+      options.on_telemetry_offer = [client_slot, cb = std::move(on_telemetry_offer)](int64_t secs) {
+        cb(*client_slot, secs);
+      };
+    }
     auto client = DaemonClient::Create(std::move(options), handler.get(), MakeDaemonConfigPreparer());
     if (!client.ok()) {
       KAIROS_LOG_WARNING("daemon client disabled: %s",
                          std::string(client.status().message()).c_str());
       return nullptr;
     }
+    *client_slot = client->get();
     if (absl::Status s = (*client)->Start(); !s.ok()) {
       KAIROS_LOG_WARNING("daemon client disabled: %s", std::string(s.message()).c_str());
       return nullptr;

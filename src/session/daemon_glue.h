@@ -6,6 +6,7 @@
 #define KAIROS_SRC_SESSION_DAEMON_GLUE_H_
 
 #include <cstdint>
+#include <functional>
 
 namespace kairos {
 
@@ -19,8 +20,12 @@ namespace kairos {
 // registers with the daemon and never takes a trigger slot.
 // The client polls (registers) only once the process looks like a training job:
 // ProcessLooksLikeTrainingJob below, or always with KAIROS_DAEMON_REGISTER=always.
+// `on_telemetry_offer`: a kairos daemon serving metrics offered to collect telemetry every N
+// s (docs/FLEET.md); called once, on the client's thread, with the client (already created)
+// and N. Null: offers are ignored.
 class DaemonClient;
-DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms);
+using TelemetryOfferHandler = std::function<void(DaemonClient* client, int64_t interval_secs)>;
+DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms, TelemetryOfferHandler on_telemetry_offer);
 
 // The registration rule: the process stepped (kairos_step, the torch bridge's optimizer
 // hook), joined an NCCL communicator, or has the CUDA driver (libcuda) loaded.

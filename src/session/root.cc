@@ -225,19 +225,18 @@ void InstallFlushOnSignal() {
 // KAIROS_TELEMETRY_INTERVAL_SECS > 0 in the base config (environment or config file at
 // process start; a daemon request cannot set it): start the telemetry writer (its thread
 // blocks SIGTERM/SIGINT like every kairos thread; the caller set the mask).
-void StartTelemetryIfEnabled(Root& root) {
-  const Config config = root.session.base_config();
-  if (config.telemetry_interval_secs <= 0) return;
+// `interval_secs` > 0; `with_file`: write KAIROS_TELEMETRY_FILE (false: the daemon's sink only).
+void StartTelemetry(Root& root, const Config& config, int64_t interval_secs, bool with_file) {
   const EnvSettings& env = Env();
   const PathContext ctx = CurrentPathContext();
   TelemetryOptions o;
-  o.interval_ns = config.telemetry_interval_secs * 1000000000LL;
+  o.interval_ns = interval_secs * 1000000000LL;
   // A coarse period: the aggregate needs means, not shapes; at most one sample per second.
   o.sample_interval_ns = std::min<int64_t>(o.interval_ns / 10, 1000000000LL);
   std::string path = config.telemetry_file.empty()
                          ? DefaultTraceDir(env) + "/kairos_telemetry_{host}_{pid}.jsonl"
                          : config.telemetry_file;
-  o.path = ExpandPathTemplate(path, ctx);
+  if (with_file) o.path = ExpandPathTemplate(path, ctx);
   o.max_file_bytes = static_cast<uint64_t>(config.telemetry_max_mb) << 20;
   o.host = ReadHostName();
   o.pid = ctx.pid;
@@ -274,6 +273,27 @@ void StartTelemetryIfEnabled(Root& root) {
 #endif
   absl::Status st = root.telemetry->Start(std::move(o));
   if (!st.ok()) KAIROS_LOG_WARNING("%s", std::string(st.message()).c_str());
+}
+
+void StartTelemetryIfEnabled(Root& root) {
+  const Config config = root.session.base_config();
+  if (config.telemetry_interval_secs <= 0) return;
+  StartTelemetry(root, config, config.telemetry_interval_secs, /*with_file=*/true);
+}
+
+// A `kairos daemon --metrics-port` offered to collect telemetry (docs/FLEET.md): on the daemon
+// client's thread, once. KAIROS_TELEMETRY_INTERVAL_SECS=0 keeps it off; N > 0 (telemetry
+// already writing its file every N s) also sends each interval's lines to the daemon; unset,
+// telemetry starts at the daemon's interval with no file. The telemetry thread inherits the
+// client thread's signal mask (SIGTERM/SIGINT blocked).
+void OnDaemonTelemetryOffer(Root& root, DaemonClient* client, int64_t interval_secs) {
+  const Config config = root.session.base_config();
+  if (client == nullptr || config.telemetry_interval_secs == 0) return;
+  root.telemetry->SetSink([client](const std::string& lines) { return client->SendTelemetry(lines); });
+  if (config.telemetry_interval_secs > 0) return;
+  KAIROS_LOG_INFO("telemetry: sending lines every %lld s to the daemon (it serves metrics)",
+                  static_cast<long long>(interval_secs));
+  StartTelemetry(root, config, interval_secs, /*with_file=*/false);
 }
 
 Root* CreateRoot(bool after_fork) {
@@ -355,7 +375,9 @@ Root& GetRoot() {
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    fresh->daemon = StartDaemonClientIfEnabled(fresh->session.base_config().daemon_poll_ms);
+    fresh->daemon = StartDaemonClientIfEnabled(
+        fresh->session.base_config().daemon_poll_ms,
+        [fresh](DaemonClient* client, int64_t secs) { OnDaemonTelemetryOffer(*fresh, client, secs); });
     StartTelemetryIfEnabled(*fresh);  // its thread inherits the mask too
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     if (env.flush_on_signal) InstallFlushOnSignal();

@@ -61,6 +61,8 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
   data.trace_id = config.request_trace_id;
   data.distributed = DistributedFromEnv();
   auto& metadata = request.metadata;
+  // The job id (KAIROS_JOB_ID / SLURM_JOB_ID): `kairos summarize --format jsonl` rows carry it.
+  if (env.job_id != 0) metadata.emplace_back("job_id", std::to_string(env.job_id));
   if (!env.job_name.empty()) metadata.emplace_back("job_name", env.job_name);
   if (!env.job_version.empty()) metadata.emplace_back("job_version", env.job_version);
   if (!env.job_attempt_index.empty())

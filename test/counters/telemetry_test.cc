@@ -54,6 +54,9 @@ class FakePlatform : public PmPlatform {
  public:
   explicit FakePlatform(Fake* f) : f_(f) {}
   int DeviceCount() override { return 2; }
+  GpuIdentity Identity(int device) override {
+    return {"GPU-00000000-0000-0000-0000-00000000000" + std::to_string(device), "Fake \"H100\""};
+  }
   std::unique_ptr<PmSampler> Open() override { return std::make_unique<FakeSampler>(f_); }
 
  private:
@@ -83,15 +86,15 @@ TEST_CASE("TelemetryLine: exactly the documented fields, null where unknown") {
   r.sm_active_pct = 50;
   r.steps = 7;
   CHECK(TelemetryLine(r) ==
-        "{\"ts_ns\":5,\"host\":\"h\\\"1\",\"pid\":42,\"job_id\":null,\"rank\":3,\"device\":1,"
-        "\"interval_ns\":10,\"gpu_busy_pct\":null,\"sm_active_pct\":50,"
+        "{\"schema_version\":2,\"ts_ns\":5,\"host\":\"h\\\"1\",\"pid\":42,\"job_id\":null,\"rank\":3,"
+        "\"device\":1,\"gpu_uuid\":null,\"gpu_name\":null,\"interval_ns\":10,\"gpu_busy_pct\":null,\"sm_active_pct\":50,"
         "\"achieved_occupancy_pct\":null,\"tensor_active_pct\":null,"
         "\"dram_throughput_pct\":null,\"kernels\":null,\"memcpy_bytes\":null,\"steps\":7,"
-        "\"step_time_ms_p50\":null}");
+        "\"step_time_ms_p50\":null,\"process_cpu_pct\":null,\"process_rss_bytes\":null}");
   // After lines were lost (a full disk), the next line says how many, as its last field.
   r.lines_lost = 4;
   const std::string line = TelemetryLine(r);
-  const std::string tail = "\"step_time_ms_p50\":null,\"lines_lost\":4}";
+  const std::string tail = "\"process_rss_bytes\":null,\"lines_lost\":4}";
   REQUIRE(line.size() > tail.size());
   CHECK(line.substr(line.size() - tail.size()) == tail);
 }
@@ -113,13 +116,24 @@ TEST_CASE("Telemetry: one line per GPU per interval with the interval's aggregat
   o.iterations = [&iterations] { return iterations; };
   o.clock = [&now] { return now; };
   o.run_thread = false;
+  // The process: 150 ticks of CPU (1.5 s at USER_HZ 100) in the first interval, 1000 pages
+  // resident, then 40 ticks and 2000 pages.
+  uint64_t cpu_ticks = 500, rss_pages = 1000;
+  o.read_proc_self_stat = [&cpu_ticks, &rss_pages](std::string* text) {
+    *text = "7 (tele test) S 1 1 1 0 -1 0 0 0 0 0 " + std::to_string(cpu_ticks - 100) + " 100 0 0 20 0 3 0 " +
+            "100 1000000 " + std::to_string(rss_pages) + " 0\n";
+    return true;
+  };
   REQUIRE(t.Start(o).ok());
   CHECK(fake.running == 2);
+  cpu_ticks += 150;
   // GPU 0: 6 s at SM 100% / occupancy 40%, 4 s at SM 0% (occupancy meaningless: 0 weight).
   fake.pending[0] = {S(100 * kS, 6 * kS, {90, 100, 40, 10, 30}), S(106 * kS, 4 * kS, {0, 0, 0, 0, 5})};
   iterations = 25;
   now = 110 * kS;
   t.Tick(now);
+  cpu_ticks += 40;
+  rss_pages = 2000;
   // A trace window takes the counters: ours stop, the window's samples are fed in.
   t.Pause();
   CHECK(fake.running == 0);
@@ -131,11 +145,17 @@ TEST_CASE("Telemetry: one line per GPU per interval with the interval's aggregat
   const auto lines = ReadLines(path);
   REQUIRE(lines.size() == 4);
   CHECK(lines[0] ==
-        "{\"ts_ns\":110000000000,\"host\":\"node1\",\"pid\":7,\"job_id\":99,\"rank\":null,"
-        "\"device\":0,\"interval_ns\":10000000000,\"gpu_busy_pct\":54,\"sm_active_pct\":60,"
+        "{\"schema_version\":2,\"ts_ns\":110000000000,\"host\":\"node1\",\"pid\":7,\"job_id\":99,"
+        "\"rank\":null,\"device\":0,\"gpu_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\","
+        "\"gpu_name\":\"Fake \\\"H100\\\"\",\"interval_ns\":10000000000,\"gpu_busy_pct\":54,\"sm_active_pct\":60,"
         "\"achieved_occupancy_pct\":40,\"tensor_active_pct\":6,\"dram_throughput_pct\":20,"
-        "\"kernels\":null,\"memcpy_bytes\":null,\"steps\":15,\"step_time_ms_p50\":null}");
+        "\"kernels\":null,\"memcpy_bytes\":null,\"steps\":15,\"step_time_ms_p50\":null,"
+        "\"process_cpu_pct\":15,\"process_rss_bytes\":" + std::to_string(1000 * sysconf(_SC_PAGESIZE)) + "}");
   CHECK(lines[1].find("\"device\":1,") != std::string::npos);
+  // The process fields are the process's: the same on every GPU's line.
+  CHECK(lines[1].find("\"process_cpu_pct\":15,") != std::string::npos);
+  CHECK(lines[3].find("\"process_cpu_pct\":4,\"process_rss_bytes\":" +
+                      std::to_string(2000 * sysconf(_SC_PAGESIZE)) + "}") != std::string::npos);
   CHECK(lines[1].find("\"sm_active_pct\":null") != std::string::npos);
   CHECK(lines[3].find("\"device\":1,") != std::string::npos);
   CHECK(lines[3].find("\"sm_active_pct\":25,") != std::string::npos);
@@ -182,9 +202,9 @@ TEST_CASE("Telemetry: step_time_ms_p50 is the median of the interval's step time
   t.Tick(now);
   const auto lines = ReadLines(path);
   REQUIRE(lines.size() == 3);
-  CHECK(lines[0].find("\"steps\":15,\"step_time_ms_p50\":70}") != std::string::npos);
-  CHECK(lines[1].find("\"steps\":5,\"step_time_ms_p50\":5}") != std::string::npos);
-  CHECK(lines[2].find("\"steps\":0,\"step_time_ms_p50\":null}") != std::string::npos);
+  CHECK(lines[0].find("\"steps\":15,\"step_time_ms_p50\":70,") != std::string::npos);
+  CHECK(lines[1].find("\"steps\":5,\"step_time_ms_p50\":5,") != std::string::npos);
+  CHECK(lines[2].find("\"steps\":0,\"step_time_ms_p50\":null,") != std::string::npos);
   std::remove(path.c_str());
 }
 
@@ -260,7 +280,7 @@ TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whol
   CHECK(takes[1] == std::make_pair(1u, 101 * kS + 999 * kMs));
   const auto lines = ReadLines(path);
   REQUIRE(lines.size() == 2);
-  CHECK(lines[0].rfind("{\"ts_ns\":101999000000,", 0) == 0);
+  CHECK(lines[0].rfind("{\"schema_version\":2,\"ts_ns\":101999000000,", 0) == 0);
   CHECK(lines[0].find("\"interval_ns\":1999000000,") != std::string::npos);  // 100.000 s .. 101.999 s
   CHECK(lines[0].find("\"kernels\":10,\"memcpy_bytes\":1000,") != std::string::npos);
   CHECK(lines[1].find("\"kernels\":11,\"memcpy_bytes\":2000,") != std::string::npos);
@@ -272,7 +292,7 @@ TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whol
   t.Finish();
   const auto all = ReadLines(path);
   REQUIRE(all.size() == 4);
-  CHECK(all[2].rfind("{\"ts_ns\":102499000000,", 0) == 0);
+  CHECK(all[2].rfind("{\"schema_version\":2,\"ts_ns\":102499000000,", 0) == 0);
   CHECK(all[2].find("\"interval_ns\":500000000,") != std::string::npos);
   CHECK(all[2].find("\"kernels\":null,\"memcpy_bytes\":null,") != std::string::npos);
   CHECK(takes.size() == 4);

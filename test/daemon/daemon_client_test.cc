@@ -389,3 +389,56 @@ TEST_CASE("pid ancestry: self first, then parents, never pid 1, at most 11") {
 
 }  // namespace
 }  // namespace kairos
+
+namespace kairos {
+namespace {
+
+TEST_CASE("telemetry offer: the first valid one is taken once; lines go back as one tlm datagram") {
+  const std::string name = UniqueEndpoint("tlm");
+  FakeEndpoint daemon(name);
+  REQUIRE(daemon.bound());
+  RecordingHandler h;
+  DaemonClientOptions o;
+  o.endpoint = name;
+  std::vector<int64_t> offers;
+  o.on_telemetry_offer = [&offers](int64_t secs) { offers.push_back(secs); };
+  auto created = DaemonClient::Create(o, &h, FakePrepare);
+  REQUIRE(created.ok());
+  std::unique_ptr<DaemonClient> client = std::move(*created);
+  REQUIRE(client->PollOnce(0));
+  REQUIRE_FALSE(daemon.Receive(2000).empty());
+  // A malformed offer, then two valid ones: only the first valid one reaches the callback.
+  REQUIRE(daemon.Reply(internal::EncodeDaemonTelemetry("interval_secs=0")));
+  REQUIRE(daemon.Reply(internal::EncodeDaemonTelemetry("interval_secs=10")));
+  REQUIRE(daemon.Reply(internal::EncodeDaemonTelemetry("interval_secs=3")));
+  REQUIRE(client->PollOnce(0));  // drains the three
+  CHECK(offers == std::vector<int64_t>{10});
+  DaemonClientStats s = client->stats();
+  CHECK(s.telemetry_offers == 2);
+  CHECK(s.invalid_datagrams == 1);
+  REQUIRE_FALSE(daemon.Receive(2000).empty());  // the second poll
+  const std::string lines = "{\"pid\":1}\n{\"pid\":1}\n";
+  REQUIRE(client->SendTelemetry(lines));
+  CHECK(daemon.Receive(2000) == internal::EncodeDaemonTelemetry(lines));
+  // Over the payload limit: refused whole, counted.
+  CHECK_FALSE(client->SendTelemetry(std::string(internal::kDaemonMaxPayload + 1, 'x')));
+  s = client->stats();
+  CHECK(s.telemetry_sent == 1);
+  CHECK(s.telemetry_send_failures == 1);
+}
+
+TEST_CASE("telemetry offer parse: exactly interval_secs=N with N in [1, 86400]") {
+  CHECK(*internal::ParseDaemonTelemetryOffer("interval_secs=1") == 1);
+  CHECK(*internal::ParseDaemonTelemetryOffer("interval_secs=86400") == 86400);
+  for (const char* bad : {"", "interval_secs=", "interval_secs=0", "interval_secs=86401",
+                          "interval_secs=1x", "interval_secs=-1", "interval=10",
+                          "interval_secs=999999"})
+    CHECK_FALSE(internal::ParseDaemonTelemetryOffer(bad).ok());
+  auto d = internal::DecodeDaemonDatagram(internal::EncodeDaemonTelemetry("abc"));
+  REQUIRE(d.ok());
+  CHECK(d->kind == internal::DaemonMessageKind::kTelemetry);
+  CHECK(d->payload == "abc");
+}
+
+}  // namespace
+}  // namespace kairos

@@ -231,3 +231,79 @@ TEST_CASE("e2e: a log file outside the allowed directory or on a symlink is redi
 
 }  // namespace
 }  // namespace kairos::testing
+
+namespace kairos::testing {
+namespace {
+
+TEST_CASE("e2e: kairos trace --hosts: two hosts' daemons, one host down, same iterations") {
+  Env env;  // host 1: its daemon on 127.0.0.1
+  // Host 2: another daemon on another loopback address with its own IPC endpoint and job.
+  const std::string endpoint2 = env.endpoint + "-h2";
+  Child relay2 = Spawn({KAIROS_CLI, "daemon", "--port", "0", "--bind", "127.0.0.2", "--endpoint",
+                        endpoint2, "--verbose"},
+                       {}, /*pipe_stderr=*/true);
+  bool ok = false;
+  std::smatch m;
+  const std::string line = relay2.ReadLine(10000, &ok);
+  REQUIRE(ok);
+  REQUIRE(std::regex_search(line, m, std::regex("rpc 127\\.0\\.0\\.2:([0-9]+)")));
+  const std::string port2 = m[1];
+  Child job1 = env.StartJob(20000);
+  std::vector<std::string> job2_env = {"KINETO_USE_DAEMON=1", "KAIROS_DAEMON_ENDPOINT=" + endpoint2,
+                                       "KAIROS_JOB_ID=" + env.job, "KINETO_ONDEMAND_TRACE_DIR=" + env.dir,
+                                       "KAIROS_CONFIG_TEXT=KAIROS_DAEMON_POLL_MS=50"};
+  Child job2 = Spawn({KAIROS_TRACED_PROGRAM, "20000", "200", env.dir + "/stop"}, job2_env,
+                     /*pipe_stderr=*/false, env.dir + "/job2.log");
+  REQUIRE(job2.ReadLine(10000, &ok) == "ready " + std::to_string(job2.pid));
+  env.WaitRegistered(job1.pid);
+  REQUIRE(relay2.WaitFor("job " + env.job + " pid " + std::to_string(job2.pid) + " type", 10000));
+  // Host 3 is down: 127.0.0.3 with nothing listening on host 1's port.
+  const std::string hosts = "127.0.0.1:" + std::to_string(env.port) + ",127.0.0.2:" + port2 +
+                            ",127.0.0.3:" + std::to_string(env.port);
+  Child trace = Spawn({KAIROS_CLI, "trace", "--hosts", hosts, "--job-id", env.job, "--log-file",
+                       env.dir + "/trace.json", "--iterations", "5",
+                       "--profile-start-iteration-roundup", "200", "--timeout-ms", "3000"},
+                      {}, /*pipe_stderr=*/false);
+  REQUIRE(trace.Wait(10000) == 0);
+  INFO(trace.all);
+  const std::string p1 = std::to_string(job1.pid), p2 = std::to_string(job2.pid);
+  CHECK(trace.all.find("== host 127.0.0.1:" + std::to_string(env.port) + ": \nMatched 1 processes\nTriggered: " + p1 + "\n") != std::string::npos);
+  CHECK(trace.all.find("== host 127.0.0.2:" + port2 + ": \nMatched 1 processes\nTriggered: " + p2 + "\n") != std::string::npos);
+  CHECK(trace.all.find("== host 127.0.0.3:" + std::to_string(env.port) + ": UNREACHABLE (cannot connect to 127.0.0.3:") != std::string::npos);
+  CHECK(trace.all.find("Hosts: 2 answered, 1 unreachable: 127.0.0.3:" + std::to_string(env.port) + "; 2 processes matched\n") != std::string::npos);
+  CHECK(trace.all.find(env.dir + "/trace_" + p2 + ".json") != std::string::npos);
+  auto files = WaitForFiles(env.inotify, "trace_[0-9]+\\.json", 2, 15000);
+  env.StopJobs();
+  REQUIRE(job1.Wait(10000) == 0);
+  REQUIRE(job2.Wait(10000) == 0);
+  kill(relay2.pid, SIGTERM);
+  relay2.Wait(5000);
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> expected = {"trace_" + p1 + ".json", "trace_" + p2 + ".json"};
+  std::sort(expected.begin(), expected.end());
+  REQUIRE(files == expected);
+  // The same request on both hosts: five iterations from a multiple of 200 in each.
+  for (const std::string& f : files) {
+    const std::set<int64_t> steps = ProfilerSteps(Load(env.dir + "/" + f));
+    REQUIRE(steps.size() == 5);
+    CHECK(*steps.begin() % 200 == 0);
+    CHECK(*steps.rbegin() == *steps.begin() + 4);
+  }
+  // The warehouse rows of the job's traces: one per trace, the job id (above 2^31) and pid the
+  // processes ran with.
+  Child rows = Spawn({KAIROS_CLI, "summarize", "--format", "jsonl", env.dir}, {}, false);
+  REQUIRE(rows.Wait(20000) == 0);
+  std::istringstream lines(rows.all);
+  std::set<int64_t> pids;
+  for (std::string row; std::getline(lines, row);) {
+    const nlohmann::json r = nlohmann::json::parse(row, nullptr, false);
+    REQUIRE(r.is_object());
+    CHECK(r["schema_version"] == 1);
+    CHECK(r["job_id"] == std::stoll(env.job));
+    pids.insert(r["pid"].get<int64_t>());
+  }
+  CHECK(pids == std::set<int64_t>{job1.pid, job2.pid});
+}
+
+}  // namespace
+}  // namespace kairos::testing

@@ -11,12 +11,15 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
 #include "abuse/abuse_util.h"
 #include "daemon_rpc.h"
 #include "daemon_test_util.h"
+#include "sanitizer_skip.h"
+#include "trace_hosts.h"
 
 namespace kairos::tools {
 namespace {
@@ -47,6 +50,7 @@ class RunningRelay {
     close(stop_[1]);
   }
   int port() const { return relay_->rpc_port(); }
+  int metrics_port() const { return relay_->metrics_port(); }
   const RelayStats& stats() const { return relay_->stats(); }  // read after Stop()
   absl::StatusOr<std::string> Rpc(const std::string& text, int timeout_ms = 3000) {
     return CallRpc("127.0.0.1", port(), text, timeout_ms);
@@ -321,6 +325,324 @@ TEST_CASE("trigger client: clear errors for no relay and for a relay that dies m
   close(listener);
   REQUIRE_FALSE(r.ok());
   CHECK(std::string(r.status().message()) == "connection closed without a (complete) reply");
+}
+
+
+// --- /metrics (docs/FLEET.md) ---
+
+int ConnectLoopback(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  return fd;
+}
+
+// Sends `request`, reads until the server closes (or 3 s pass) and returns what came.
+std::string HttpExchange(int port, const std::string& request) {
+  const int fd = ConnectLoopback(port);
+  size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may close on an oversized head before reading it all
+    sent += static_cast<size_t>(n);
+  }
+  std::string out;
+  char buf[65536];
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 3000) <= 0) break;
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+std::string Scrape(int port) {
+  return HttpExchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+}
+
+std::string TelemetryLineFor(int32_t pid, int64_t job) {
+  return "{\"ts_ns\":1790000010000000000,\"host\":\"h\",\"pid\":" + std::to_string(pid) +
+         ",\"job_id\":" + std::to_string(job) +
+         ",\"rank\":0,\"device\":0,\"interval_ns\":1000000000,\"gpu_busy_pct\":50,"
+         "\"sm_active_pct\":42.5,\"achieved_occupancy_pct\":null,\"tensor_active_pct\":null,"
+         "\"dram_throughput_pct\":null,\"kernels\":7,\"memcpy_bytes\":0,\"steps\":1,"
+         "\"step_time_ms_p50\":null}\n";
+}
+
+TEST_CASE("relay metrics: a polling process is offered telemetry and its lines are served") {
+  const std::string name = UniqueEndpoint("metrics");
+  RelayOptions o = Options(name);
+  o.metrics_port = 0;
+  o.metrics_interval_secs = 7;
+  RunningRelay relay(o);
+  REQUIRE(relay.metrics_port() > 0);
+  FakeEndpoint p(UniqueEndpoint("p")), stranger(UniqueEndpoint("s"));
+  // The poll's reply, then the offer, from the daemon's address.
+  CHECK(Poll(p, name, 5, {4001, 900}) == proto::EncodeDaemonConfigReply(""));
+  const std::string offer = p.Receive(3000);
+  CHECK(offer == proto::EncodeDaemonTelemetry("interval_secs=7"));
+  auto relay_addr = proto::MakeDaemonAddress(name, "");
+  REQUIRE(p.SendTo(proto::EncodeDaemonTelemetry(TelemetryLineFor(4001, 5)), relay_addr->addr,
+                   relay_addr->length));
+  // A process the daemon does not know (never polled), and garbage.
+  REQUIRE(stranger.SendTo(proto::EncodeDaemonTelemetry(TelemetryLineFor(4002, 5)),
+                          relay_addr->addr, relay_addr->length));
+  REQUIRE(stranger.SendTo(proto::EncodeDaemonTelemetry("{\"pid\":"), relay_addr->addr,
+                          relay_addr->length));
+  // The datagrams are handled in order: a poll after them answers once they are taken.
+  CHECK(Poll(p, name, 5, {4001, 900}) == proto::EncodeDaemonConfigReply(""));
+  CHECK(p.Receive(200).empty());  // it sends telemetry now: no second offer
+  const std::string response = Scrape(relay.metrics_port());
+  CHECK(response.rfind("HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n", 0) == 0);
+  CHECK(response.find("\nkairos_gpu_sm_active_ratio{host=\"") != std::string::npos);
+  CHECK(response.find("\",job_id=\"5\",rank=\"0\",device=\"0\",gpu_uuid=\"\",pid=\"4001\"} 0.425\n") !=
+        std::string::npos);
+  CHECK(response.find("pid=\"4002\"") == std::string::npos);
+  CHECK(response.find(",reason=\"unknown_process\"} 1\n") != std::string::npos);
+  CHECK(response.find(",reason=\"malformed\"} 1\n") != std::string::npos);
+  CHECK(response.find("\nkairos_agent_series{host=\"") != std::string::npos);
+  // Content-Length is the body's length.
+  const size_t head_end = response.find("\r\n\r\n");
+  REQUIRE(head_end != std::string::npos);
+  const size_t cl = response.find("Content-Length: ");
+  CHECK(std::stoul(response.substr(cl + 16)) == response.size() - head_end - 4);
+  relay.Stop();
+  CHECK(relay.stats().telemetry_datagrams == 3);
+  CHECK(relay.stats().telemetry_offers == 1);
+  CHECK(relay.stats().scrapes == 1);
+}
+
+TEST_CASE("relay metrics: slow and hostile scrapers never block polls, RPCs or other scrapes") {
+  const std::string name = UniqueEndpoint("hostile");
+  RelayOptions o = Options(name);
+  o.metrics_port = 0;
+  o.rpc_timeout_ms = 60000;  // the silent clients stay connected for the whole test
+  RunningRelay relay(o);
+  // Silent clients (connect, send nothing) and one that sends half a head.
+  std::vector<int> silent;
+  for (int i = 0; i < 5; ++i) silent.push_back(ConnectLoopback(relay.metrics_port()));
+  const int half = ConnectLoopback(relay.metrics_port());
+  REQUIRE(send(half, "GET /met", 8, 0) == 8);
+  FakeEndpoint p(UniqueEndpoint("p"));
+  CHECK(Poll(p, name, 0, {77}) == proto::EncodeDaemonConfigReply(""));
+  CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}", 2000) == "{\"status\":1}");
+  CHECK(Scrape(relay.metrics_port()).rfind("HTTP/1.1 200 OK", 0) == 0);
+  // A huge head is answered 431 and closed, never buffered whole.
+  const std::string huge = "GET /metrics HTTP/1.1\r\nX: " + std::string(1 << 20, 'a');
+  CHECK(HttpExchange(relay.metrics_port(), huge).rfind("HTTP/1.1 431 ", 0) == 0);
+  CHECK(HttpExchange(relay.metrics_port(), "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0) == 0);
+  // More connections than the cap: the extra are refused, scrapes work once they close.
+  std::vector<int> more;
+  for (int i = 0; i < 20; ++i) more.push_back(ConnectLoopback(relay.metrics_port()));
+  CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}", 2000) == "{\"status\":1}");
+  for (int fd : more) close(fd);
+  for (int fd : silent) close(fd);
+  close(half);
+  std::string again;
+  for (int i = 0; i < 50 && again.rfind("HTTP/1.1 200 OK", 0) != 0; ++i) again = Scrape(relay.metrics_port());
+  CHECK(again.rfind("HTTP/1.1 200 OK", 0) == 0);
+  relay.Stop();
+  CHECK(relay.stats().http_dropped >= 4);  // 16 slots: 6 + 20 asked
+  CHECK(relay.stats().http_errors == 2);
+}
+
+TEST_CASE("relay metrics: a flood from a known process is rate-limited and every line accounted") {
+  const std::string name = UniqueEndpoint("flood");
+  RelayOptions o = Options(name);
+  o.metrics_port = 0;
+  RunningRelay relay(o);
+  FakeEndpoint p(UniqueEndpoint("p")), other(UniqueEndpoint("o"));
+  CHECK(Poll(p, name, 5, {6001}) == proto::EncodeDaemonConfigReply(""));
+  auto relay_addr = proto::MakeDaemonAddress(name, "");
+  const std::string one = proto::EncodeDaemonTelemetry(TelemetryLineFor(6001, 5));
+  // As fast as the socket takes them: the kernel queue refuses some (counted here, the
+  // sender's side), the agent takes 64 lines a second and counts the rest.
+  int sent = 0, refused = 0;
+  for (int i = 0; i < 3000; ++i) (p.SendTo(one, relay_addr->addr, relay_addr->length) ? sent : refused)++;
+  // Another process's poll is answered as soon as the queue has room again (the relay takes
+  // at most 256 datagrams a wake-up, so the flood cannot starve it).
+  proto::DaemonRequest r;
+  r.job_id = 6;
+  r.pids = {6002};
+  bool queued = false;
+  for (int i = 0; i < 200 && !queued; ++i) {
+    queued = other.SendTo(proto::EncodeDaemonRequest(r), relay_addr->addr, relay_addr->length);
+    if (!queued) usleep(10000);
+  }
+  REQUIRE(queued);
+  CHECK(other.Receive(3000) == proto::EncodeDaemonConfigReply(""));
+  const std::string text = Scrape(relay.metrics_port());
+  auto value = [&text](const std::string& prefix) {
+    const size_t at = text.find("\n" + prefix);
+    REQUIRE(at != std::string::npos);
+    const size_t end = text.find('\n', at + 1);
+    return std::stol(text.substr(text.rfind(' ', end) + 1, end - text.rfind(' ', end) - 1));
+  };
+  const long taken = value("kairos_agent_telemetry_lines_total{host=");
+  const size_t rl = text.find(",reason=\"rate_limited\"} ");
+  REQUIRE(rl != std::string::npos);
+  const long rate_limited = std::stol(text.substr(rl + 24));
+  INFO("sent " << sent << " refused by the kernel " << refused);
+  CHECK(taken >= 1);
+  CHECK(taken <= 2 * MetricsStore::kMaxLinesPerSecond);  // at most two 1 s windows in this test
+  CHECK(taken + rate_limited == sent);
+  relay.Stop();
+  CHECK(relay.stats().telemetry_datagrams == static_cast<uint64_t>(sent));
+}
+
+// One of the agent's own values (labelled only by host), from a scrape (-1 when absent).
+long AgentMetric(int metrics_port, const std::string& metric) {
+  const std::string text = Scrape(metrics_port);
+  const size_t at = text.find("\n" + metric + "{host=");
+  if (at == std::string::npos) return -1;
+  const size_t end = text.find('\n', at + 1);
+  return std::stol(text.substr(text.rfind(' ', end) + 1, end - text.rfind(' ', end) - 1));
+}
+
+TEST_CASE("relay metrics: 1000 short-lived processes do not grow the series count") {
+  const std::string name = UniqueEndpoint("churn");
+  RelayOptions o = Options(name);
+  o.check_pids = true;  // an exited process's series goes at the next 1 s sweep
+  o.metrics_port = 0;
+  RunningRelay relay(o);
+  auto relay_addr = proto::MakeDaemonAddress(name, "");
+  // One round under the sanitizers (their fork is slow and CI's budget tight): the bound is the
+  // same property with 250 processes; the normal build runs the thousand.
+  constexpr int kRounds = kairos::testing::kUnderSanitizer ? 1 : 4, kPerRound = 250;
+  long peak = 0;
+  // Everything a child sends is built here, before fork: the child only writes its pid into
+  // its copy of the bytes and makes syscalls (no allocation after fork in a threaded process).
+  proto::DaemonRequest request;
+  request.job_id = 77;
+  request.pids = {0};
+  const std::string poll_template = proto::EncodeDaemonRequest(request);
+  constexpr int32_t kPlaceholder = 1234567;  // 7 digits: every Linux pid fits (pid_max <= 2^22)
+  const std::string line_template = proto::EncodeDaemonTelemetry(TelemetryLineFor(kPlaceholder, 77));
+  const size_t pid_at = line_template.find("1234567");
+  REQUIRE(pid_at != std::string::npos);
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<pid_t> children;
+    for (int i = 0; i < kPerRound; ++i) {
+      auto self = proto::MakeDaemonAddress(name + "-c" + std::to_string(round * kPerRound + i), "");
+      REQUIRE(self.ok());
+      const proto::DaemonAddress self_addr = *self;
+      std::string poll_bytes = poll_template, line_bytes = line_template;
+      const pid_t child = fork();
+      if (child == 0) {
+        // A process's whole life as the agent sees it: a poll, its reply (and the offer), one
+        // interval's line, exit. The pid goes in as the poll's int32 and, right-aligned with
+        // leading blanks (valid JSON), as the line's number.
+        const int32_t me = static_cast<int32_t>(getpid());
+        memcpy(&poll_bytes[proto::kDaemonHeaderSize + proto::kDaemonRequestFixedSize], &me, 4);
+        int32_t v = me;
+        for (int d = 6; d >= 0; --d) {
+          line_bytes[pid_at + static_cast<size_t>(d)] = v > 0 || d == 6 ? static_cast<char>('0' + v % 10) : ' ';
+          v /= 10;
+        }
+        const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (bind(fd, reinterpret_cast<const sockaddr*>(&self_addr.addr), self_addr.length) != 0) _exit(2);
+        sendto(fd, poll_bytes.data(), poll_bytes.size(), 0,
+               reinterpret_cast<const sockaddr*>(&relay_addr->addr), relay_addr->length);
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 5000) <= 0) _exit(3);
+        sendto(fd, line_bytes.data(), line_bytes.size(), 0,
+               reinterpret_cast<const sockaddr*>(&relay_addr->addr), relay_addr->length);
+        _exit(0);
+      }
+      children.push_back(child);
+    }
+    for (pid_t c : children) {
+      int status = 0;
+      REQUIRE(waitpid(c, &status, 0) == c);
+      REQUIRE(WIFEXITED(status));
+      REQUIRE(WEXITSTATUS(status) == 0);
+    }
+    // A scrape while processes come and go, then the series of this round leave.
+    peak = std::max(peak, AgentMetric(relay.metrics_port(), "kairos_agent_series"));
+    long left = -1;
+    for (int i = 0; i < 100 && left != 0; ++i) {
+      left = AgentMetric(relay.metrics_port(), "kairos_agent_series");
+      if (left != 0) usleep(50000);
+    }
+    REQUIRE(left == 0);
+  }
+  // At most one round's processes at a time: the count follows the live processes, not the
+  // thousand that came and went.
+  CHECK(peak <= kPerRound);
+  // Every process's line was taken (each was known: it polled first).
+  CHECK(AgentMetric(relay.metrics_port(), "kairos_agent_telemetry_lines_total") == kRounds * kPerRound);
+  relay.Stop();
+  CHECK(relay.stats().telemetry_datagrams == kRounds * kPerRound);
+}
+
+// --- kairos trace --hosts (trace_hosts.h) ---
+
+TEST_CASE("host list: flags and host files") {
+  auto hosts = ParseHostList("a, b:1779\n# comment, c\n[::1]:9 [fe80::1]\tb:1779 a", 1778);
+  REQUIRE(hosts.ok());
+  std::vector<std::string> labels;
+  for (const HostPort& h : *hosts) labels.push_back(h.Label());
+  CHECK(labels == std::vector<std::string>{"a:1778", "b:1779", "[::1]:9", "[fe80::1]:1778"});
+  for (const char* bad : {"", " # only a comment", "a:", "a:0", "a:65536", "a:12x", "::1",
+                          "[::1", "[::1]x", ":80"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseHostList(bad, 1778).ok());
+  }
+  std::string many;
+  for (size_t i = 0; i <= kMaxHosts; ++i) many += "h" + std::to_string(i) + ",";
+  CHECK_FALSE(ParseHostList(many, 1).ok());
+}
+
+TEST_CASE("trace --hosts: one request to each host at once; down and silent hosts reported in time") {
+  const std::string n1 = UniqueEndpoint("h1"), n2 = UniqueEndpoint("h2");
+  RunningRelay r1(Options(n1)), r2(Options(n2));
+  FakeEndpoint p1(UniqueEndpoint("p1")), p2(UniqueEndpoint("p2"));
+  CHECK(Poll(p1, n1, 9, {5001}) == proto::EncodeDaemonConfigReply(""));
+  CHECK(Poll(p2, n2, 9, {5002}) == proto::EncodeDaemonConfigReply(""));
+  // A port nobody listens on (refused at once) and a listener that never accepts nor answers.
+  const int closed = socket(AF_INET, SOCK_STREAM, 0), silent = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  REQUIRE(bind(closed, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(getsockname(closed, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const int closed_port = ntohs(addr.sin_port);
+  addr.sin_port = 0;
+  REQUIRE(bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(listen(silent, 4) == 0);
+  REQUIRE(getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const int silent_port = ntohs(addr.sin_port);
+  std::vector<HostPort> hosts = {{"127.0.0.1", r1.port()}, {"127.0.0.1", closed_port},
+                                 {"127.0.0.1", r2.port()}, {"127.0.0.1", silent_port}};
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<HostReply> replies = CallHosts(hosts, Gputrace(9, "0", 4), 1500);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(replies.size() == 4);
+  CHECK(replies[0].status.ok());
+  CHECK(replies[0].reply.find("\"activityProfilersTriggered\":[5001]") != std::string::npos);
+  CHECK(replies[1].status.message().find("Connection refused") != std::string_view::npos);
+  CHECK(replies[2].status.ok());
+  CHECK(replies[2].reply.find("\"activityProfilersTriggered\":[5002]") != std::string::npos);
+  CHECK_FALSE(replies[3].status.ok());
+  // Parallel: the silent host costs one timeout, not one per host (bounded total time).
+  CHECK(secs < 1.5 + 1.0);
+  // More hosts than workers: every one is still asked (refused at once here), in order.
+  std::vector<HostPort> many(kMaxWorkers + 44, HostPort{"127.0.0.1", closed_port});
+  const std::vector<HostReply> all = CallHosts(many, Gputrace(9, "0", 4), 1500);
+  REQUIRE(all.size() == many.size());
+  size_t refused = 0;
+  for (const HostReply& r : all)
+    refused += r.done && r.status.message().find("Connection refused") != std::string_view::npos;
+  CHECK(refused == many.size());
+  close(closed);
+  close(silent);
 }
 
 }  // namespace

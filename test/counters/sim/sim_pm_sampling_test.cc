@@ -345,9 +345,11 @@ TEST_CASE("telemetry lines match the trace of the same interval", "[telemetry]")
     INFO(r.telemetry_text[i]);
     // Exactly the documented fields, in order.
     size_t at = 0, keys = 0;
-    for (const char* f : {"ts_ns", "host", "pid", "job_id", "rank", "device", "interval_ns", "gpu_busy_pct",
+    for (const char* f : {"schema_version", "ts_ns", "host", "pid", "job_id", "rank", "device", "gpu_uuid",
+                          "gpu_name", "interval_ns", "gpu_busy_pct",
                           "sm_active_pct", "achieved_occupancy_pct", "tensor_active_pct", "dram_throughput_pct",
-                          "kernels", "memcpy_bytes", "steps", "step_time_ms_p50"}) {
+                          "kernels", "memcpy_bytes", "steps", "step_time_ms_p50", "process_cpu_pct",
+                          "process_rss_bytes"}) {
       const size_t p = r.telemetry_text[i].find("\"" + std::string(f) + "\":");
       CHECK(p != std::string::npos);
       CHECK(p >= at);

@@ -1,0 +1,208 @@
+// File: metrics_store_test.cc
+// Layer: test (daemon). The agent's series table and its Prometheus text (tools/metrics_store.h)
+// and the /metrics request parser (tools/metrics_http.h): exact exposition text, label
+// escaping, null fields left out, counters summed over lines, strangers/garbage/floods refused
+// and counted, the series cap, series of exited or silent processes dropped.
+// Threading: single-threaded; the clock and the pid probes are plain values.
+#include "metrics_store.h"
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+
+#include "metrics_http.h"
+
+namespace kairos::tools {
+namespace {
+
+std::string Line(int64_t pid, int device, const std::string& rest = "") {
+  return "{\"ts_ns\":1790000010000000000,\"host\":\"ignored\",\"pid\":" + std::to_string(pid) +
+         ",\"job_id\":991,\"rank\":3,\"device\":" + std::to_string(device) +
+         ",\"interval_ns\":10000000000,\"gpu_busy_pct\":71.2,\"sm_active_pct\":58.4,"
+         "\"achieved_occupancy_pct\":31.9,\"tensor_active_pct\":null,"
+         "\"dram_throughput_pct\":40.1,\"kernels\":18231,\"memcpy_bytes\":5368709120,"
+         "\"steps\":12,\"step_time_ms_p50\":812.4,\"process_cpu_pct\":150,"
+         "\"process_rss_bytes\":2147483648" + rest + "}";
+}
+
+MetricsStore::Known KnowsAll() {
+  return [](int64_t, int64_t) { return true; };
+}
+
+// The lines of `text` that start with `prefix`.
+std::vector<std::string> Grep(const std::string& text, const std::string& prefix) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(at, nl - at);
+    if (line.rfind(prefix, 0) == 0) out.push_back(line);
+    at = nl + 1;
+  }
+  return out;
+}
+
+TEST_CASE("metrics store: exact exposition text of one series") {
+  MetricsStoreOptions o;
+  o.host = "node17";
+  MetricsStore store(o);
+  REQUIRE(store.Ingest(Line(4242, 0) + "\n", 1000, KnowsAll()) == 1);
+  const std::string text = store.Render();
+  const std::string labels =
+      "{host=\"node17\",job_id=\"991\",rank=\"3\",device=\"0\",gpu_uuid=\"\",pid=\"4242\"}";
+  CHECK(Grep(text, "kairos_gpu_busy_ratio") ==
+        std::vector<std::string>{"kairos_gpu_busy_ratio" + labels + " 0.712"});
+  CHECK(Grep(text, "kairos_gpu_sm_active_ratio") ==
+        std::vector<std::string>{"kairos_gpu_sm_active_ratio" + labels + " 0.584"});
+  CHECK(Grep(text, "kairos_gpu_achieved_occupancy_ratio") ==
+        std::vector<std::string>{"kairos_gpu_achieved_occupancy_ratio" + labels + " 0.319"});
+  // tensor_active_pct was null: a family with HELP/TYPE and no sample, never a 0.
+  CHECK(Grep(text, "kairos_gpu_tensor_active_ratio").empty());
+  CHECK(Grep(text, "# TYPE kairos_gpu_tensor_active_ratio") ==
+        std::vector<std::string>{"# TYPE kairos_gpu_tensor_active_ratio gauge"});
+  CHECK(Grep(text, "kairos_gpu_dram_throughput_ratio") ==
+        std::vector<std::string>{"kairos_gpu_dram_throughput_ratio" + labels + " 0.401"});
+  CHECK(Grep(text, "kairos_step_time_seconds") ==
+        std::vector<std::string>{"kairos_step_time_seconds" + labels + " 0.8124"});
+  CHECK(Grep(text, "kairos_gpu_kernels_total") ==
+        std::vector<std::string>{"kairos_gpu_kernels_total" + labels + " 18231"});
+  CHECK(Grep(text, "kairos_gpu_memcpy_bytes_total") ==
+        std::vector<std::string>{"kairos_gpu_memcpy_bytes_total" + labels + " 5368709120"});
+  CHECK(Grep(text, "kairos_steps_total") ==
+        std::vector<std::string>{"kairos_steps_total" + labels + " 12"});
+  CHECK(Grep(text, "kairos_telemetry_interval_seconds") ==
+        std::vector<std::string>{"kairos_telemetry_interval_seconds" + labels + " 10"});
+  CHECK(Grep(text, "kairos_telemetry_timestamp_seconds") ==
+        std::vector<std::string>{"kairos_telemetry_timestamp_seconds" + labels + " 1790000010.000"});
+  CHECK(Grep(text, "# TYPE kairos_gpu_kernels_total") ==
+        std::vector<std::string>{"# TYPE kairos_gpu_kernels_total counter"});
+  // Every family has exactly one HELP and one TYPE line, HELP first.
+  CHECK(Grep(text, "kairos_process_cpu_cores") ==
+        std::vector<std::string>{"kairos_process_cpu_cores" + labels + " 1.5"});
+  CHECK(Grep(text, "kairos_process_resident_memory_bytes") ==
+        std::vector<std::string>{"kairos_process_resident_memory_bytes" + labels + " 2147483648"});
+  CHECK(Grep(text, "# HELP ").size() == 13);
+  CHECK(Grep(text, "# TYPE ").size() == 13);
+  CHECK(text.find("# HELP kairos_gpu_busy_ratio ") == 0);
+  CHECK(text.back() == '\n');
+}
+
+TEST_CASE("metrics store: label values are escaped; null job id and rank are empty") {
+  MetricsStoreOptions o;
+  o.host = "we\"ird\\host\nname";
+  MetricsStore store(o);
+  std::string line = Line(7, 1, ",\"gpu_uuid\":\"GPU-\\\"x\\\"\"");
+  line.replace(line.find("\"job_id\":991"), 12, "\"job_id\":null");
+  line.replace(line.find("\"rank\":3"), 8, "\"rank\":null");
+  REQUIRE(store.Ingest(line, 0, KnowsAll()) == 1);
+  CHECK(Grep(store.Render(), "kairos_steps_total{") ==
+        std::vector<std::string>{"kairos_steps_total{host=\"we\\\"ird\\\\host\\nname\",job_id=\"\","
+                                 "rank=\"\",device=\"1\",gpu_uuid=\"GPU-\\\"x\\\"\",pid=\"7\"} 12"});
+  CHECK(EscapeLabelValue("a\\b\"c\nd\te") == "a\\\\b\\\"c\\nd\te");
+}
+
+TEST_CASE("metrics store: counters sum the lines' deltas; gauges keep the latest") {
+  MetricsStore store({});
+  REQUIRE(store.Ingest(Line(10, 0), 0, KnowsAll()) == 1);
+  std::string second = Line(10, 0);
+  second.replace(second.find("\"kernels\":18231"), 15, "\"kernels\":69");
+  second.replace(second.find("\"sm_active_pct\":58.4"), 20, "\"sm_active_pct\":12.5");
+  second.replace(second.find("\"steps\":12"), 10, "\"steps\":null");
+  REQUIRE(store.Ingest(second, 1000, KnowsAll()) == 1);
+  const std::string text = store.Render();
+  REQUIRE(Grep(text, "kairos_gpu_kernels_total{").size() == 1);
+  CHECK(Grep(text, "kairos_gpu_kernels_total{")[0].substr(Grep(text, "kairos_gpu_kernels_total{")[0].rfind(' ') + 1) == "18300");
+  CHECK(Grep(text, "kairos_steps_total{")[0].substr(Grep(text, "kairos_steps_total{")[0].rfind(' ') + 1) == "12");
+  CHECK(Grep(text, "kairos_gpu_sm_active_ratio{")[0].substr(Grep(text, "kairos_gpu_sm_active_ratio{")[0].rfind(' ') + 1) == "0.125");
+  CHECK(store.lines() == 2);
+}
+
+TEST_CASE("metrics store: strangers, garbage and floods are refused and counted") {
+  MetricsStore store({});
+  // Only processes the daemon knows, under the job id they poll with.
+  auto known = [](int64_t job, int64_t pid) { return job == 991 && pid == 10; };
+  CHECK(store.Ingest(Line(11, 0), 0, known) == 0);
+  CHECK(store.rejected(MetricsReject::kUnknownProcess) == 1);
+  // Garbage: not JSON, a wrong type, a missing field, negative counters, an empty payload.
+  CHECK(store.Ingest("\x01\x02garbage", 0, known) == 0);
+  std::string bad_type = Line(10, 0);
+  bad_type.replace(bad_type.find("\"sm_active_pct\":58.4"), 20, "\"sm_active_pct\":\"58\"");
+  CHECK(store.Ingest(bad_type, 0, known) == 0);
+  CHECK(store.Ingest("{\"pid\":10,\"device\":0}", 0, known) == 0);
+  std::string negative = Line(10, 0);
+  negative.replace(negative.find("\"kernels\":18231"), 15, "\"kernels\":-5");
+  CHECK(store.Ingest(negative, 0, known) == 0);
+  CHECK(store.Ingest("\n\n", 0, known) == 0);
+  CHECK(store.rejected(MetricsReject::kMalformed) == 5);
+  // A datagram of 65 lines is refused whole.
+  std::string many;
+  for (int i = 0; i < 65; ++i) many += Line(10, i) + "\n";
+  CHECK(store.Ingest(many, 0, known) == 0);
+  CHECK(store.rejected(MetricsReject::kTooManyLines) == 1);
+  CHECK(store.series() == 0);
+  // A flood: 64 lines a second are taken, the rest counted; the next second is open again.
+  size_t taken = 0;
+  for (int i = 0; i < 100; ++i) taken += store.Ingest(Line(10, i % 8), 5000, known);
+  CHECK(taken == 64);
+  CHECK(store.rejected(MetricsReject::kRateLimited) == 36);
+  CHECK(store.Ingest(Line(10, 0), 6000, known) == 1);
+  CHECK(store.series() == 8);
+}
+
+TEST_CASE("metrics store: the series cap holds, the overflow is counted") {
+  MetricsStoreOptions o;
+  o.max_series = 3;
+  MetricsStore store(o);
+  for (int pid = 1; pid <= 5; ++pid) store.Ingest(Line(pid, 0), 0, KnowsAll());
+  CHECK(store.series() == 3);
+  CHECK(store.dropped_series() == 2);
+  // Existing series still update at the cap.
+  CHECK(store.Ingest(Line(2, 0), 100, KnowsAll()) == 1);
+}
+
+TEST_CASE("metrics store: series of exited or silent processes are dropped at the sweep") {
+  MetricsStore store({});
+  store.Ingest(Line(1, 0) + "\n" + Line(1, 1), 0, KnowsAll());
+  store.Ingest(Line(2, 0), 0, KnowsAll());
+  CHECK(store.series() == 3);
+  CHECK(store.HasPid(1));
+  // Process 1 exited: both its GPUs go at the next sweep.
+  std::set<int64_t> alive{2};
+  auto probe = [&alive](int64_t pid) { return alive.count(pid) != 0; };
+  CHECK(store.Sweep(1000, probe) == 2);
+  CHECK_FALSE(store.HasPid(1));
+  CHECK(store.series() == 1);
+  CHECK(store.Render().find("pid=\"1\"") == std::string::npos);
+  // Process 2 stops sending (10 s interval): kept until 2 intervals + 2 s, then dropped.
+  CHECK(store.Sweep(22000, probe) == 0);
+  CHECK(store.Sweep(22001, probe) == 1);
+  CHECK(store.series() == 0);
+}
+
+TEST_CASE("metrics http: request heads") {
+  using V = HttpRequestVerdict;
+  CHECK(ParseHttpRequest("GET /metrics HTTP/1.1\r\nHost: x\r\n").kind == V::kIncomplete);
+  V ok = ParseHttpRequest("GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n");
+  CHECK(ok.kind == V::kMetrics);
+  CHECK_FALSE(ok.head_only);
+  CHECK(ParseHttpRequest("GET /metrics?x=1 HTTP/1.0\n\n").kind == V::kMetrics);
+  CHECK(ParseHttpRequest("HEAD /metrics HTTP/1.1\r\n\r\n").head_only);
+  CHECK(ParseHttpRequest("GET / HTTP/1.1\r\n\r\n").status == 404);
+  CHECK(ParseHttpRequest("POST /metrics HTTP/1.1\r\n\r\n").status == 405);
+  CHECK(ParseHttpRequest("garbage\r\n\r\n").status == 400);
+  CHECK(ParseHttpRequest("GET /metrics SPDY/3\r\n\r\n").status == 400);
+  CHECK(ParseHttpRequest(std::string(kMaxHttpHead, 'a')).kind == V::kIncomplete);
+  CHECK(ParseHttpRequest(std::string(kMaxHttpHead + 1, 'a')).status == 431);
+  CHECK(ParseHttpRequest("GET /metrics HTTP/1.1\r\nX: " + std::string(kMaxHttpHead, 'a') +
+                         "\r\n\r\n").status == 431);
+  CHECK(HttpResponse(200, kMetricsContentType, "a 1\n", false) ==
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+        "Content-Length: 4\r\nConnection: close\r\n\r\na 1\n");
+  CHECK(HttpResponse(404, "text/plain; charset=utf-8", "", true) ==
+        "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        "Content-Length: 0\r\nConnection: close\r\n\r\n");
+}
+
+}  // namespace
+}  // namespace kairos::tools

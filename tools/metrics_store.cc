@@ -1,0 +1,285 @@
+// File: metrics_store.cc
+// Layer: tools (`kairos daemon --metrics-port`). See metrics_store.h.
+// Threading: relay event-loop thread only.
+#include "metrics_store.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "json/json_reader.h"
+
+namespace kairos::tools {
+namespace {
+
+// A number as Prometheus parses it: shortest text that round-trips a percent/100 to well
+// under 1e-6.
+std::string Num(double v) {
+  char buf[40];
+  snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+// Optional number field: absent or null -> nullopt (ok); a non-number -> false.
+bool OptDouble(const JsonValue& o, std::string_view key, std::optional<double>* out) {
+  const JsonValue* v = o.Find(key);
+  if (v == nullptr || v->type == JsonValue::Type::kNull) return true;
+  if (!v->is_number()) return false;
+  *out = v->AsDouble();
+  return true;
+}
+
+bool OptInt(const JsonValue& o, std::string_view key, std::optional<int64_t>* out) {
+  const JsonValue* v = o.Find(key);
+  if (v == nullptr || v->type == JsonValue::Type::kNull) return true;
+  int64_t n = 0;
+  if (!v->AsExactInt(&n)) return false;
+  *out = n;
+  return true;
+}
+
+}  // namespace
+
+const char* MetricsRejectName(MetricsReject r) {
+  switch (r) {
+    case MetricsReject::kMalformed: return "malformed";
+    case MetricsReject::kUnknownProcess: return "unknown_process";
+    case MetricsReject::kRateLimited: return "rate_limited";
+    case MetricsReject::kTooManyLines: return "too_many_lines";
+    case MetricsReject::kCount: break;
+  }
+  return "?";
+}
+
+std::string EscapeLabelValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+size_t MetricsStore::Ingest(std::string_view payload, int64_t now_ms, const Known& known) {
+  // Split first: every line of one datagram must come from one process, which is checked
+  // (known, rate) once for the datagram.
+  std::vector<std::string_view> lines;
+  while (!payload.empty()) {
+    const size_t nl = payload.find('\n');
+    std::string_view line = payload.substr(0, nl);
+    payload = nl == std::string_view::npos ? std::string_view() : payload.substr(nl + 1);
+    if (line.empty()) continue;
+    if (lines.size() == kMaxLinesPerDatagram) {
+      Reject(MetricsReject::kTooManyLines);
+      return 0;
+    }
+    lines.push_back(line);
+  }
+  if (lines.empty()) {
+    Reject(MetricsReject::kMalformed);
+    return 0;
+  }
+  size_t taken = 0;
+  for (std::string_view line : lines) taken += IngestLine(line, now_ms, known) ? 1 : 0;
+  return taken;
+}
+
+bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known& known) {
+  JsonParseOptions parse;
+  parse.max_depth = 2;
+  parse.strict = true;  // a local process's bytes: valid UTF-8, no repeated keys
+  absl::StatusOr<JsonValue> parsed = ParseJson(line, parse);
+  if (!parsed.ok() || !parsed->is_object()) {
+    Reject(MetricsReject::kMalformed);
+    return false;
+  }
+  const JsonValue& o = *parsed;
+  int64_t pid = 0, device = 0, ts_ns = 0, interval_ns = 0;
+  const JsonValue* f_pid = o.Find("pid");
+  const JsonValue* f_dev = o.Find("device");
+  const JsonValue* f_ts = o.Find("ts_ns");
+  const JsonValue* f_int = o.Find("interval_ns");
+  Series s;
+  if (f_pid == nullptr || !f_pid->AsExactInt(&pid) || pid <= 0 || pid > INT32_MAX ||
+      f_dev == nullptr || !f_dev->AsExactInt(&device) || device < 0 || device > 4095 ||
+      f_ts == nullptr || !f_ts->AsExactInt(&ts_ns) || f_int == nullptr ||
+      !f_int->AsExactInt(&interval_ns) || interval_ns <= 0 || !OptInt(o, "job_id", &s.job_id) ||
+      !OptInt(o, "rank", &s.rank) || !OptDouble(o, "gpu_busy_pct", &s.busy) ||
+      !OptDouble(o, "sm_active_pct", &s.sm) ||
+      !OptDouble(o, "achieved_occupancy_pct", &s.occupancy) ||
+      !OptDouble(o, "tensor_active_pct", &s.tensor) ||
+      !OptDouble(o, "dram_throughput_pct", &s.dram) ||
+      !OptDouble(o, "step_time_ms_p50", &s.step_time_ms) ||
+      !OptDouble(o, "process_cpu_pct", &s.process_cpu_pct) ||
+      !OptInt(o, "process_rss_bytes", &s.process_rss_bytes)) {
+    Reject(MetricsReject::kMalformed);
+    return false;
+  }
+  std::optional<int64_t> kernels, bytes, steps;
+  if (!OptInt(o, "kernels", &kernels) || !OptInt(o, "memcpy_bytes", &bytes) ||
+      !OptInt(o, "steps", &steps) || (kernels && *kernels < 0) || (bytes && *bytes < 0) ||
+      (steps && *steps < 0)) {
+    Reject(MetricsReject::kMalformed);
+    return false;
+  }
+  if (const JsonValue* uuid = o.Find("gpu_uuid"); uuid != nullptr && uuid->is_string())
+    s.gpu_uuid = uuid->text.substr(0, 64);
+  if (!known(s.job_id.value_or(0), pid)) {
+    Reject(MetricsReject::kUnknownProcess);
+    return false;
+  }
+  // Rate: counted per line, so a flood of one-line datagrams and one of full datagrams cost
+  // the same.
+  Sender& sender = senders_[pid];
+  if (now_ms - sender.window_start_ms >= 1000) {
+    sender.window_start_ms = now_ms;
+    sender.count = 0;
+  }
+  if (sender.count >= kMaxLinesPerSecond) {
+    Reject(MetricsReject::kRateLimited);
+    return false;
+  }
+  ++sender.count;
+  const auto key = std::make_pair(pid, static_cast<uint32_t>(device));
+  auto it = series_.find(key);
+  if (it == series_.end()) {
+    if (series_.size() >= options_.max_series) {
+      ++dropped_series_;
+      return false;
+    }
+    it = series_.emplace(key, Series{}).first;
+  }
+  Series& old = it->second;
+  auto add = [](std::optional<uint64_t>& total, const std::optional<int64_t>& delta) {
+    if (delta) total = total.value_or(0) + static_cast<uint64_t>(*delta);
+  };
+  add(old.kernels, kernels);
+  add(old.memcpy_bytes, bytes);
+  add(old.steps, steps);
+  s.kernels = old.kernels;
+  s.memcpy_bytes = old.memcpy_bytes;
+  s.steps = old.steps;
+  s.ts_ns = ts_ns;
+  s.interval_ns = interval_ns;
+  s.updated_ms = now_ms;
+  old = std::move(s);
+  ++lines_;
+  return true;
+}
+
+size_t MetricsStore::Sweep(int64_t now_ms, const Alive& alive) {
+  size_t removed = 0;
+  for (auto it = series_.begin(); it != series_.end();) {
+    const Series& s = it->second;
+    const bool stale = now_ms - s.updated_ms > 2 * (s.interval_ns / 1000000) + options_.stale_grace_ms;
+    if (stale || (alive && !alive(it->first.first))) {
+      it = series_.erase(it);
+      ++removed;
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = senders_.begin(); it != senders_.end();) {
+    if (!HasPid(it->first) && now_ms - it->second.window_start_ms >= 1000) it = senders_.erase(it);
+    else ++it;
+  }
+  return removed;
+}
+
+bool MetricsStore::HasPid(int64_t pid) const {
+  auto it = series_.lower_bound(std::make_pair(pid, uint32_t{0}));
+  return it != series_.end() && it->first.first == pid;
+}
+
+std::string MetricsStore::Render() const {
+  struct Family {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::function<std::optional<std::string>(const Series&)> value;
+  };
+  auto ratio = [](std::optional<double> Series::*field) {
+    return [field](const Series& s) -> std::optional<std::string> {
+      if (!(s.*field)) return std::nullopt;
+      return Num(*(s.*field) / 100.0);
+    };
+  };
+  auto total = [](std::optional<uint64_t> Series::*field) {
+    return [field](const Series& s) -> std::optional<std::string> {
+      if (!(s.*field)) return std::nullopt;
+      return std::to_string(*(s.*field));
+    };
+  };
+  const Family families[] = {
+      {"kairos_gpu_busy_ratio", "gauge",
+       "Share of the last telemetry interval the GPU had work (gr__cycles_active), 0-1.",
+       ratio(&Series::busy)},
+      {"kairos_gpu_sm_active_ratio", "gauge",
+       "SM efficiency over the last telemetry interval (sm__cycles_active), 0-1.",
+       ratio(&Series::sm)},
+      {"kairos_gpu_achieved_occupancy_ratio", "gauge",
+       "Achieved occupancy over the last telemetry interval (sm__warps_active), 0-1.",
+       ratio(&Series::occupancy)},
+      {"kairos_gpu_tensor_active_ratio", "gauge",
+       "Tensor pipe active over the last telemetry interval, 0-1.", ratio(&Series::tensor)},
+      {"kairos_gpu_dram_throughput_ratio", "gauge",
+       "DRAM throughput over the last telemetry interval, share of peak, 0-1.",
+       ratio(&Series::dram)},
+      {"kairos_step_time_seconds", "gauge",
+       "Median time between consecutive steps of the last telemetry interval.",
+       [](const Series& s) -> std::optional<std::string> {
+         if (!s.step_time_ms) return std::nullopt;
+         return Num(*s.step_time_ms / 1000.0);
+       }},
+      {"kairos_gpu_kernels_total", "counter", "Kernels that ended, from CUPTI records.",
+       total(&Series::kernels)},
+      {"kairos_gpu_memcpy_bytes_total", "counter", "Bytes of the copies that ended.",
+       total(&Series::memcpy_bytes)},
+      {"kairos_steps_total", "counter", "Iterations the process counted (kairos_step).",
+       total(&Series::steps)},
+      {"kairos_process_cpu_cores", "gauge",
+       "CPU time of the process over the last telemetry interval, in cores (1 = one core busy).",
+       [](const Series& s) -> std::optional<std::string> {
+         if (!s.process_cpu_pct) return std::nullopt;
+         return Num(*s.process_cpu_pct / 100.0);
+       }},
+      {"kairos_process_resident_memory_bytes", "gauge",
+       "Resident memory of the process at the end of the last telemetry interval.",
+       [](const Series& s) -> std::optional<std::string> {
+         if (!s.process_rss_bytes) return std::nullopt;
+         return std::to_string(*s.process_rss_bytes);
+       }},
+      {"kairos_telemetry_interval_seconds", "gauge", "Length of the last telemetry interval.",
+       [](const Series& s) -> std::optional<std::string> {
+         return Num(static_cast<double>(s.interval_ns) / 1e9);
+       }},
+      {"kairos_telemetry_timestamp_seconds", "gauge",
+       "End of the last telemetry interval, Unix seconds (the line's ts_ns).",
+       [](const Series& s) -> std::optional<std::string> {
+         char buf[40];
+         snprintf(buf, sizeof(buf), "%lld.%03lld", static_cast<long long>(s.ts_ns / 1000000000),
+                  static_cast<long long>((s.ts_ns / 1000000) % 1000));
+         return std::string(buf);
+       }},
+  };
+  const std::string host = EscapeLabelValue(options_.host);
+  std::string out;
+  for (const Family& f : families) {
+    absl::StrAppend(&out, "# HELP ", f.name, " ", f.help, "\n# TYPE ", f.name, " ", f.type, "\n");
+    for (const auto& [key, s] : series_) {
+      const std::optional<std::string> v = f.value(s);
+      if (!v) continue;
+      absl::StrAppend(&out, f.name, "{host=\"", host, "\",job_id=\"",
+                      s.job_id ? std::to_string(*s.job_id) : std::string(), "\",rank=\"",
+                      s.rank ? std::to_string(*s.rank) : std::string(), "\",device=\"", key.second,
+                      "\",gpu_uuid=\"", EscapeLabelValue(s.gpu_uuid), "\",pid=\"", key.first,
+                      "\"} ", *v, "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace kairos::tools
