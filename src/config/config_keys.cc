@@ -47,6 +47,7 @@ constexpr std::string_view kActivityNames[] = {
     "xpu_scope_profiler",
     "xpu_sync",
     "hardware_counters",
+    "memory",
 };
 static_assert(std::size(kActivityNames) == static_cast<size_t>(ActivityType::kCount),
               "one name per ActivityType");
@@ -345,7 +346,8 @@ std::vector<ConfigKey>* BuildTable() {
   t->push_back(OnDemand(Bool("PROFILE_REPORT_INPUT_SHAPES", &Config::report_input_shapes,
                              "false", "Forwarded to the framework: record input shapes")));
   t->push_back(OnDemand(Bool("PROFILE_PROFILE_MEMORY", &Config::profile_memory, "false",
-                             "Forwarded: record memory events")));
+                             "Record every CUDA allocation and free in the window as `[memory]` events with "
+                             "absolute totals (docs/MEMORY.md); also forwarded to the framework")));
   t->push_back(OnDemand(
       Bool("PROFILE_WITH_STACK", &Config::with_stack, "false", "Forwarded: record Python stacks")));
   t->push_back(OnDemand(
