@@ -59,10 +59,6 @@ static_assert(std::size(kOutputFormatNames) == static_cast<size_t>(OutputFormat:
 constexpr std::string_view kSummaryNames[] = {"file", "stdout", "off"};
 constexpr std::string_view kReportNames[] = {"off", "html"};
 
-// Kineto writes the memory snapshot to /tmp/memory_snapshot_<pid>.pickle; {pid} is expanded by
-// the output path templating (output_path.h), which keeps ParseConfig free of process state.
-constexpr std::string_view kMemorySnapshotPath = "/tmp/memory_snapshot_{pid}.pickle";
-
 std::string ParseActivityTypes(Config& config, std::string_view value) {
   ActivitySet set = 0;
   for (const std::string& item : internal::SplitConfigList(value)) {
@@ -274,15 +270,16 @@ std::vector<ConfigKey>* BuildTable() {
                    "Base config only (it bounds the job's memory)"));
   {
     ConfigKey k = Bool("PROFILE_MEMORY", &Config::memory_snapshot, "false",
-                       "Memory-snapshot mode. When true also sets the output path to "
-                       "`/tmp/memory_snapshot_{pid}.pickle` at that line, so a later "
-                       "ACTIVITIES_LOG_FILE line overrides it");
+                       "Memory recording, as PROFILE_PROFILE_MEMORY: true turns it on "
+                       "(docs/MEMORY.md). libkineto writes a memory snapshot to "
+                       "`/tmp/memory_snapshot_{pid}.pickle` instead; kairos has no snapshot, so the "
+                       "trace keeps its path and carries the `[memory]` events");
     k.apply_bool = [](Config& c, bool v) {
       c.memory_snapshot = v;
-      if (v) c.log_file = std::string(kMemorySnapshotPath);
+      if (v) c.profile_memory = true;
     };
-    // `dyno gputrace --profile-memory` sends it, so a request may carry it (and is warned).
-    t->push_back(OnDemand(Unimplemented(k)));
+    // `dyno gputrace --profile-memory` sends it with PROFILE_PROFILE_MEMORY=true.
+    t->push_back(OnDemand(k));
   }
   t->push_back(OnDemand(String("ACTIVITIES_LOG_FILE", &Config::log_file,
                       "<tmpdir>/libkineto_activities_<pid>.json",
