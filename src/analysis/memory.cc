@@ -69,6 +69,13 @@ std::vector<MemRef> CollectMemoryEvents(const AnalysisContext& ctx) {
   return out;
 }
 
+// A cudaMalloc/cudaFree-like call as CUPTI reports it (it carries a memory kind; a caching
+// allocator's events do not), not stream-ordered and not from a pool: it synchronises the
+// device with the host.
+bool IsSyncDriverAllocation(const MemoryDetail& d) {
+  return d.device_type == 1 && d.memory_kind != 0 && !(d.flags & kMemoryAsync) && d.pool == 0;
+}
+
 // Index of the complete step holding `ts`, or -1.
 int64_t StepIndexAt(const AnalysisContext& ctx, int64_t ts) {
   auto it = std::upper_bound(ctx.steps.begin(), ctx.steps.end(), ts,
@@ -104,8 +111,7 @@ void Summarise(const AnalysisContext& ctx, const std::vector<const MemRef*>& ref
     if (step >= 0) {
       growth[static_cast<size_t>(step)] += d.bytes;
       step_has_event[static_cast<size_t>(step)] = 1;
-      // A cudaMalloc/cudaFree (not stream-ordered, not a pool's) synchronises the device.
-      if (d.device_type == 1 && !(d.flags & kMemoryAsync) && d.pool == 0) ++m->sync_alloc_calls_in_steps;
+      if (IsSyncDriverAllocation(d)) ++m->sync_alloc_calls_in_steps;
     }
     if (d.bytes >= 0) {
       ++m->allocs;
@@ -237,8 +243,7 @@ void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vec
       FindingBuilder f(ctx, "alloc_in_step_loop", "cudaMalloc/cudaFree inside the step loop", device);
       std::vector<uint8_t> seen(ctx.steps.size(), 0);
       for (const MemRef* r : refs) {
-        const MemoryDetail& d = *r->row;
-        if ((d.flags & kMemoryAsync) || d.pool != 0) continue;
+        if (!IsSyncDriverAllocation(*r->row)) continue;
         const int64_t s = StepIndexAt(ctx, r->event->start_ns);
         if (s < 0) continue;
         if (!seen[static_cast<size_t>(s)]) ++steps_with;
