@@ -19,14 +19,15 @@ struct Ref {
 // The memory rows of `data` in time order (ties: row order, which is record order).
 std::vector<Ref> RowsInTimeOrder(const TraceData& data) {
   std::vector<Ref> refs;
+  refs.reserve(data.memory.size());
   for (const auto& track : data.events_by_track) {
     for (const Event& e : track) {
       if (IsMemoryEvent(e) && e.detail < data.memory.size()) refs.push_back({e.start_ns, e.detail});
     }
   }
-  std::stable_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
-    return a.ts != b.ts ? a.ts < b.ts : a.row < b.row;
-  });
+  const auto before = [](const Ref& a, const Ref& b) { return a.ts != b.ts ? a.ts < b.ts : a.row < b.row; };
+  // Each track is in time order already: with one thread (the usual case) no sort is needed.
+  if (!std::is_sorted(refs.begin(), refs.end(), before)) std::sort(refs.begin(), refs.end(), before);
   return refs;
 }
 
@@ -80,6 +81,7 @@ MemoryTotalsResult ComputeMemoryTotals(TraceData& data, const std::vector<Memory
 void AddMemoryCounters(TraceData& data) {
   std::map<int32_t, std::pair<uint32_t, uint32_t>> tracks;  // device -> (allocated, reserved)
   std::vector<CounterSample> added;
+  added.reserve(2 * data.memory.size());
   for (const auto& track : data.events_by_track) {
     for (const Event& e : track) {
       if (!IsMemoryEvent(e) || e.detail >= data.memory.size()) continue;
@@ -97,13 +99,14 @@ void AddMemoryCounters(TraceData& data) {
     }
   }
   if (added.empty()) return;
-  std::stable_sort(added.begin(), added.end(),
-                   [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; });
+  const auto earlier = [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; };
+  if (!std::is_sorted(added.begin(), added.end(), earlier)) std::stable_sort(added.begin(), added.end(), earlier);
   const size_t old = data.counter_samples.size();
   data.counter_samples.insert(data.counter_samples.end(), added.begin(), added.end());
-  std::inplace_merge(data.counter_samples.begin(), data.counter_samples.begin() + old,
-                     data.counter_samples.end(),
-                     [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; });
+  if (old > 0 && earlier(data.counter_samples[old], data.counter_samples[old - 1])) {
+    std::inplace_merge(data.counter_samples.begin(), data.counter_samples.begin() + old,
+                       data.counter_samples.end(), earlier);
+  }
 }
 
 std::string MemoryBaselineJson(const std::vector<MemoryBaseline>& baselines) {

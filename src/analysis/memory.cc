@@ -33,6 +33,7 @@ struct MemRef {
 std::vector<MemRef> CollectMemoryEvents(const AnalysisContext& ctx) {
   const TraceData& data = *ctx.data;
   std::vector<MemRef> out;
+  out.reserve(data.memory.size());
   std::vector<const Event*> open;
   for (const auto& track : data.events_by_track) {
     open.clear();
@@ -63,9 +64,9 @@ std::vector<MemRef> CollectMemoryEvents(const AnalysisContext& ctx) {
       }
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const MemRef& a, const MemRef& b) {
-    return a.event->start_ns < b.event->start_ns;
-  });
+  // Each track's events are in time order already: one track (the usual case) needs no sort.
+  const auto earlier = [](const MemRef& a, const MemRef& b) { return a.event->start_ns < b.event->start_ns; };
+  if (!std::is_sorted(out.begin(), out.end(), earlier)) std::stable_sort(out.begin(), out.end(), earlier);
   return out;
 }
 

@@ -9,11 +9,14 @@
 //           256 KiB that is never freed, cudaFree of the activations
 //   churn:  4 x (cudaMalloc 2 MiB, a kernel, cudaFree)
 //   pooled: on each of two streams cudaMallocAsync 2 MiB, a kernel, cudaFreeAsync
-// Usage: mem_train leak|churn|pooled [steps=8]
+//   tight:  (no sleep, no steps) `steps` cudaMalloc(4 KiB)/cudaFree pairs, timed: the
+//           application-thread cost of memory recording (docs/PERFORMANCE.md)
+// Usage: mem_train leak|churn|pooled|tight [steps=8]
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +46,17 @@ int main(int argc, char** argv) {
   void* early = nullptr;
   CK(cudaMalloc(&weights, 64 << 20));
   CK(cudaMalloc(&early, 1 << 20));
+  if (std::strcmp(mode, "tight") == 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < steps; ++i) {
+      void* p = nullptr;
+      CK(cudaMalloc(&p, 4096));
+      CK(cudaFree(p));
+    }
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("mem_train tight: %d pairs, %.1f ns per pair\n", steps, ns / steps);
+    return 0;
+  }
   cudaStream_t s[2];
   CK(cudaStreamCreate(&s[0]));
   CK(cudaStreamCreate(&s[1]));
