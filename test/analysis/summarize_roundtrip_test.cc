@@ -195,6 +195,11 @@ TEST_CASE("[memory] events round-trip through JSON and Perfetto; the summary is 
   }
   CHECK(leak);
   CHECK(headroom);  // 2.02 GiB of 16 GiB
+  const std::string text = SummaryToText(s);
+  CHECK(text.find("Memory, GPU 0: peak 2.01 GiB allocated (12.6% of 16 GiB) in step 9 at \"dataloader\"; "
+                  "20 allocs, 10 frees; not freed: 10 (10 MiB)") != std::string::npos);
+  CHECK(text.find("not freed: 10 x 10 MiB from \"dataloader\"") != std::string::npos);
+  CHECK(SummaryToMarkdown(s).find("### Memory") != std::string::npos);
   const std::string in_process = SummaryToJson(s);
   for (const char* ext : {".json", ".pftrace"}) {
     INFO(ext);
