@@ -149,6 +149,17 @@ struct MemoryDetail {
   uint8_t memory_kind;       // CUpti_ActivityMemoryKind; 0 = unknown (not written)
   uint8_t flags;             // MemoryFlags
 };
+// Bytes and totals are kept within +-2^50 (1 PiB) wherever they are read from outside (CUPTI,
+// a trace file), and sums over them saturate: a hostile trace cannot overflow them.
+inline constexpr int64_t kMemoryBytesLimit = int64_t{1} << 50;
+inline int64_t ClampMemoryBytes(int64_t v) {
+  return v > kMemoryBytesLimit ? kMemoryBytesLimit : v < -kMemoryBytesLimit ? -kMemoryBytesLimit : v;
+}
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
 enum MemoryFlags : uint8_t {
   kMemoryFreeBeforeWindow = 1 << 0,  // frees an address allocated before the window (baseline)
   kMemoryAsync = 1 << 1,             // stream-ordered (cudaMallocAsync / cudaFreeAsync)

@@ -55,13 +55,13 @@ MemoryTotalsResult ComputeMemoryTotals(TraceData& data, const std::vector<Memory
       auto [it, inserted] = live.try_emplace(std::make_pair(key, m.addr), m.bytes);
       if (!inserted) {  // the free of the earlier block at this address was not seen
         ++result.address_reused;
-        total -= it->second;
+        total = SaturatingAdd(total, -it->second);
         it->second = m.bytes;
       } else if (live.size() > max_live) {
         live.erase(it);
         ++result.tracked_overflow;
       }
-      total += m.bytes;
+      total = SaturatingAdd(total, m.bytes);
     } else {
       auto it = live.find(std::make_pair(key, m.addr));
       if (it != live.end()) {
@@ -70,7 +70,7 @@ MemoryTotalsResult ComputeMemoryTotals(TraceData& data, const std::vector<Memory
         m.flags |= kMemoryFreeBeforeWindow;
         ++result.frees_before_window;
       }
-      total += m.bytes;  // negative
+      total = SaturatingAdd(total, m.bytes);  // negative
     }
     m.total_allocated = total;
     m.total_reserved = total;

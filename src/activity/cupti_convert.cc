@@ -511,7 +511,7 @@ void CuptiConverter::OnMemory(const uint8_t* p) {
   if (!Keep(r->timestamp, r->timestamp)) return;
   MemoryDetail d = Zeroed<MemoryDetail>();
   d.addr = r->address;
-  const int64_t bytes = static_cast<int64_t>(std::min<uint64_t>(r->bytes, INT64_MAX));
+  const int64_t bytes = static_cast<int64_t>(std::min<uint64_t>(r->bytes, kMemoryBytesLimit));
   d.bytes = alloc ? bytes : -bytes;
   // Pageable and pinned memory is host memory (PyTorch's Device Type CPU, Device Id -1);
   // device, managed and array memory counts against the device.

@@ -94,9 +94,9 @@ void Summarise(const AnalysisContext& ctx, const std::vector<const MemRef*>& ref
   const MemoryDetail& first = *refs.front()->row;
   m->device = first.device;
   m->device_type = first.device_type;
-  m->start_allocated = first.total_allocated - first.bytes;
+  m->start_allocated = SaturatingAdd(first.total_allocated, -first.bytes);
   m->peak_allocated = m->start_allocated;
-  m->peak_reserved = first.total_reserved - first.bytes;
+  m->peak_reserved = SaturatingAdd(first.total_reserved, -first.bytes);
   m->peak_ts_ns = refs.front()->event->start_ns;
   if (m->device_type == 1 && m->device >= 0) {
     if (const DeviceInfo* d = ctx.Device(static_cast<uint32_t>(m->device))) m->device_total_bytes = d->total_global_mem;
@@ -110,17 +110,17 @@ void Summarise(const AnalysisContext& ctx, const std::vector<const MemRef*>& ref
     const MemoryDetail& d = *r->row;
     const int64_t step = StepIndexAt(ctx, r->event->start_ns);
     if (step >= 0) {
-      growth[static_cast<size_t>(step)] += d.bytes;
+      growth[static_cast<size_t>(step)] = SaturatingAdd(growth[static_cast<size_t>(step)], d.bytes);
       step_has_event[static_cast<size_t>(step)] = 1;
       if (IsSyncDriverAllocation(d)) ++m->sync_alloc_calls_in_steps;
     }
     if (d.bytes >= 0) {
       ++m->allocs;
-      m->allocated_bytes += d.bytes;
+      m->allocated_bytes = SaturatingAdd(m->allocated_bytes, d.bytes);
       live[d.addr] = {d.bytes, r->site};
     } else {
       ++m->frees;
-      m->freed_bytes -= d.bytes;
+      m->freed_bytes = SaturatingAdd(m->freed_bytes, -d.bytes);
       if (d.flags & kMemoryFreeBeforeWindow) ++m->frees_before_window;
       live.erase(d.addr);
     }
@@ -141,10 +141,10 @@ void Summarise(const AnalysisContext& ctx, const std::vector<const MemRef*>& ref
   std::map<StringId, MemorySite> sites;
   for (const auto& [addr, v] : live) {
     ++m->not_freed_count;
-    m->not_freed_bytes += v.first;
+    m->not_freed_bytes = SaturatingAdd(m->not_freed_bytes, v.first);
     MemorySite& s = sites[v.second];
     ++s.count;
-    s.bytes += v.first;
+    s.bytes = SaturatingAdd(s.bytes, v.first);
   }
   for (auto& [id, s] : sites) {
     s.name = SiteName(ctx, id);
@@ -188,7 +188,7 @@ void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vec
       // What scales with the batch is what the window allocates on top of what it started
       // with (weights and optimizer state were there before): the batch can grow by the room
       // left under 90% of the device divided by that.
-      const double transient = static_cast<double>(m.peak_allocated - m.start_allocated);
+      const double transient = static_cast<double>(m.peak_allocated) - static_cast<double>(m.start_allocated);
       const double room = 0.9 * total - static_cast<double>(m.start_allocated);
       const double factor = transient > 0 && room > 0 ? room / transient : 0.0;
       FindingBuilder f(ctx, "memory_headroom", "Peak device memory well below the device's capacity", device);
@@ -214,7 +214,7 @@ void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vec
       grows = grows && g > 0;
       min_growth = std::min(min_growth, g);
       max_growth = std::max(max_growth, g);
-      sum += g;
+      sum = SaturatingAdd(sum, g);
     }
     if (grows) {
       FindingBuilder f(ctx, "leak_suspect", "Allocated memory grows every step", device);
@@ -249,7 +249,7 @@ void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vec
         if (s < 0) continue;
         if (!seen[static_cast<size_t>(s)]) ++steps_with;
         seen[static_cast<size_t>(s)] = 1;
-        call_ns += r->call_ns;
+        call_ns = SaturatingAdd(call_ns, r->call_ns);
         if (f.wants_examples()) f.Example(*r->event);
       }
       if (steps_with == steps) {
@@ -274,7 +274,7 @@ void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vec
         break;
       }
     }
-    const int64_t gap = at ? at->row->total_reserved - at->row->total_allocated : 0;
+    const int64_t gap = at ? SaturatingAdd(at->row->total_reserved, -at->row->total_allocated) : 0;
     if (at && gap >= o.fragmentation_min_bytes &&
         static_cast<double>(gap) >= o.fragmentation_min_share * static_cast<double>(m.peak_reserved)) {
       FindingBuilder f(ctx, "fragmentation", "Reserved memory far above allocated", device);

@@ -289,9 +289,9 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
         if ((v = args.Find(arg_keys::kDeviceType))) m.device_type = static_cast<uint8_t>(v->AsInt(0));
         if ((v = args.Find(arg_keys::kDeviceId))) m.device = static_cast<int32_t>(v->AsInt(-1));
         if ((v = args.Find(arg_keys::kAddr))) m.addr = v->AsUint();
-        m.bytes = args.Find(arg_keys::kMemBytes)->AsInt(0);
-        if ((v = args.Find(arg_keys::kTotalAllocated))) m.total_allocated = v->AsInt(0);
-        if ((v = args.Find(arg_keys::kTotalReserved))) m.total_reserved = v->AsInt(0);
+        m.bytes = ClampMemoryBytes(args.Find(arg_keys::kMemBytes)->AsInt(0));
+        if ((v = args.Find(arg_keys::kTotalAllocated))) m.total_allocated = ClampMemoryBytes(v->AsInt(0));
+        if ((v = args.Find(arg_keys::kTotalReserved))) m.total_reserved = ClampMemoryBytes(v->AsInt(0));
         if ((v = args.Find(arg_keys::kMemoryKind)))
           m.memory_kind = IndexOfName(v->text, MemoryKindName, kMemoryKindCount);
         if ((v = args.Find(arg_keys::kStream))) m.stream = StreamArg(v);

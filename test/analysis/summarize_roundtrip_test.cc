@@ -301,5 +301,33 @@ TEST_CASE("summarize a PyTorch trace with [memory] events") {
   CHECK(ids.count("alloc_in_step_loop") == 0);  // the caching allocator's events are not cudaMalloc
 }
 
+TEST_CASE("hostile [memory] values are clamped and summed without overflow") {
+  std::string events;
+  for (int i = 0; i < 8; ++i) {
+    events += std::string(i ? "," : "") +
+              "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, "
+              "\"tid\": 1, \"ts\": " + std::to_string(100 + i) + ", \"args\": {\"Device Type\": 1, \"Device Id\": 0, "
+              "\"Addr\": 18446744073709551615, \"Bytes\": " + (i % 2 ? "-9223372036854775808" : "9223372036854775807") +
+              ", \"Total Allocated\": 9223372036854775807, \"Total Reserved\": -9223372036854775808}}";
+  }
+  const std::string text = "{\"traceEvents\": [" + events + "]}";
+  const std::string path = "/tmp/kairos_mem_hostile_" + std::to_string(getpid()) + ".json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path, AnalysisRead());
+  std::remove(path.c_str());
+  REQUIRE(back.ok());
+  REQUIRE(back->memory.size() == 8);
+  CHECK(back->memory[0].bytes == kMemoryBytesLimit);
+  CHECK(back->memory[1].bytes == -kMemoryBytesLimit);
+  CHECK(back->memory[0].total_reserved == -kMemoryBytesLimit);
+  const Summary s = Analyze(*back);
+  REQUIRE(s.memory.size() == 1);
+  CHECK(s.memory[0].allocated_bytes == 4 * kMemoryBytesLimit);
+  CHECK(s.memory[0].freed_bytes == 4 * kMemoryBytesLimit);
+}
+
 }  // namespace
 }  // namespace kairos
