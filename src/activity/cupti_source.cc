@@ -204,6 +204,9 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
   warmup_discarded_ = late_records_ = cupti_dropped_ = 0;
   warmup_drops_ = ConvertStats{};
   flush_failed_ = false;
+  memory_on_ = false;  // EnableKinds decides for this window
+  memory_baselines_.clear();
+  memory_baseline_ns_ = 0;
   window_start_ = 0;
   window_end_ = INT64_MAX;
   constexpr ActivitySet kGpuTypes =
