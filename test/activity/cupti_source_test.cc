@@ -6,10 +6,9 @@
 #include "activity/cupti_source.h"
 #include "activity/nccl_collectives.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
-
-#include <algorithm>
 
 #include <catch2/catch.hpp>
 
