@@ -449,7 +449,7 @@ void CuptiSource::StartRecording(int64_t window_start_ns) {
   window_start_ = window_start_ns + cupti_offset_;
   if (memory_on_) {
     // Read now, on this thread; records between the window's start and now are both in it
-    // and in the window, so Collect takes them back out (MemoryBaselinesAtOpen).
+    // and in the window, so Collect takes them back out (AddMemory).
     memory_baselines_ = QueryMemoryInUse();
     memory_baseline_ns_ = UnixNowNs();
   }
