@@ -16,6 +16,9 @@
 #include "bench_clock.h"
 #include "bench_headline.h"
 #include "cupti_bench_buffers.h"
+#include "activity/correlation.h"
+#include "analysis/summary.h"
+#include "memory_totals.h"
 
 namespace {
 
@@ -54,6 +57,84 @@ size_t Fill(std::vector<uint64_t>& storage, size_t bytes, size_t* valid) {
   }
   *valid = off;
   return records;
+}
+
+// Memory recording (docs/MEMORY.md): `pairs` cudaMalloc/cudaFree calls on one thread, each
+// call with its MEMORY2 record when `memory` (else the calls alone: the same run without
+// memory recording). Returns the buffer (records in CUPTI's 8-byte-aligned layout).
+std::vector<uint64_t> AllocBuffer(size_t pairs, bool memory, size_t* valid) {
+  std::vector<uint64_t> out;
+  const size_t per_pair = 2 * sizeof(CUpti_ActivityAPI) + (memory ? 2 * sizeof(CUpti_ActivityMemory4) : 0);
+  out.assign(pairs * per_pair / 8 + 1, 0);
+  auto* base = reinterpret_cast<uint8_t*>(out.data());
+  size_t off = 0;
+  uint64_t t = 1'700'000'000'000'000'000ull;
+  uint32_t corr = 1;
+  auto add = [&](const void* rec, size_t size) {
+    std::memcpy(base + off, rec, size);
+    off += size;
+  };
+  for (size_t i = 0; i < pairs; ++i) {
+    for (int op = 0; op < 2; ++op, ++corr, t += 2000) {
+      CUpti_ActivityAPI a;
+      std::memset(&a, 0, sizeof(a));
+      a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+      a.cbid = op == 0 ? CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020 : CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020;
+      a.start = t;
+      a.end = t + 1000;
+      a.threadId = 1000;
+      a.correlationId = corr;
+      add(&a, sizeof(a));
+      if (!memory) continue;
+      CUpti_ActivityMemory4 m;
+      std::memset(&m, 0, sizeof(m));
+      m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+      m.memoryOperationType = op == 0 ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+                                      : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+      m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+      m.correlationId = corr;
+      m.address = 0x7f0000000000ull + (i % 4096) * 0x100000;  // addresses reused, as allocators do
+      m.bytes = 1 << 20;
+      m.timestamp = t + 500;
+      m.streamId = 7;
+      add(&m, sizeof(m));
+    }
+  }
+  *valid = off;
+  return out;
+}
+
+CUptiResult ApiName(CUpti_CallbackDomain, uint32_t cbid, const char** name) {
+  *name = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020 ? "cudaMalloc_v3020" : "cudaFree_v3020";
+  return CUPTI_SUCCESS;
+}
+
+// Conversion, merge, totals and the analysis of a window of `pairs` allocation/free pairs;
+// thread CPU seconds, best of `reps`.
+double ProcessWindow(size_t pairs, bool memory, int reps, size_t* memory_events) {
+  size_t valid = 0;
+  const std::vector<uint64_t> buf = AllocBuffer(pairs, memory, &valid);
+  double best = 1e30;
+  for (int rep = 0; rep < reps; ++rep) {
+    kairos::internal::CuptiConverter c(ApiName, pairs * 8);
+    c.Reserve();
+    kairos::TraceData data;
+    data.pid = 1;
+    const double t0 = kairos::bench::ThreadCpuSeconds();
+    c.ConvertBuffer(reinterpret_cast<const uint8_t*>(buf.data()), valid);
+    kairos::internal::MergeIntoTraceData(c, data);
+    data.SortTracks();
+    if (memory) {
+      kairos::ComputeMemoryTotals(data, {{0, 1ull << 30, 80ull << 30}}, pairs * 8);
+      kairos::AddMemoryCounters(data);
+    }
+    const kairos::Summary s = kairos::Analyze(data);
+    const double t1 = kairos::bench::ThreadCpuSeconds();
+    asm volatile("" : : "r"(&s) : "memory");
+    best = std::min(best, t1 - t0);
+    *memory_events = data.memory.size();
+  }
+  return best;
 }
 
 }  // namespace
@@ -112,6 +193,23 @@ int main() {
   Headline("cupti_convert_benchmark", "bytes_per_buffered_event", bytes_per_event, Better::kLower,
            "B");
   std::printf("  raw CUPTI bytes per record: %.1f\n", static_cast<double>(valid) / records);
+
+  // A window with 1 M allocations (and 1 M frees): everything kairos does with them off the
+  // application thread (convert, join with their calls, totals, counter tracks, analysis),
+  // against the same window's calls without memory recording, same run.
+  constexpr size_t kPairs = 1'000'000;
+  size_t mem_events = 0, none = 0;
+  const double with_memory = ProcessWindow(kPairs, true, 3, &mem_events);
+  const double without = ProcessWindow(kPairs, false, 3, &none);
+  std::printf("memory: %zu allocations + %zu frees (%zu [memory] events), best of 3:\n", kPairs,
+              kPairs, mem_events);
+  std::printf("  without memory recording: %8.1f ms (the 2 M cudaMalloc/cudaFree calls)\n", without * 1e3);
+  std::printf("  with memory recording:    %8.1f ms = %.0f ns per allocation or free added\n",
+              with_memory * 1e3, (with_memory - without) / (2.0 * kPairs) * 1e9);
+  std::printf("  ratio: %.2f\n", with_memory / without);
+  Headline("cupti_convert_benchmark", "memory_1m_allocs_vs_without", with_memory / without, Better::kLower, "x");
+  Headline("cupti_convert_benchmark", "memory_ns_per_event", (with_memory - without) / (2.0 * kPairs) * 1e9,
+           Better::kLower, "ns");
   return 0;
 }
 

@@ -59,10 +59,17 @@ struct Event {
   uint32_t detail;       // row in the kind's side table, or kNoDetail
   EventKind kind;
   uint8_t flags;         // EventFlags
-  uint16_t aux;          // runtime/driver: CUPTI cbid; otherwise 0
+  uint16_t aux;          // runtime/driver: CUPTI cbid; kInstant: kAuxMemory for [memory]; else 0
 };
 static_assert(sizeof(Event) == 40, "Event must stay 40 bytes");
 static_assert(alignof(Event) == 8, "Event alignment");
+
+// An instant whose aux is kAuxMemory is a "[memory]" event (an allocation or free, PyTorch's
+// profile_memory format): its detail indexes TraceData::memory, not cpu_args.
+inline constexpr uint16_t kAuxMemory = 1;
+inline bool IsMemoryEvent(const Event& e) {
+  return e.kind == EventKind::kInstant && e.aux == kAuxMemory;
+}
 
 // ---- Side tables (referenced by Event::detail) ----
 
@@ -124,6 +131,38 @@ struct SyncDetail {
   uint32_t cuda_event_id;
   int64_t wait_on_stream;   // -1 = unknown
   uint32_t wait_on_event_record_correlation;  // 0 = unknown
+};
+
+// One allocation or free: the args of a "[memory]" instant (Kineto's keys "Device Type",
+// "Device Id", "Addr", "Bytes", "Total Allocated", "Total Reserved"), one row per event.
+// Totals are absolute: the device's baseline at window open plus what the window allocated
+// minus what it freed (docs/MEMORY.md).
+struct MemoryDetail {
+  uint64_t addr;
+  int64_t bytes;             // > 0 allocation, < 0 free or release
+  int64_t total_allocated;   // on this device after the event
+  int64_t total_reserved;
+  uint64_t pool;             // CUDA memory pool address; 0 = none
+  int32_t device;            // "Device Id": device ordinal; -1 = host
+  uint32_t stream;           // 0xFFFFFFFF = none (not written)
+  uint8_t device_type;       // "Device Type": c10::DeviceType, 0 = CPU, 1 = CUDA
+  uint8_t memory_kind;       // CUpti_ActivityMemoryKind; 0 = unknown (not written)
+  uint8_t flags;             // MemoryFlags
+};
+// Bytes and totals are kept within +-2^50 (1 PiB) wherever they are read from outside (CUPTI,
+// a trace file), and sums over them saturate: a hostile trace cannot overflow them.
+inline constexpr int64_t kMemoryBytesLimit = int64_t{1} << 50;
+inline int64_t ClampMemoryBytes(int64_t v) {
+  return v > kMemoryBytesLimit ? kMemoryBytesLimit : v < -kMemoryBytesLimit ? -kMemoryBytesLimit : v;
+}
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+enum MemoryFlags : uint8_t {
+  kMemoryFreeBeforeWindow = 1 << 0,  // frees an address allocated before the window (baseline)
+  kMemoryAsync = 1 << 1,             // stream-ordered (cudaMallocAsync / cudaFreeAsync)
 };
 
 // Args of CPU ranges that came from NVTX (or carried user payloads).

@@ -122,6 +122,8 @@ struct TraceData {
   std::vector<MemsetDetail> memsets;
   std::vector<SyncDetail> syncs;
   std::vector<CpuArgs> cpu_args;
+  // Rows of the "[memory]" instants (IsMemoryEvent), one per event.
+  std::vector<MemoryDetail> memory;
 
   std::vector<CounterTrack> counter_tracks;
   std::vector<CounterSample> counter_samples;  // sorted by ts_ns

@@ -124,6 +124,15 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
       e.external_id = static_cast<uint32_t>(ext->second);
       ++result.linked_to_cpu;
     }
+    if (IsMemoryEvent(e)) {
+      // An allocation or free goes on the thread of the call that made it (MEMORY2 records
+      // carry no thread), and to that call's CPU range.
+      const uint32_t l = find_launch(e.correlation);
+      if (l == kNoLaunch) continue;
+      e.track = events[l].track;
+      if (e.external_id == 0) e.external_id = events[l].external_id;
+      continue;
+    }
     if (!IsFlowEnd(e.kind)) continue;
     if (IsGpuWork(e.kind)) ++result.gpu_events;
     const uint32_t l = find_launch(e.correlation);
@@ -176,6 +185,37 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
   data.memsets.insert(data.memsets.end(), converter.memsets().begin(), converter.memsets().end());
   data.syncs.insert(data.syncs.end(), converter.syncs().begin(), converter.syncs().end());
 
+  // Memory events whose call is not in the trace (its API kind off, or dropped) go on the
+  // process's main thread row (tid = pid), counted.
+  uint32_t memory_fallback = kUnresolvedTrack;
+  for (Event& e : events) {
+    if (e.track != kUnresolvedTrack) continue;
+    if (memory_fallback == kUnresolvedTrack) {
+      Track t;
+      t.type = TrackType::kThread;
+      t.pid = data.pid;
+      t.tid = data.pid;
+      auto [it, inserted] = existing.try_emplace(TrackKey{t.type, t.pid, t.tid}, 0);
+      if (inserted) {
+        it->second = data.AddTrack(std::move(t));
+        track_map.push_back(it->second);
+      } else {
+        track_map.push_back(it->second);
+      }
+      memory_fallback = static_cast<uint32_t>(track_map.size() - 1);
+    }
+    e.track = memory_fallback;
+    ++result.memory_without_call;
+  }
+  const uint32_t memory_base = static_cast<uint32_t>(data.memory.size());
+  data.memory.insert(data.memory.end(), converter.memory().begin(), converter.memory().end());
+  for (const MemoryDetail& m : converter.memory()) {
+    if (m.device_type == 1 && m.device >= 0) result.devices.push_back(static_cast<uint32_t>(m.device));
+  }
+  std::sort(result.devices.begin(), result.devices.end());
+  result.devices.erase(std::unique(result.devices.begin(), result.devices.end()),
+                       result.devices.end());
+
   // Reserve each destination once (growing by doubling copied every event ~twice).
   std::vector<size_t> per_track(data.events_by_track.size(), 0);
   for (const Event& e : events) ++per_track[track_map[e.track]];
@@ -192,6 +232,9 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
         case EventKind::kMemset: e.detail += memset_base; break;
         case EventKind::kSync:
         case EventKind::kCudaEvent: e.detail += sync_base; break;
+        case EventKind::kInstant:
+          if (e.aux == kAuxMemory) e.detail += memory_base;
+          break;
         default: break;
       }
     }

@@ -21,6 +21,7 @@ struct MergeResult {
   uint64_t uncorrelated_gpu = 0;  // GPU events whose launching call is not in the trace
   uint64_t flows = 0;             // GPU events that got an ac2g flow (kFlagFlowIn)
   uint64_t linked_to_cpu = 0;     // events that got an external id (CPU range)
+  uint64_t memory_without_call = 0;  // memory events whose API call is not in the trace
   std::vector<uint32_t> devices;  // device ordinals that appear, ascending
 };
 

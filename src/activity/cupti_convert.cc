@@ -26,6 +26,7 @@ static_assert(sizeof(CUpti_ActivitySynchronization2) == 56, "Synchronization2 la
 static_assert(sizeof(CUpti_ActivityExternalCorrelation) == 24, "ExternalCorrelation layout");
 static_assert(sizeof(CUpti_ActivityOverhead3) == 56, "Overhead3 layout");
 static_assert(sizeof(CUpti_ActivityCudaEvent2) == 56, "CudaEvent2 layout");
+static_assert(sizeof(CUpti_ActivityMemory4) == 128, "Memory4 layout");
 
 const char* const kCopyKindNames[] = {"<unknown>", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
                                       "AtoD",      "DtoA", "DtoD", "HtoH", "PtoP"};
@@ -168,6 +169,7 @@ void CuptiConverter::Clear() {
   memcpys_.Clear();
   memsets_.Clear();
   syncs_.Clear();
+  memory_.clear();
   external_.clear();
   context_device_.clear();
   event_records_.clear();
@@ -282,6 +284,10 @@ void CuptiConverter::ConvertBuffer(const uint8_t* buffer, size_t valid_size) {
       case CUPTI_ACTIVITY_KIND_CUDA_EVENT: OnCudaEvent(p); break;
       case CUPTI_ACTIVITY_KIND_OVERHEAD: OnOverhead(p); break;
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: OnExternalCorrelation(p); break;
+      case CUPTI_ACTIVITY_KIND_MEMORY2: OnMemory(p); break;
+      // Pool creation/trim: the allocations in the pool come as MEMORY2 records, which carry
+      // the pool's address; the pool's own records add no event.
+      case CUPTI_ACTIVITY_KIND_MEMORY_POOL: ++stats_.memory_pool_records; break;
       default: ++stats_.unknown_kind; break;
     }
   };
@@ -494,6 +500,44 @@ void CuptiConverter::OnExternalCorrelation(const uint8_t* p) {
   }
   // The innermost id wins when several kinds are pushed: records arrive outermost first.
   external_.insert_or_assign(r->correlationId, r->externalId);
+}
+
+void CuptiConverter::OnMemory(const uint8_t* p) {
+  const auto* r = reinterpret_cast<const CUpti_ActivityMemory4*>(p);
+  ++stats_.memory_records;
+  const bool alloc = r->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  if (!alloc && r->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+    ++stats_.memory_bad_op;
+    return;
+  }
+  if (!Keep(r->timestamp, r->timestamp)) return;
+  MemoryDetail d = Zeroed<MemoryDetail>();
+  d.addr = r->address;
+  const int64_t bytes = static_cast<int64_t>(std::min<uint64_t>(r->bytes, kMemoryBytesLimit));
+  d.bytes = alloc ? bytes : -bytes;
+  // Pageable and pinned memory is host memory (PyTorch's Device Type CPU, Device Id -1);
+  // device, managed and array memory counts against the device.
+  const bool host = r->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE ||
+                    r->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  d.device_type = host ? 0 : 1;
+  d.device = host ? -1 : static_cast<int32_t>(r->deviceId);
+  d.memory_kind = static_cast<uint8_t>(r->memoryKind);
+  d.stream = r->isAsync ? r->streamId : kNoValue;
+  d.pool = r->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID
+               ? r->memoryPoolConfig.address
+               : 0;
+  if (r->isAsync) d.flags |= kMemoryAsync;
+  if (!host) NoteContext(r->contextId, r->deviceId);
+  Event* e = Append();
+  e->kind = EventKind::kInstant;
+  e->aux = kAuxMemory;
+  e->start_ns = static_cast<int64_t>(r->timestamp);
+  e->end_ns = e->start_ns;
+  e->name = strings_.Intern("[memory]");
+  e->track = kUnresolvedTrack;
+  e->correlation = r->correlationId;
+  e->detail = static_cast<uint32_t>(memory_.size());
+  memory_.push_back(d);
 }
 
 template <typename Pred>

@@ -51,6 +51,9 @@ size_t ForEachCuptiRecord(const uint8_t* buffer, size_t valid_size, Fn&& fn) {
 // Number of whole records in a buffer (for discarded buffers).
 uint64_t CountCuptiRecords(const uint8_t* buffer, size_t valid_size);
 
+// Track of a memory event until MergeIntoTraceData puts it on its API call's thread.
+inline constexpr uint32_t kUnresolvedTrack = 0xFFFFFFFFu;
+
 // A converter-local track. GPU rows are (device, stream). Synchronization records carry only
 // a context, so their rows are keyed by context until ResolveContexts() maps it to a device.
 struct LocalTrack {
@@ -70,6 +73,9 @@ struct ConvertStats {
   uint64_t bad_timestamp = 0;    // start/end unknown (0) or end < start
   uint64_t truncated_buffers = 0;  // buffers whose tail was not a whole known record
   uint64_t external_correlations = 0;
+  uint64_t memory_records = 0;   // MEMORY2 records walked (allocations and frees)
+  uint64_t memory_pool_records = 0;  // MEMORY_POOL records (pool created/destroyed/trimmed)
+  uint64_t memory_bad_op = 0;    // MEMORY2 records of neither allocation nor release
 };
 
 using CallbackNameFn = CUptiResult (*)(CUpti_CallbackDomain, uint32_t, const char**);
@@ -170,6 +176,9 @@ class CuptiConverter {
   const std::vector<MemcpyDetail>& memcpys() const { return memcpys_.rows(); }
   const std::vector<MemsetDetail>& memsets() const { return memsets_.rows(); }
   const std::vector<SyncDetail>& syncs() const { return syncs_.rows(); }
+  // Rows of the "[memory]" instants (one per MEMORY2 record kept); totals are filled later
+  // (ComputeMemoryTotals), tracks when the calls are joined (MergeIntoTraceData).
+  const std::vector<MemoryDetail>& memory() const { return memory_; }
   // CUPTI correlation id -> external id (the CPU range id pushed around the call).
   const absl::flat_hash_map<uint32_t, uint64_t>& external_ids() const { return external_; }
   const ConvertStats& stats() const { return stats_; }
@@ -207,6 +216,7 @@ class CuptiConverter {
   void OnCudaEvent(const uint8_t* p);
   void OnOverhead(const uint8_t* p);
   void OnExternalCorrelation(const uint8_t* p);
+  void OnMemory(const uint8_t* p);
 
   CallbackNameFn callback_name_;
   size_t max_events_;
@@ -241,6 +251,7 @@ class CuptiConverter {
   DetailTable<MemcpyDetail> memcpys_;
   DetailTable<MemsetDetail> memsets_;
   DetailTable<SyncDetail> syncs_;
+  std::vector<MemoryDetail> memory_;  // one row per memory event (every row differs)
   absl::flat_hash_map<uint32_t, uint64_t> external_;
   absl::flat_hash_map<uint32_t, uint32_t> context_device_;
   struct EventRecordInfo {

@@ -3,6 +3,7 @@
 // Threading: session thread.
 #include "activity/cupti_devices.h"
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
@@ -42,6 +43,48 @@ bool QueryDeviceInfo(uint32_t device, DeviceInfo* out) {
   }
   dlclose(handle);  // drops only the reference taken above
   return ok;
+}
+
+std::vector<MemoryBaseline> QueryMemoryInUse() {
+  std::vector<MemoryBaseline> out;
+  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (h == nullptr) return out;
+  using Count = CUresult (*)(int*);
+  using State = CUresult (*)(CUdevice, unsigned int*, int*);
+  using Retain = CUresult (*)(CUcontext*, CUdevice);
+  using Release = CUresult (*)(CUdevice);
+  using Push = CUresult (*)(CUcontext);
+  using Pop = CUresult (*)(CUcontext*);
+  using Info = CUresult (*)(size_t*, size_t*);
+  auto count = reinterpret_cast<Count>(dlsym(h, "cuDeviceGetCount"));
+  auto state = reinterpret_cast<State>(dlsym(h, "cuDevicePrimaryCtxGetState"));
+  auto retain = reinterpret_cast<Retain>(dlsym(h, "cuDevicePrimaryCtxRetain"));
+  auto release = reinterpret_cast<Release>(dlsym(h, "cuDevicePrimaryCtxRelease_v2"));
+  auto push = reinterpret_cast<Push>(dlsym(h, "cuCtxPushCurrent_v2"));
+  auto pop = reinterpret_cast<Pop>(dlsym(h, "cuCtxPopCurrent_v2"));
+  auto info = reinterpret_cast<Info>(dlsym(h, "cuMemGetInfo_v2"));
+  int n = 0;
+  if (count != nullptr && state != nullptr && retain != nullptr && release != nullptr &&
+      push != nullptr && pop != nullptr && info != nullptr && count(&n) == CUDA_SUCCESS) {
+    for (int d = 0; d < n; ++d) {
+      unsigned int flags = 0;
+      int active = 0;
+      if (state(d, &flags, &active) != CUDA_SUCCESS || !active) continue;  // never create one
+      CUcontext ctx = nullptr;
+      if (retain(&ctx, d) != CUDA_SUCCESS) continue;
+      if (push(ctx) == CUDA_SUCCESS) {
+        size_t free_bytes = 0, total = 0;
+        if (info(&free_bytes, &total) == CUDA_SUCCESS && total >= free_bytes) {
+          out.push_back({d, static_cast<uint64_t>(total - free_bytes), static_cast<uint64_t>(total)});
+        }
+        CUcontext popped = nullptr;
+        pop(&popped);
+      }
+      release(d);
+    }
+  }
+  dlclose(h);
+  return out;
 }
 
 }  // namespace kairos::internal

@@ -7,7 +7,9 @@
 #define KAIROS_SRC_ACTIVITY_CUPTI_DEVICES_H_
 
 #include <cstdint>
+#include <vector>
 
+#include "memory_totals.h"
 #include "trace_data.h"
 
 namespace kairos::internal {
@@ -15,6 +17,12 @@ namespace kairos::internal {
 // Fills `out` from cudaGetDeviceProperties of the process's libcudart.so.13. Returns false
 // when the process has no CUDA runtime loaded or the call fails.
 bool QueryDeviceInfo(uint32_t device, DeviceInfo* out);
+
+// Device memory in use (total - free, cuMemGetInfo) of every device whose primary context is
+// already active, through the process's libcuda.so.1: the context is retained, pushed on this
+// thread for the call and popped and released after, so no context is ever created and the
+// application's threads are untouched. Empty when the process has no driver loaded.
+std::vector<MemoryBaseline> QueryMemoryInUse();
 
 }  // namespace kairos::internal
 

@@ -64,6 +64,9 @@ constexpr KindChoice kKinds[] = {
     {ActivityType::kCudaSync, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
     {ActivityType::kExternalCorrelation, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION},
     {ActivityType::kOverhead, CUPTI_ACTIVITY_KIND_OVERHEAD},
+    // Only with memory recording (EnableKinds): allocations, frees, pool operations.
+    {ActivityType::kMemory, CUPTI_ACTIVITY_KIND_MEMORY2},
+    {ActivityType::kMemory, CUPTI_ACTIVITY_KIND_MEMORY_POOL},
 };
 
 const char* KindName(CUpti_ActivityKind k) {
@@ -77,6 +80,8 @@ const char* KindName(CUpti_ActivityKind k) {
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "SYNCHRONIZATION";
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "EXTERNAL_CORRELATION";
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return "OVERHEAD";
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return "MEMORY2";
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: return "MEMORY_POOL";
     default: return "?";
   }
 }
@@ -139,8 +144,12 @@ absl::Status CuptiSource::Call(CUptiResult r, const char* what) {
 }
 
 absl::Status CuptiSource::EnableKinds(const Config& config) {
+  memory_on_ = config.profile_memory || (config.activity_types & ActivityBit(ActivityType::kMemory));
   for (const KindChoice& c : kKinds) {
-    if ((config.activity_types & ActivityBit(c.type)) == 0) continue;
+    if ((config.activity_types & ActivityBit(c.type)) == 0 &&
+        !(memory_on_ && c.type == ActivityType::kMemory)) {
+      continue;
+    }
     if (std::find(enabled_.begin(), enabled_.end(), c.kind) != enabled_.end()) continue;
     const CUptiResult r = api_->ActivityEnable(c.kind);
     if (r != CUPTI_SUCCESS) {
@@ -195,14 +204,18 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
   warmup_discarded_ = late_records_ = cupti_dropped_ = 0;
   warmup_drops_ = ConvertStats{};
   flush_failed_ = false;
+  memory_on_ = false;  // EnableKinds decides for this window
+  memory_baselines_.clear();
+  memory_baseline_ns_ = 0;
   window_start_ = 0;
   window_end_ = INT64_MAX;
   constexpr ActivitySet kGpuTypes =
       ActivityBit(ActivityType::kKernel) | ActivityBit(ActivityType::kGpuMemcpy) |
       ActivityBit(ActivityType::kGpuMemset) | ActivityBit(ActivityType::kCudaRuntime) |
       ActivityBit(ActivityType::kCudaDriver) | ActivityBit(ActivityType::kCudaSync) |
-      ActivityBit(ActivityType::kOverhead);
-  if (!config.activities_enabled || (config.activity_types & kGpuTypes) == 0) {
+      ActivityBit(ActivityType::kOverhead) | ActivityBit(ActivityType::kMemory);
+  if (!config.activities_enabled ||
+      ((config.activity_types & kGpuTypes) == 0 && !config.profile_memory)) {
     // No GPU activity asked for: nothing is missing. Telemetry keeps counting meanwhile.
     window_holds_cupti_ = false;
     std::string why;
@@ -437,6 +450,12 @@ void CuptiSource::StartRecording(int64_t window_start_ns) {
   // StopRecording is never cut by a skew between CUPTI's clock and the session's.
   cupti_offset_ = MeasureCuptiOffset();
   window_start_ = window_start_ns + cupti_offset_;
+  if (memory_on_) {
+    // Read now, on this thread; records between the window's start and now are both in it
+    // and in the window, so Collect takes them back out (AddMemory).
+    memory_baselines_ = QueryMemoryInUse();
+    memory_baseline_ns_ = UnixNowNs();
+  }
   converter_->SetWindow(window_start_, INT64_MAX);
   // The window may have begun before this call: an iteration window starts at the step
   // boundary the training thread crossed, and this thread wakes up later (milliseconds on a
@@ -543,6 +562,40 @@ void CuptiSource::AddCollectives(TraceData& data) {
   if (nccl_unlaunched_ > 0) data.AddStat("nccl_ops_without_launch", nccl_unlaunched_);
 }
 
+void CuptiSource::AddMemory(TraceData& data, const MergeResult& m) {
+  // The baseline was read after the window opened: what the window's records allocated and
+  // freed up to that read is in it already, so it comes back out, giving the memory in use at
+  // the window's start.
+  std::vector<MemoryBaseline> baselines = memory_baselines_;
+  for (MemoryBaseline& b : baselines) {
+    int64_t net = 0;
+    for (const auto& track : data.events_by_track) {
+      for (const Event& e : track) {
+        if (!IsMemoryEvent(e) || e.start_ns > memory_baseline_ns_ || e.detail >= data.memory.size()) continue;
+        const MemoryDetail& d = data.memory[e.detail];
+        if (d.device_type == 1 && d.device == b.device) net += d.bytes;
+      }
+    }
+    const int64_t used = static_cast<int64_t>(b.used_bytes) - net;
+    b.used_bytes = used > 0 ? static_cast<uint64_t>(used) : 0;
+  }
+  const MemoryTotalsResult t = ComputeMemoryTotals(data, baselines, converter_->max_events());
+  AddMemoryCounters(data);
+  data.metadata_json.emplace_back("memory_baseline", MemoryBaselineJson(baselines));
+  data.AddStat("memory_events", t.events);
+  data.AddStat("memory_frees_before_window", t.frees_before_window);
+  data.AddStat("memory_address_reused", t.address_reused);
+  data.AddStat("memory_live_overflow", t.tracked_overflow);
+  data.AddStat("memory_without_call", m.memory_without_call);
+  const ConvertStats& s = converter_->stats();
+  data.AddStat("memory_pool_records", s.memory_pool_records);
+  data.AddStat("memory_bad_records", s.memory_bad_op);
+  if (baselines.empty()) {
+    data.warnings.push_back("memory: no device baseline (cuMemGetInfo unavailable): totals count "
+                            "from 0 at the window's start");
+  }
+}
+
 void CuptiSource::Collect(TraceData& data) {
   if (!missing_reason_.empty()) {
     data.warnings.push_back(missing_reason_);
@@ -560,6 +613,7 @@ void CuptiSource::Collect(TraceData& data) {
   if (cupti_offset_ != 0) converter_->ShiftTime(-cupti_offset_);  // back to the session clock
   if (window_edge_end_ns_ != INT64_MAX) converter_->DropLaunchedAfter(window_edge_end_ns_);
   const MergeResult m = MergeIntoTraceData(*converter_, data);
+  if (memory_on_) AddMemory(data, m);
   AddCollectives(data);
   ProjectGpuAnnotations(data);
   auto fill = options_.device_info != nullptr ? options_.device_info : QueryDeviceInfo;

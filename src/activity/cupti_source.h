@@ -24,8 +24,10 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "activity/collective_launch_table.h"
+#include "activity/correlation.h"
 #include "activity/cupti_api.h"
 #include "activity/cupti_tally.h"
 #include "activity/cupti_buffers.h"
@@ -33,6 +35,7 @@
 #include "activity/cupti_link_table.h"
 #include "clock.h"
 #include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
+#include "memory_totals.h"
 #include "trace_source.h"
 
 namespace kairos::internal {
@@ -138,6 +141,13 @@ class CuptiSource : public TraceSource {
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::vector<CUpti_ActivityKind> enabled_;
   bool active_ = false;
+  // Memory recording (PROFILE_PROFILE_MEMORY or ACTIVITY_TYPES memory): MEMORY2 and
+  // MEMORY_POOL records, and each device's memory in use when the window opened.
+  bool memory_on_ = false;
+  std::vector<MemoryBaseline> memory_baselines_;
+  int64_t memory_baseline_ns_ = 0;  // when they were read (session clock)
+  // [memory] totals, counter tracks, baseline metadata and stats (Collect).
+  void AddMemory(TraceData& data, const MergeResult& m);
   std::string missing_reason_;
   std::atomic<Phase> phase_{Phase::kIdle};
   std::atomic<bool> linking_{false};

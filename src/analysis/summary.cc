@@ -135,6 +135,7 @@ Summary Analyze(const TraceData& data, const AnalysisOptions& options) {
   internal::ComputeSteps(ctx, &summary);
   internal::ComputeHostSummary(ctx, &summary);
   internal::DetectAntipatterns(ctx, &summary);
+  internal::ComputeMemory(ctx, &summary);
   internal::ComputeTimelines(ctx, &summary);
   internal::WriteVerdicts(options, &summary);
   return summary;

@@ -68,6 +68,17 @@ struct AnalysisOptions {
   // long_initialization
   double init_step_factor = 3.0;
   int64_t init_min_ns = 10000000;
+  // Memory ([memory] events, docs/MEMORY.md). memory_headroom: peak allocated below this
+  // share of the device; oom_risk: peak at or above this share.
+  double memory_headroom_max_share = 0.5;
+  double memory_oom_min_share = 0.9;
+  // leak_suspect / alloc_in_step_loop: at least this many complete steps with memory events.
+  size_t memory_min_steps = 3;
+  // fragmentation: at the reserved peak, reserved - allocated above this share of reserved
+  // and this many bytes.
+  double fragmentation_min_share = 0.3;
+  int64_t fragmentation_min_bytes = int64_t{256} << 20;
+  size_t memory_top_sites = 5;  // rows of not-freed allocation sites per device
 };
 
 // Nearest-rank statistics over a set of durations.
@@ -185,6 +196,38 @@ struct StepSample {
   int64_t start_ns = 0, duration_ns = 0;
 };
 
+// Allocations made in the window and not freed in it, by the CPU range (or API call) that
+// made them.
+struct MemorySite {
+  std::string name;
+  uint64_t count = 0;
+  int64_t bytes = 0;
+};
+
+// One memory (Device Type, Device Id) of the [memory] events: absolute totals as the events
+// carry them (docs/MEMORY.md).
+struct MemorySummary {
+  int32_t device = -1;       // -1 = host
+  uint8_t device_type = 1;   // 0 = CPU, 1 = CUDA
+  uint64_t allocs = 0, frees = 0;
+  int64_t allocated_bytes = 0, freed_bytes = 0;  // sums over the window's events
+  int64_t start_allocated = 0;   // before the first event (the baseline)
+  int64_t end_allocated = 0;     // after the last
+  int64_t peak_allocated = 0, peak_reserved = 0;
+  int64_t peak_ts_ns = 0;
+  int64_t peak_step = -1;        // ProfilerStep#N holding the peak; -1 = none
+  std::string peak_site;         // innermost CPU range (or API call) at the peak
+  uint64_t device_total_bytes = 0;  // 0 = unknown
+  double peak_share = -1.0;      // peak_allocated / device total; -1 = unknown
+  uint64_t frees_before_window = 0;
+  uint64_t not_freed_count = 0;
+  int64_t not_freed_bytes = 0;
+  std::vector<MemorySite> not_freed_sites;  // largest bytes first
+  // Net bytes allocated in each complete step (allocations minus frees), by step.
+  std::vector<std::pair<int64_t, int64_t>> step_growth;
+  uint64_t sync_alloc_calls_in_steps = 0;  // non-async device allocations and frees in steps
+};
+
 struct Summary {
   int64_t window_start_ns = 0, window_end_ns = 0;
   uint64_t event_count = 0;
@@ -199,6 +242,7 @@ struct Summary {
   std::vector<Finding> findings;       // largest window_share first
   std::vector<DeviceTimeline> timelines;  // AnalysisOptions::timeline_bins > 0 only
   std::vector<StepSample> step_series;    // AnalysisOptions::keep_step_series only
+  std::vector<MemorySummary> memory;      // [memory] events by (Device Type, Device Id)
 };
 
 Summary Analyze(const TraceData& data, const AnalysisOptions& options = {});

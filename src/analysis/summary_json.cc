@@ -180,6 +180,35 @@ std::string SummaryToJson(const Summary& s) {
     }
     j.Close(']').Key("recommendation").Str(f.recommendation).Close('}');
   }
+  j.Close(']');
+  // [memory] events (docs/MEMORY.md): one entry per (Device Type, Device Id).
+  j.Key("memory").Open('[');
+  for (const MemorySummary& m : s.memory) {
+    j.Open('{').Key("device_type").Str(m.device_type == 1 ? "cuda" : "cpu").Key("device").Int(m.device);
+    j.Key("allocs").Int(static_cast<int64_t>(m.allocs)).Key("frees").Int(static_cast<int64_t>(m.frees));
+    j.Key("allocated_bytes").Int(m.allocated_bytes).Key("freed_bytes").Int(m.freed_bytes);
+    j.Key("start_allocated_bytes").Int(m.start_allocated).Key("end_allocated_bytes").Int(m.end_allocated);
+    j.Key("peak_allocated_bytes").Int(m.peak_allocated).Key("peak_reserved_bytes").Int(m.peak_reserved);
+    j.Key("peak_ts_ns").Int(m.peak_ts_ns);
+    j.Key("peak_step").NumOrNull(static_cast<double>(m.peak_step), m.peak_step >= 0);
+    j.Key("peak_site").Str(m.peak_site);
+    j.Key("device_total_bytes").NumOrNull(static_cast<double>(m.device_total_bytes), m.device_total_bytes > 0);
+    j.Key("peak_pct_of_device").NumOrNull(100.0 * m.peak_share, m.peak_share >= 0);
+    j.Key("frees_before_window").Int(static_cast<int64_t>(m.frees_before_window));
+    j.Key("not_freed_count").Int(static_cast<int64_t>(m.not_freed_count));
+    j.Key("not_freed_bytes").Int(m.not_freed_bytes);
+    j.Key("not_freed_sites").Open('[');
+    for (const MemorySite& site : m.not_freed_sites) {
+      j.Open('{').Key("name").Str(site.name).Key("count").Int(static_cast<int64_t>(site.count));
+      j.Key("bytes").Int(site.bytes).Close('}');
+    }
+    j.Close(']').Key("step_growth_bytes").Open('[');
+    for (const auto& [step, bytes] : m.step_growth) {
+      j.Open('{').Key("step").Int(step).Key("bytes").Int(bytes).Close('}');
+    }
+    j.Close(']');
+    j.Key("sync_alloc_calls_in_steps").Int(static_cast<int64_t>(m.sync_alloc_calls_in_steps)).Close('}');
+  }
   j.Close(']').Close('}');
   return j.out();
 }

@@ -119,6 +119,19 @@ std::string SummaryToMarkdown(const Summary& s) {
   }
   Table(&out, "Top memcpys", s.top_memcpys);
   Table(&out, "Top CPU ranges", s.top_cpu_ranges);
+  if (!s.memory.empty()) {  // [memory] events (docs/MEMORY.md)
+    out += "\n### Memory\n\n| memory | peak allocated | of device | peak reserved | step | at | not freed |\n"
+           "|---|---:|---:|---:|---:|---|---:|\n";
+    for (const MemorySummary& m : s.memory) {
+      const auto bytes = [](int64_t b) { return FormatBytes(static_cast<uint64_t>(b > 0 ? b : 0)); };
+      out += "| " + (m.device_type == 1 ? "GPU " + std::to_string(m.device) : std::string("host")) + " | " +
+             bytes(m.peak_allocated) + " | " +
+             (m.peak_share >= 0 ? FormatNumber(100.0 * m.peak_share) + "%" : std::string("?")) + " | " +
+             bytes(m.peak_reserved) + " | " + (m.peak_step >= 0 ? std::to_string(m.peak_step) : std::string("-")) +
+             " | " + Code(m.peak_site) + " | " + std::to_string(m.not_freed_count) + " (" +
+             bytes(m.not_freed_bytes) + ") |\n";
+    }
+  }
   return out;
 }
 

@@ -2,6 +2,7 @@
 // Layer: kairos_analysis. SummaryToText: the readable end-of-session report (verdicts
 // first, then breakdowns, steps, hotspots and findings).
 // Threading: pure function.
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <string>
@@ -112,6 +113,21 @@ std::string SummaryToText(const Summary& s) {
                Number(c.busbw_gbps).c_str(), Number(c.best_busbw_gbps).c_str());
       }
       out += '\n';
+    }
+  }
+  for (const MemorySummary& m : s.memory) {
+    if (m.device_type == 1) Append(&out, "\nMemory, GPU %d:", m.device);
+    else Append(&out, "\nMemory, host:");
+    Append(&out, " peak %s allocated", FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, m.peak_allocated))).c_str());
+    if (m.peak_share >= 0) Append(&out, " (%.1f%% of %s)", 100.0 * m.peak_share, FormatBytes(m.device_total_bytes).c_str());
+    if (m.peak_step >= 0) Append(&out, " in step %lld", static_cast<long long>(m.peak_step));
+    Append(&out, " at \"%s\"; %llu allocs, %llu frees; not freed: %llu (%s)\n", m.peak_site.c_str(),
+           static_cast<unsigned long long>(m.allocs), static_cast<unsigned long long>(m.frees),
+           static_cast<unsigned long long>(m.not_freed_count),
+           FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, m.not_freed_bytes))).c_str());
+    for (const MemorySite& site : m.not_freed_sites) {
+      Append(&out, "    not freed: %llu x %s from \"%s\"\n", static_cast<unsigned long long>(site.count),
+             FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, site.bytes))).c_str(), site.name.c_str());
     }
   }
   Append(&out, "\nFindings: %zu\n", s.findings.size());

@@ -23,7 +23,8 @@ enum class ActivityType : uint8_t {
   kGlowRuntime = 18, kCudaProfilerRange = 19, kHpuOp = 20, kXpuRuntime = 21, kXpuDriver = 22,
   kCollectiveComm = 23, kPrivateuse1Runtime = 24, kPrivateuse1Driver = 25,
   kXpuScopeProfiler = 26, kXpuSync = 27, kHardwareCounters = 28,
-  kCount = 29
+  kMemory = 29,  // kairos: CUDA allocations and frees (as PROFILE_PROFILE_MEMORY=true)
+  kCount = 30
 };
 using ActivitySet = uint64_t;  // bit i set = ActivityType i enabled
 inline constexpr ActivitySet ActivityBit(ActivityType t) { return ActivitySet{1} << static_cast<int>(t); }

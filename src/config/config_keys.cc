@@ -47,6 +47,7 @@ constexpr std::string_view kActivityNames[] = {
     "xpu_scope_profiler",
     "xpu_sync",
     "hardware_counters",
+    "memory",
 };
 static_assert(std::size(kActivityNames) == static_cast<size_t>(ActivityType::kCount),
               "one name per ActivityType");
@@ -57,10 +58,6 @@ static_assert(std::size(kOutputFormatNames) == static_cast<size_t>(OutputFormat:
               "one name per OutputFormat");
 constexpr std::string_view kSummaryNames[] = {"file", "stdout", "off"};
 constexpr std::string_view kReportNames[] = {"off", "html"};
-
-// Kineto writes the memory snapshot to /tmp/memory_snapshot_<pid>.pickle; {pid} is expanded by
-// the output path templating (output_path.h), which keeps ParseConfig free of process state.
-constexpr std::string_view kMemorySnapshotPath = "/tmp/memory_snapshot_{pid}.pickle";
 
 std::string ParseActivityTypes(Config& config, std::string_view value) {
   ActivitySet set = 0;
@@ -273,15 +270,16 @@ std::vector<ConfigKey>* BuildTable() {
                    "Base config only (it bounds the job's memory)"));
   {
     ConfigKey k = Bool("PROFILE_MEMORY", &Config::memory_snapshot, "false",
-                       "Memory-snapshot mode. When true also sets the output path to "
-                       "`/tmp/memory_snapshot_{pid}.pickle` at that line, so a later "
-                       "ACTIVITIES_LOG_FILE line overrides it");
+                       "Memory recording, as PROFILE_PROFILE_MEMORY: true turns it on "
+                       "(docs/MEMORY.md). libkineto writes a memory snapshot to "
+                       "`/tmp/memory_snapshot_{pid}.pickle` instead; kairos has no snapshot, so the "
+                       "trace keeps its path and carries the `[memory]` events");
     k.apply_bool = [](Config& c, bool v) {
       c.memory_snapshot = v;
-      if (v) c.log_file = std::string(kMemorySnapshotPath);
+      if (v) c.profile_memory = true;
     };
-    // `dyno gputrace --profile-memory` sends it, so a request may carry it (and is warned).
-    t->push_back(OnDemand(Unimplemented(k)));
+    // `dyno gputrace --profile-memory` sends it with PROFILE_PROFILE_MEMORY=true.
+    t->push_back(OnDemand(k));
   }
   t->push_back(OnDemand(String("ACTIVITIES_LOG_FILE", &Config::log_file,
                       "<tmpdir>/libkineto_activities_<pid>.json",
@@ -345,7 +343,8 @@ std::vector<ConfigKey>* BuildTable() {
   t->push_back(OnDemand(Bool("PROFILE_REPORT_INPUT_SHAPES", &Config::report_input_shapes,
                              "false", "Forwarded to the framework: record input shapes")));
   t->push_back(OnDemand(Bool("PROFILE_PROFILE_MEMORY", &Config::profile_memory, "false",
-                             "Forwarded: record memory events")));
+                             "Record every CUDA allocation and free in the window as `[memory]` events with "
+                             "absolute totals (docs/MEMORY.md); also forwarded to the framework")));
   t->push_back(OnDemand(
       Bool("PROFILE_WITH_STACK", &Config::with_stack, "false", "Forwarded: record Python stacks")));
   t->push_back(OnDemand(

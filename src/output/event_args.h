@@ -76,6 +76,17 @@ inline constexpr char kOutMsgNelems[] = "Out msg nelems";
 inline constexpr char kDtype[] = "dtype";
 inline constexpr char kGroupSize[] = "Group size";
 inline constexpr char kProcessGroupRanks[] = "Process Group Ranks";
+// "[memory]" events (PyTorch's profile_memory keys, in its order), then kairos' own.
+inline constexpr char kDeviceType[] = "Device Type";
+inline constexpr char kDeviceId[] = "Device Id";
+inline constexpr char kAddr[] = "Addr";
+inline constexpr char kMemBytes[] = "Bytes";
+inline constexpr char kTotalAllocated[] = "Total Allocated";
+inline constexpr char kTotalReserved[] = "Total Reserved";
+inline constexpr char kMemoryKind[] = "memory kind";
+inline constexpr char kPool[] = "pool";
+inline constexpr char kFreedBeforeWindow[] = "allocated before window";
+inline constexpr char kAsync[] = "async";
 }  // namespace arg_keys
 
 // "HtoD", ..., "PtoP", else "<unknown>" (MemcpyKindValue).
@@ -101,6 +112,8 @@ std::string_view DisplayName(const TraceData& data, const Event& e, std::string*
 uint64_t DisplayNameKey(const TraceData& data, const Event& e);
 // Which side table `kind` indexes (0 = none); keys the per-row interning of detail args.
 uint32_t DetailTableOf(EventKind kind);
+// The same for one event: "[memory]" instants index their own table (7).
+inline uint32_t DetailTableOf(const Event& e) { return IsMemoryEvent(e) ? 7 : DetailTableOf(e.kind); }
 
 enum class ArgScope : uint8_t {
   kEvent,      // all of an event's args: the JSON writer's "args" object
@@ -154,6 +167,8 @@ class EventArgs {
   static void TransferTail(const Event& e, const Detail& d, bool full, Sink& s);
   template <typename Sink> void Sync(const Event& e, const SyncDetail& d, bool full, Sink& s);
   template <typename Sink> void Cpu(const CpuArgs& a, Sink& s) const;
+  template <typename Sink>
+  static void Memory(const Event& e, const MemoryDetail& m, bool full, Sink& s);
   template <typename Sink> void Collective(const CollectiveRecord& c, Sink& s) const;
   template <typename Sink> static void Stream(uint32_t stream, Sink& s);
   template <typename Sink> static void Bandwidth(const Event& e, uint64_t bytes, Sink& s);
@@ -202,6 +217,10 @@ bool EventArgs::Visit(const Event& e, ArgScope scope, Sink& s) {
     case EventKind::kCpuOp:
     case EventKind::kUserAnnotation:
     case EventKind::kInstant:
+      if (IsMemoryEvent(e)) {
+        if ((has_row = row < data_.memory.size())) Memory(e, data_.memory[row], full, s);
+        break;
+      }
       if ((has_row = row < data_.cpu_args.size())) Cpu(data_.cpu_args[row], s);
       break;
     case EventKind::kKernel:
@@ -370,6 +389,23 @@ void EventArgs::Sync(const Event& e, const SyncDetail& d, bool full, Sink& s) {
   if (full) s.Uint(arg_keys::kCorrelation, e.correlation);
   s.Uint(arg_keys::kDevice, d.device);
   s.Uint(arg_keys::kContext, d.context);
+}
+
+template <typename Sink>
+void EventArgs::Memory(const Event& e, const MemoryDetail& m, bool full, Sink& s) {
+  // PyTorch's six keys first, in its order: tools that read PyTorch traces read these.
+  s.Int(arg_keys::kDeviceType, m.device_type);
+  s.Int(arg_keys::kDeviceId, m.device);
+  s.Uint(arg_keys::kAddr, m.addr);
+  s.Int(arg_keys::kMemBytes, m.bytes);
+  s.Int(arg_keys::kTotalAllocated, m.total_allocated);
+  s.Int(arg_keys::kTotalReserved, m.total_reserved);
+  if (m.memory_kind != 0) s.Str(arg_keys::kMemoryKind, MemoryKindName(m.memory_kind));
+  if (m.stream != kNoStream) s.Uint(arg_keys::kStream, m.stream);
+  if (m.pool != 0) s.Uint(arg_keys::kPool, m.pool);
+  if (m.flags & kMemoryAsync) s.Literal(arg_keys::kAsync, "true");
+  if (m.flags & kMemoryFreeBeforeWindow) s.Literal(arg_keys::kFreedBeforeWindow, "true");
+  if (full && e.correlation != 0) s.Uint(arg_keys::kCorrelation, e.correlation);
 }
 
 template <typename Sink>

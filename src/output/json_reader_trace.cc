@@ -281,6 +281,31 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
     case EventKind::kCpuOp:
     case EventKind::kUserAnnotation:
     case EventKind::kInstant: {
+      if (e.kind == EventKind::kInstant && name == "[memory]" && args.Find(arg_keys::kMemBytes)) {
+        // PyTorch's profile_memory event, or kairos' (docs/MEMORY.md); the analysis reads it.
+        MemoryDetail m;
+        memset(&m, 0, sizeof(m));
+        m.stream = kNoStream;
+        if ((v = args.Find(arg_keys::kDeviceType))) m.device_type = static_cast<uint8_t>(v->AsInt(0));
+        if ((v = args.Find(arg_keys::kDeviceId))) m.device = static_cast<int32_t>(v->AsInt(-1));
+        if ((v = args.Find(arg_keys::kAddr))) m.addr = v->AsUint();
+        m.bytes = ClampMemoryBytes(args.Find(arg_keys::kMemBytes)->AsInt(0));
+        if ((v = args.Find(arg_keys::kTotalAllocated))) m.total_allocated = ClampMemoryBytes(v->AsInt(0));
+        if ((v = args.Find(arg_keys::kTotalReserved))) m.total_reserved = ClampMemoryBytes(v->AsInt(0));
+        if ((v = args.Find(arg_keys::kMemoryKind)))
+          m.memory_kind = IndexOfName(v->text, MemoryKindName, kMemoryKindCount);
+        if ((v = args.Find(arg_keys::kStream))) m.stream = StreamArg(v);
+        if ((v = args.Find(arg_keys::kPool))) m.pool = v->AsUint();
+        if ((v = args.Find(arg_keys::kAsync)) && v->type == JsonValue::Type::kBool && v->boolean)
+          m.flags |= kMemoryAsync;
+        if ((v = args.Find(arg_keys::kFreedBeforeWindow)) && v->type == JsonValue::Type::kBool &&
+            v->boolean)
+          m.flags |= kMemoryFreeBeforeWindow;
+        e.aux = kAuxMemory;
+        e.detail = static_cast<uint32_t>(data.memory.size());
+        data.memory.push_back(m);
+        return;
+      }
       if (rows.for_analysis()) return;  // the analysis reads no CpuArgs
       const JsonValue* dom = args.Find(arg_keys::kDomain);
       const JsonValue* cat = args.Find(arg_keys::kCategory);

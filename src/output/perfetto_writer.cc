@@ -502,7 +502,7 @@ uint32_t Encoder::NameIid(Sequence& s, const Event& e, NewInterned& ni) {
 
 // The interned string iid of the event's side-table row as JSON text, 0 for a bad row.
 uint32_t Encoder::DetailIid(Sequence& s, const Event& e, NewInterned& ni) {
-  const uint64_t key = (uint64_t{internal::DetailTableOf(e.kind)} << 32) | e.detail;
+  const uint64_t key = (uint64_t{internal::DetailTableOf(e)} << 32) | e.detail;
   if (const uint32_t* iid = s.detail_cache.Find(key)) return *iid;
   uint32_t iid = 0;
   auto it = s.detail_iids.find(key);

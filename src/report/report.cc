@@ -14,6 +14,7 @@
 #include "analysis/kernel_class.h"
 #include "json/json_shorten.h"
 #include "report/cross_rank_html.h"
+#include "memory_totals.h"
 #include "report/html.h"
 
 namespace kairos {
@@ -332,6 +333,48 @@ std::vector<Point> CounterSeries(const TraceData& data, uint32_t track, int64_t 
   return out;
 }
 
+// Device memory over time (the per-device counter tracks of [memory] events, docs/MEMORY.md)
+// and the allocations the window did not free, by site.
+void MemorySection(std::string* out, const std::vector<Analysed>& all, const ReportOptions& o) {
+  bool any = false;
+  for (const Analysed& a : all) any = any || !a.summary.memory.empty();
+  if (!any) return;
+  *out += "<section id=\"memory\"><h2>Memory</h2>";
+  PerTrace(out, all, [&](const Analysed& a) {
+    const TraceData& data = *a.data;
+    for (const MemorySummary& m : a.summary.memory) {
+      const std::string who = m.device_type == 1 ? "GPU " + std::to_string(m.device) : std::string("Host");
+      std::vector<std::vector<Point>> lines;
+      std::vector<std::string> labels, colors;
+      for (uint32_t t = 0; t < data.counter_tracks.size() && m.device_type == 1; ++t) {
+        const CounterTrack& c = data.counter_tracks[t];
+        if (c.device != m.device || (c.name != kMemoryAllocatedCounter && c.name != kMemoryReservedCounter)) continue;
+        lines.push_back(CounterSeries(data, t, a.summary.window_start_ns, o.max_series_points / 2));
+        labels.push_back(c.name);
+        colors.push_back(kLineColors[(lines.size() - 1) % 8]);
+      }
+      *out += "<p class=\"note\">" + Escape(who) + ": peak " +
+              Escape(FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, m.peak_allocated)))) + " allocated";
+      if (m.peak_share >= 0) *out += " (" + Pct1(100.0 * m.peak_share) + " of the device)";
+      if (m.peak_step >= 0) *out += " in step " + std::to_string(m.peak_step);
+      *out += " at &quot;" + Escape(m.peak_site) + "&quot;; " + std::to_string(m.not_freed_count) +
+              " allocations (" + Escape(FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, m.not_freed_bytes)))) +
+              ") not freed in the window.</p>";
+      if (!lines.empty()) *out += report::LineSvg(lines, colors, labels, "ms", "bytes", who + " memory over time");
+      if (!m.not_freed_sites.empty()) {
+        *out += "<table><tr><th>Not freed, by site</th><th class=\"n\">Count</th><th class=\"n\">Bytes</th></tr>";
+        for (const MemorySite& site : m.not_freed_sites) {
+          *out += "<tr><td>" + Escape(site.name) + "</td><td class=\"n\">" + std::to_string(site.count) +
+                  "</td><td class=\"n\">" + Escape(FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, site.bytes)))) +
+                  "</td></tr>";
+        }
+        *out += "</table>";
+      }
+    }
+  });
+  *out += "</section>";
+}
+
 void HostSection(std::string* out, const std::vector<Analysed>& all, const ReportOptions& o) {
   *out += "<section id=\"host\"><h2>Host metrics</h2>";
   struct Group {
@@ -464,6 +507,7 @@ std::string RenderHtmlReport(const std::vector<ReportTrace>& traces, const Repor
   StepsSection(&out, all, options);
   HotspotSections(&out, all);
   HostSection(&out, all, options);
+  MemorySection(&out, all, options);
   RanksSection(&out, all);
   {
     std::vector<std::pair<std::string, const TraceData*>> ranks;

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -160,6 +161,190 @@ TEST_CASE("real libcupti without a driver: one warning, and no empty trace", "[a
       "CUPTI cuptiSubscribe failed: CUPTI_ERROR_UNKNOWN (999) (no NVIDIA driver or GPU?); GPU "
       "activity disabled, CPU trace continues";
   CHECK(err.find("kairos: warning: " + reason + "\n") != std::string::npos);
+}
+
+// ---- Memory recording (docs/MEMORY.md) on mem_train's known allocation pattern ----
+
+struct MemRun {
+  nlohmann::json trace, summary;
+  std::string path;
+};
+
+// Runs mem_train `mode` (8 steps) with a window over iterations 2-5 and `memory_key` added
+// to the config ("" = memory recording off); returns the trace and its summary.
+MemRun RunMem(const std::string& mode, const std::string& memory_key) {
+  const std::string dir = MakeTempDir();
+  const std::string libs = SanitizerRuntimes() + KAIROS_LIB;
+  const std::string cmd =
+      "env LD_LIBRARY_PATH=" KAIROS_SIM_LIB_DIR " ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 "
+      "'LD_PRELOAD=" + libs + "' 'KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;"
+      "PROFILE_START_ITERATION=2;ACTIVITIES_ITERATIONS=4;" + memory_key +
+      "ACTIVITIES_LOG_FILE=" + dir + "/trace.json' " MEM_TRAIN " " + mode + " 8 > " + dir +
+      "/stdout.txt 2> " + dir + "/stderr.txt";
+  INFO(cmd);
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string path = FindTrace(dir);
+  REQUIRE(!path.empty());
+  MemRun r;
+  r.path = path;
+  std::ifstream in(path);
+  r.trace = nlohmann::json::parse(in);
+  std::ifstream sin(path.substr(0, path.size() - 5) + ".summary.json");
+  r.summary = nlohmann::json::parse(sin);
+  return r;
+}
+
+std::vector<nlohmann::json> MemoryEvents(const nlohmann::json& trace) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.value("name", "") == "[memory]") out.push_back(e);
+  }
+  return out;
+}
+
+std::set<std::string> FindingIds(const nlohmann::json& summary) {
+  std::set<std::string> ids;
+  for (const auto& f : summary.at("findings")) ids.insert(f.at("id").get<std::string>());
+  return ids;
+}
+
+constexpr int64_t kMiB = 1 << 20;
+constexpr int64_t kWeights = 64 * kMiB;
+
+TEST_CASE("memory: a leak of 256 KiB per step, exact totals, peak and leaked bytes", "[memory]") {
+  const MemRun r = RunMem("leak", "PROFILE_PROFILE_MEMORY=true;");
+  const auto events = MemoryEvents(r.trace);
+  // 4 window steps x (1 MiB alloc, 256 KiB alloc, 1 MiB free); the 1 MiB pre-loop buffer is
+  // freed after the window.
+  REQUIRE(events.size() == 12);
+  // Baseline: the weights, the 1 MiB buffer and the two 256 KiB leaks of steps 0 and 1.
+  const int64_t baseline = kWeights + kMiB + 2 * 256 * 1024;
+  REQUIRE(r.trace.at("memory_baseline").size() == 1);
+  CHECK(r.trace.at("memory_baseline")[0].at("bytes_in_use") == baseline);
+  CHECK(r.trace.at("memory_baseline")[0].at("device_total_bytes") == int64_t{80} << 30);
+  int64_t expect = baseline;
+  std::set<long long> thread_ids;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const auto& e = events[i];
+    INFO(e.dump());
+    CHECK(e.at("ph") == "i");
+    CHECK(e.at("cat") == "cpu_instant_event");
+    CHECK(e.at("s") == "t");
+    const auto& a = e.at("args");
+    const int64_t bytes = i % 3 == 0 ? kMiB : i % 3 == 1 ? 256 * 1024 : -kMiB;
+    expect += bytes;
+    CHECK(a.at("Device Type") == 1);
+    CHECK(a.at("Device Id") == 0);
+    CHECK(a.at("Bytes") == bytes);
+    CHECK(a.at("Total Allocated") == expect);
+    CHECK(a.at("Total Reserved") == expect);
+    CHECK(a.at("memory kind") == "Device");
+    CHECK(a.at("External id").get<int64_t>() > 0);  // the "leaky_step" range
+    thread_ids.insert(e.at("tid").get<long long>());
+  }
+  CHECK(thread_ids.size() == 1);
+  // PyTorch's six keys in its order (after the External id every linked event starts with).
+  std::ifstream in(r.path);
+  const auto ordered = nlohmann::ordered_json::parse(in);
+  for (const auto& e : ordered.at("traceEvents")) {
+    if (e.value("name", "") != "[memory]") continue;
+    auto it = e.at("args").begin();
+    CHECK(it.key() == "External id");
+    for (const char* k : {"Device Type", "Device Id", "Addr", "Bytes", "Total Allocated", "Total Reserved"}) {
+      ++it;
+      CHECK(it.key() == k);
+    }
+  }
+  CHECK(r.trace.at("kairos_stats").at("memory_events") == 12);
+  CHECK(r.trace.at("kairos_stats").at("memory_frees_before_window") == 0);
+  CHECK(r.trace.at("kairos_stats").at("memory_without_call") == 0);
+  // One counter track per device and total.
+  int allocated_samples = 0;
+  for (const auto& e : r.trace.at("traceEvents")) {
+    if (e.value("ph", "") == "C" && e.value("name", "") == "GPU memory allocated") {
+      CHECK(e.at("pid") == 0);
+      ++allocated_samples;
+    }
+  }
+  CHECK(allocated_samples == 12);
+
+  REQUIRE(r.summary.at("memory").size() == 1);
+  const auto& m = r.summary.at("memory")[0];
+  CHECK(m.at("device") == 0);
+  CHECK(m.at("allocs") == 8);
+  CHECK(m.at("frees") == 4);
+  CHECK(m.at("start_allocated_bytes") == baseline);
+  CHECK(m.at("peak_allocated_bytes") == baseline + 4 * 256 * 1024 + kMiB);
+  CHECK(m.at("peak_step") == 5);
+  CHECK(m.at("peak_site") == "leaky_step");
+  CHECK(m.at("not_freed_count") == 4);
+  CHECK(m.at("not_freed_bytes") == 4 * 256 * 1024);
+  REQUIRE(m.at("not_freed_sites").size() == 1);
+  CHECK(m.at("not_freed_sites")[0].at("name") == "leaky_step");
+  REQUIRE(m.at("step_growth_bytes").size() == 4);
+  for (const auto& g : m.at("step_growth_bytes")) CHECK(g.at("bytes") == 256 * 1024);
+  const auto ids = FindingIds(r.summary);
+  CHECK(ids.count("leak_suspect") == 1);
+  CHECK(ids.count("alloc_in_step_loop") == 1);  // cudaMalloc/cudaFree of the activations
+  CHECK(ids.count("memory_headroom") == 1);     // 67.5 MiB of 80 GiB
+  CHECK(ids.count("oom_risk") == 0);
+  CHECK(ids.count("fragmentation") == 0);
+}
+
+TEST_CASE("memory: a cudaMalloc/cudaFree churn loop fires alloc_in_step_loop, a pre-window free is counted",
+          "[memory]") {
+  const MemRun r = RunMem("churn", "ACTIVITY_TYPES=kernel,cuda_runtime,memory;");
+  const auto events = MemoryEvents(r.trace);
+  REQUIRE(events.size() == 4 * 8 + 1);
+  int before_window = 0;
+  for (const auto& e : events) {
+    if (e.at("args").value("allocated before window", false)) {
+      ++before_window;
+      CHECK(e.at("args").at("Bytes") == -kMiB);
+    }
+  }
+  CHECK(before_window == 1);
+  CHECK(r.trace.at("kairos_stats").at("memory_frees_before_window") == 1);
+  const auto& m = r.summary.at("memory")[0];
+  CHECK(m.at("start_allocated_bytes") == kWeights + kMiB);
+  CHECK(m.at("peak_allocated_bytes") == kWeights + kMiB + 2 * kMiB);
+  CHECK(m.at("end_allocated_bytes") == kWeights);  // the 1 MiB pre-window buffer freed
+  CHECK(m.at("not_freed_count") == 0);
+  CHECK(m.at("frees_before_window") == 1);
+  const auto ids = FindingIds(r.summary);
+  CHECK(ids.count("alloc_in_step_loop") == 1);
+  CHECK(ids.count("leak_suspect") == 0);
+  for (const auto& f : r.summary.at("findings")) {
+    if (f.at("id") == "alloc_in_step_loop") CHECK(f.at("evidence").at("calls") == 4 * 8 + 1);
+  }
+}
+
+TEST_CASE("memory: stream-ordered allocations on two streams do not fire alloc_in_step_loop", "[memory]") {
+  const MemRun r = RunMem("pooled", "PROFILE_PROFILE_MEMORY=true;");
+  const auto events = MemoryEvents(r.trace);
+  REQUIRE(events.size() == 4 * 4 + 1);
+  std::set<int64_t> streams;
+  for (const auto& e : events) {
+    const auto& a = e.at("args");
+    if (!a.value("async", false)) continue;
+    streams.insert(a.at("stream").get<int64_t>());
+    CHECK(a.at("pool").get<uint64_t>() != 0);
+  }
+  CHECK(streams.size() == 2);
+  const auto& m = r.summary.at("memory")[0];
+  CHECK(m.at("peak_allocated_bytes") == kWeights + kMiB + 2 * kMiB);
+  CHECK(m.at("not_freed_count") == 0);
+  const auto ids = FindingIds(r.summary);
+  CHECK(ids.count("alloc_in_step_loop") == 0);
+  CHECK(ids.count("leak_suspect") == 0);
+}
+
+TEST_CASE("memory: without PROFILE_PROFILE_MEMORY nothing of memory is recorded", "[memory]") {
+  const MemRun r = RunMem("leak", "");
+  CHECK(MemoryEvents(r.trace).empty());
+  CHECK_FALSE(r.trace.contains("memory_baseline"));
+  CHECK_FALSE(r.trace.at("kairos_stats").contains("memory_events"));
+  CHECK(r.summary.at("memory").empty());
 }
 
 }  // namespace

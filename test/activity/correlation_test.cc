@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include "cupti_records.h"
+#include "detail_values.h"
+#include "memory_totals.h"
 
 namespace kairos::internal {
 namespace {
@@ -203,6 +205,130 @@ TEST_CASE("GPU rows get Kineto's pid/tid conventions", "[correlation]") {
   const Event* call = Find(data, EventKind::kRuntime, 70);
   CHECK(data.tracks[call->track].pid == 4242);
   CHECK(data.tracks[call->track].tid == 1234);
+}
+
+CUpti_ActivityMemory4 MemRecord(uint32_t corr, uint64_t ts, uint64_t addr, uint64_t bytes, bool alloc,
+                                CUpti_ActivityMemoryKind kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) {
+  auto r = testing::Zero<CUpti_ActivityMemory4>();
+  r.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  r.memoryOperationType =
+      alloc ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  r.memoryKind = kind;
+  r.correlationId = corr;
+  r.address = addr;
+  r.bytes = bytes;
+  r.timestamp = ts;
+  r.deviceId = 0;
+  r.contextId = 1;
+  r.streamId = 7;
+  return r;
+}
+
+const MemoryDetail& MemoryAt(const TraceData& data, uint32_t correlation) {
+  const Event* e = Find(data, EventKind::kInstant, correlation);
+  REQUIRE(e != nullptr);
+  REQUIRE(IsMemoryEvent(*e));
+  return data.memory.at(e->detail);
+}
+
+TEST_CASE("MEMORY2 records: thread and range of the call, absolute totals, bad input counted", "[memory]") {
+  RecordBuffer b1, b2;
+  // The free arrives a buffer before its allocation; the allocation's call after it.
+  b1.Add(MemRecord(11, 2050, 0xA000, 4096, false));
+  b1.Add(testing::Runtime(CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, 11, 2000, 2100));
+  b2.Add(MemRecord(10, 1050, 0xA000, 4096, true));
+  b2.Add(testing::External(10, 700));
+  b2.Add(testing::Runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 10, 1000, 1100));
+  b2.Add(MemRecord(12, 3000, 0xB000, 1024, false));  // allocated before the window; no call
+  b2.Add(MemRecord(13, 4000, 0xC000, 8192, true));
+  b2.Add(MemRecord(14, 5000, 0xC000, 2048, true));   // same address, its free was lost
+  b2.Add(MemRecord(15, 6000, 0xD000, 512, true, CUPTI_ACTIVITY_MEMORY_KIND_PINNED));
+  auto bad = MemRecord(16, 7000, 0xE000, 64, true);
+  bad.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_INVALID;
+  b2.Add(bad);
+  auto pool = testing::Zero<CUpti_ActivityMemoryPool3>();
+  pool.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+  pool.timestamp = 500;
+  b2.Add(pool);
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(b1.data(), b1.size());
+  c.ConvertBuffer(b2.data(), b2.size());
+  CHECK(c.stats().memory_records == 7);
+  CHECK(c.stats().memory_bad_op == 1);
+  CHECK(c.stats().memory_pool_records == 1);
+  CHECK(c.stats().unknown_kind == 0);
+
+  TraceData data;
+  data.pid = 99;
+  const MergeResult m = MergeIntoTraceData(c, data);
+  CHECK(m.memory_without_call == 4);  // 12-15 have no API record
+  CHECK(m.devices == std::vector<uint32_t>{0});
+  const Event* alloc = Find(data, EventKind::kInstant, 10);
+  REQUIRE(alloc != nullptr);
+  CHECK(data.strings.Get(alloc->name) == "[memory]");
+  CHECK(data.tracks[alloc->track].tid == 1234);  // the cudaMalloc's thread
+  CHECK(alloc->external_id == 700);
+  CHECK(data.tracks[Find(data, EventKind::kInstant, 12)->track].tid == 99);  // main thread row
+  data.SortTracks();
+
+  const int64_t base = 1 << 20;
+  const MemoryTotalsResult t = ComputeMemoryTotals(data, {{0, base, uint64_t{80} << 30}}, 1000);
+  CHECK(t.events == 6);
+  CHECK(t.frees_before_window == 1);
+  CHECK(t.address_reused == 1);
+  CHECK(MemoryAt(data, 10).total_allocated == base + 4096);
+  CHECK(MemoryAt(data, 10).bytes == 4096);
+  CHECK(MemoryAt(data, 10).device_type == 1);
+  CHECK(MemoryAt(data, 10).stream == kNoStream);  // not stream-ordered
+  CHECK(MemoryAt(data, 11).total_allocated == base);
+  CHECK(MemoryAt(data, 11).bytes == -4096);
+  CHECK(MemoryAt(data, 11).flags == 0);
+  CHECK(MemoryAt(data, 12).total_allocated == base - 1024);
+  CHECK(MemoryAt(data, 12).flags == kMemoryFreeBeforeWindow);
+  CHECK(MemoryAt(data, 13).total_allocated == base - 1024 + 8192);
+  CHECK(MemoryAt(data, 14).total_allocated == base - 1024 + 2048);  // the lost free counted
+  CHECK(MemoryAt(data, 14).total_reserved == base - 1024 + 2048);
+  const MemoryDetail& pinned = MemoryAt(data, 15);  // host memory: its own total
+  CHECK(pinned.device_type == 0);
+  CHECK(pinned.device == -1);
+  CHECK(pinned.total_allocated == 512);
+
+  AddMemoryCounters(data);
+  REQUIRE(data.counter_tracks.size() == 2);  // one device: allocated, reserved
+  CHECK(data.counter_tracks[0].name == "GPU memory allocated");
+  CHECK(data.counter_tracks[0].device == 0);
+  CHECK(data.counter_samples.size() == 10);
+  CHECK(data.counter_samples.front().value == static_cast<double>(base + 4096));
+  CHECK(MemoryBaselineJson({{0, 5, 9}}) ==
+        "[{\"device\": 0, \"bytes_in_use\": 5, \"device_total_bytes\": 9, \"source\": "
+        "\"cuMemGetInfo at window open (total - free)\"}]");
+}
+
+TEST_CASE("memory totals stay bounded: live addresses beyond the bound are counted", "[memory]") {
+  TraceData data;
+  data.pid = 1;
+  Track t;
+  const uint32_t track = data.AddTrack(t);
+  for (uint32_t i = 0; i < 10; ++i) {
+    MemoryDetail m{};
+    m.addr = 0x1000 + i;
+    m.bytes = i < 5 ? 100 : -100;  // 5 allocations, then frees of the same addresses - 5
+    if (i >= 5) m.addr = 0x1000 + (i - 5);
+    m.device_type = 1;
+    m.stream = kNoStream;
+    Event e{};
+    e.kind = EventKind::kInstant;
+    e.aux = kAuxMemory;
+    e.start_ns = e.end_ns = 100 + i;
+    e.track = track;
+    e.detail = static_cast<uint32_t>(data.memory.size());
+    data.memory.push_back(m);
+    data.events_by_track[track].push_back(e);
+  }
+  const MemoryTotalsResult r = ComputeMemoryTotals(data, {}, 3);
+  CHECK(r.tracked_overflow == 2);           // the 4th and 5th allocation were not tracked
+  CHECK(r.frees_before_window == 2);        // so their frees look like pre-window frees
+  CHECK(data.memory.back().total_allocated == 0);  // the totals are still exact
 }
 
 }  // namespace

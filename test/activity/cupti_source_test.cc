@@ -6,6 +6,7 @@
 #include "activity/cupti_source.h"
 #include "activity/nccl_collectives.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -452,6 +453,34 @@ TEST_CASE_METHOD(Fixture, "ACTIVITY_TYPES selects the kinds", "[cupti_source]") 
   CHECK_FALSE(source.active());
   CHECK(source.missing_reason().empty());
   CHECK(state.enabled.empty());
+}
+
+TEST_CASE_METHOD(Fixture, "memory recording enables MEMORY2 and MEMORY_POOL only when asked", "[memory]") {
+  CuptiSource source(Options());
+  Config config;
+  config.activity_types = ActivityBit(ActivityType::kKernel);
+  config.profile_memory = true;
+  REQUIRE(source.StartWarmup(config).ok());
+  CHECK(state.enabled == std::vector<CUpti_ActivityKind>{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                                         CUPTI_ACTIVITY_KIND_MEMORY2,
+                                                         CUPTI_ACTIVITY_KIND_MEMORY_POOL});
+  source.Reset();
+  // The type name alone, with no other GPU kind, is enough to make the source active.
+  config.activity_types = ActivityBit(ActivityType::kMemory);
+  config.profile_memory = false;
+  state.enabled.clear();
+  REQUIRE(source.StartWarmup(config).ok());
+  CHECK(source.active());
+  CHECK(state.enabled == std::vector<CUpti_ActivityKind>{CUPTI_ACTIVITY_KIND_MEMORY2,
+                                                         CUPTI_ACTIVITY_KIND_MEMORY_POOL});
+  source.Reset();
+  // Off (the default types): neither.
+  state.enabled.clear();
+  REQUIRE(source.StartWarmup(Config{}).ok());
+  CHECK(std::find(state.enabled.begin(), state.enabled.end(), CUPTI_ACTIVITY_KIND_MEMORY2) == state.enabled.end());
+  CHECK(std::find(state.enabled.begin(), state.enabled.end(), CUPTI_ACTIVITY_KIND_MEMORY_POOL) ==
+        state.enabled.end());
+  source.Reset();
 }
 
 TEST_CASE_METHOD(Fixture, "another subscriber: named, CPU-only, reason in metadata",

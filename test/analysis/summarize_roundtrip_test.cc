@@ -4,6 +4,8 @@
 // the in-process analysis of the TraceData that was written.
 // Threading: single-threaded.
 #include <cstdio>
+#include <cstring>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 
 #include "analysis/summary.h"
 #include "analysis/trace_builder.h"
+#include "detail_values.h"
 #include "gpu_counters.h"
 #include "output/json_reader.h"
 #include "output/proto/perfetto_reader.h"
@@ -128,6 +131,202 @@ TEST_CASE("PM-sampling counters round-trip through JSON and Perfetto") {
     CHECK(FindGpuCounterTrack(*back, 1, kPmSmActive) >= 0);
     CHECK(SummaryToJson(Analyze(*back)) == in_process);
   }
+}
+
+// ---- [memory] events (docs/MEMORY.md) ----
+
+// Mixed() plus, in each of its 10 steps, a 4 MiB allocation and its free and a 1 MiB
+// allocation that is never freed, inside "dataloader", from a 2 GiB baseline on a 16 GiB GPU.
+TraceData MixedWithMemory() {
+  TraceData d = Mixed();
+  d.devices[0].total_global_mem = uint64_t{16} << 30;
+  uint32_t th = 0;
+  while (d.tracks[th].type != TrackType::kThread) ++th;
+  int64_t total = int64_t{2} << 30;
+  auto add = [&](int64_t ts, uint64_t addr, int64_t bytes) {
+    MemoryDetail m{};
+    m.addr = addr;
+    m.bytes = bytes;
+    total += bytes;
+    m.total_allocated = m.total_reserved = total;
+    m.device = 0;
+    m.device_type = 1;
+    m.memory_kind = 3;
+    m.stream = kNoStream;
+    Event e{};
+    e.kind = EventKind::kInstant;
+    e.aux = kAuxMemory;
+    e.start_ns = e.end_ns = ts;
+    e.name = d.strings.Intern("[memory]");
+    e.track = th;
+    e.detail = static_cast<uint32_t>(d.memory.size());
+    d.memory.push_back(m);
+    d.events_by_track[th].push_back(e);
+  };
+  for (int i = 0; i < 10; ++i) {
+    const int64_t t0 = kBase + i * kMs;
+    add(t0 + 100 * kUs, 0x7f0000000000 + i * 0x1000000, 4 << 20);
+    add(t0 + 200 * kUs, 0x7f1000000000 + i * 0x100000, 1 << 20);
+    add(t0 + 300 * kUs, 0x7f0000000000 + i * 0x1000000, -(4 << 20));
+  }
+  d.SortTracks();
+  return d;
+}
+
+TEST_CASE("[memory] events round-trip through JSON and Perfetto; the summary is equal") {
+  const TraceData data = MixedWithMemory();
+  const Summary s = Analyze(data);
+  REQUIRE(s.memory.size() == 1);
+  const MemorySummary& m = s.memory[0];
+  CHECK(m.start_allocated == int64_t{2} << 30);
+  CHECK(m.peak_allocated == (int64_t{2} << 30) + 9 * (1 << 20) + (4 << 20) + (1 << 20));
+  CHECK(m.peak_step == 9);
+  CHECK(m.peak_site == "dataloader");
+  CHECK(m.not_freed_count == 10);
+  CHECK(m.not_freed_bytes == 10 << 20);
+  CHECK(m.allocs == 20);
+  CHECK(m.frees == 10);
+  REQUIRE(m.step_growth.size() == 10);
+  for (const auto& [step, bytes] : m.step_growth) CHECK(bytes == 1 << 20);
+  bool leak = false, headroom = false;
+  for (const Finding& f : s.findings) {
+    leak |= f.id == "leak_suspect";
+    headroom |= f.id == "memory_headroom";
+  }
+  CHECK(leak);
+  CHECK(headroom);  // 2.02 GiB of 16 GiB
+  const std::string text = SummaryToText(s);
+  CHECK(text.find("Memory, GPU 0: peak 2.01 GiB allocated (12.6% of 16 GiB) in step 9 at \"dataloader\"; "
+                  "20 allocs, 10 frees; not freed: 10 (10 MiB)") != std::string::npos);
+  CHECK(text.find("not freed: 10 x 10 MiB from \"dataloader\"") != std::string::npos);
+  CHECK(SummaryToMarkdown(s).find("### Memory") != std::string::npos);
+  const std::string in_process = SummaryToJson(s);
+  for (const char* ext : {".json", ".pftrace"}) {
+    INFO(ext);
+    const std::string path = "/tmp/kairos_mem_rt_" + std::to_string(getpid()) + ext;
+    OutputOptions req;
+    req.path = path;
+    REQUIRE(WriteTraceFile(data, req).ok());
+    const bool json = std::string(ext) == ".json";
+    absl::StatusOr<TraceData> back = json ? ReadKinetoJsonTrace(path) : ReadPerfettoTrace(path);
+    absl::StatusOr<TraceData> lean =
+        json ? ReadKinetoJsonTrace(path, AnalysisRead()) : ReadPerfettoTrace(path, AnalysisRead());
+    REQUIRE(back.ok());
+    REQUIRE(lean.ok());
+    REQUIRE(back->memory.size() == data.memory.size());
+    for (size_t i = 0; i < data.memory.size(); ++i) {
+      CHECK(std::memcmp(&back->memory[i], &data.memory[i], sizeof(MemoryDetail)) == 0);
+    }
+    CHECK(SummaryToJson(Analyze(*back)) == in_process);
+    CHECK(SummaryToJson(Analyze(*lean)) == in_process);
+    // `kairos convert` is read then write: the converted file reads back the same rows.
+    const std::string path2 = path + (json ? ".pftrace" : ".json");
+    OutputOptions req2;
+    req2.path = path2;
+    REQUIRE(WriteTraceFile(*back, req2).ok());
+    absl::StatusOr<TraceData> again = json ? ReadPerfettoTrace(path2) : ReadKinetoJsonTrace(path2);
+    std::remove(path.c_str());
+    std::remove(path2.c_str());
+    REQUIRE(again.ok());
+    REQUIRE(again->memory.size() == data.memory.size());
+    for (size_t i = 0; i < data.memory.size(); ++i) {
+      CHECK(std::memcmp(&again->memory[i], &data.memory[i], sizeof(MemoryDetail)) == 0);
+    }
+    CHECK(SummaryToJson(Analyze(*again)) == in_process);
+  }
+}
+
+// A PyTorch-written trace (profile_memory=True; the Kineto JSON PyTorch 2 exports): CPU
+// allocator events and CUDA caching-allocator events with their own reserved totals.
+TEST_CASE("summarize a PyTorch trace with [memory] events") {
+  std::string events;
+  auto mem = [&](double ts_us, int dtype, int dev, uint64_t addr, int64_t bytes, int64_t alloc, int64_t res) {
+    events += ",\n  {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", "
+              "\"pid\": 7, \"tid\": 7, \"ts\": " + std::to_string(ts_us) +
+              ", \"args\": {\"Total Reserved\": " + std::to_string(res) + ", \"Total Allocated\": " +
+              std::to_string(alloc) + ", \"Bytes\": " + std::to_string(bytes) + ", \"Addr\": " +
+              std::to_string(addr) + ", \"Device Id\": " + std::to_string(dev) +
+              ", \"Device Type\": " + std::to_string(dtype) + "}}";
+  };
+  const int64_t G = int64_t{1} << 30;
+  for (int step = 0; step < 4; ++step) {
+    const double t0 = 1000.0 + step * 1000.0;
+    events += ",\n  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#" + std::to_string(step) +
+              "\", \"pid\": 7, \"tid\": 7, \"ts\": " + std::to_string(t0) + ", \"dur\": 900}";
+    events += ",\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::empty\", \"pid\": 7, \"tid\": 7, "
+              "\"ts\": " + std::to_string(t0 + 10) + ", \"dur\": 20}";
+    mem(t0 + 15, 1, 0, 140000000000 + step * 4096, 512 << 20, 8 * G + (512 << 20), 30 * G);
+    mem(t0 + 400, 1, 0, 140000000000 + step * 4096, -(512 << 20), 8 * G, 30 * G);
+    mem(t0 + 500, 0, -1, 94000000 + step * 64, 4096, 4096, 4096);
+    mem(t0 + 600, 0, -1, 94000000 + step * 64, -4096, 0, 0);
+  }
+  const std::string text =
+      "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-SXM4-40GB\", "
+      "\"totalGlobalMem\": 42298834944, \"computeMajor\": 8, \"computeMinor\": 0, \"numSms\": 108}],\n"
+      "\"traceEvents\": [\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"start\", \"pid\": 7, \"tid\": 7, "
+      "\"ts\": 900, \"dur\": 1}" + events + "\n]}";
+  const std::string path = "/tmp/kairos_pt_mem_" + std::to_string(getpid()) + ".json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path, AnalysisRead());
+  std::remove(path.c_str());
+  REQUIRE(back.ok());
+  CHECK(back->memory.size() == 16);
+  const Summary s = Analyze(*back);
+  REQUIRE(s.memory.size() == 2);
+  const MemorySummary& gpu = s.memory[0];
+  CHECK(gpu.device_type == 1);
+  CHECK(gpu.device == 0);
+  CHECK(gpu.peak_allocated == 8 * G + (512 << 20));
+  CHECK(gpu.peak_reserved == 30 * G);
+  CHECK(gpu.start_allocated == 8 * G);
+  CHECK(gpu.peak_step == 0);  // the first of equal peaks
+  CHECK(gpu.peak_site == "aten::empty");
+  CHECK(gpu.not_freed_count == 0);
+  CHECK(gpu.device_total_bytes == 42298834944ull);
+  const MemorySummary& cpu = s.memory[1];
+  CHECK(cpu.device_type == 0);
+  CHECK(cpu.device == -1);
+  CHECK(cpu.peak_allocated == 4096);
+  CHECK(cpu.allocs == 4);
+  std::set<std::string> ids;
+  for (const Finding& x : s.findings) ids.insert(x.id);
+  // 8.5 GiB of 39.4 GiB: headroom; 30 GiB reserved around 8 GiB allocated: fragmentation.
+  CHECK(ids.count("memory_headroom") == 1);
+  CHECK(ids.count("fragmentation") == 1);
+  CHECK(ids.count("oom_risk") == 0);
+  CHECK(ids.count("leak_suspect") == 0);
+  CHECK(ids.count("alloc_in_step_loop") == 0);  // the caching allocator's events are not cudaMalloc
+}
+
+TEST_CASE("hostile [memory] values are clamped and summed without overflow") {
+  std::string events;
+  for (int i = 0; i < 8; ++i) {
+    events += std::string(i ? "," : "") +
+              "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, "
+              "\"tid\": 1, \"ts\": " + std::to_string(100 + i) + ", \"args\": {\"Device Type\": 1, \"Device Id\": 0, "
+              "\"Addr\": 18446744073709551615, \"Bytes\": " + (i % 2 ? "-9223372036854775808" : "9223372036854775807") +
+              ", \"Total Allocated\": 9223372036854775807, \"Total Reserved\": -9223372036854775808}}";
+  }
+  const std::string text = "{\"traceEvents\": [" + events + "]}";
+  const std::string path = "/tmp/kairos_mem_hostile_" + std::to_string(getpid()) + ".json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path, AnalysisRead());
+  std::remove(path.c_str());
+  REQUIRE(back.ok());
+  REQUIRE(back->memory.size() == 8);
+  CHECK(back->memory[0].bytes == kMemoryBytesLimit);
+  CHECK(back->memory[1].bytes == -kMemoryBytesLimit);
+  CHECK(back->memory[0].total_reserved == -kMemoryBytesLimit);
+  const Summary s = Analyze(*back);
+  REQUIRE(s.memory.size() == 1);
+  CHECK(s.memory[0].allocated_bytes == 4 * kMemoryBytesLimit);
+  CHECK(s.memory[0].freed_bytes == 4 * kMemoryBytesLimit);
 }
 
 }  // namespace

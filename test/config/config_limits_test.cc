@@ -176,7 +176,6 @@ TEST_CASE("accepted but unimplemented keys warn once by name", "[config]") {
                         "config line 2: CUPTI_PER_THREAD_BUFFER_ENABLED" + tail,
                         "config line 5: VERBOSE_LOG_LEVEL" + tail,
                         "config line 6: VERBOSE_LOG_MODULES" + tail,
-                        "config line 7: PROFILE_MEMORY" + tail,
                         "config line 8: PROFILE_MEMORY_DURATION_MSECS" + tail});
 }
 

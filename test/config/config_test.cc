@@ -296,13 +296,20 @@ TEST_CASE("ROUNDUP derives the start iteration; ROUNDUP=0 is ignored", "[config]
   CHECK(Parse("PROFILE_START_ITERATION_ROUNDUP=0").profile_start_iteration == -1);
 }
 
-TEST_CASE("PROFILE_MEMORY resets the log file at that line", "[config]") {
-  CHECK(Parse("ACTIVITIES_LOG_FILE=/a.json\nPROFILE_MEMORY=true").log_file ==
-        "/tmp/memory_snapshot_{pid}.pickle");
-  const Config c = Parse("PROFILE_MEMORY=true\nACTIVITIES_LOG_FILE=/a.json\n");
+TEST_CASE("memory recording: PROFILE_PROFILE_MEMORY, PROFILE_MEMORY, ACTIVITY_TYPES memory", "[config]") {
+  CHECK_FALSE(Parse("").profile_memory);
+  CHECK(Parse("PROFILE_PROFILE_MEMORY=true").profile_memory);
+  // PROFILE_MEMORY (libkineto's snapshot) turns recording on and no longer moves the trace.
+  const Config c = Parse("ACTIVITIES_LOG_FILE=/a.json\nPROFILE_MEMORY=true");
   CHECK(c.log_file == "/a.json");
   CHECK(c.memory_snapshot);
-  CHECK(Parse("ACTIVITIES_LOG_FILE=/a.json\nPROFILE_MEMORY=false").log_file == "/a.json");
+  CHECK(c.profile_memory);
+  CHECK_FALSE(Parse("PROFILE_MEMORY=false").profile_memory);
+  const Config t = Parse("ACTIVITY_TYPES=kernel,memory");
+  CHECK(t.activity_types == (ActivityBit(ActivityType::kKernel) | ActivityBit(ActivityType::kMemory)));
+  CHECK_FALSE(t.profile_memory);  // the type alone turns on the CUPTI kinds (cupti_source.cc)
+  CHECK((kDefaultActivities & ActivityBit(ActivityType::kMemory)) == 0);
+  CHECK(ActivityTypeName(ActivityType::kMemory) == "memory");
 }
 
 TEST_CASE("kairos choice keys", "[config]") {

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "config/config.h"
 #include "daemon_trace_path.h"
 
 namespace kairos::tools {
@@ -37,6 +38,25 @@ TEST_CASE("gputrace config text: defaults, iteration mode, memory mode (§6.4)")
         "PROFILE_REPORT_INPUT_SHAPES=false\nPROFILE_PROFILE_MEMORY=true\nPROFILE_MEMORY=true\n"
         "PROFILE_MEMORY_DURATION_MSECS=1234\nPROFILE_WITH_STACK=false\nPROFILE_WITH_FLOPS=false\n"
         "PROFILE_WITH_MODULES=false");
+}
+
+TEST_CASE("a request with --profile-memory turns memory recording on, one without does not") {
+  GputraceOptions o;
+  o.log_file = "/tmp/trace.json";
+  ParseOptions daemon;
+  daemon.source = ConfigSource::kDaemon;
+  std::vector<std::string> warnings;
+  auto off = ParseConfig(BuildGputraceConfig(o), Config{}, daemon, &warnings);
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->profile_memory);
+  o.profile_memory = true;
+  auto on = ParseConfig(BuildGputraceConfig(o), Config{}, daemon, &warnings);
+  REQUIRE(on.ok());
+  CHECK(on->profile_memory);
+  CHECK(on->log_file == "/tmp/trace.json");  // PROFILE_MEMORY=true no longer moves the trace
+  // Only PROFILE_MEMORY_DURATION_MSECS (libkineto's snapshot duration) is warned about.
+  CHECK(warnings == std::vector<std::string>{"config line 7: PROFILE_MEMORY_DURATION_MSECS: "
+                                             "accepted but not implemented by kairos; no effect"});
 }
 
 TEST_CASE("gputrace request text is dyno's, byte for byte (§6.3)") {

@@ -133,4 +133,21 @@ r = run(["--config", cfg_window, second])
 path = k.trace_of(r)
 f.check(r.returncode == 0 and path is not None and os.path.isfile(path),
         "1 s script, no warm-up period: trace written (%s)" % r.stderr.strip())
+
+# --profile-memory: PROFILE_PROFILE_MEMORY=true joins the run's config (and so the trace's),
+# after --config-file's text as after --config's; without it, it stays off.
+import json  # noqa: E402
+window_file = os.path.join(d, "window.conf")
+with open(window_file, "w") as s:
+    s.write(cfg_window.replace(";", "\n") + "\n")
+for what, args, on in [("--profile-memory --config", ["--profile-memory", "--config", cfg_window], True),
+                       ("--profile-memory --config-file", ["--profile-memory", "--config-file", window_file], True),
+                       ("--config alone", ["--config", cfg_window], False)]:
+    r = run(args + [second])
+    path = k.trace_of(r)
+    f.check(r.returncode == 0 and path is not None, what + ": trace written (%s)" % r.stderr.strip())
+    if path:
+        with open(path) as t:
+            config = json.load(t)["kairos_config"]
+        f.eq("PROFILE_PROFILE_MEMORY=true" in config, on, what + ": memory recording in the config")
 f.done()

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "memory_totals.h"
 #include "report/html.h"
 #include "output/output_options.h"
 #include "report/report.h"
@@ -92,6 +93,40 @@ TEST_CASE("One trace: every section, the verdict and findings, bounded charts") 
   CHECK(html.find("DataLoader.__next__") != std::string::npos);
   CHECK(html.find("One trace. Pass one trace per rank") != std::string::npos);
   CHECK(html.find("id=\"kairos-summary-0\">{\"schema_version\":2") != std::string::npos);
+}
+
+TEST_CASE("Memory: a chart of the device's counter tracks and the not-freed sites") {
+  TraceData data = testing::SampleTrainingTrace(0, 1);
+  CHECK(RenderHtmlReport({{"train", &data}}).find("<section id=\"memory\">") == std::string::npos);
+  uint32_t th = 0;
+  while (data.tracks[th].type != TrackType::kThread) ++th;
+  const int64_t t0 = data.window_start_ns;
+  int64_t total = int64_t{1} << 30;
+  for (int i = 0; i < 6; ++i) {
+    MemoryDetail m{};
+    m.addr = 0x1000 + static_cast<uint64_t>(i);
+    m.bytes = 4096;
+    total += m.bytes;
+    m.total_allocated = m.total_reserved = total;
+    m.device_type = 1;
+    m.stream = 0xFFFFFFFFu;
+    Event e{};
+    e.kind = EventKind::kInstant;
+    e.aux = kAuxMemory;
+    e.start_ns = e.end_ns = t0 + 1000 * (i + 1);
+    e.name = data.strings.Intern("[memory]");
+    e.track = th;
+    e.detail = static_cast<uint32_t>(data.memory.size());
+    data.memory.push_back(m);
+    data.events_by_track[th].push_back(e);
+  }
+  data.SortTracks();
+  AddMemoryCounters(data);
+  const std::string html = RenderHtmlReport({{"train", &data}});
+  CHECK(Count(html, "<section id=\"memory\">") == 1);
+  CHECK(html.find("GPU 0 memory over time") != std::string::npos);
+  CHECK(html.find("6 allocations (24 KiB) not freed in the window") != std::string::npos);
+  CHECK(html.find("<tr><th>Not freed, by site</th>") != std::string::npos);
 }
 
 TEST_CASE("Hostile names cannot break the page or the embedded JSON") {

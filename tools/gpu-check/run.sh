@@ -44,6 +44,10 @@ done
 [ -n "$kit" ] || kit="$repo/gpu-kit"
 [ -n "$out" ] || { echo "run.sh: --out DIR is required" >&2; exit 2; }
 kit=$(cd "$kit" 2>/dev/null && pwd) || { echo "run.sh: no kit at $kit (run tools/gpu-check/pack.sh)" >&2; exit 2; }
+# An empty folder: traces are found by name, and an earlier run's would be checked instead.
+if [ -d "$out" ] && [ -n "$(ls -A "$out")" ]; then
+  echo "run.sh: --out $out is not empty; give an empty or new folder" >&2; exit 2
+fi
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 [ -z "$sim" ] || sim=$(cd "$sim" && pwd)
 work="$out/work"

@@ -105,6 +105,10 @@ def _prepare(args):
         source = _input.read_input_file(args.script, _input.MAX_SCRIPT_BYTES)
     except _input.InputFileError as e:
         raise _UserError(str(e)) from None
+    if args.profile_memory:
+        # Appended to this run's config text, so it holds for the window that text names (a
+        # window named by the environment's config takes PROFILE_PROFILE_MEMORY=true there).
+        text = (text + b"\n" if text else b"") + b"PROFILE_PROFILE_MEMORY=true"
     try:
         lib = _lib.lib()  # loads libkairos: it reads the environment's config (and daemon) now
     except OSError as e:
@@ -169,6 +173,8 @@ def main(argv=None):
     g = r.add_mutually_exclusive_group()
     g.add_argument("--config", help="Kineto-syntax config text (KEY=VALUE lines; ';' also separates)")
     g.add_argument("--config-file", help="file with Kineto-syntax config")
+    r.add_argument("--profile-memory", action="store_true",
+                   help="record CUDA allocations and frees as [memory] events (docs/MEMORY.md)")
     r.add_argument("script")
     r.add_argument("args", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)

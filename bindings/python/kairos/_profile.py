@@ -67,13 +67,15 @@ def _activity_types(activities):
 
 class profile:
     def __init__(self, path=None, record_shapes=False, activities=None, schedule=None,
-                 on_trace_ready=None, config=None):
+                 on_trace_ready=None, config=None, profile_memory=False):
         self.path = os.fsdecode(os.fspath(path)) if path is not None else None
         if schedule is not None and schedule.repeat != 1 and self.path is None:
             raise ValueError("kairos.profile: a schedule with repeat=%d writes one trace per "
                              "cycle, named from path=; give path= (each cycle's file gets "
                              "_iter<N>, see docs/PYTORCH.md)" % schedule.repeat)
         self.record_shapes = record_shapes
+        # CUDA allocations and frees as [memory] events (PROFILE_PROFILE_MEMORY, docs/MEMORY.md)
+        self.profile_memory = profile_memory
         self.activity_types = _activity_types(activities)
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
@@ -100,6 +102,8 @@ class profile:
         lines = [self.extra]
         if self.record_shapes:
             lines.append("PROFILE_REPORT_INPUT_SHAPES=true")
+        if self.profile_memory:
+            lines.append("PROFILE_PROFILE_MEMORY=true")
         if self.activity_types:
             lines.append("ACTIVITY_TYPES=%s" % self.activity_types)
         lines.append(window)

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cudart_ops.h"
 #include "cudart_state.h"
@@ -180,6 +181,62 @@ KSIM_DRV CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
   if (CUresult r = CheckInit(api); r != CUDA_SUCCESS) return R(api.Finish(static_cast<cudaError_t>(r)));
   if (device < 0 || static_cast<size_t>(device) >= Rt().devices.size()) return R(api.Finish(cudaErrorInvalidDevice));
   // Primary contexts stay alive in the simulator (no context destruction is modelled).
+  return R(api.Finish(cudaSuccess));
+}
+
+// cuDevicePrimaryCtxGetState / cuCtxPushCurrent / cuCtxPopCurrent / cuMemGetInfo: what a
+// tool needs to read a device's memory in use from its own thread without creating a context
+// (kairos' memory baseline, docs/MEMORY.md).
+namespace {
+thread_local std::vector<Context*> t_ctx_stack;  // cuCtxPushCurrent's saved contexts
+}  // namespace
+
+void kairos::sim::MarkDriverInitialized() { g_initialized.store(true); }
+
+KSIM_DRV CUresult cuDevicePrimaryCtxGetState(CUdevice device, unsigned int* flags, int* active) {
+  DRV_SCOPE(cuDevicePrimaryCtxGetState, nullptr, nullptr);
+  if (CUresult r = CheckInit(api); r != CUDA_SUCCESS) return R(api.Finish(static_cast<cudaError_t>(r)));
+  if (flags == nullptr || active == nullptr) return R(api.Finish(cudaErrorInvalidValue));
+  std::lock_guard<std::mutex> lock(Rt().mu);
+  if (device < 0 || static_cast<size_t>(device) >= Rt().devices.size()) return R(api.Finish(cudaErrorInvalidDevice));
+  *flags = 0;
+  *active = static_cast<size_t>(device) < Rt().contexts.size() && Rt().contexts[device] != nullptr ? 1 : 0;
+  return R(api.Finish(cudaSuccess));
+}
+
+KSIM_DRV CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  DRV_SCOPE(cuCtxPushCurrent_v2, nullptr, nullptr);
+  if (CUresult r = CheckInit(api); r != CUDA_SUCCESS) return R(api.Finish(static_cast<cudaError_t>(r)));
+  auto* c = reinterpret_cast<Context*>(ctx);
+  if (c == nullptr || c->magic != kKSimContextMagic) {
+    return R(api.Finish(static_cast<cudaError_t>(CUDA_ERROR_INVALID_CONTEXT)));
+  }
+  t_ctx_stack.push_back(t_current);
+  t_current = c;
+  return R(api.Finish(cudaSuccess));
+}
+
+KSIM_DRV CUresult cuCtxPopCurrent_v2(CUcontext* ctx) {
+  DRV_SCOPE(cuCtxPopCurrent_v2, nullptr, nullptr);
+  if (CUresult r = CheckInit(api); r != CUDA_SUCCESS) return R(api.Finish(static_cast<cudaError_t>(r)));
+  if (t_current == nullptr) return R(api.Finish(static_cast<cudaError_t>(CUDA_ERROR_INVALID_CONTEXT)));
+  if (ctx != nullptr) *ctx = reinterpret_cast<CUcontext>(t_current);
+  t_current = t_ctx_stack.empty() ? nullptr : t_ctx_stack.back();
+  if (!t_ctx_stack.empty()) t_ctx_stack.pop_back();
+  return R(api.Finish(cudaSuccess));
+}
+
+// Free and total of the current context's device: total is the device model's memory
+// (device_model.h, 80 GiB unless a device file says otherwise), free is total less what the
+// process's allocations hold (pinned host memory excluded), as cudaMemGetInfo reports it.
+KSIM_DRV CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
+  DRV_SCOPE(cuMemGetInfo_v2, nullptr, nullptr);
+  if (CUresult r = CheckInit(api); r != CUDA_SUCCESS) return R(api.Finish(static_cast<cudaError_t>(r)));
+  std::lock_guard<std::mutex> lock(Rt().mu);
+  Context* c = t_current;
+  if (c == nullptr) return R(api.Finish(static_cast<cudaError_t>(CUDA_ERROR_INVALID_CONTEXT)));
+  if (free_bytes != nullptr) *free_bytes = c->spec.memory_bytes - c->used_bytes;
+  if (total != nullptr) *total = c->spec.memory_bytes;
   return R(api.Finish(cudaSuccess));
 }
 

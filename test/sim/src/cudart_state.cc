@@ -84,6 +84,7 @@ cudaError_t& LastError() {
 Context* Runtime::ContextLocked(int device) {
   if (device < 0 || static_cast<size_t>(device) >= devices.size()) return nullptr;
   if (contexts[device] != nullptr) return contexts[device].get();
+  MarkDriverInitialized();
   auto ctx = std::make_unique<Context>();
   ctx->magic = kKSimContextMagic;
   ctx->context_id = next_context_id++;

@@ -185,6 +185,10 @@ void EmitMemset(const Context* ctx, const Stream* s, uint32_t value, uint64_t by
 void EmitSync(CUpti_ActivitySynchronizationType type, const Context* ctx, const Stream* s, const Event* e,
               uint64_t start, uint64_t end, uint32_t corr, cudaError_t result);
 
+// The runtime initializes the driver when it first makes a context (a real libcudart calls
+// cuInit), so driver calls made afterwards by a tool on any thread succeed (cuda_driver.cc).
+void MarkDriverInitialized();
+
 }  // namespace kairos::sim
 
 #endif  // KAIROS_TEST_SIM_SRC_CUDART_STATE_H_
