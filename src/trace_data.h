@@ -122,6 +122,7 @@ struct TraceData {
   std::vector<MemsetDetail> memsets;
   std::vector<SyncDetail> syncs;
   std::vector<CpuArgs> cpu_args;
+  std::vector<PythonFrame> python_frames;  // EventKind::kPythonFunction rows
 
   std::vector<CounterTrack> counter_tracks;
   std::vector<CounterSample> counter_samples;  // sorted by ts_ns

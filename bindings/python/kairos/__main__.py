@@ -14,7 +14,7 @@ import re
 import sys
 import types
 
-from . import _input, _lib, _torch
+from . import _input, _lib, _stacks, _torch
 
 PROG = "python3 -m kairos run"
 
@@ -105,11 +105,25 @@ def _prepare(args):
         source = _input.read_input_file(args.script, _input.MAX_SCRIPT_BYTES)
     except _input.InputFileError as e:
         raise _UserError(str(e)) from None
+    if args.with_stack:
+        # Every window of this run records Python stacks: the one in --config / --config-file
+        # and the environment's (read by libkairos when it loads, just below).
+        text = (text + b"\n" if text else b"") + b"PROFILE_WITH_STACK=true"
+        if any(os.environ.get(v) for v in ("KAIROS_CONFIG_TEXT", "KAIROS_CONFIG", "KINETO_CONFIG")):
+            env = os.environ.get("KAIROS_CONFIG_TEXT", "")
+            os.environ["KAIROS_CONFIG_TEXT"] = (env + ";" if env else "") + "PROFILE_WITH_STACK=true"
+
     try:
         lib = _lib.lib()  # loads libkairos: it reads the environment's config (and daemon) now
     except OSError as e:
         raise _UserError(str(e)) from None
-    if text:
+    # The Python tracer is attached in every run (an idle thread until a window asks for
+    # stacks), so a daemon request with --with-stacks finds it; attached before the config
+    # below is applied, so that window is seen from its warm-up.
+    reason = _stacks.try_attach()
+    if reason and args.with_stack:
+        sys.stderr.write(reason + "\n")
+    if text and not (args.with_stack and text == b"PROFILE_WITH_STACK=true"):
         try:
             _lib.init(text)
         except _lib.KairosError as e:
@@ -169,6 +183,8 @@ def main(argv=None):
     g = r.add_mutually_exclusive_group()
     g.add_argument("--config", help="Kineto-syntax config text (KEY=VALUE lines; ';' also separates)")
     g.add_argument("--config-file", help="file with Kineto-syntax config")
+    r.add_argument("--with-stack", action="store_true",
+                   help="record Python stacks (python_function events; PROFILE_WITH_STACK=true)")
     r.add_argument("script")
     r.add_argument("args", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
