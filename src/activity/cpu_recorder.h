@@ -350,6 +350,7 @@ class CpuRecorder : public TraceSource {
   ClockConverter clock_;
   bool start_is_step_boundary_ = false;
   bool python_stacks_ = false;  // PROFILE_WITH_STACK: Collect says so when no frame came
+  bool python_modules_ = false;  // PROFILE_WITH_MODULES: not implemented, Collect says so
   RingFeeder feeder_;  // runs from StartWarmup to StopRecording
 
  public:

@@ -347,11 +347,14 @@ std::vector<ConfigKey>* BuildTable() {
   t->push_back(OnDemand(Bool("PROFILE_PROFILE_MEMORY", &Config::profile_memory, "false",
                              "Forwarded: record memory events")));
   t->push_back(OnDemand(
-      Bool("PROFILE_WITH_STACK", &Config::with_stack, "false", "Forwarded: record Python stacks")));
+      Bool("PROFILE_WITH_STACK", &Config::with_stack, "false",
+           "Record Python calls and returns as python_function events (the kairos Python "
+           "package's tracer; docs/PYTHON_STACKS.md). Warned about in a trace that has none")));
   t->push_back(OnDemand(
       Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false", "Forwarded: estimate FLOPs")));
   t->push_back(OnDemand(Bool("PROFILE_WITH_MODULES", &Config::with_modules, "false",
-                             "Forwarded: record module hierarchy")));
+                             "Not implemented: accepted; a trace asked for it says so in its "
+                             "warnings; no effect (nn.Module scopes; docs/PYTHON_STACKS.md)")));
   t->push_back(OnDemand(Alias(Bool("CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION",
                                    &Config::report_input_shapes, "false", "Alias"),
                               "PROFILE_REPORT_INPUT_SHAPES")));
