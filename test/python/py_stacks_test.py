@@ -120,6 +120,32 @@ with kairos.profile(path=sys.argv[1], with_stack=True, on_trace_ready=print):
     bad["odd"]()
 '''
 
+FORK = r'''
+import os, sys, time
+import kairos
+from kairos import _pytracer
+
+def leaf():
+    return 1
+
+def child_work():
+    return sum(range(10))
+
+with kairos.profile(path=sys.argv[1], with_stack=True, on_trace_ready=print):
+    leaf()
+    pid = os.fork()
+    if pid == 0:  # mid-window: the child has no hook and records its own window
+        print("child hooked", _pytracer.thread_hooked(), _pytracer.installed(), flush=True)
+        kairos.init("ACTIVITIES_LOG_FILE=%s\nPROFILE_WITH_STACK=true\nKAIROS_SUMMARY=off" % sys.argv[2])
+        kairos.start()
+        time.sleep(0.05)
+        child_work()
+        print("child trace", kairos.flush(), flush=True)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    leaf()
+'''
+
 EXITS = r'''
 import sys, time
 def inner():
@@ -247,6 +273,19 @@ if p.returncode == 0:
     f.eq(t["kairos_stats"].get("python_threads"), 101, "101 Python threads")
     odd = [e["name"] for e in evs if short(e) == "odd"]
     f.eq(odd, ["/tmp/bad\\udcff.py(1): odd"], "undecodable file name escaped")
+
+# ---- fork mid-window ----
+path, p = run_script("fork.py", FORK, os.path.join(d, "parent.json"), os.path.join(d, "child.json"))
+f.eq(p.returncode, 0, "fork script exit status (stderr: %s)" % p.stderr[-2000:])
+lines = p.stdout.strip().splitlines()
+f.check("child hooked False False" in lines, "the forked child has no hook")
+child = [l.split(" ", 2)[2] for l in lines if l.startswith("child trace ")]
+f.eq(len(child), 1, "the child wrote its own trace")
+if child and p.returncode == 0:
+    def mine(tp):
+        return [short(e) for e in py_events(k.load(tp)) if e["name"].startswith(path + "(")]
+    f.eq(mine(child[0]), ["<module>", "child_work"], "the child's window: its frames, named")
+    f.eq(mine(lines[-1]), ["<module>", "leaf", "leaf"], "the parent's window: its frames")
 
 # ---- kairos run --with-stack, the script exits mid-window ----
 path, p = run_script("exits.py", EXITS, kairos_run=[
