@@ -64,6 +64,7 @@ static Py_ssize_t g_extra_index = -1;
 static uint64_t g_generation = 1; /* bumped in a forked child: cached name ids are stale */
 static PyObject* g_trampoline = NULL; /* the builtin threading.setprofile gets */
 static int g_installed = 0;          /* the hook is (being) installed on every thread */
+static PyObject* g_prev_thread_hook = NULL; /* threading's profile hook before ours, restored */
 
 /* Tallies since the module loaded (stats()). Written with the GIL held. */
 static struct {
@@ -228,9 +229,15 @@ static PyObject* Trampoline(PyObject* self, PyObject* const* args, Py_ssize_t na
 
 /* ---- Install / remove on every thread (GIL held) ---- */
 
-static int SetThreadingHook(PyObject* hook) {
+/* Sets threading's profile hook (threading.setprofile); with `prev`, returns the one it
+ * replaces there (a new reference; NULL when none could be read). */
+static int SetThreadingHook(PyObject* hook, PyObject** prev) {
   PyObject* threading = PyImport_ImportModule("threading");
   if (threading == NULL) return -1;
+  if (prev != NULL) {
+    *prev = PyObject_GetAttrString(threading, "_profile_hook");
+    if (*prev == NULL) PyErr_Clear();
+  }
   PyObject* r = PyObject_CallMethod(threading, "setprofile", "O", hook);
   Py_DECREF(threading);
   if (r == NULL) return -1;
@@ -259,7 +266,9 @@ static int Install(void) {
     if (rc < 0) return -1;
     ++g_stats.threads_hooked;
   }
-  return SetThreadingHook(g_trampoline);
+  /* A hook the program set for its own threads is put back when the window ends. */
+  Py_CLEAR(g_prev_thread_hook);
+  return SetThreadingHook(g_trampoline, &g_prev_thread_hook);
 }
 
 static int Remove(void) {
@@ -285,7 +294,12 @@ static int Remove(void) {
   }
   int ours = cur == g_trampoline;
   Py_DECREF(cur);
-  return ours ? SetThreadingHook(Py_None) : 0;
+  PyObject* prev = g_prev_thread_hook;
+  g_prev_thread_hook = NULL;
+  int rc = 0;
+  if (ours) rc = SetThreadingHook(prev != NULL ? prev : Py_None, NULL);
+  Py_XDECREF(prev);
+  return rc;
 }
 
 /* ---- Observer (kairos runner thread, no GIL) and watcher (a Python thread of ours) ---- */

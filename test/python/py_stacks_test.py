@@ -69,14 +69,19 @@ def work():
     go.set()
     done.wait()
 
+def own_hook(*args):
+    pass
+
 a = threading.Thread(target=worker_a)
 a.start()
+threading.setprofile(own_hook)  # the program's hook for later threads: put back after
 hooked["before"] = _pytracer.thread_hooked()
 with kairos.profile(path=sys.argv[1], with_stack=True, on_trace_ready=hooked.setdefault("paths", []).append) as p:
     hooked["main"] = _pytracer.thread_hooked()
     work()
 hooked["after"] = _pytracer.thread_hooked()
 hooked["installed_after"] = _pytracer.installed()
+hooked["own_hook_back"] = threading._profile_hook is own_hook
 a.join()
 print(json.dumps(hooked))
 '''
@@ -218,9 +223,10 @@ def projected_forests(evs, by_id, keep):
 path, p = run_script("structure.py", STRUCTURE, os.path.join(d, "s.json"))
 f.eq(p.returncode, 0, "structure script exit status (stderr: %s)" % p.stderr[-2000:])
 out = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {}
-f.eq({kk: out.get(kk) for kk in ("before", "main", "a", "b", "after", "installed_after")},
-     {"before": False, "main": True, "a": True, "b": True, "after": False, "installed_after": False},
-     "hook on every thread in the window, on none outside it")
+f.eq({kk: out.get(kk) for kk in ("before", "main", "a", "b", "after", "installed_after", "own_hook_back")},
+     {"before": False, "main": True, "a": True, "b": True, "after": False, "installed_after": False,
+      "own_hook_back": True},
+     "hook on every thread in the window, on none outside it; the program's threading hook back")
 if out.get("paths"):
     t = k.load(out["paths"][0])
     evs = py_events(t)
