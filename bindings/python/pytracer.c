@@ -65,6 +65,13 @@ static uint64_t g_generation = 1; /* bumped in a forked child: cached name ids a
 static PyObject* g_trampoline = NULL; /* the builtin threading.setprofile gets */
 static int g_installed = 0;          /* the hook is (being) installed on every thread */
 static PyObject* g_prev_thread_hook = NULL; /* threading's profile hook before ours, restored */
+/* nn.Module scopes (PROFILE_WITH_MODULES with PROFILE_WITH_STACK): the frame of
+ * torch.nn.Module._call_impl is written "nn.Module: <Class>_<n>" (n: the module's index among
+ * the instances of its class, in order of first call), PyTorch's name for a module call. */
+static int g_modules = 0;
+static PyObject* g_module_code = NULL;   /* Module._call_impl.__code__, when torch is imported */
+static PyObject* g_module_names = NULL;  /* id(module) -> generation << 32 | name id */
+static PyObject* g_class_counts = NULL;  /* class name -> instances named so far */
 
 /* Tallies since the module loaded (stats()). Written with the GIL held. */
 static struct {
@@ -124,10 +131,58 @@ static uint32_t InternCode(PyCodeObject* co) {
   return id;
 }
 
+/* The module-call name of a Module._call_impl frame ("nn.Module: Linear_0"), interned once
+ * per module; 0 when `self` cannot be read (the frame then keeps its own name). Runs once per
+ * module call while modules are on: reads the frame's locals (a dict CPython builds). */
+static uint32_t ModuleName(PyFrameObject* frame) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  uint32_t id = 0;
+  PyObject* locals = PyFrame_GetLocals(frame);
+  PyObject* self = locals != NULL && PyDict_Check(locals) ? PyDict_GetItemString(locals, "self") : NULL;
+  PyObject* key = self != NULL ? PyLong_FromVoidPtr(self) : NULL;
+  if (key != NULL && g_module_names != NULL && g_class_counts != NULL) {
+    PyObject* cached = PyDict_GetItem(g_module_names, key); /* borrowed */
+    const unsigned long long v = cached != NULL ? PyLong_AsUnsignedLongLong(cached) : 0;
+    if (cached != NULL && (v >> 32) == g_generation) {
+      id = (uint32_t)v;
+    } else {
+      const char* cls = Py_TYPE(self)->tp_name;
+      PyObject* n = PyDict_GetItemString(g_class_counts, cls);
+      const long index = n != NULL ? PyLong_AsLong(n) : 0;
+      PyObject* text = PyUnicode_FromFormat("nn.Module: %s_%ld", cls, index);
+      PyObject* bytes = text != NULL ? PyUnicode_AsEncodedString(text, "utf-8", "backslashreplace") : NULL;
+      if (bytes != NULL) {
+        id = k.name(PyBytes_AS_STRING(bytes), (size_t)PyBytes_GET_SIZE(bytes));
+        PyObject* next = PyLong_FromLong(index + 1);
+        PyObject* val = PyLong_FromUnsignedLongLong((g_generation << 32) | id);
+        if (next != NULL) PyDict_SetItemString(g_class_counts, cls, next);
+        if (val != NULL) PyDict_SetItem(g_module_names, key, val);
+        Py_XDECREF(next);
+        Py_XDECREF(val);
+      }
+      Py_XDECREF(bytes);
+      Py_XDECREF(text);
+    }
+  }
+  Py_XDECREF(key);
+  Py_XDECREF(locals);
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+  return id;
+}
+
 static inline uint32_t NameOf(PyFrameObject* frame) {
   PyCodeObject* co = PyFrame_GetCode(frame); /* strong reference */
   void* extra = NULL;
   uint32_t id;
+  if (__builtin_expect(g_modules && (PyObject*)co == g_module_code, 0)) {
+    id = ModuleName(frame);
+    if (id != 0) {
+      Py_DECREF(co);
+      return id;
+    }
+  }
   if (KAIROS_GET_EXTRA((PyObject*)co, g_extra_index, &extra) == 0 &&
       ((uintptr_t)extra >> 32) == g_generation) {
     id = (uint32_t)(uintptr_t)extra;
@@ -245,10 +300,41 @@ static int SetThreadingHook(PyObject* hook, PyObject** prev) {
   return 0;
 }
 
-static int Install(void) {
+/* Module._call_impl's code object when torch.nn is imported (modules on), else NULL. */
+static void ResolveModuleCode(int modules) {
+  Py_CLEAR(g_module_code);
+  g_modules = 0;
+  if (!modules) return;
+  PyObject* name = PyUnicode_FromString("torch.nn.modules.module");
+  PyObject* mod = name != NULL ? PyImport_GetModule(name) : NULL;
+  Py_XDECREF(name);
+  PyObject* cls = mod != NULL ? PyObject_GetAttrString(mod, "Module") : NULL;
+  PyObject* fn = cls != NULL ? PyObject_GetAttrString(cls, "_call_impl") : NULL;
+  PyObject* code = fn != NULL ? PyObject_GetAttrString(fn, "__code__") : NULL;
+  Py_XDECREF(fn);
+  Py_XDECREF(cls);
+  Py_XDECREF(mod);
+  PyErr_Clear();
+  if (code == NULL || !PyCode_Check(code)) {
+    Py_XDECREF(code);
+    return;
+  }
+  if (g_module_names == NULL) g_module_names = PyDict_New();
+  if (g_class_counts == NULL) g_class_counts = PyDict_New();
+  if (g_module_names == NULL || g_class_counts == NULL) {
+    PyErr_Clear();
+    Py_DECREF(code);
+    return;
+  }
+  g_module_code = code;
+  g_modules = 1;
+}
+
+static int Install(uint32_t flags) {
   if (g_installed) return 0;
   g_installed = 1;
   ++g_stats.installs;
+  ResolveModuleCode((flags & 2u) != 0);
   PyInterpreterState* interp = PyInterpreterState_Get();
   for (PyThreadState* ts = PyInterpreterState_ThreadHead(interp); ts != NULL;
        ts = PyThreadState_Next(ts)) {
@@ -312,7 +398,7 @@ static int PendingApply(void* unused) {
   pthread_mutex_lock(&g_mu);
   const uint32_t flags = g_request_flags;
   pthread_mutex_unlock(&g_mu);
-  if (((flags & 1u) ? Install() : Remove()) < 0) PyErr_WriteUnraisable(NULL);
+  if (((flags & 1u) ? Install(flags) : Remove()) < 0) PyErr_WriteUnraisable(NULL);
   return 0;
 }
 
@@ -350,7 +436,7 @@ static void WatcherMain(void* unused) {
     const int detached = g_detached;
     pthread_mutex_unlock(&g_mu);
     if (detached) break;
-    if (((flags & 1u) ? Install() : Remove()) < 0) PyErr_WriteUnraisable(NULL);
+    if (((flags & 1u) ? Install(flags) : Remove()) < 0) PyErr_WriteUnraisable(NULL);
   }
   g_watcher_tstate = NULL;
   PyGILState_Release(gil);
@@ -394,14 +480,15 @@ static PyObject* Attach(PyObject* self, PyObject* args) {
 
 /* install() / remove(): the same as the watcher does, now, on the calling thread (GIL held):
  * kairos.profile(with_stack=True) installs as soon as its window is started. */
-static PyObject* InstallNow(PyObject* self, PyObject* unused) {
+static PyObject* InstallNow(PyObject* self, PyObject* args) {
   (void)self;
-  (void)unused;
+  unsigned int flags = 1;
+  if (!PyArg_ParseTuple(args, "|I", &flags)) return NULL;
   if (k.attach == NULL) {
     PyErr_SetString(PyExc_RuntimeError, "kairos._pytracer: attach() first");
     return NULL;
   }
-  if (Install() < 0) return NULL;
+  if (Install(flags | 1u) < 0) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -471,7 +558,7 @@ static PyObject* AfterForkChild(PyObject* self, PyObject* unused) {
 
 static PyMethodDef kMethods[] = {
     {"attach", Attach, METH_VARARGS, "attach(flag, name, call, ret, attach) -> bool"},
-    {"install", InstallNow, METH_NOARGS, "Install the hook on every thread now."},
+    {"install", InstallNow, METH_VARARGS, "install(flags=1): the hook on every thread now (flags 2: modules)."},
     {"remove", RemoveNow, METH_NOARGS, "Remove the hook from every thread now."},
     {"installed", Installed, METH_NOARGS, "Whether the hook is installed."},
     {"thread_hooked", ThreadHooked, METH_NOARGS, "Whether this thread has the hook."},

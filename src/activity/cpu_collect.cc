@@ -390,11 +390,11 @@ void CpuRecorder::Collect(TraceData& data) {
         "kairos Python package's tracer (python3 -m kairos run, kairos.profile(with_stack=True)), "
         "which was not attached in this process or saw no Python code run in the window");
   }
-  if (python_modules_) {
+  if (python_modules_ && !python_stacks_) {
     data.warnings.push_back(
-        "PROFILE_WITH_MODULES=true is not implemented: no nn.Module scopes are recorded "
-        "(PROFILE_WITH_STACK=true records the Python frames, Module._call_impl and forward "
-        "among them)");
+        "PROFILE_WITH_MODULES=true without PROFILE_WITH_STACK=true: no nn.Module scopes "
+        "recorded (they are the Python tracer's names for Module._call_impl frames, recorded "
+        "with the stacks)");
   }
   if (CollectStatsHook hook = g_cpu_collect_stats_hook.load(std::memory_order_acquire)) hook(data);
 }

@@ -353,8 +353,9 @@ std::vector<ConfigKey>* BuildTable() {
   t->push_back(OnDemand(
       Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false", "Forwarded: estimate FLOPs")));
   t->push_back(OnDemand(Bool("PROFILE_WITH_MODULES", &Config::with_modules, "false",
-                             "Not implemented: accepted; a trace asked for it says so in its "
-                             "warnings; no effect (nn.Module scopes; docs/PYTHON_STACKS.md)")));
+                             "With PROFILE_WITH_STACK: Module._call_impl frames are named "
+                             "`nn.Module: <Class>_<n>` (docs/PYTHON_STACKS.md); alone: no "
+                             "effect, said in the trace's warnings")));
   t->push_back(OnDemand(Alias(Bool("CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION",
                                    &Config::report_input_shapes, "false", "Alias"),
                               "PROFILE_REPORT_INPUT_SHAPES")));

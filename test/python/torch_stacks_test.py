@@ -3,6 +3,7 @@ script with an iteration window. Every cpu_op lies inside the Python frame that 
 when it started: aten::linear's innermost frame is nn.Linear's forward (called through
 Module._call_impl from the script's step), aten::sum's is the script's step (out.sum() is a
 C method, not a Python frame); python_function ids are dense and parents enclose children."""
+import collections
 import os
 import subprocess
 import sys
@@ -77,4 +78,36 @@ if path:
             "the other aten::sum ops are under Tensor.backward <- step (%d)" % len(rest))
     # Python frames are on the thread that ran them, with the ops.
     f.eq({e["tid"] for e in lin} <= {e["tid"] for e in py}, True, "ops' thread has Python frames")
+
+# --with-modules: Module._call_impl frames are named as PyTorch names module calls.
+cmd[4] = "--with-modules"
+p = subprocess.run(cmd, env=k.env(), capture_output=True, text=True, timeout=600)
+f.eq(p.returncode, 0, "--with-modules run exit status (stderr: %s)" % p.stderr[-2000:])
+path = k.trace_of(p)
+f.check(path is not None, "--with-modules trace written")
+if path:
+    t = k.load(path)
+    py = [e for e in t["traceEvents"] if e.get("cat") == "python_function"]
+    by_id = {e["args"]["Python id"]: e for e in py}
+    mods = collections.Counter(e["name"] for e in py if e["name"].startswith("nn.Module: "))
+    f.eq(dict(mods), {"nn.Module: Sequential_0": 2, "nn.Module: Linear_0": 2,
+                      "nn.Module: ReLU_0": 2, "nn.Module: Linear_1": 2},
+         "one scope per module call, numbered per class in order of first call")
+    f.eq(sum(1 for e in py if e["name"].endswith("): _call_impl")), 0, "no _call_impl frame left")
+    lin = [e for e in t["traceEvents"] if e.get("cat") == "cpu_op" and e["name"] == "aten::linear"]
+    chains = []
+    for op in lin:
+        inner = max((e for e in py if e["tid"] == op["tid"] and e["ts"] <= op["ts"] + 0.002 and
+                     e["ts"] + e["dur"] >= op["ts"] + op["dur"] - 0.002),
+                    key=lambda e: e["args"]["Python id"])
+        c = []
+        while inner is not None:
+            c.append(inner["name"])
+            inner = by_id.get(inner["args"].get("Python parent id"))
+        chains.append(c)
+    f.check(len(chains) == 4 and all(
+        c[0].endswith("): forward") and c[1] in ("nn.Module: Linear_0", "nn.Module: Linear_1") and
+        "nn.Module: Sequential_0" in c for c in chains),
+        "aten::linear under Linear.forward <- nn.Module: Linear_N <- ... nn.Module: Sequential_0")
+    f.eq([w for w in t.get("kairos_warnings", []) if "MODULES" in w], [], "no modules warning")
 f.done()

@@ -67,14 +67,15 @@ def _activity_types(activities):
 
 class profile:
     def __init__(self, path=None, record_shapes=False, activities=None, schedule=None,
-                 on_trace_ready=None, config=None, with_stack=False):
+                 on_trace_ready=None, config=None, with_stack=False, with_modules=False):
         self.path = os.fsdecode(os.fspath(path)) if path is not None else None
         if schedule is not None and schedule.repeat != 1 and self.path is None:
             raise ValueError("kairos.profile: a schedule with repeat=%d writes one trace per "
                              "cycle, named from path=; give path= (each cycle's file gets "
                              "_iter<N>, see docs/PYTORCH.md)" % schedule.repeat)
         self.record_shapes = record_shapes
-        self.with_stack = with_stack
+        self.with_stack = with_stack or with_modules  # module scopes are recorded with stacks
+        self.with_modules = with_modules
         self.activity_types = _activity_types(activities)
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
@@ -105,6 +106,8 @@ class profile:
             lines.append("ACTIVITY_TYPES=%s" % self.activity_types)
         if self.with_stack:
             lines.append("PROFILE_WITH_STACK=true")
+        if self.with_modules:
+            lines.append("PROFILE_WITH_MODULES=true")
         lines.append(window)
         return "\n".join(l for l in lines if l)
 
@@ -127,7 +130,7 @@ class profile:
                 if self.with_stack:
                     # The window is open: hook every thread now rather than when the tracer's
                     # watcher gets the GIL, so the block's first calls are recorded.
-                    _stacks.install_now()
+                    _stacks.install_now(self.with_modules)
             else:
                 _torch.set_auto_steps(False)
                 self._schedule_cycle(self.schedule.skip_first)

@@ -62,10 +62,11 @@ def try_attach():
         return str(e)
 
 
-def install_now():
-    """Installs the hook on every thread now (the window was just started on this thread)."""
+def install_now(modules=False):
+    """Installs the hook on every thread now (the window was just started on this thread);
+    `modules`: Module._call_impl frames named "nn.Module: <Class>_<n>"."""
     from . import _pytracer
-    _pytracer.install()
+    _pytracer.install(3 if modules else 1)
 
 
 def remove_now():
