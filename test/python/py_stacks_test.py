@@ -151,6 +151,15 @@ with kairos.profile(path=sys.argv[1], with_stack=True, on_trace_ready=print):
     leaf()
 '''
 
+BUSY = r'''
+import time
+def busy():
+    t = time.time()
+    while time.time() - t < 0.3:
+        pass
+busy()
+'''
+
 EXITS = r'''
 import sys, time
 def inner():
@@ -162,7 +171,7 @@ outer()
 '''
 
 
-def run_script(name, text, *args, kairos_run=None):
+def run_script(name, text, *args, kairos_run=None, extra_env=None):
     path = os.path.join(d, name)
     with open(path, "w") as fh:
         fh.write(text)
@@ -170,7 +179,8 @@ def run_script(name, text, *args, kairos_run=None):
         cmd = [sys.executable, "-m", "kairos", "run"] + kairos_run + [path]
     else:
         cmd = [sys.executable, path]
-    p = subprocess.run(cmd + list(args), env=k.env(), capture_output=True, text=True, timeout=300)
+    p = subprocess.run(cmd + list(args), env=k.env(**(extra_env or {})), capture_output=True,
+                       text=True, timeout=300)
     return path, p
 
 
@@ -306,5 +316,16 @@ if tp:
     got = {short(e): e["args"].get("finished", True) for e in evs if e["name"].startswith(path)}
     f.eq(got, {"<module>": True, "outer": True, "inner": True},
          "frames left by SystemExit are closed")
+
+# ---- a window from the environment, open before the tracer attached (joined when it attaches) ----
+path, p = run_script("busy.py", BUSY, kairos_run=["--with-stack"], extra_env={
+    "KAIROS_CONFIG_TEXT": "ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=60000;"
+                          "KAIROS_SUMMARY=off;ACTIVITIES_LOG_FILE=%s" % os.path.join(d, "busy.json")})
+tp = k.trace_of(p)
+f.check(p.returncode == 0 and tp is not None, "startup window trace (stderr: %s)" % p.stderr[-2000:])
+if tp:
+    evs = py_events(k.load(tp))
+    f.eq([short(e) for e in evs if e["name"].startswith(path + "(")], ["<module>", "busy"],
+         "the tracer joined the window that opened at library load")
 
 f.done()
