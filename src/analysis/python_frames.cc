@@ -37,7 +37,7 @@ PythonFrameIndex::PythonFrameIndex(const TraceData& data) : data_(data) {
   cache_.assign(data.strings.size(), 0);
 }
 
-const Event* PythonFrameIndex::InnermostUserFrame(uint32_t track, int64_t t_ns) const {
+const Event* PythonFrameIndex::Innermost(uint32_t track, int64_t t_ns, bool user_only) const {
   auto it = by_track_.find(track);
   if (it == by_track_.end()) return nullptr;
   const std::vector<const Event*>& v = it->second;
@@ -50,6 +50,7 @@ const Event* PythonFrameIndex::InnermostUserFrame(uint32_t track, int64_t t_ns) 
   size_t guard = 0;
   while (e != nullptr && guard++ < v.size()) {
     if (e->start_ns <= t_ns && t_ns <= e->end_ns) {
+      if (!user_only) return e;
       uint8_t& u = cache_[e->name < cache_.size() ? e->name : 0];
       if (u == 0) u = IsUserPythonFrame(data_.strings.Get(e->name)) ? 1 : 2;
       if (u == 1) return e;
@@ -61,11 +62,57 @@ const Event* PythonFrameIndex::InnermostUserFrame(uint32_t track, int64_t t_ns) 
   return nullptr;
 }
 
+namespace {
+
+// Per python_frames row: the GPU time (clipped to the window) of the ops whose launch call
+// began inside that frame or a frame under it. Each op goes to the innermost frame running at
+// its launch (by correlation id), then every frame's sum is added to its parent in
+// descending id order (a child's id is larger than its parent's): O(ops + frames).
+std::vector<int64_t> GpuUnderFrames(const AnalysisContext& ctx) {
+  const TraceData& data = *ctx.data;
+  std::vector<int64_t> sum(data.python_frames.size(), 0);
+  bool any = false;
+  for (const DeviceWork& dw : ctx.devices) any |= !dw.ops.empty();
+  if (!any) return sum;
+  absl::flat_hash_map<uint32_t, const Event*> launch;  // correlation -> runtime/driver call
+  for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+    if (data.tracks[t].type != TrackType::kThread) continue;
+    for (const Event& e : data.events_by_track[t]) {
+      if ((e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver) && e.correlation != 0)
+        launch.emplace(e.correlation, &e);
+    }
+  }
+  if (launch.empty()) return sum;
+  const PythonFrameIndex index(data);
+  for (const DeviceWork& dw : ctx.devices) {
+    for (const GpuOp& op : dw.ops) {
+      auto it = launch.find(op.event->correlation);
+      if (it == launch.end()) continue;
+      const Event* f = index.Innermost(it->second->track, it->second->start_ns);
+      if (f != nullptr) sum[f->detail] += std::max<int64_t>(0, ctx.End(op) - ctx.Start(op));
+    }
+  }
+  std::vector<uint32_t> rows(data.python_frames.size());
+  for (uint32_t r = 0; r < rows.size(); ++r) rows[r] = r;
+  std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
+    return data.python_frames[a].id > data.python_frames[b].id;
+  });
+  for (uint32_t r : rows) {
+    const uint32_t parent = data.python_frames[r].parent_id;
+    const Event* p = parent != 0 ? index.ById(parent) : nullptr;
+    if (p != nullptr && p->detail < sum.size() && p->detail != r) sum[p->detail] += sum[r];
+  }
+  return sum;
+}
+
+}  // namespace
+
 void ComputePythonFunctions(const AnalysisContext& ctx, Summary* summary) {
   const TraceData& data = *ctx.data;
   if (data.python_frames.empty()) return;
+  const std::vector<int64_t> gpu = GpuUnderFrames(ctx);  // per python_frames row, inclusive
   struct Totals {
-    int64_t total = 0, self = 0;
+    int64_t total = 0, self = 0, gpu = 0;
     uint64_t calls = 0;
   };
   absl::flat_hash_map<StringId, Totals> by_name;
@@ -90,7 +137,10 @@ void ComputePythonFunctions(const AnalysisContext& ctx, Summary* summary) {
       Totals& tot = by_name[e.name];
       ++tot.calls;
       tot.self += d;
-      if (depth[e.name] == 0) tot.total += d;
+      if (depth[e.name] == 0) {
+        tot.total += d;
+        if (e.detail < gpu.size()) tot.gpu += gpu[e.detail];
+      }
       if (!stack.empty()) by_name[stack.back().name].self -= d;
       stack.push_back({e.end_ns, e.name});
       ++depth[e.name];
@@ -109,6 +159,7 @@ void ComputePythonFunctions(const AnalysisContext& ctx, Summary* summary) {
     p.calls = rows[i].second.calls;
     p.total_ns = rows[i].second.total;
     p.self_ns = std::max<int64_t>(0, rows[i].second.self);
+    p.gpu_ns = rows[i].second.gpu;
     summary->top_python_functions.push_back(std::move(p));
   }
 }

@@ -29,7 +29,14 @@ class PythonFrameIndex {
   explicit PythonFrameIndex(const TraceData& data);
   bool empty() const { return by_track_.empty(); }
   // The innermost user frame on `track` whose interval contains `t_ns`, or nullptr.
-  const Event* InnermostUserFrame(uint32_t track, int64_t t_ns) const;
+  const Event* InnermostUserFrame(uint32_t track, int64_t t_ns) const { return Innermost(track, t_ns, true); }
+  // The innermost frame (any) on `track` whose interval contains `t_ns`, or nullptr.
+  const Event* Innermost(uint32_t track, int64_t t_ns, bool user_only = false) const;
+  // The frame with Python id `id`, or nullptr.
+  const Event* ById(uint32_t id) const {
+    auto it = by_id_.find(id);
+    return it != by_id_.end() ? it->second : nullptr;
+  }
 
  private:
   const TraceData& data_;
@@ -40,7 +47,9 @@ class PythonFrameIndex {
 };
 
 // Top Python functions by inclusive time (a function's time counted once when it recurses)
-// with their self time (not inside another Python frame) and calls, clipped to the window.
+// with their self time (not inside another Python frame), calls, and the GPU time of the
+// kernels, copies and memsets launched under them (a launch call inside the function, found
+// through its correlation id), clipped to the window.
 void ComputePythonFunctions(const AnalysisContext& ctx, Summary* summary);
 
 }  // namespace kairos::internal

@@ -121,6 +121,7 @@ struct PythonFunctionStat {
   std::string name;  // "file(line): function", as in the trace
   uint64_t calls = 0;
   int64_t total_ns = 0, self_ns = 0;
+  int64_t gpu_ns = 0;  // GPU ops launched under it (inclusive, once per op)
 };
 
 // NCCL operations of one kind on one device (TraceData::collectives joined with their

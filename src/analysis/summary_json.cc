@@ -142,7 +142,8 @@ std::string SummaryToJson(const Summary& s) {
     j.Key("python_functions").Open('[');
     for (const PythonFunctionStat& p : s.top_python_functions) {
       j.Open('{').Key("name").Str(p.name).Key("calls").Int(static_cast<int64_t>(p.calls));
-      j.Key("total_ns").Int(p.total_ns).Key("self_ns").Int(p.self_ns).Close('}');
+      j.Key("total_ns").Int(p.total_ns).Key("self_ns").Int(p.self_ns).Key("gpu_ns").Int(p.gpu_ns);
+      j.Close('}');
     }
     j.Close(']');
   }

@@ -259,15 +259,25 @@ TEST_CASE("excessive_sync names the user's Python frame; the summary lists Pytho
   CHECK(text.find("Top Python functions") != std::string::npos);
   CHECK(SummaryToJson(sum).find(
             "{\"name\":\"/job/train.py(20): step\",\"calls\":10,\"total_ns\":10000000,"
-            "\"self_ns\":9000000}") != std::string::npos);
+            "\"self_ns\":9000000,\"gpu_ns\":0}") != std::string::npos);
 }
 
 TEST_CASE("Python functions: a recursive function's time counts once; no stacks, no table") {
   TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
   const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
   PyFrame(b, th, "/job/r.py(3): rec", 0, 8 * kMs, 1, 0);
   PyFrame(b, th, "/job/r.py(3): rec", 1 * kMs, 7 * kMs, 2, 1);
   PyFrame(b, th, "/job/r.py(9): leaf", 2 * kMs, 3 * kMs, 3, 2);
+  // GPU time under the frames: a kernel launched in leaf (500 us), one launched in the outer
+  // rec only (200 us), one launched outside every frame (not counted).
+  b.Launch(th, 2100 * kUs, 2110 * kUs, 1);
+  b.Kernel(s, "k1", 4 * kMs, 4500 * kUs, 1);
+  b.Launch(th, 500 * kUs, 510 * kUs, 2);
+  b.Kernel(s, "k2", 5 * kMs, 5200 * kUs, 2);
+  b.Launch(th, 9 * kMs, 9010 * kUs, 3);
+  b.Kernel(s, "k3", 9100 * kUs, 9200 * kUs, 3);
   const Summary sum = Analyze(b.Done());
   REQUIRE(sum.top_python_functions.size() == 2);
   CHECK(sum.top_python_functions[0].name == "/job/r.py(3): rec");
@@ -275,6 +285,8 @@ TEST_CASE("Python functions: a recursive function's time counts once; no stacks,
   CHECK(sum.top_python_functions[0].total_ns == 8 * kMs);
   CHECK(sum.top_python_functions[0].self_ns == 7 * kMs);
   CHECK(sum.top_python_functions[1].total_ns == 1 * kMs);
+  CHECK(sum.top_python_functions[0].gpu_ns == 700 * kUs);  // both kernels, once despite recursion
+  CHECK(sum.top_python_functions[1].gpu_ns == 500 * kUs);
 
   TraceBuilder plain(0, 10 * kMs);
   plain.Range(plain.Thread(), "x", 0, kMs);
