@@ -31,6 +31,7 @@ enum class EventKind : uint8_t {
   kCudaEvent,            // cat "cuda_event"            detail: SyncDetail
   kOverhead,             // cat "overhead"
   kInstant,              // cat "cpu_instant_event", ph "i" (kairos_mark, NVTX marks)
+  kPythonFunction,       // cat "python_function"       detail: PythonFrame
   kCount
 };
 inline constexpr size_t kEventKindCount = static_cast<size_t>(EventKind::kCount);
@@ -39,7 +40,8 @@ inline constexpr size_t kEventKindCount = static_cast<size_t>(EventKind::kCount)
 inline constexpr const char* kEventCategory[kEventKindCount] = {
     "cpu_op",     "user_annotation", "gpu_user_annotation", "kernel",
     "gpu_memcpy", "gpu_memset",      "cuda_runtime",        "cuda_driver",
-    "cuda_sync",  "cuda_event",      "overhead",            "cpu_instant_event"};
+    "cuda_sync",  "cuda_event",      "overhead",            "cpu_instant_event",
+    "python_function"};
 
 enum EventFlags : uint8_t {
   kFlagNone = 0,
@@ -182,6 +184,15 @@ struct CpuArgs {
   int64_t sequence_nr;      // "Sequence number" (with "Fwd thread id") when >= 0
   uint64_t fwd_thread_id;
   uint64_t record_function_id;
+};
+
+// A Python frame (python_function event, PROFILE_WITH_STACK): PyTorch's "Python id" (unique in
+// the trace, 1-based), "Python parent id" (the enclosing Python frame's id; 0 = none, written
+// absent) and "Python thread" (the thread's index among the trace's Python threads).
+struct PythonFrame {
+  uint32_t id;
+  uint32_t parent_id;
+  uint32_t thread;
 };
 
 }  // namespace kairos

@@ -124,6 +124,7 @@ struct TraceData {
   std::vector<CpuArgs> cpu_args;
   // Rows of the "[memory]" instants (IsMemoryEvent), one per event.
   std::vector<MemoryDetail> memory;
+  std::vector<PythonFrame> python_frames;  // EventKind::kPythonFunction rows
 
   std::vector<CounterTrack> counter_tracks;
   std::vector<CounterSample> counter_samples;  // sorted by ts_ns

@@ -185,6 +185,34 @@ KAIROS_API void kairos_op_attach(void);
  * Blocks: never. */
 KAIROS_API int64_t kairos_current_iteration(void);
 
+/* ---- Python stacks (bindings/c/kairos_ops.cc; used by the kairos package's tracer,
+ * docs/PYTHON_STACKS.md) ---- */
+
+/* Window observer flags: what the window about to warm up asks for. */
+#define KAIROS_PY_STACKS 1u  /* PROFILE_WITH_STACK=true */
+#define KAIROS_PY_MODULES 2u /* PROFILE_WITH_MODULES=true */
+typedef void (*kairos_py_observer)(uint32_t flags, void* ctx);
+
+/* since 0.1: attaches a Python tracer: `observer(flags, ctx)` is called on a kairos thread when
+ * a window whose config asks for Python stacks or modules begins its warm-up (flags != 0), and
+ * with flags 0 when that window stops recording or is cancelled. It must not block (signal a
+ * thread of your own). Once per process (a forked child keeps it); returns 1 when attached, 0
+ * when a tracer was already attached or observer is NULL. Blocks: the session mutex. */
+KAIROS_API int kairos_py_attach(kairos_py_observer observer, void* ctx);
+
+/* since 0.1: interns a Python frame name (`len` bytes, UTF-8, e.g. "train.py(12): step") and
+ * returns its id (>= 1), valid for the life of the process image (re-intern in a forked
+ * child); 0 when the process-wide name table is full (the frame is then written as
+ * "<python name dropped>" and counted). Cold: call once per code object. Blocks: a mutex. */
+KAIROS_API uint32_t kairos_py_name(const char* name, size_t len);
+
+/* since 0.1: a Python frame named `name` (kairos_py_name) entered / the innermost one entered
+ * on this thread left. Written as python_function events with PyTorch's "Python id",
+ * "Python parent id" and "Python thread". Hot path: one relaxed load while nothing records.
+ * Blocks: never. */
+KAIROS_API void kairos_py_call(uint32_t name);
+KAIROS_API void kairos_py_return(void);
+
 #ifdef __cplusplus
 }
 #endif

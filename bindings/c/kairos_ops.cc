@@ -32,4 +32,22 @@ KAIROS_API void kairos_op_attach(void) {
 
 KAIROS_API int64_t kairos_current_iteration(void) { return kairos::api::CurrentIteration(); }
 
+KAIROS_API int kairos_py_attach(kairos_py_observer observer, void* ctx) {
+  try {
+    return kairos::api::AttachPythonTracer(observer, ctx) ? 1 : 0;
+  } catch (...) {
+    kairos::api::LogBarrierError("kairos_py_attach", "exception");
+    return 0;
+  }
+}
+
+KAIROS_API uint32_t kairos_py_name(const char* name, size_t len) {
+  if (name == nullptr) return 0;
+  return kairos::api::PyName(std::string_view(name, len));  // never throws
+}
+
+// Hot path: inline forwards that cannot throw (no allocation; a full ring counts a drop).
+KAIROS_API void kairos_py_call(uint32_t name) { kairos::api::PyCall(name); }
+KAIROS_API void kairos_py_return(void) { kairos::api::PyReturn(); }
+
 }  // extern "C"

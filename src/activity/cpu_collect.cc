@@ -27,6 +27,22 @@ struct OpenRange {
   uint32_t detail;
 };
 
+// A Python frame entered on a thread and not yet left (kPyCall). `seq` orders frames by entry
+// across the trace; ids are made dense (1..N, PyTorch's "Python id") once all are known.
+struct OpenFrame {
+  uint64_t start;
+  uint32_t name;  // process-wide Python name id (InternPythonName)
+  uint32_t seq;
+  uint32_t parent_seq;  // 0 = a root frame
+};
+
+// An emitted python_function event whose id, parent and name Finish fills in.
+struct EmittedFrame {
+  uint32_t seq, parent_seq, thread, track;
+  size_t index;  // in events_by_track[track]
+  uint32_t name;
+};
+
 struct StepMark {
   uint64_t raw;
   int64_t iteration;
@@ -53,6 +69,10 @@ class Collector {
   void EmitRange(uint32_t track, uint64_t start, uint64_t end, bool open, uint32_t name,
                  uint32_t id, uint32_t detail, uint8_t extra_flags = 0);
   uint32_t NextId();
+  // Emits one Python frame left at `end` (or still open at the window end).
+  void EmitFrame(uint32_t track, uint32_t thread, const OpenFrame& f, uint64_t end, bool open);
+  // Dense ids, parents and names of the python_function events (after every thread).
+  void FinishFrames();
 
   TraceData& data_;
   uint64_t start_raw_, end_raw_;
@@ -63,6 +83,9 @@ class Collector {
   uint64_t dropped_ = 0, unmatched_pops_ = 0, unmatched_ends_ = 0, unfinished_ = 0;
   uint64_t names_dropped_ = 0, names_truncated_ = 0, args_dropped_ = 0, threads_ = 0;
   uint64_t kept_ = 0;  // records read from the rings
+  std::vector<EmittedFrame> frames_;
+  uint32_t frame_seq_ = 0, python_threads_ = 0;
+  uint64_t python_unmatched_returns_ = 0, python_unfinished_ = 0, python_unnamed_ = 0;
 
  public:
   uint64_t alloc_failures = 0;  // set before Finish
@@ -105,6 +128,67 @@ void Collector::EmitRange(uint32_t track, uint64_t start, uint64_t end, bool ope
                                                                            : EventKind::kUserAnnotation;
   e.flags = flags;
   data_.events_by_track[track].push_back(e);
+}
+
+void Collector::EmitFrame(uint32_t track, uint32_t thread, const OpenFrame& f, uint64_t end,
+                          bool open) {
+  uint64_t start = f.start;
+  if (open) end = end_raw_;
+  if (end < start_raw_ || start > end_raw_) return;
+  uint8_t flags = 0;
+  if (start < start_raw_) {
+    start = start_raw_;
+    flags |= kFlagBeganBeforeWindow;
+  }
+  if (open || end > end_raw_) {
+    end = end_raw_;
+    flags |= kFlagUnfinished;
+    ++python_unfinished_;
+  }
+  Event e{};
+  e.start_ns = clock_.ToUnixNs(start);
+  e.end_ns = std::max(e.start_ns, clock_.ToUnixNs(end));
+  e.track = track;
+  e.detail = kNoDetail;  // FinishFrames
+  e.kind = EventKind::kPythonFunction;
+  e.flags = flags;
+  std::vector<Event>& v = data_.events_by_track[track];
+  frames_.push_back({f.seq, f.parent_seq, thread, track, v.size(), f.name});
+  v.push_back(e);
+}
+
+void Collector::FinishFrames() {
+  if (frames_.empty()) return;
+  // Entry order: a parent was entered before its children, so it gets the smaller id.
+  std::sort(frames_.begin(), frames_.end(),
+            [](const EmittedFrame& a, const EmittedFrame& b) { return a.seq < b.seq; });
+  auto id_of = [&](uint32_t seq) -> uint32_t {
+    if (seq == 0) return 0;
+    auto it = std::lower_bound(frames_.begin(), frames_.end(), seq,
+                               [](const EmittedFrame& f, uint32_t s) { return f.seq < s; });
+    return it != frames_.end() && it->seq == seq ? static_cast<uint32_t>(it - frames_.begin()) + 1
+                                                 : 0;
+  };
+  std::vector<uint32_t> ids;
+  const size_t base = data_.python_frames.size();
+  data_.python_frames.reserve(base + frames_.size());
+  for (size_t i = 0; i < frames_.size(); ++i) {
+    const EmittedFrame& f = frames_[i];
+    // A frame's parent overlaps the window whenever the frame does, so it was emitted too.
+    data_.python_frames.push_back(
+        {static_cast<uint32_t>(i + 1), id_of(f.parent_seq), f.thread});
+    data_.events_by_track[f.track][f.index].detail = static_cast<uint32_t>(base + i);
+    if (f.name == 0) ++python_unnamed_;
+    ids.push_back(f.name);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  absl::flat_hash_map<uint32_t, StringId> names;
+  ForEachPythonName(ids, [&](uint32_t id, std::string_view text) {
+    names[id] = data_.strings.Intern(id == 0 || text.empty() ? std::string_view("<python name dropped>")
+                                                           : text);
+  });
+  for (const EmittedFrame& f : frames_) data_.events_by_track[f.track][f.index].name = names[f.name];
 }
 
 void Collector::AddThread(ThreadState& s) {
@@ -167,6 +251,8 @@ void Collector::AddThread(ThreadState& s) {
   };
 
   std::vector<OpenRange> stack;
+  std::vector<OpenFrame> frames;  // this thread's Python stack
+  uint32_t python_thread = UINT32_MAX;
   for (size_t i = 0; i < n; ++i) {
     const RingRecord& r = ring.at(i);
     switch (r.type) {
@@ -202,12 +288,26 @@ void Collector::AddThread(ThreadState& s) {
       case RecordType::kStep:
         steps_.push_back({r.raw_time, static_cast<int64_t>(r.id), track});
         break;
+      case RecordType::kPyCall:
+        if (python_thread == UINT32_MAX) python_thread = python_threads_++;
+        frames.push_back(
+            {r.raw_time, r.name, ++frame_seq_, frames.empty() ? 0 : frames.back().seq});
+        break;
+      case RecordType::kPyReturn:
+        if (frames.empty()) {
+          if (r.raw_time >= start_raw_ && r.raw_time <= end_raw_) ++python_unmatched_returns_;
+          break;
+        }
+        EmitFrame(track, python_thread, frames.back(), r.raw_time, false);
+        frames.pop_back();
+        break;
       default:
         break;
     }
   }
   // Pushed but never popped before the window closed.
   for (const OpenRange& o : stack) EmitRange(track, o.start, 0, true, o.name, o.id, o.detail);
+  for (const OpenFrame& f : frames) EmitFrame(track, python_thread, f, 0, true);
 }
 
 void Collector::Finish(bool start_is_step_boundary) {
@@ -263,6 +363,16 @@ void Collector::Finish(bool start_is_step_boundary) {
   data_.AddStat("cpu_names_dropped", names_dropped_);
   data_.AddStat("cpu_args_dropped", args_dropped_);
   data_.AddStat("cpu_threads", threads_);
+  FinishFrames();
+  // Python stacks (PROFILE_WITH_STACK): written only when the tracer recorded something, so
+  // traces without it keep their stats.
+  if (!frames_.empty() || python_unmatched_returns_ > 0) {
+    data_.AddStat("python_frames", frames_.size());
+    data_.AddStat("python_threads", python_threads_);
+    data_.AddStat("python_unfinished_frames", python_unfinished_);
+    data_.AddStat("python_unmatched_returns", python_unmatched_returns_);
+    data_.AddStat("python_names_dropped", python_unnamed_);
+  }
 }
 
 }  // namespace
@@ -274,6 +384,18 @@ void CpuRecorder::Collect(TraceData& data) {
   });
   c.alloc_failures = TakeAllocFailures();
   c.Finish(start_is_step_boundary_);
+  if (python_stacks_ && data.stats.find("python_frames") == data.stats.end()) {
+    data.warnings.push_back(
+        "PROFILE_WITH_STACK=true but no Python frame was recorded: Python stacks come from the "
+        "kairos Python package's tracer (python3 -m kairos run, kairos.profile(with_stack=True)), "
+        "which was not attached in this process or saw no Python code run in the window");
+  }
+  if (python_modules_ && !python_stacks_) {
+    data.warnings.push_back(
+        "PROFILE_WITH_MODULES=true without PROFILE_WITH_STACK=true: no nn.Module scopes "
+        "recorded (they are the Python tracer's names for Module._call_impl frames, recorded "
+        "with the stacks)");
+  }
   if (CollectStatsHook hook = g_cpu_collect_stats_hook.load(std::memory_order_acquire)) hook(data);
 }
 

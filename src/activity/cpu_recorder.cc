@@ -68,6 +68,15 @@ struct Registry {
   // Where the ring feeder's next pass starts (FeedRings): after a pass that ran out of
   // budget, at the ring it stopped on.
   size_t feed_cursor = 0;
+  // Python frame names (InternPythonName): process-wide ids the python tracer caches per code
+  // object, so a frame's record carries no text. Own mutex: a new code object on a Python
+  // thread never waits for the registry.
+  struct PythonNames {
+    std::mutex mu;
+    std::deque<std::string> names{std::string()};  // [0] = "" (dropped); deque: views stay valid
+    absl::flat_hash_map<std::string_view, uint32_t> index;
+    uint64_t bytes = 0;
+  } python;
 };
 
 std::atomic<Registry*> g_registry{nullptr};
@@ -543,6 +552,38 @@ void RefillIdBlock(ThreadState* s) {
   s->id_limit = base - (base % kIdBlock) + kIdBlock;
 }
 
+uint32_t InternPythonName(std::string_view name) {
+  try {
+    Registry* reg = GetRegistry();
+    char buf[kMaxNameBytes + 4];
+    std::string cut;
+    if (name.size() > kMaxNameBytes) {
+      cut.assign(name.substr(0, kMaxNameBytes + 1));
+      name = Truncate(cut.c_str(), kMaxNameBytes, buf);
+    }
+    Registry::PythonNames& t = reg->python;
+    std::lock_guard<std::mutex> lock(t.mu);
+    auto it = t.index.find(name);
+    if (it != t.index.end()) return it->second;
+    if (t.names.size() >= kMaxPythonNames || t.bytes + name.size() > kMaxPythonNameBytes)
+      return 0;
+    t.names.emplace_back(name);
+    const auto id = static_cast<uint32_t>(t.names.size() - 1);
+    t.index.emplace(t.names.back(), id);
+    t.bytes += name.size();
+    return id;
+  } catch (...) {
+    return 0;  // out of memory: the frame is recorded without its name
+  }
+}
+
+void ForEachPythonName(const std::vector<uint32_t>& ids,
+                       const std::function<void(uint32_t, std::string_view)>& fn) {
+  Registry::PythonNames& t = GetRegistry()->python;
+  std::lock_guard<std::mutex> lock(t.mu);
+  for (uint32_t id : ids) fn(id, id < t.names.size() ? std::string_view(t.names[id]) : "");
+}
+
 void CpuRecorderAfterForkChild() {
   g_cpu_epoch.store(0, std::memory_order_relaxed);
   Registry* old = g_registry.load(std::memory_order_relaxed);
@@ -610,6 +651,8 @@ uint32_t CpuRecorder::Prepare(const Config& config) {
 }
 
 absl::Status CpuRecorder::StartWarmup(const Config& config) {
+  python_stacks_ = config.with_stack;
+  python_modules_ = config.with_modules;
   // A request armed by Prepare() may already record under its reserved epoch (the step hook
   // enabled it at the warm-up boundary); keep it. Otherwise size the rings and take one now.
   const uint32_t reserved = next_epoch_.exchange(0, std::memory_order_acq_rel);

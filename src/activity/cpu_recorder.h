@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -258,6 +259,41 @@ inline void RecordStep(int64_t iteration, uint64_t raw_time) {
   s->ring->Append(r);
 }
 
+// ---- Python frames (the python tracer, PROFILE_WITH_STACK; docs/PYTHON_STACKS.md) ----
+// A Python frame entered on the calling thread: `name` is a process-wide id from
+// InternPythonName (0: the name table was full; written "<python name dropped>"). Python
+// frames are their own records, not push ranges: they do not move the range stack that
+// CurrentCpuRangeId and CUPTI correlation read, and a Python stack out of step with the op
+// ranges (a frame left by an exception while a C scope stays open) cannot unbalance them.
+// Cost: the disabled check, the thread's state and one 24-byte record; no name lookup.
+inline void PyCall(uint32_t name) {
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(epoch == 0, 1)) return;
+  ThreadState* s = ThreadStateFor(epoch);
+  if (s == nullptr) return;
+  AppendRecord(s, RecordType::kPyCall, name, 0, 0);
+}
+// The innermost Python frame entered on the calling thread was left.
+inline void PyReturn() {
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(epoch == 0, 1)) return;
+  ThreadState* s = ThreadStateFor(epoch);
+  if (s == nullptr) return;
+  AppendRecord(s, RecordType::kPyReturn, 0, 0, 0);
+}
+// Interns a Python frame name ("file.py(12): fn", or "nn.Module: Linear_0") in the
+// process-wide table and returns its id (>= 1), or 0 when the table is full
+// (kMaxPythonNames names or kMaxPythonNameBytes bytes; the caller counts it). Cold: once per
+// code object (the tracer caches the id); takes the table's mutex. Names longer than
+// kMaxNameBytes are cut like range names. Ids stay valid for the life of the process image
+// (a forked child starts a new table: the tracer re-interns after fork).
+uint32_t InternPythonName(std::string_view name);
+inline constexpr uint32_t kMaxPythonNames = 1u << 20;
+inline constexpr uint64_t kMaxPythonNameBytes = 16u << 20;
+// Calls fn(id, name) for each id in `ids` under the table's mutex (the collector).
+void ForEachPythonName(const std::vector<uint32_t>& ids,
+                       const std::function<void(uint32_t, std::string_view)>& fn);
+
 // Id of the innermost open push range on the calling thread (0 if none or not recording).
 // Equals Event::external_id of that range's event. Beyond kMaxTrackedDepth nested ranges it
 // returns the id at depth kMaxTrackedDepth. Cost: the disabled check plus two loads.
@@ -313,6 +349,8 @@ class CpuRecorder : public TraceSource {
   uint64_t start_raw_ = 0, end_raw_ = ~0ull;
   ClockConverter clock_;
   bool start_is_step_boundary_ = false;
+  bool python_stacks_ = false;  // PROFILE_WITH_STACK: Collect says so when no frame came
+  bool python_modules_ = false;  // PROFILE_WITH_MODULES: not implemented, Collect says so
   RingFeeder feeder_;  // runs from StartWarmup to StopRecording
 
  public:

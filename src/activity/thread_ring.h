@@ -23,6 +23,8 @@ enum class RecordType : uint8_t {
   kEnd,       // range_end: id = the id kStart returned
   kMark,      // instant
   kStep,      // iteration boundary: id = the iteration that begins here
+  kPyCall,    // a Python frame entered (python tracer): name = process-wide Python name id
+  kPyReturn,  // the innermost Python frame entered on this thread left (return or exception)
   kCount
 };
 

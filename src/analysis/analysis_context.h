@@ -126,6 +126,8 @@ void ComputeHostSummary(const AnalysisContext& ctx, Summary* summary);  // host_
 double CounterMeanIn(const AnalysisContext& ctx, std::string_view track,
                      const std::vector<Interval>& gaps);
 void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary);  // host_wait.cc
+// Top Python functions (python_frames.cc, python_frames.h).
+void ComputePythonFunctions(const AnalysisContext& ctx, Summary* summary);
 void DetectAntipatterns(const AnalysisContext& ctx, Summary* summary);  // antipatterns*.cc
 void ComputeTimelines(const AnalysisContext& ctx, Summary* summary);    // timeline.cc
 // Memory summaries and findings from [memory] events, after DetectAntipatterns.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analysis/antipatterns.h"
+#include "analysis/python_frames.h"
 
 namespace kairos::internal {
 namespace {
@@ -64,6 +65,8 @@ void IdleHostBound(const AnalysisContext& ctx, size_t di, Summary* out) {
   std::string where = d.host_wait_top_range.empty()
                           ? std::string()
                           : " The host spent most of that time in \"" + d.host_wait_top_range + "\".";
+  if (!d.host_wait_top_python.empty())
+    where += " In Python: " + d.host_wait_top_python + ".";
   std::string advice;
   if (iowait >= o.iowait_high_pct) {
     advice = "The GPU waits for input while the host waits on storage (iowait " + Pct(iowait) +
@@ -109,11 +112,50 @@ void ExcessiveSync(const AnalysisContext& ctx, Summary* out) {
   if (!ctx.steps.empty()) {
     b.Evidence("syncs_per_step", static_cast<double>(syncs.size()) / static_cast<double>(ctx.steps.size()));
   }
+  // With Python stacks: the user's frame that made the syncs (the innermost frame of the
+  // user's code running when the host call that waited began).
+  std::string where;
+  if (!data.python_frames.empty()) {
+    const PythonFrameIndex frames(data);
+    absl::flat_hash_map<uint32_t, const Event*> host_call;  // correlation -> runtime call
+    for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+      if (data.tracks[t].type != TrackType::kThread) continue;
+      for (const Event& e : data.events_by_track[t])
+        if (e.kind == EventKind::kRuntime && e.correlation != 0) host_call[e.correlation] = &e;
+    }
+    absl::flat_hash_map<const Event*, int64_t> by_frame;
+    for (const Event* e : syncs) {
+      const Event* at = e;
+      if (e->track >= data.tracks.size() || data.tracks[e->track].type != TrackType::kThread) {
+        auto it = host_call.find(e->correlation);
+        at = it != host_call.end() ? it->second : nullptr;
+      }
+      if (at == nullptr) continue;
+      if (const Event* f = frames.InnermostUserFrame(at->track, at->start_ns))
+        by_frame[f] += std::min(e->end_ns, ctx.window_end_ns) - std::max(e->start_ns, ctx.window_start_ns);
+    }
+    absl::flat_hash_map<StringId, int64_t> by_name;
+    for (const auto& [f, t] : by_frame) by_name[f->name] += t;
+    StringId best = 0;
+    int64_t best_ns = 0;
+    for (const auto& [name, t] : by_name) {
+      if (t > best_ns || (t == best_ns && data.strings.Get(name) < data.strings.Get(best))) {
+        best = name;
+        best_ns = t;
+      }
+    }
+    if (best_ns > 0) {
+      b.Evidence("top_python_frame_sync_ns", static_cast<double>(best_ns));
+      where = " Most of the sync time (" + Pct(100.0 * static_cast<double>(best_ns) /
+                                                static_cast<double>(std::max<int64_t>(ns, 1))) +
+              ") is in Python " + PythonFrameLabel(data.strings.Get(best)) + ".";
+    }
+  }
   out->findings.push_back(b.Done(
       "The host blocks on the GPU often (cudaDeviceSynchronize, cudaStreamSynchronize, event "
       "waits, or implicit syncs from .item(), .cpu(), printing tensors), so it cannot queue work "
       "ahead. Remove syncs from the step loop, or sync on one event only when a result is "
-      "really needed."));
+      "really needed." + where));
 }
 
 void CopyBackEveryStep(const AnalysisContext& ctx, Summary* out) {

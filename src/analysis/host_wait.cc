@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "analysis/analysis_context.h"
+#include "analysis/python_frames.h"
 
 namespace kairos::internal {
 namespace {
@@ -33,6 +34,44 @@ class Coverage {
   std::vector<Interval> iv_;
   std::vector<int64_t> prefix_;
 };
+
+// The user's Python frame with the most time during the waits: each frame's overlap minus
+// that of the user frames inside it (library frames count for the user frame that called
+// them: "the line of my script the GPU waited on").
+std::string TopUserFrame(const TraceData& data, const Coverage& cov) {
+  absl::flat_hash_map<StringId, int64_t> self;
+  absl::flat_hash_map<StringId, bool> user;
+  struct Open {
+    int64_t end_ns;
+    StringId name;
+  };
+  std::vector<Open> stack;
+  for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+    stack.clear();
+    for (const Event& e : data.events_by_track[t]) {
+      if (e.kind != EventKind::kPythonFunction) continue;
+      auto [it, fresh] = user.try_emplace(e.name, false);
+      if (fresh) it->second = IsUserPythonFrame(data.strings.Get(e.name));
+      if (!it->second) continue;
+      while (!stack.empty() && stack.back().end_ns <= e.start_ns) stack.pop_back();
+      const int64_t ov = cov.Overlap(e.start_ns, e.end_ns);
+      if (ov > 0) {
+        self[e.name] += ov;
+        if (!stack.empty()) self[stack.back().name] -= ov;
+      }
+      stack.push_back({e.end_ns, e.name});
+    }
+  }
+  StringId best = 0;
+  int64_t best_ns = 0;
+  for (const auto& [name, ns] : self) {
+    if (ns > best_ns || (ns == best_ns && ns > 0 && data.strings.Get(name) < data.strings.Get(best))) {
+      best = name;
+      best_ns = ns;
+    }
+  }
+  return best_ns > 0 ? PythonFrameLabel(data.strings.Get(best)) : std::string();
+}
 
 }  // namespace
 
@@ -80,6 +119,9 @@ void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary) {
       }
     }
     if (best_ns > 0) summary->devices[di].host_wait_top_range = std::string(data.strings.Get(best));
+    if (!data.python_frames.empty()) {
+      summary->devices[di].host_wait_top_python = TopUserFrame(data, cov);
+    }
   }
 }
 

@@ -41,6 +41,7 @@ void WriteVerdicts(const AnalysisOptions& options, Summary* summary) {
       if (d.idle_host_wait_ns >= d.idle_kernel_wait_ns && d.idle_host_wait_ns >= d.idle_other_ns) {
         cause = "waiting for the host";
         if (!d.host_wait_top_range.empty()) cause += " in \"" + d.host_wait_top_range + "\"";
+        if (!d.host_wait_top_python.empty()) cause += " (Python: " + d.host_wait_top_python + ")";
       } else if (d.idle_kernel_wait_ns >= d.idle_other_ns) {
         cause = "waiting on other GPU work or synchronisation";
       } else {
@@ -130,6 +131,7 @@ Summary Analyze(const TraceData& data, const AnalysisOptions& options) {
   internal::ComputeBreakdowns(ctx, &summary);
   internal::ComputeSmProxies(ctx, &summary);
   internal::AttributeHostWaits(ctx, &summary);
+  internal::ComputePythonFunctions(ctx, &summary);
   internal::ComputeCollectives(ctx, &summary);
   internal::ComputeMeasuredCounters(ctx, &summary);
   internal::ComputeSteps(ctx, &summary);

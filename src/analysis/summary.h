@@ -109,6 +109,9 @@ struct DeviceSummary {
   // Kernel time (sum of durations, not a union) per KernelClass, indexed by the enum.
   std::array<int64_t, kNumKernelClasses> class_kernel_ns{};
   std::string host_wait_top_range;  // CPU range with the most self time during host waits
+  // With Python stacks: the user's Python frame (innermost, not a library's) with the most
+  // time during host waits, as "step (train.py:42)"; empty without.
+  std::string host_wait_top_python;
   std::string verdict;
 };
 
@@ -120,6 +123,16 @@ struct Hotspot {
   double measured_sm_active_pct = -1.0;
   double measured_occupancy_pct = -1.0;
   double est_occupancy_pct = -1.0;
+};
+
+// A Python function of the user's program or its libraries (python_function events):
+// inclusive time (once per function when it recurses) and self time (not inside another
+// Python frame), clipped to the window.
+struct PythonFunctionStat {
+  std::string name;  // "file(line): function", as in the trace
+  uint64_t calls = 0;
+  int64_t total_ns = 0, self_ns = 0;
+  int64_t gpu_ns = 0;  // GPU ops launched under it (inclusive, once per op)
 };
 
 // NCCL operations of one kind on one device (TraceData::collectives joined with their
@@ -236,6 +249,7 @@ struct Summary {
   std::vector<DeviceSummary> devices;  // devices with GPU work in the window, by id
   std::vector<uint32_t> idle_devices;  // devices known to the trace with none, by id
   std::vector<Hotspot> top_kernels, top_memcpys, top_cpu_ranges;
+  std::vector<PythonFunctionStat> top_python_functions;  // by total time; empty without stacks
   std::vector<CollectiveSummary> collectives;  // by device, then time (largest first)
   StepSummary steps;
   HostSummary host;

@@ -111,6 +111,8 @@ std::string SummaryToJson(const Summary& s) {
     j.Key("idle_breakdown_ns").Open('{').Key("host_wait").Int(d.idle_host_wait_ns);
     j.Key("kernel_wait").Int(d.idle_kernel_wait_ns).Key("other").Int(d.idle_other_ns).Close('}');
     j.Key("host_wait_top_range").Str(d.host_wait_top_range);
+    // Only in a trace with Python stacks (older consumers see the schema they know).
+    if (!d.host_wait_top_python.empty()) j.Key("host_wait_top_python").Str(d.host_wait_top_python);
     j.Key("kernels").Int(static_cast<int64_t>(d.kernel_count));
     j.Key("memcpys").Int(static_cast<int64_t>(d.memcpy_count));
     j.Key("memsets").Int(static_cast<int64_t>(d.memset_count));
@@ -136,6 +138,15 @@ std::string SummaryToJson(const Summary& s) {
   Hotspots(j, "kernels", s.top_kernels);
   Hotspots(j, "memcpys", s.top_memcpys);
   Hotspots(j, "cpu_ranges", s.top_cpu_ranges);
+  if (!s.top_python_functions.empty()) {  // only with Python stacks
+    j.Key("python_functions").Open('[');
+    for (const PythonFunctionStat& p : s.top_python_functions) {
+      j.Open('{').Key("name").Str(p.name).Key("calls").Int(static_cast<int64_t>(p.calls));
+      j.Key("total_ns").Int(p.total_ns).Key("self_ns").Int(p.self_ns).Key("gpu_ns").Int(p.gpu_ns);
+      j.Close('}');
+    }
+    j.Close(']');
+  }
   j.Close('}');
   j.Key("collectives").Open('[');
   for (const CollectiveSummary& c : s.collectives) {

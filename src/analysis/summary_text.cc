@@ -101,6 +101,16 @@ std::string SummaryToText(const Summary& s) {
   Table(&out, "Top kernels", s.top_kernels);
   Table(&out, "Top memcpys", s.top_memcpys);
   Table(&out, "Top CPU ranges", s.top_cpu_ranges);
+  if (!s.top_python_functions.empty()) {
+    Append(&out, "Top Python functions (by total time; self = not inside another Python frame; GPU = "
+           "kernels and copies launched under it):\n");
+    Append(&out, "  %10s %10s %10s %8s  %s\n", "total", "self", "GPU", "calls", "function");
+    for (const PythonFunctionStat& p : s.top_python_functions) {
+      std::string name = p.name.size() > 100 ? "..." + p.name.substr(p.name.size() - 97) : p.name;
+      Append(&out, "  %10s %10s %10s %8llu  %s\n", Time(p.total_ns).c_str(), Time(p.self_ns).c_str(),
+             Time(p.gpu_ns).c_str(), static_cast<unsigned long long>(p.calls), name.c_str());
+    }
+  }
   if (!s.collectives.empty()) {
     Append(&out, "\nNCCL collectives (kernel time includes waiting for other ranks):\n");
     for (const CollectiveSummary& c : s.collectives) {

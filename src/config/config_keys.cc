@@ -346,11 +346,15 @@ std::vector<ConfigKey>* BuildTable() {
                              "Record every CUDA allocation and free in the window as `[memory]` events with "
                              "absolute totals (docs/MEMORY.md); also forwarded to the framework")));
   t->push_back(OnDemand(
-      Bool("PROFILE_WITH_STACK", &Config::with_stack, "false", "Forwarded: record Python stacks")));
+      Bool("PROFILE_WITH_STACK", &Config::with_stack, "false",
+           "Record Python calls and returns as python_function events (the kairos Python "
+           "package's tracer; docs/PYTHON_STACKS.md). Warned about in a trace that has none")));
   t->push_back(OnDemand(
       Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false", "Forwarded: estimate FLOPs")));
   t->push_back(OnDemand(Bool("PROFILE_WITH_MODULES", &Config::with_modules, "false",
-                             "Forwarded: record module hierarchy")));
+                             "With PROFILE_WITH_STACK: Module._call_impl frames are named "
+                             "`nn.Module: <Class>_<n>` (docs/PYTHON_STACKS.md); alone: no "
+                             "effect, said in the trace's warnings")));
   t->push_back(OnDemand(Alias(Bool("CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION",
                                    &Config::report_input_shapes, "false", "Alias"),
                               "PROFILE_REPORT_INPUT_SHAPES")));

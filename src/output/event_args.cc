@@ -97,6 +97,7 @@ uint32_t DetailTableOf(EventKind kind) {
     case EventKind::kUserAnnotation:
     case EventKind::kInstant: return 5;
     case EventKind::kCudaEvent: return 6;  // same rows as kSync, different args
+    case EventKind::kPythonFunction: return 7;
     default: return 0;
   }
 }

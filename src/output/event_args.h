@@ -67,6 +67,10 @@ inline constexpr char kInputType[] = "Input type";
 inline constexpr char kSequenceNumber[] = "Sequence number";
 inline constexpr char kFwdThreadId[] = "Fwd thread id";
 inline constexpr char kCategory[] = "category";
+// python_function events (PyTorch's with_stack key names).
+inline constexpr char kPythonId[] = "Python id";
+inline constexpr char kPythonParentId[] = "Python parent id";
+inline constexpr char kPythonThread[] = "Python thread";
 inline constexpr char kColor[] = "color";
 inline constexpr char kPayload[] = "payload";
 // NCCL operations on their kernels (PyTorch record_param_comms names; HTA reads them).
@@ -241,6 +245,15 @@ bool EventArgs::Visit(const Event& e, ArgScope scope, Sink& s) {
       if (full) {
         s.Uint(arg_keys::kCbid, e.aux);
         s.Uint(arg_keys::kCorrelation, e.correlation);
+      }
+      break;
+    case EventKind::kPythonFunction:
+      if ((has_row = row < data_.python_frames.size())) {
+        // PyTorch writes "Python parent id" only for a frame with a Python parent.
+        const PythonFrame& f = data_.python_frames[row];
+        s.Uint(arg_keys::kPythonId, f.id);
+        if (f.parent_id != 0) s.Uint(arg_keys::kPythonParentId, f.parent_id);
+        s.Uint(arg_keys::kPythonThread, f.thread);
       }
       break;
     case EventKind::kGpuUserAnnotation:

@@ -37,7 +37,7 @@ bool internal::KindFromCategory(std::string_view cat, EventKind* kind) {
   }
   // Legacy (2021 TensorBoard-plugin) vocabulary and PyTorch-only categories.
   static constexpr std::pair<const char*, EventKind> kLegacy[] = {
-      {"Operator", EventKind::kCpuOp},       {"python_function", EventKind::kCpuOp},
+      {"Operator", EventKind::kCpuOp},
       {"Runtime", EventKind::kRuntime},      {"Kernel", EventKind::kKernel},
       {"Memcpy", EventKind::kMemcpy},        {"Memset", EventKind::kMemset},
       {"cpu_instant_event", EventKind::kInstant}};
@@ -339,6 +339,14 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
       data.cpu_args.push_back(a);
       return;
     }
+    case EventKind::kPythonFunction: {
+      // PyTorch's with_stack args; a frame without "Python parent id" is a root.
+      PythonFrame f{U32(args, arg_keys::kPythonId), U32(args, arg_keys::kPythonParentId),
+                    U32(args, arg_keys::kPythonThread)};
+      e.detail = static_cast<uint32_t>(data.python_frames.size());
+      data.python_frames.push_back(f);
+      return;
+    }
     default: return;
   }
 }
@@ -347,7 +355,7 @@ namespace {
 
 bool IsCpuKind(EventKind k) {
   return k == EventKind::kCpuOp || k == EventKind::kUserAnnotation || k == EventKind::kRuntime ||
-         k == EventKind::kDriver || k == EventKind::kInstant;
+         k == EventKind::kDriver || k == EventKind::kInstant || k == EventKind::kPythonFunction;
 }
 
 // Builds a TraceData from the callback stream; the per-track vectors are sorted at the end.

@@ -308,6 +308,33 @@ void HotspotSections(std::string* out, const std::vector<Analysed>& all) {
   *out += "</section><section id=\"cpu-ranges\"><h2>Top CPU ranges</h2>";
   PerTrace(out, all, [&](const Analysed& a) { HotspotTable(out, a.summary.top_cpu_ranges, false); });
   *out += "</section>";
+  // Python stacks (PROFILE_WITH_STACK): only when a trace has Python frames.
+  bool python = false;
+  for (const Analysed& a : all) python |= !a.summary.top_python_functions.empty();
+  if (!python) return;
+  *out += "<section id=\"python\"><h2>Top Python functions</h2><p class=\"note\">By total time "
+          "(a recursive function counted once); self = not inside another Python frame; GPU launched = "
+          "kernels and copies whose launch call ran under it.</p>";
+  PerTrace(out, all, [&](const Analysed& a) {
+    if (a.summary.top_python_functions.empty()) {
+      *out += "<p class=\"note\">No Python frames in this trace.</p>";
+      return;
+    }
+    const int64_t top = std::max<int64_t>(a.summary.top_python_functions.front().total_ns, 1);
+    *out += "<table><tr><th>function</th><th class=\"n\">total</th><th></th><th class=\"n\">self</th>"
+            "<th class=\"n\">calls</th><th class=\"n\">GPU launched</th></tr>";
+    for (const PythonFunctionStat& p : a.summary.top_python_functions) {
+      char w[32];
+      std::snprintf(w, sizeof w, "%.1f%%", 100.0 * static_cast<double>(p.total_ns) / static_cast<double>(top));
+      *out += "<tr><td class=\"name\" title=\"" + EscapeShort(p.name, 2000) + "\">" + EscapeShort(p.name, 140) +
+              "</td><td class=\"n\">" + Escape(FormatDuration(p.total_ns)) +
+              "</td><td><div class=\"bar\"><span style=\"width:" + w + "\"></span></div></td><td class=\"n\">" +
+              Escape(FormatDuration(p.self_ns)) + "</td><td class=\"n\">" + std::to_string(p.calls) +
+              "</td><td class=\"n\">" + Escape(FormatDuration(p.gpu_ns)) + "</td></tr>";
+    }
+    *out += "</table>";
+  });
+  *out += "</section>";
 }
 
 // Bucket means of one counter track, at most `max_points` (host samples are regular, so a

@@ -193,7 +193,46 @@ class FrameworkOpsSource : public TraceSource {
  private:
   bool report_shapes_ = false;
 };
+// Registered by AttachPythonTracer: tells the tracer (through its observer) when a window
+// with Python stacks warms up and when it stops, so the interpreter's profiling hook is
+// installed only around such windows. Calls come on the runner thread, outside the session
+// mutex; the observer only signals (the tracer installs the hook on a Python thread).
+class PythonStacksSource : public TraceSource {
+ public:
+  PythonStacksSource(void (*observer)(uint32_t, void*), void* ctx)
+      : observer_(observer), ctx_(ctx) {}
+  const char* name() const override { return "python_stacks"; }
+  absl::Status StartWarmup(const Config& config) override {
+    flags_ = (config.with_stack ? kPyStacks : 0) | (config.with_modules ? kPyModules : 0);
+    if (flags_ != 0) observer_(flags_, ctx_);
+    return absl::OkStatus();
+  }
+  void StartRecording(int64_t) override {}
+  void StopRecording(int64_t) override { Off(); }
+  void Collect(TraceData&) override {}
+  void Reset() override { Off(); }
+
+ private:
+  void Off() {
+    if (flags_ != 0) observer_(0, ctx_);
+    flags_ = 0;
+  }
+  void (*observer_)(uint32_t, void*);
+  void* ctx_;
+  uint32_t flags_ = 0;  // runner thread only
+};
 }  // namespace
+
+bool AttachPythonTracer(void (*observer)(uint32_t, void*), void* ctx) {
+  if (observer == nullptr) return false;
+  Root& root = GetRoot();
+  void (*expected)(uint32_t, void*) = nullptr;
+  if (!root.python_observer.compare_exchange_strong(expected, observer, std::memory_order_acq_rel))
+    return false;
+  root.python_observer_ctx.store(ctx, std::memory_order_release);
+  root.session.RegisterJoiningTraceSource(std::make_unique<PythonStacksSource>(observer, ctx));
+  return true;
+}
 
 void AttachFrameworkOps() {
   Root& root = GetRoot();

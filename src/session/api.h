@@ -78,6 +78,18 @@ inline void OpPush(const char* name, int64_t sequence_nr, uint64_t fwd_thread_id
   a.input_types = input_types;
   internal::PushRange(name, &a);
 }
+// ---- Python stacks (kairos_py_*, the Python package's tracer; docs/PYTHON_STACKS.md) ----
+inline void PyCall(uint32_t name) { internal::PyCall(name); }
+inline void PyReturn() { internal::PyReturn(); }
+inline uint32_t PyName(std::string_view name) { return internal::InternPythonName(name); }
+// Window observer flags (kairos.h KAIROS_PY_*).
+inline constexpr uint32_t kPyStacks = 1, kPyModules = 2;
+// The Python tracer attaches (kairos_py_attach): `observer(flags, ctx)` is called on the
+// session's runner thread when a window whose config sets PROFILE_WITH_STACK or
+// PROFILE_WITH_MODULES begins its warm-up (flags != 0), and with 0 once it stops recording or
+// is cancelled. Once per root; later calls return false and change nothing.
+bool AttachPythonTracer(void (*observer)(uint32_t flags, void* ctx), void* ctx);
+
 // A framework bridge is attached (kairos_op_attach; once per process, later calls do
 // nothing): from now on traces apply PROFILE_REPORT_INPUT_SHAPES to cpu_op shapes.
 void AttachFrameworkOps();

@@ -388,6 +388,21 @@ void Profiler::RegisterTraceSource(std::unique_ptr<TraceSource> source) {
   sources_.push_back(std::move(source));
 }
 
+void Profiler::RegisterJoiningTraceSource(std::unique_ptr<TraceSource> source) {
+  if (source == nullptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  TraceSource* s = source.get();
+  sources_.push_back(std::move(source));
+  if (window_ == nullptr) return;  // the next window's WarmUp takes it like any source
+  // WarmUp writes window_->warmed without the mutex: only an open window is joined here;
+  // otherwise Open() adds it.
+  if (window_->opened && sched_.state() == SessionState::kRecording) {
+    if (s->StartWarmup(active_.config).ok()) window_->warmed.push_back(s);
+  } else {
+    joining_.push_back(s);
+  }
+}
+
 absl::Status Profiler::SetMetadata(std::string key, std::string value) {
   if (key.size() > kMaxMetadataKeyBytes)
     return absl::InvalidArgumentError(absl::StrCat("kairos_set_metadata: key longer than ",

@@ -118,6 +118,11 @@ class Profiler {
   // Adds a data source to every later session, after the ones registered before it (Collect
   // runs in that order). Never removed.
   void RegisterTraceSource(std::unique_ptr<TraceSource> source);
+  // Registers `source` and lets it join a window already under way: at once (StartWarmup with
+  // the window's config, under the session mutex) when the window is open, else when it
+  // opens. For a cheap source that must see every window, also one that began before it was
+  // registered (the Python tracer, attached after libkairos read a startup window).
+  void RegisterJoiningTraceSource(std::unique_ptr<TraceSource> source);
 
   // kairos_set_metadata: a key/value copied into every later trace's top-level metadata.
   // Bounded (kMaxMetadataKeys keys of at most kMaxMetadataKeyBytes, values of at most
@@ -201,6 +206,8 @@ class Profiler {
   bool runner_started_ = false;
   Active active_;
   std::unique_ptr<Window> window_;
+  // Joining sources registered while window_ existed, not yet in its `warmed` (Open adds them).
+  std::vector<TraceSource*> joining_;
   uint64_t startup_session_ = 0;  // env window that opens at init (WaitForStartupWindow)
   uint64_t close_raw_ = 0;        // raw instant of a Stop of the current window (0 = none)
   std::vector<std::pair<int64_t, uint64_t>> boundaries_;  // (iteration, raw) seen by hooks

@@ -339,7 +339,11 @@ void ChildAfterFork() {
   if (old->daemon != nullptr) old->daemon->Stop();
   KeepReachable(old);
   const bool framework_ops = old->framework_ops_attached.load(std::memory_order_relaxed);
+  auto* const python_observer = old->python_observer.load(std::memory_order_relaxed);
+  void* const python_ctx = old->python_observer_ctx.load(std::memory_order_relaxed);
   g_root.store(CreateRoot(true), std::memory_order_release);
+  // The Python tracer attached in the parent keeps its observer in the child.
+  if (python_observer != nullptr) api::AttachPythonTracer(python_observer, python_ctx);
   // A framework bridge attached in the parent (torch imported before DataLoader workers fork)
   // does not attach again: the child's session gets the same framework-ops source.
   if (framework_ops) api::AttachFrameworkOps();

@@ -43,6 +43,11 @@ struct Root {
   // Set once the framework-ops source is registered with this root's session. Per root, not a
   // process-wide once_flag: a forked child's fresh root registers its own (ChildAfterFork).
   std::atomic<bool> framework_ops_attached{false};
+  // The Python tracer's window observer (kairos_py_attach), or nullptr. Set once per root
+  // with the python-stacks source; a forked child's fresh root gets the same one
+  // (ChildAfterFork: the extension's code is mapped in the child too).
+  std::atomic<void (*)(uint32_t, void*)> python_observer{nullptr};
+  std::atomic<void*> python_observer_ctx{nullptr};
 };
 
 // The root, created and initialised from the environment on first call.

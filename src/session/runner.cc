@@ -139,6 +139,14 @@ void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   }
   if (w.start_raw == 0) w.start_raw = ReadRawClock();
   w.opened = true;
+  // Sources that joined during the warm-up (RegisterJoiningTraceSource) and that WarmUp's
+  // copy of the sources did not include.
+  for (TraceSource* s : joining_) {
+    if (std::find(w.warmed.begin(), w.warmed.end(), s) == w.warmed.end() &&
+        s->StartWarmup(active_.config).ok())
+      w.warmed.push_back(s);
+  }
+  joining_.clear();
   anchors_.Opened();  // first TSC<->Unix anchor of this window (clock.h)
   std::vector<TraceSource*> warmed = w.warmed;
   lock.unlock();
@@ -239,6 +247,7 @@ void Profiler::FinishLocked(Result result) {
   if (result.status.ok()) last_path_ = result.path;
   last_result_ = std::move(result);
   window_.reset();
+  joining_.clear();
   close_raw_ = 0;
   const absl::Status s = sched_.Handle(Now(SessionEventKind::kFlushed));
   KAIROS_DCHECK(s.ok(), "the runner finishes only a flushing session");

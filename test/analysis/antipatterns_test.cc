@@ -212,6 +212,89 @@ TEST_CASE("excessive_sync: two 50 us device syncs per step") {
   CHECK(f.examples[1].ts_ns == 600 * kUs);
 }
 
+// A python_function event with its PythonFrame row (as the collector writes them).
+void PyFrame(TraceBuilder& b, uint32_t thread, const std::string& name, int64_t s, int64_t e,
+             uint32_t id, uint32_t parent) {
+  b.data().python_frames.push_back({id, parent, 0});
+  b.Add(thread, EventKind::kPythonFunction, name, s, e, 0,
+        static_cast<uint32_t>(b.data().python_frames.size() - 1));
+}
+
+TEST_CASE("excessive_sync names the user's Python frame; the summary lists Python functions") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  BusyKernels(b, s, 20);
+  uint32_t id = 1;
+  PyFrame(b, th, "/job/train.py(1): <module>", 0, 10 * kMs, id++, 0);
+  for (int i = 0; i < 10; ++i) {
+    b.Step(th, i, i * kMs, (i + 1) * kMs);
+    const uint32_t step = id++;
+    PyFrame(b, th, "/job/train.py(20): step", i * kMs, (i + 1) * kMs, step, 1);
+    for (int64_t at : {100 * kUs, 600 * kUs}) {
+      // loss.item() in step: torch's frame (a library's) around the sync.
+      PyFrame(b, th, "/usr/lib/python3/dist-packages/torch/_tensor.py(900): item",
+              i * kMs + at, i * kMs + at + 50 * kUs, id++, step);
+      b.Sync(th, i * kMs + at, i * kMs + at + 50 * kUs);
+    }
+  }
+  const Summary sum = Analyze(b.Done());
+  const Finding& f = Get(sum, "excessive_sync");
+  CHECK(Ev(f, "syncs") == 20);
+  CHECK(Ev(f, "top_python_frame_sync_ns") == 1000 * kUs);
+  CHECK(f.recommendation.find(" Most of the sync time (100%) is in Python step (train.py:20).") !=
+        std::string::npos);
+  // <module> and step both 10 ms: the tie goes to the name; item 20 x 50 us.
+  REQUIRE(sum.top_python_functions.size() == 3);
+  const PythonFunctionStat& m = sum.top_python_functions[0];
+  CHECK(m.name == "/job/train.py(1): <module>");
+  CHECK((m.calls == 1 && m.total_ns == 10 * kMs && m.self_ns == 0));
+  const PythonFunctionStat& st = sum.top_python_functions[1];
+  CHECK(st.name == "/job/train.py(20): step");
+  CHECK((st.calls == 10 && st.total_ns == 10 * kMs && st.self_ns == 9 * kMs));
+  const PythonFunctionStat& it = sum.top_python_functions[2];
+  CHECK((it.calls == 20 && it.total_ns == 1000 * kUs && it.self_ns == 1000 * kUs));
+  const std::string text = SummaryToText(sum);
+  CHECK(text.find("Top Python functions") != std::string::npos);
+  CHECK(SummaryToJson(sum).find(
+            "{\"name\":\"/job/train.py(20): step\",\"calls\":10,\"total_ns\":10000000,"
+            "\"self_ns\":9000000,\"gpu_ns\":0}") != std::string::npos);
+}
+
+TEST_CASE("Python functions: a recursive function's time counts once; no stacks, no table") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  PyFrame(b, th, "/job/r.py(3): rec", 0, 8 * kMs, 1, 0);
+  PyFrame(b, th, "/job/r.py(3): rec", 1 * kMs, 7 * kMs, 2, 1);
+  PyFrame(b, th, "/job/r.py(9): leaf", 2 * kMs, 3 * kMs, 3, 2);
+  // GPU time under the frames: a kernel launched in leaf (500 us), one launched in the outer
+  // rec only (200 us), one launched outside every frame (not counted).
+  b.Launch(th, 2100 * kUs, 2110 * kUs, 1);
+  b.Kernel(s, "k1", 4 * kMs, 4500 * kUs, 1);
+  b.Launch(th, 500 * kUs, 510 * kUs, 2);
+  b.Kernel(s, "k2", 5 * kMs, 5200 * kUs, 2);
+  b.Launch(th, 9 * kMs, 9010 * kUs, 3);
+  b.Kernel(s, "k3", 9100 * kUs, 9200 * kUs, 3);
+  const Summary sum = Analyze(b.Done());
+  REQUIRE(sum.top_python_functions.size() == 2);
+  CHECK(sum.top_python_functions[0].name == "/job/r.py(3): rec");
+  CHECK(sum.top_python_functions[0].calls == 2);
+  CHECK(sum.top_python_functions[0].total_ns == 8 * kMs);
+  CHECK(sum.top_python_functions[0].self_ns == 7 * kMs);
+  CHECK(sum.top_python_functions[1].total_ns == 1 * kMs);
+  CHECK(sum.top_python_functions[0].gpu_ns == 700 * kUs);  // both kernels, once despite recursion
+  CHECK(sum.top_python_functions[1].gpu_ns == 500 * kUs);
+
+  TraceBuilder plain(0, 10 * kMs);
+  plain.Range(plain.Thread(), "x", 0, kMs);
+  const Summary none = Analyze(plain.Done());
+  CHECK(none.top_python_functions.empty());
+  CHECK(SummaryToJson(none).find("python_functions") == std::string::npos);
+}
+
 TEST_CASE("excessive_sync ignores GPU-side Stream Wait Event records") {
   TraceBuilder b(0, 10 * kMs);
   b.Device(0);

@@ -70,6 +70,32 @@ TEST_CASE("Idle breakdown splits each gap at the end of the next op's launch cal
   CHECK(d.verdict == "GPU 0 idle 63% of the window, mostly with no work queued (cause unknown)");
 }
 
+TEST_CASE("Host waits name the user's innermost Python frame; library frames count for it") {
+  TraceBuilder b(1000, 2000);
+  TraceData data = HandTrace(b);
+  const uint32_t th = 0;  // HandTrace's thread
+  auto frame = [&](const std::string& name, int64_t s, int64_t e, uint32_t id, uint32_t parent) {
+    data.python_frames.push_back({id, parent, 0});
+    Event ev{};
+    ev.start_ns = s;
+    ev.end_ns = e;
+    ev.name = data.strings.Intern(name);
+    ev.track = th;
+    ev.detail = static_cast<uint32_t>(data.python_frames.size() - 1);
+    ev.kind = EventKind::kPythonFunction;
+    data.events_by_track[th].push_back(ev);
+  };
+  // Host waits: [1000,1060), [1400,1500), [1550,1610).
+  frame("/job/train.py(1): <module>", 1000, 2000, 1, 0);                        // 220 - 160
+  frame("/job/train.py(3): fwd", 1000, 1300, 2, 1);                             // 60
+  frame("/job/train.py(7): load", 1380, 1520, 3, 1);                            // 100
+  frame("/usr/lib/python3/dist-packages/torch/x.py(9): read", 1400, 1500, 4, 3);  // library
+  data.SortTracks();
+  const DeviceSummary d = Analyze(data).devices[0];
+  CHECK(d.host_wait_top_range == "dataloader");
+  CHECK(d.host_wait_top_python == "load (train.py:7)");
+}
+
 TEST_CASE("SM proxies are weighted by kernel time") {
   TraceBuilder b(1000, 2000);
   const TraceData data = HandTrace(b);

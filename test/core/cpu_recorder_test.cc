@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -171,6 +172,106 @@ TEST_CASE("window edges: clamped starts, unfinished ends, pops without push") {
   TraceData d2 = s2.Finish();
   CHECK(d2.stats.at("cpu_unmatched_pops") == 2);
   CHECK(d2.EventCount() == 0);
+}
+
+TEST_CASE("Python frames: dense ids, parents, names, window edges, ops keep their own stack") {
+  const uint32_t main_fn = InternPythonName("train.py(3): main");
+  const uint32_t step_fn = InternPythonName("train.py(10): step");
+  CHECK(main_fn != 0);
+  CHECK(step_fn != main_fn);
+  CHECK(InternPythonName("train.py(3): main") == main_fn);  // interned once
+  Session s(1024);
+  PyReturn();         // a frame entered before the window: unmatched, before the start
+  PyCall(main_fn);    // straddles the start
+  const uint64_t window_start = ReadRawClock();
+  PyCall(step_fn);
+  PushRange("aten::mm");  // an op inside step: its range id is what CUPTI links to
+  const uint32_t op_id = CurrentCpuRangeId();
+  PyCall(0);              // a frame whose name was dropped
+  PyReturn();
+  PopRange();
+  PyReturn();             // step
+  PyCall(step_fn);        // open at the window end
+  const uint64_t window_end = ReadRawClock();
+  s.start_raw = window_start;
+  TraceData d = s.Finish(window_end);
+  REQUIRE(d.events_by_track.size() == 1);
+  const auto& ev = d.events_by_track[0];
+  REQUIRE(ev.size() == 5);
+  // Sorted by (start asc, end desc): main, step, aten::mm, the unnamed frame, the open step.
+  CHECK(ev[0].kind == EventKind::kPythonFunction);
+  CHECK(NameOf(d, ev[0]) == "train.py(3): main");
+  CHECK(ev[0].flags == (kFlagBeganBeforeWindow | kFlagUnfinished));
+  CHECK(NameOf(d, ev[1]) == "train.py(10): step");
+  CHECK(ev[1].flags == 0);
+  CHECK(ev[2].kind == EventKind::kUserAnnotation);
+  CHECK(ev[2].external_id == op_id);
+  CHECK(NameOf(d, ev[3]) == "<python name dropped>");
+  CHECK(NameOf(d, ev[4]) == "train.py(10): step");
+  CHECK(ev[4].flags == kFlagUnfinished);
+  REQUIRE(d.python_frames.size() == 4);
+  auto frame = [&](const Event& e) { return d.python_frames.at(e.detail); };
+  CHECK(frame(ev[0]).id == 1);
+  CHECK(frame(ev[0]).parent_id == 0);
+  CHECK(frame(ev[1]).id == 2);
+  CHECK(frame(ev[1]).parent_id == 1);
+  CHECK(frame(ev[3]).id == 3);
+  CHECK(frame(ev[3]).parent_id == 2);
+  CHECK(frame(ev[4]).id == 4);
+  CHECK(frame(ev[4]).parent_id == 1);
+  for (const Event& e : ev)
+    if (e.kind == EventKind::kPythonFunction) CHECK(frame(e).thread == 0);
+  CHECK(d.stats.at("python_frames") == 4);
+  CHECK(d.stats.at("python_threads") == 1);
+  CHECK(d.stats.at("python_unfinished_frames") == 2);
+  CHECK(d.stats.at("python_unmatched_returns") == 0);  // before the window: not counted
+  CHECK(d.stats.at("python_names_dropped") == 1);
+  CHECK(d.stats.at("cpu_unmatched_pops") == 0);  // Python returns never pop op ranges
+
+  Session s2(1024);
+  PyReturn();
+  TraceData d2 = s2.Finish();
+  CHECK(d2.stats.at("python_unmatched_returns") == 1);
+  CHECK(d2.EventCount() == 0);
+}
+
+TEST_CASE("Python frames on two threads: ids unique across threads, thread index per thread") {
+  const uint32_t f = InternPythonName("w.py(1): work");
+  Session s(1024);
+  PyCall(f);
+  std::thread t([&] {
+    PyCall(f);
+    PyCall(f);
+    PyReturn();
+    PyReturn();
+  });
+  t.join();
+  PyReturn();
+  TraceData d = s.Finish();
+  REQUIRE(d.python_frames.size() == 3);
+  std::vector<uint32_t> ids;
+  for (const PythonFrame& p : d.python_frames) ids.push_back(p.id);
+  std::sort(ids.begin(), ids.end());
+  CHECK(ids == std::vector<uint32_t>{1, 2, 3});
+  size_t with_parent = 0;
+  for (size_t track = 0; track < d.events_by_track.size(); ++track) {
+    uint32_t thread = UINT32_MAX;
+    for (const Event& e : d.events_by_track[track]) {
+      const PythonFrame& p = d.python_frames.at(e.detail);
+      if (thread == UINT32_MAX) thread = p.thread;
+      CHECK(p.thread == thread);  // one index per thread
+      if (p.parent_id != 0) {
+        ++with_parent;
+        // The parent is on the same track.
+        bool found = false;
+        for (const Event& q : d.events_by_track[track])
+          found |= d.python_frames.at(q.detail).id == p.parent_id;
+        CHECK(found);
+      }
+    }
+  }
+  CHECK(with_parent == 1);
+  CHECK(d.stats.at("python_threads") == 2);
 }
 
 TEST_CASE("a new session does not see the previous session's records or open ranges") {

@@ -129,6 +129,33 @@ TEST_CASE("Memory: a chart of the device's counter tracks and the not-freed site
   CHECK(html.find("<tr><th>Not freed, by site</th>") != std::string::npos);
 }
 
+TEST_CASE("Python functions: a section only for a trace with Python frames, names escaped") {
+  TraceData data = testing::SampleTrainingTrace(0, 1);
+  CHECK(RenderHtmlReport({{"train", &data}}, {}).find("<section id=\"python\">") == std::string::npos);
+  uint32_t thread = 0;
+  while (data.tracks[thread].type != TrackType::kThread) ++thread;
+  auto frame = [&](const std::string& name, int64_t s, int64_t e, uint32_t id, uint32_t parent) {
+    data.python_frames.push_back({id, parent, 0});
+    Event ev{};
+    ev.start_ns = s;
+    ev.end_ns = e;
+    ev.name = data.strings.Intern(name);
+    ev.track = thread;
+    ev.detail = static_cast<uint32_t>(data.python_frames.size() - 1);
+    ev.kind = EventKind::kPythonFunction;
+    data.events_by_track[thread].push_back(ev);
+  };
+  const int64_t t0 = data.window_start_ns;
+  frame("/job/train.py(1): <module>", t0, t0 + 2000000, 1, 0);
+  frame("/job/train.py(9): <b>step</b>", t0 + 100000, t0 + 1100000, 2, 1);
+  data.SortTracks();
+  const std::string html = RenderHtmlReport({{"train", &data}}, {});
+  CHECK(Count(html, "<section id=\"python\">") == 1);
+  CHECK(html.find("/job/train.py(9): &lt;b&gt;step&lt;/b&gt;</td><td class=\"n\">1.00 ms</td>") !=
+        std::string::npos);
+  CHECK(html.find("<b>step</b>") == std::string::npos);
+}
+
 TEST_CASE("Hostile names cannot break the page or the embedded JSON") {
   testing::TraceBuilder b(0, 10000000);
   b.Device(0);

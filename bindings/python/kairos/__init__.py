@@ -15,6 +15,7 @@ from . import _lib
 from ._lib import KairosError
 from ._torch import TorchUnavailable
 from ._profile import profile, schedule
+from ._stacks import StacksUnavailable
 
 __all__ = [
     "KairosError", "TorchUnavailable", "init", "shutdown", "start", "stop", "flush", "step",

@@ -14,7 +14,7 @@ import re
 import sys
 import types
 
-from . import _input, _lib, _torch
+from . import _input, _lib, _stacks, _torch
 
 PROG = "python3 -m kairos run"
 
@@ -109,11 +109,30 @@ def _prepare(args):
         # Appended to this run's config text, so it holds for the window that text names (a
         # window named by the environment's config takes PROFILE_PROFILE_MEMORY=true there).
         text = (text + b"\n" if text else b"") + b"PROFILE_PROFILE_MEMORY=true"
+    extra = []
+    if args.with_stack or args.with_modules:
+        extra.append("PROFILE_WITH_STACK=true")
+    if args.with_modules:
+        extra.append("PROFILE_WITH_MODULES=true")
+    if extra:
+        # Every window of this run records Python stacks: the one in --config / --config-file
+        # and the environment's (read by libkairos when it loads, just below).
+        text = (text + b"\n" if text else b"") + "\n".join(extra).encode()
+        if any(os.environ.get(v) for v in ("KAIROS_CONFIG_TEXT", "KAIROS_CONFIG", "KINETO_CONFIG")):
+            env = os.environ.get("KAIROS_CONFIG_TEXT", "")
+            os.environ["KAIROS_CONFIG_TEXT"] = (env + ";" if env else "") + ";".join(extra)
+
     try:
         lib = _lib.lib()  # loads libkairos: it reads the environment's config (and daemon) now
     except OSError as e:
         raise _UserError(str(e)) from None
-    if text:
+    # The Python tracer is attached in every run (an idle thread until a window asks for
+    # stacks), so a daemon request with --with-stacks finds it; attached before the config
+    # below is applied, so that window is seen from its warm-up.
+    reason = _stacks.try_attach()
+    if reason and extra:
+        sys.stderr.write(reason + "\n")
+    if text and text != "\n".join(extra).encode():
         try:
             _lib.init(text)
         except _lib.KairosError as e:
@@ -175,6 +194,11 @@ def main(argv=None):
     g.add_argument("--config-file", help="file with Kineto-syntax config")
     r.add_argument("--profile-memory", action="store_true",
                    help="record CUDA allocations and frees as [memory] events (docs/MEMORY.md)")
+    r.add_argument("--with-stack", action="store_true",
+                   help="record Python stacks (python_function events; PROFILE_WITH_STACK=true)")
+    r.add_argument("--with-modules", action="store_true",
+                   help="also name nn.Module calls 'nn.Module: <Class>_<n>' (PROFILE_WITH_MODULES=true; "
+                        "implies --with-stack)")
     r.add_argument("script")
     r.add_argument("args", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)

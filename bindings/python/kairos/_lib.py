@@ -44,6 +44,19 @@ def _declare(lib):
         "kairos_recording_flag": (c.POINTER(c.c_uint32), []),
         "kairos_current_iteration": (c.c_int64, []),
     }
+    # Python stacks (kairos._stacks hands these addresses to the tracer extension). Absent
+    # from a libkairos older than the package: the stacks are then unavailable, nothing else.
+    optional = {
+        "kairos_py_name": (c.c_uint32, [c.c_char_p, c.c_size_t]),
+        "kairos_py_call": (None, [c.c_uint32]),
+        "kairos_py_return": (None, []),
+        "kairos_py_attach": (c.c_int, [c.c_void_p, c.c_void_p]),
+    }
+    for name, (res, args) in optional.items():
+        f = getattr(lib, name, None)
+        if f is not None:
+            f.restype = res
+            f.argtypes = args
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
         f.restype = res

@@ -20,7 +20,7 @@ iteration, its first ProfilerStep#N) is inserted where the library inserts "_<pi
 import os
 import threading
 
-from . import _lib, _torch
+from . import _lib, _stacks, _torch
 
 _active_lock = threading.Lock()
 _active = None
@@ -67,7 +67,8 @@ def _activity_types(activities):
 
 class profile:
     def __init__(self, path=None, record_shapes=False, activities=None, schedule=None,
-                 on_trace_ready=None, config=None, profile_memory=False):
+                 on_trace_ready=None, config=None, profile_memory=False,
+                 with_stack=False, with_modules=False):
         self.path = os.fsdecode(os.fspath(path)) if path is not None else None
         if schedule is not None and schedule.repeat != 1 and self.path is None:
             raise ValueError("kairos.profile: a schedule with repeat=%d writes one trace per "
@@ -76,6 +77,8 @@ class profile:
         self.record_shapes = record_shapes
         # CUDA allocations and frees as [memory] events (PROFILE_PROFILE_MEMORY, docs/MEMORY.md)
         self.profile_memory = profile_memory
+        self.with_stack = with_stack or with_modules  # module scopes are recorded with stacks
+        self.with_modules = with_modules
         self.activity_types = _activity_types(activities)
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
@@ -106,6 +109,10 @@ class profile:
             lines.append("PROFILE_PROFILE_MEMORY=true")
         if self.activity_types:
             lines.append("ACTIVITY_TYPES=%s" % self.activity_types)
+        if self.with_stack:
+            lines.append("PROFILE_WITH_STACK=true")
+        if self.with_modules:
+            lines.append("PROFILE_WITH_MODULES=true")
         lines.append(window)
         return "\n".join(l for l in lines if l)
 
@@ -120,9 +127,15 @@ class profile:
         try:
             self._thread = threading.get_ident()
             _torch.attach_if_imported(self.record_shapes)
+            if self.with_stack:
+                _stacks.attach()  # raises StacksUnavailable with the reason
             if self.schedule is None:
                 self._init()
                 _lib.check(_lib.lib().kairos_start())
+                if self.with_stack:
+                    # The window is open: hook every thread now rather than when the tracer's
+                    # watcher gets the GIL, so the block's first calls are recorded.
+                    _stacks.install_now(self.with_modules)
             else:
                 _torch.set_auto_steps(False)
                 self._schedule_cycle(self.schedule.skip_first)
