@@ -69,6 +69,9 @@ class Collector {
   void EmitRange(uint32_t track, uint64_t start, uint64_t end, bool open, uint32_t name,
                  uint32_t id, uint32_t detail, uint8_t extra_flags = 0);
   uint32_t NextId();
+  // An event [start, end] (end = the window's when `open`) clamped to the window, flagged,
+  // with Unix times; false when it lies wholly outside.
+  bool Clip(uint64_t start, uint64_t end, bool open, Event* e);
   // Emits one Python frame left at `end` (or still open at the window end).
   void EmitFrame(uint32_t track, uint32_t thread, const OpenFrame& f, uint64_t end, bool open);
   // Dense ids, parents and names of the python_function events (after every thread).
@@ -102,23 +105,28 @@ uint32_t Collector::NextId() {
   return next_id_++;
 }
 
-void Collector::EmitRange(uint32_t track, uint64_t start, uint64_t end, bool open,
-                          uint32_t name, uint32_t id, uint32_t detail, uint8_t extra_flags) {
+bool Collector::Clip(uint64_t start, uint64_t end, bool open, Event* e) {
   if (open) end = end_raw_;
-  if (end < start_raw_ || start > end_raw_) return;
-  uint8_t flags = extra_flags;
+  if (end < start_raw_ || start > end_raw_) return false;
   if (start < start_raw_) {
     start = start_raw_;
-    flags |= kFlagBeganBeforeWindow;
+    e->flags |= kFlagBeganBeforeWindow;
   }
   if (open || end > end_raw_) {
     end = end_raw_;
-    flags |= kFlagUnfinished;
-    ++unfinished_;
+    e->flags |= kFlagUnfinished;
   }
+  e->start_ns = clock_.ToUnixNs(start);
+  e->end_ns = std::max(e->start_ns, clock_.ToUnixNs(end));
+  return true;
+}
+
+void Collector::EmitRange(uint32_t track, uint64_t start, uint64_t end, bool open,
+                          uint32_t name, uint32_t id, uint32_t detail, uint8_t extra_flags) {
   Event e{};
-  e.start_ns = clock_.ToUnixNs(start);
-  e.end_ns = std::max(e.start_ns, clock_.ToUnixNs(end));
+  e.flags = extra_flags;
+  if (!Clip(start, end, open, &e)) return;
+  if (e.flags & kFlagUnfinished) ++unfinished_;
   e.name = name;
   e.track = track;
   e.external_id = id;
@@ -126,32 +134,17 @@ void Collector::EmitRange(uint32_t track, uint64_t start, uint64_t end, bool ope
   // Framework operators (kairos_op_push) are cpu_op; every other range is user_annotation.
   e.kind = detail < data_.cpu_args.size() && data_.cpu_args[detail].cpu_op ? EventKind::kCpuOp
                                                                            : EventKind::kUserAnnotation;
-  e.flags = flags;
   data_.events_by_track[track].push_back(e);
 }
 
 void Collector::EmitFrame(uint32_t track, uint32_t thread, const OpenFrame& f, uint64_t end,
                           bool open) {
-  uint64_t start = f.start;
-  if (open) end = end_raw_;
-  if (end < start_raw_ || start > end_raw_) return;
-  uint8_t flags = 0;
-  if (start < start_raw_) {
-    start = start_raw_;
-    flags |= kFlagBeganBeforeWindow;
-  }
-  if (open || end > end_raw_) {
-    end = end_raw_;
-    flags |= kFlagUnfinished;
-    ++python_unfinished_;
-  }
   Event e{};
-  e.start_ns = clock_.ToUnixNs(start);
-  e.end_ns = std::max(e.start_ns, clock_.ToUnixNs(end));
+  if (!Clip(f.start, end, open, &e)) return;
+  if (e.flags & kFlagUnfinished) ++python_unfinished_;
   e.track = track;
   e.detail = kNoDetail;  // FinishFrames
   e.kind = EventKind::kPythonFunction;
-  e.flags = flags;
   std::vector<Event>& v = data_.events_by_track[track];
   frames_.push_back({f.seq, f.parent_seq, thread, track, v.size(), f.name});
   v.push_back(e);

@@ -35,24 +35,22 @@ class Coverage {
   std::vector<int64_t> prefix_;
 };
 
-// The user's Python frame with the most time during the waits: each frame's overlap minus
-// that of the user frames inside it (library frames count for the user frame that called
-// them: "the line of my script the GPU waited on").
-std::string TopUserFrame(const TraceData& data, const Coverage& cov) {
+// The name with the most *self* time during the waits among the thread events `keep`
+// selects: each event's overlap minus that of the kept events nested inside it. Ties go to
+// the smaller name, so the answer does not depend on hash order. 0 when nothing overlaps.
+template <typename Keep>
+StringId TopSelfName(const TraceData& data, const Coverage& cov, Keep keep) {
   absl::flat_hash_map<StringId, int64_t> self;
-  absl::flat_hash_map<StringId, bool> user;
   struct Open {
     int64_t end_ns;
     StringId name;
   };
   std::vector<Open> stack;
   for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+    if (data.tracks[t].type != TrackType::kThread) continue;
     stack.clear();
     for (const Event& e : data.events_by_track[t]) {
-      if (e.kind != EventKind::kPythonFunction) continue;
-      auto [it, fresh] = user.try_emplace(e.name, false);
-      if (fresh) it->second = IsUserPythonFrame(data.strings.Get(e.name));
-      if (!it->second) continue;
+      if (!keep(e)) continue;
       while (!stack.empty() && stack.back().end_ns <= e.start_ns) stack.pop_back();
       const int64_t ov = cov.Overlap(e.start_ns, e.end_ns);
       if (ov > 0) {
@@ -70,7 +68,20 @@ std::string TopUserFrame(const TraceData& data, const Coverage& cov) {
       best_ns = ns;
     }
   }
-  return best_ns > 0 ? PythonFrameLabel(data.strings.Get(best)) : std::string();
+  return best_ns > 0 ? best : 0;
+}
+
+// The user's Python frame with the most time during the waits (library frames count for the
+// user frame that called them: "the line of my script the GPU waited on").
+std::string TopUserFrame(const TraceData& data, const Coverage& cov) {
+  absl::flat_hash_map<StringId, bool> user;
+  const StringId best = TopSelfName(data, cov, [&](const Event& e) {
+    if (e.kind != EventKind::kPythonFunction) return false;
+    auto [it, fresh] = user.try_emplace(e.name, false);
+    if (fresh) it->second = IsUserPythonFrame(data.strings.Get(e.name));
+    return it->second;
+  });
+  return best != 0 ? PythonFrameLabel(data.strings.Get(best)) : std::string();
 }
 
 }  // namespace
@@ -89,36 +100,10 @@ void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary) {
     }
     if (waits.empty()) continue;
     const Coverage cov(std::move(waits));
-    absl::flat_hash_map<StringId, int64_t> self;
-      struct Open {
-      int64_t end_ns;
-      StringId name;
-    };
-    std::vector<Open> stack;
-    for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
-      if (data.tracks[t].type != TrackType::kThread) continue;
-      stack.clear();
-      for (const Event& e : data.events_by_track[t]) {
-        if (!IsCpuRange(e.kind)) continue;
-        if (ctx.IsStepName(e.name)) continue;
-        while (!stack.empty() && stack.back().end_ns <= e.start_ns) stack.pop_back();
-        const int64_t ov = cov.Overlap(e.start_ns, e.end_ns);
-        if (ov > 0) {
-          self[e.name] += ov;
-          if (!stack.empty()) self[stack.back().name] -= ov;
-        }
-        stack.push_back({e.end_ns, e.name});
-      }
-    }
-    StringId best = 0;
-    int64_t best_ns = 0;
-    for (const auto& [name, ns] : self) {
-      if (ns > best_ns || (ns == best_ns && ns > 0 && data.strings.Get(name) < data.strings.Get(best))) {
-        best = name;
-        best_ns = ns;
-      }
-    }
-    if (best_ns > 0) summary->devices[di].host_wait_top_range = std::string(data.strings.Get(best));
+    const StringId best = TopSelfName(data, cov, [&](const Event& e) {
+      return IsCpuRange(e.kind) && !ctx.IsStepName(e.name);
+    });
+    if (best != 0) summary->devices[di].host_wait_top_range = std::string(data.strings.Get(best));
     if (!data.python_frames.empty()) {
       summary->devices[di].host_wait_top_python = TopUserFrame(data, cov);
     }
