@@ -17,6 +17,7 @@ the checks and the measured values for the results table.
   --torch                  cpu_op events present, and every kernel launched under an op is
                            linked to it (its launch's "External id" names a cpu_op)
   --cpu-only               the workload ran without a GPU: no GPU events expected
+  --python-stacks          python_function events with "Python id", and cpu_ops nested in them
 Always: every kernel and memcpy is correlated to exactly one CPU launch and one flow pair, no
 GPU activity starts before its launch, every launch lies inside a ProfilerStep# range of its
 thread (when the trace has steps), and the trace counted no dropped records.
@@ -160,6 +161,21 @@ def check_torch(ev, launches, c, cpu_only):
           "%d of %d kernels linked to their cpu_op by External id" % (linked, len(kernels)))
 
 
+def check_python_stacks(ev, c):
+    frames = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "python_function"]
+    with_id = sum(1 for f in frames if "Python id" in f.get("args", {}))
+    by_tid = collections.defaultdict(list)
+    for f in frames:
+        by_tid[(f.get("pid"), f.get("tid"))].append((f["ts"], f["ts"] + f.get("dur", 0)))
+    ops = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+    under = sum(1 for o in ops if any(a <= o["ts"] and o["ts"] + o.get("dur", 0) <= b
+                                     for a, b in by_tid.get((o.get("pid"), o.get("tid")), [])))
+    c.values.update(python_functions=len(frames), ops_under_frames=under)
+    c.add("python_stacks", frames and with_id == len(frames) and under > 0,
+          "%d python_function events (%d with a Python id), %d of %d cpu_ops inside a frame" %
+          (len(frames), with_id, under, len(ops)))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[2])
     p.add_argument("trace")
@@ -171,6 +187,7 @@ def main():
     p.add_argument("--memory")
     p.add_argument("--torch", action="store_true")
     p.add_argument("--cpu-only", action="store_true")
+    p.add_argument("--python-stacks", action="store_true")
     p.add_argument("--json")
     a = p.parse_args()
     c = Checks()
@@ -206,6 +223,8 @@ def main():
             check_memory(ev, a.memory, c)
         if a.torch:
             check_torch(ev, launches, c, a.cpu_only)
+        if a.python_stacks:
+            check_python_stacks(ev, c)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"trace": a.trace, "checks": c.rows, "values": c.values}, f, indent=1)

@@ -11,8 +11,8 @@
 #   cuda/     the workloads, compiled here by nvcc for sm_90 (SASS) plus compute_90 PTX, so the
 #             same binaries run on an H100/H200 and, through the PTX, on the simulator
 #   python/   the kairos Python package (pure Python; the torch bridge is built on the device)
-#   torch_bridge/  the bridge's source and the C ABI header, compiled by run.sh against the
-#             device's torch
+#   torch_bridge/  the bridge's source, the C ABI header and the Python tracer's source,
+#             compiled by run.sh against the device's torch and Python
 #   check/    the trace checker and run.sh itself
 # Usage: tools/gpu-check/pack.sh [--build DIR] [--out DIR]
 set -euo pipefail
@@ -71,7 +71,7 @@ cat > "$out/python/kairos/_location.py" <<'PY'
 import os
 LIBKAIROS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib", "libkairos.so"))
 PY
-cp bindings/torch/kairos_torch_bridge.cc bindings/c/kairos.h "$out/torch_bridge/"
+cp bindings/torch/kairos_torch_bridge.cc bindings/c/kairos.h bindings/python/pytracer.c "$out/torch_bridge/"
 cp tools/gpu-check/torch_gpu_train.py "$out/torch_bridge/"
 cp tools/gpu-check/check_trace.py tools/gpu-check/run.sh "$out/check/"
 git rev-parse --short HEAD > "$out/VERSION" 2>/dev/null || echo unknown > "$out/VERSION"

@@ -25,6 +25,7 @@ out=""
 sim=""
 quick=0
 torch_bridge=""
+pytracer=""
 py=""
 no_torch=0
 parts=""
@@ -35,6 +36,7 @@ while [ $# -gt 0 ]; do
     --sim) sim="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
     --torch-bridge) torch_bridge="$2"; shift 2 ;;  # a prebuilt bridge: skip the build
+    --pytracer) pytracer="$2"; shift 2 ;;  # a prebuilt kairos._pytracer: skip its build
     --python) py="$2"; shift 2 ;;
     --no-torch) no_torch=1; shift ;;
     --parts) parts=",$2,"; shift 2 ;;  # e.g. a_trace,e_torch: a rerun of what failed  # the interpreter with torch (default: the first on PATH)
@@ -189,9 +191,9 @@ part_c_telem() {
   # Base config only (docs/TELEMETRY.md): from KAIROS_CONFIG_TEXT, not a daemon request.
   LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="KAIROS_TELEMETRY_INTERVAL_SECS=1;KAIROS_TELEMETRY_FILE=$out/c_telemetry.jsonl" \
     "$cuda/duty_cycle" "$steps" 2000 2000 || { echo "FAIL duty_cycle exited"; return 1; }
-  "$py" - "$out/c_telemetry.jsonl" "$telem_secs" <<'PY'
+  "$py" - "$out/c_telemetry.jsonl" "$telem_secs" "${sim:+sim}" <<'PY'
 import json, sys
-path, secs = sys.argv[1], int(sys.argv[2])
+path, secs, sim = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "sim"
 try:
     lines = open(path).read().splitlines()
 except OSError as e:
@@ -205,18 +207,23 @@ print("DETAIL %d lines in %d s; mean gpu_busy %s%%, sm_active %s%%, occupancy %s
       (len(rows), secs, *(None if x is None else round(x, 1) for x in (busy, sm, mean("achieved_occupancy_pct")))))
 ok = len(rows) >= secs - 2
 print(("PASS" if ok else "FAIL") + " telemetry: %d lines (expected >= %d)" % (len(rows), secs - 2))
-# duty_cycle keeps the GPU busy 2000 us of every ~4000-4100 us.
-busy_ok = busy is not None and 35 <= busy <= 55
-print(("PASS" if busy_ok else "FAIL") + " telemetry busy: mean gpu_busy_pct %s (expected 35..55 for a 50%% duty cycle)" % busy)
+# duty_cycle keeps the GPU busy 2000 us of every ~4000-4100 us. On the simulator the idle
+# half is the host's usleep, which a loaded CI machine stretches: there only the value's
+# presence is checked.
+busy_ok = busy is not None and (sim or 35 <= busy <= 55)
+print(("PASS" if busy_ok else "FAIL") + " telemetry busy: mean gpu_busy_pct %s (expected 35..55 for a 50%% duty cycle%s)" % (busy, "; not checked on the simulator" if sim else ""))
 sys.exit(0 if ok and busy_ok else 1)
 PY
 }
 
 part_d_memory() {
+  local rc=0
   LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=25;ACTIVITIES_ITERATIONS=20;ACTIVITIES_WARMUP_ITERATIONS=20;PROFILE_PROFILE_MEMORY=true;ACTIVITIES_LOG_FILE=$out/d_memory.json" \
     "$cuda/alloc_pattern" 50 || { echo "FAIL alloc_pattern exited"; return 1; }
   # 20 whole steps: 5 allocations and 4 frees each (alloc_pattern.cu).
-  "$py" "$check" "$(trace_of "$out/d_memory")" --steps 20 --memory 100,80 --json "$out/d_memory.check.json"
+  "$py" "$check" "$(trace_of "$out/d_memory")" --steps 20 --memory 100,80 --json "$out/d_memory.check.json" || rc=1
+  echo "DETAIL $("$py" -c "import json,sys; v=json.load(open(sys.argv[1]))['values']; print('%(memory_allocs)s allocations, %(memory_frees)s frees' % v)" "$out/d_memory.check.json")"
+  return $rc
 }
 
 part_e_torch() {
@@ -246,13 +253,29 @@ PY
       -o "$pkg/kairos/_kairos_torch.so" "$kit/torch_bridge/kairos_torch_bridge.cc" \
       -ltorch_cpu -lc10 -L"$kit/lib" -lkairos || { echo "FAIL the torch bridge did not build"; return 1; }
   fi
-  PYTHONPATH="$pkg" KAIROS_LIBRARY="$libk" "$py" -m kairos run \
-    --config "PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=1;ACTIVITIES_LOG_FILE=$out/e_torch.json" \
+  # The Python tracer (--with-stack) against this interpreter's headers, when it has them.
+  local stacks=""
+  if [ -n "$pytracer" ]; then
+    cp "$pytracer" "$pkg/kairos/" && stacks="--with-stack"
+  else
+    local inc suffix
+    inc=$("$py" -c "import sysconfig; print(sysconfig.get_paths()['include'])")
+    suffix=$("$py" -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+    if [ -f "$inc/Python.h" ] && cc -std=c11 -O2 -shared -fPIC -fvisibility=hidden -I"$inc" \
+         -o "$pkg/kairos/_pytracer$suffix" "$kit/torch_bridge/pytracer.c"; then
+      stacks="--with-stack"
+    else
+      echo "no Python headers under $inc: Python stacks not checked"
+    fi
+  fi
+  PYTHONPATH="$pkg" KAIROS_LIBRARY="$libk" "$py" -m kairos run $stacks \
+    --config "PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=2;ACTIVITIES_LOG_FILE=$out/e_torch.json" \
     "$kit/torch_bridge/torch_gpu_train.py" --steps 12 || { echo "FAIL python3 -m kairos run exited"; return 1; }
   local gpu_flag=""
   "$py" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null || gpu_flag="--cpu-only"
-  "$py" "$check" "$(trace_of "$out/e_torch")" --steps 3 --torch $gpu_flag --json "$out/e_torch.check.json" || return 1
-  echo "DETAIL $("$py" -c "import json,sys; v=json.load(open(sys.argv[1]))['values']; print('%(cpu_ops)s ops, %(kernels_under_ops)s of %(kernels)s kernels under ops' % v)" "$out/e_torch.check.json")"
+  "$py" "$check" "$(trace_of "$out/e_torch")" --steps 3 --torch $gpu_flag ${stacks:+--python-stacks} \
+    --json "$out/e_torch.check.json" || return 1
+  echo "DETAIL $("$py" -c "import json,sys; v=json.load(open(sys.argv[1]))['values']; print('%(cpu_ops)s ops, %(kernels_under_ops)s of %(kernels)s kernels under ops' % v + (', %(python_functions)s Python frames, %(ops_under_frames)s ops under a frame' % v if 'python_functions' in v else ''))" "$out/e_torch.check.json")"
 }
 
 part_f_cost() {
