@@ -62,7 +62,7 @@ def empty():
 
 
 def idle():
-    bridge.kairos_torch_install(0, 0)
+    bridge.kairos_torch_install(0, 0, 0)
     try:
         return timed()
     finally:
@@ -71,7 +71,7 @@ def idle():
 
 def recording(shapes):
     def run():
-        bridge.kairos_torch_install(1 if shapes else 0, 0)
+        bridge.kairos_torch_install(1 if shapes else 0, 0, 0)
         kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s" % ("true" if shapes else "false"))
         kairos.start()
         try:

@@ -143,6 +143,9 @@ struct CpuArgs {
   int64_t sequence_nr;      // "Sequence number" (with "Fwd thread id") when >= 0
   uint64_t fwd_thread_id;
   uint64_t record_function_id;
+  // "flops": the operator's floating-point operations (PROFILE_WITH_FLOPS, the torch
+  // bridge's formulas, docs/FLOPS.md); < 0 = none.
+  int64_t flops = -1;
 };
 
 }  // namespace kairos

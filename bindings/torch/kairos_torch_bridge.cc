@@ -23,6 +23,7 @@
 #include <mutex>
 #include <string>
 
+#include "flops.h"
 #include "kairos.h"
 
 namespace {
@@ -32,7 +33,9 @@ std::mutex g_install_mu;
 at::CallbackHandle g_ops_handle = 0;
 at::CallbackHandle g_step_handle = 0;
 std::atomic<bool> g_count_steps{false};
-bool g_needs_inputs = false;
+bool g_needs_inputs = false;  // PyTorch boxes operator inputs for us (shapes or FLOPs)
+bool g_record_shapes = false;  // format "Input Dims" / "Input type"
+bool g_with_flops = false;     // compute "flops" (OpFlops)
 
 constexpr uint32_t kMaxDepth = 1u << 20;
 
@@ -91,6 +94,109 @@ void AppendDims(const c10::IValue& v, std::string& dims, std::string& types) {
   }
 }
 
+// ---- FLOPs (PROFILE_WITH_FLOPS; formulas in src/flops.h, table in docs/FLOPS.md) ----
+// Kept apart from the shape formatting: it reads the same boxed inputs but needs the
+// non-tensor ones (stride, padding, groups, output_mask) that "Input Dims" leaves empty.
+
+// Sizes of inputs[i] when it is a defined tensor.
+bool TensorDims(c10::ArrayRef<const c10::IValue> in, size_t i, kairos::flops::Dims* out) {
+  if (i >= in.size() || !in[i].isTensor()) return false;
+  const at::Tensor& t = in[i].toTensor();
+  if (!t.defined()) return false;
+  const auto sizes = t.sizes();
+  *out = kairos::flops::Dims{sizes.data(), sizes.size()};
+  return true;
+}
+
+// An int[] input copied into `buf` (at most 8 entries; conv attributes have 1 to 3).
+bool IntList(c10::ArrayRef<const c10::IValue> in, size_t i, int64_t (&buf)[8], kairos::flops::Dims* out) {
+  if (i >= in.size() || !in[i].isIntList()) return false;
+  const c10::List<int64_t> list = in[i].toIntList();
+  if (list.size() > 8) return false;
+  for (size_t k = 0; k < list.size(); ++k) buf[k] = list.get(k);
+  *out = kairos::flops::Dims{buf, list.size()};
+  return true;
+}
+
+// conv1d/2d/3d(input, weight, bias, stride, padding, dilation, groups): string padding
+// ("same", "valid") has no count here, as in PyTorch.
+int64_t ConvFlops(c10::ArrayRef<const c10::IValue> in) {
+  kairos::flops::Dims x, w, st, pad, dil;
+  int64_t b_st[8], b_pad[8], b_dil[8];
+  if (!TensorDims(in, 0, &x) || !TensorDims(in, 1, &w) || !IntList(in, 3, b_st, &st) ||
+      !IntList(in, 4, b_pad, &pad) || !IntList(in, 5, b_dil, &dil) || in.size() < 7 ||
+      !in[6].isInt())
+    return -1;
+  return kairos::flops::Conv(x, w, st, pad, dil, in[6].toInt());
+}
+
+// convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+// transposed, output_padding, groups, output_mask).
+int64_t ConvBackwardFlops(c10::ArrayRef<const c10::IValue> in) {
+  kairos::flops::Dims go, x, w;
+  if (!TensorDims(in, 0, &go) || !TensorDims(in, 1, &x) || !TensorDims(in, 2, &w) ||
+      in.size() < 11 || !in[7].isBool() || !in[10].isBoolList())
+    return -1;
+  const c10::List<bool> mask = in[10].toBoolList();
+  if (mask.size() < 2) return -1;
+  return kairos::flops::ConvBackward(go, x, w, in[7].toBool(), mask.get(0), mask.get(1));
+}
+
+// The scaled-dot-product attention kernels' ops (PyTorch 2.x): query, key, value are the
+// first three inputs, after grad_out for the backward ops.
+int64_t AttentionFlops(c10::ArrayRef<const c10::IValue> in, bool backward) {
+  const size_t q = backward ? 1 : 0;
+  kairos::flops::Dims qd, kd, vd;
+  if (!TensorDims(in, q, &qd) || !TensorDims(in, q + 1, &kd) || !TensorDims(in, q + 2, &vd))
+    return -1;
+  return kairos::flops::Attention(qd, kd, vd, backward);
+}
+
+bool Is(const char* op, const char* name) { return std::strcmp(op, name) == 0; }
+
+// The FLOPs of one operator from its inputs, or -1 (no formula for it, or inputs that do not
+// fit). Called only while recording with g_with_flops; the name test costs one compare for
+// the ops that are not aten:: (autograd nodes, TorchScript functions).
+int64_t OpFlops(const at::RecordFunction& fn) {
+  const char* name = fn.name();
+  if (name == nullptr || std::strncmp(name, "aten::", 6) != 0) return -1;
+  const char* op = name + 6;
+  const c10::ArrayRef<const c10::IValue> in = fn.inputs();
+  kairos::flops::Dims a, b;
+  switch (op[0]) {
+    case 'm':
+      if (Is(op, "mm")) return TensorDims(in, 0, &a) && TensorDims(in, 1, &b) ? kairos::flops::Gemm(a, b) : -1;
+      if (Is(op, "mul")) return TensorDims(in, 0, &a) ? kairos::flops::Elementwise(a) : -1;
+      return -1;
+    case 'a':
+      if (Is(op, "addmm")) return TensorDims(in, 0, &a) && TensorDims(in, 1, &a) && TensorDims(in, 2, &b) ? kairos::flops::Gemm(a, b) : -1;
+      if (Is(op, "add")) return TensorDims(in, 0, &a) ? kairos::flops::Elementwise(a) : -1;
+      return -1;
+    case 'b':
+      if (Is(op, "bmm")) return TensorDims(in, 0, &a) && TensorDims(in, 1, &b) ? kairos::flops::BatchedGemm(a, b) : -1;
+      if (Is(op, "baddbmm")) return TensorDims(in, 0, &a) && TensorDims(in, 1, &a) && TensorDims(in, 2, &b) ? kairos::flops::BatchedGemm(a, b) : -1;
+      return -1;
+    case 'c':
+      if (Is(op, "conv1d") || Is(op, "conv2d") || Is(op, "conv3d")) return ConvFlops(in);
+      if (Is(op, "conv_transpose1d") || Is(op, "conv_transpose2d") || Is(op, "conv_transpose3d"))
+        return TensorDims(in, 0, &a) && TensorDims(in, 1, &b) ? kairos::flops::ConvTranspose(a, b) : -1;
+      if (Is(op, "convolution_backward")) return ConvBackwardFlops(in);
+      return -1;
+    case '_':
+      if (std::strncmp(op, "_scaled_dot_product_", 20) != 0 &&
+          std::strncmp(op, "_flash_attention_", 17) != 0 &&
+          std::strncmp(op, "_efficient_attention_", 21) != 0)
+        return -1;
+      {
+        const size_t len = std::strlen(op);
+        const bool backward = len > 9 && std::strcmp(op + len - 9, "_backward") == 0;
+        return AttentionFlops(in, backward);
+      }
+    default:
+      return -1;
+  }
+}
+
 std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   const uint32_t epoch = *g_recording;  // the one load while idle
   if (__builtin_expect(epoch == 0, 1)) return nullptr;
@@ -113,7 +219,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
     // whose config does not ask for them drops them at collection (kairos_op_attach).
     // An exception here (allocation) would escape into the operator: shapes are skipped.
-    if (g_needs_inputs) try {
+    if (g_record_shapes) try {
       dims.assign(1, '[');
       types.assign(1, '[');
       bool first = true;
@@ -132,7 +238,13 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     } catch (...) {
       args.input_dims = args.input_types = nullptr;
     }
-    kairos_op_push(fn.name(), &args);
+    int64_t flops = -1;
+    if (g_with_flops) try {
+      flops = OpFlops(fn);
+    } catch (...) {
+      flops = -1;
+    }
+    kairos_op_push_flops(fn.name(), &args, flops);
   }
   ++n.depth;
   return nullptr;
@@ -168,17 +280,21 @@ extern "C" {
 
 // Registers the callbacks. record_shapes: request operator inputs from PyTorch (needed for
 // "Input Dims"; PyTorch then boxes inputs for every operator, so it is off unless asked).
-// count_steps: count an iteration at the end of each "Optimizer.step#" scope (off when the
-// caller uses optimizer step hooks instead). Returns 0 when installed, 1 when it already
-// was (settings unchanged), -1 on error.
+// with_flops: request them too and compute "flops" (shapes are then not formatted unless
+// record_shapes). count_steps: count an iteration at the end of each "Optimizer.step#" scope
+// (off when the caller uses optimizer step hooks instead). Returns 0 when installed, 1 when
+// it already was (settings unchanged), -1 on error.
 __attribute__((visibility("default"))) int kairos_torch_install(int record_shapes,
-                                                                int count_steps) {
+                                                                int count_steps,
+                                                                int with_flops) {
   std::lock_guard<std::mutex> lock(g_install_mu);
   if (g_ops_handle != 0) return 1;
   try {
     g_recording = kairos_recording_flag();
     kairos_op_attach();
-    g_needs_inputs = record_shapes != 0;
+    g_record_shapes = record_shapes != 0;
+    g_with_flops = with_flops != 0;
+    g_needs_inputs = g_record_shapes || g_with_flops;
     g_ops_handle = at::addGlobalCallback(
         at::RecordFunctionCallback(&OnOpStart, &OnOpEnd).needsInputs(g_needs_inputs));
     g_count_steps.store(count_steps != 0, std::memory_order_relaxed);

@@ -128,6 +128,8 @@ double CounterMeanIn(const AnalysisContext& ctx, std::string_view track,
 void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary);  // host_wait.cc
 void DetectAntipatterns(const AnalysisContext& ctx, Summary* summary);  // antipatterns*.cc
 void ComputeTimelines(const AnalysisContext& ctx, Summary* summary);    // timeline.cc
+// FLOPs attributed to kernels, TFLOP/s and MFU (docs/FLOPS.md).
+void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary);   // compute.cc
 void WriteVerdicts(const AnalysisOptions& options, Summary* summary);    // summary.cc
 
 }  // namespace kairos::internal

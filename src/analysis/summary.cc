@@ -133,6 +133,7 @@ Summary Analyze(const TraceData& data, const AnalysisOptions& options) {
   internal::ComputeCollectives(ctx, &summary);
   internal::ComputeMeasuredCounters(ctx, &summary);
   internal::ComputeSteps(ctx, &summary);
+  internal::ComputeEfficiency(ctx, &summary);
   internal::ComputeHostSummary(ctx, &summary);
   internal::DetectAntipatterns(ctx, &summary);
   internal::ComputeTimelines(ctx, &summary);

@@ -68,6 +68,10 @@ struct AnalysisOptions {
   // long_initialization
   double init_step_factor = 3.0;
   int64_t init_min_ns = 10000000;
+  // tensor_cores_idle: fp32 GEMM-class kernels take at least this share of the device's
+  // kernel time; or PM sampling's tensor-pipe activity is below the percentage below.
+  double tensor_idle_min_share = 0.3;
+  double tensor_idle_max_active_pct = 1.0;
 };
 
 // Nearest-rank statistics over a set of durations.
@@ -185,6 +189,49 @@ struct StepSample {
   int64_t start_ns = 0, duration_ns = 0;
 };
 
+// Compute efficiency (compute.cc, docs/FLOPS.md). An op's dtype picks the peak.
+enum class Precision : uint8_t { kUnknown = 0, kFp32, kTf32, kFp16, kBf16, kFp8 };
+const char* PrecisionId(Precision p);
+// The dense datasheet peak of `dev` for `p` in TFLOP/s; -1 when the device or dtype is not in
+// the table (never a guess).
+double PeakTflops(const DeviceInfo& dev, Precision p);
+
+struct OpCompute {
+  std::string name;
+  std::string precision;  // "fp32", ..., "mixed", "unknown"
+  uint64_t count = 0;
+  int64_t flops = 0;
+  int64_t kernel_ns = 0;    // its kernels' time (sum of durations)
+  double tflops = -1;       // flops / kernel_ns; -1 = no kernel
+  double mfu = -1;          // time at peak / kernel_ns; -1 = unknown peak or no kernel
+  double peak_ns = 0;       // (internal) sum of flops / peak
+  bool peak_known = true;   // (internal)
+};
+
+struct StepCompute {
+  int64_t step = 0;
+  int64_t flops = 0;
+  double tflops = -1;  // flops / the step's duration
+};
+
+struct ComputeSummary {
+  bool present = false;     // some operator in the window has FLOPs
+  int64_t total_flops = 0;  // counted operators (outermost with FLOPs) in the window
+  uint64_t op_count = 0;
+  int64_t gpu_flops = 0;    // of the operators that launched kernels
+  int64_t kernel_ns = 0;    // those kernels' time
+  double window_tflops = -1;  // total_flops / window
+  double kernel_tflops = -1;  // gpu_flops / kernel_ns
+  double mfu = -1;            // sum(flops / peak(dtype)) / window; -1 when a peak is unknown
+  std::string device_name;
+  std::string peak_source;    // "table" or "KAIROS_PEAK_TFLOPS"
+  std::array<double, kNumKernelClasses> class_flops{};
+  std::array<int64_t, kNumKernelClasses> class_ns{};  // kernels with attributed FLOPs
+  std::vector<OpCompute> top_ops;  // by FLOPs
+  std::vector<StepCompute> steps;
+  std::vector<int64_t> step_flops;  // (internal) by ctx step index
+};
+
 struct Summary {
   int64_t window_start_ns = 0, window_end_ns = 0;
   uint64_t event_count = 0;
@@ -199,6 +246,7 @@ struct Summary {
   std::vector<Finding> findings;       // largest window_share first
   std::vector<DeviceTimeline> timelines;  // AnalysisOptions::timeline_bins > 0 only
   std::vector<StepSample> step_series;    // AnalysisOptions::keep_step_series only
+  ComputeSummary compute;                 // FLOPs, TFLOP/s, MFU (docs/FLOPS.md)
 };
 
 Summary Analyze(const TraceData& data, const AnalysisOptions& options = {});

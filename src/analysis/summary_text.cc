@@ -52,6 +52,15 @@ std::string SummaryToText(const Summary& s) {
          Time(s.window_end_ns - s.window_start_ns).c_str(), static_cast<unsigned long long>(s.event_count));
   Append(&out, "%s\n", s.verdict.c_str());
   for (const std::string& v : s.verdicts) Append(&out, "  %s\n", v.c_str());
+  if (s.compute.present) {  // docs/FLOPS.md: the top-line compute metric
+    const ComputeSummary& c = s.compute;
+    Append(&out, "Compute: %s FLOPs in %llu ops, %s TFLOP/s over the window, %s TFLOP/s in their "
+           "kernels, MFU %s\n", Number(static_cast<double>(c.total_flops)).c_str(),
+           static_cast<unsigned long long>(c.op_count),
+           c.window_tflops >= 0 ? Number(c.window_tflops).c_str() : "?",
+           c.kernel_tflops >= 0 ? Number(c.kernel_tflops).c_str() : "?",
+           c.mfu >= 0 ? (Number(100 * c.mfu) + "%").c_str() : "unknown (device or dtype not in the peak table)");
+  }
   for (const DeviceSummary& d : s.devices) {
     Append(&out, "\nGPU %u: %llu kernels, %llu memcpys, %llu memsets\n", d.device,
            static_cast<unsigned long long>(d.kernel_count), static_cast<unsigned long long>(d.memcpy_count),

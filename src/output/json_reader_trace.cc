@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "checked_time.h"
 #include "detail_values.h"
+#include "flops.h"
 #include "output/event_args.h"
 #include "output/json_reader.h"
 
@@ -176,6 +177,66 @@ uint32_t internal::DetailRows::Add(const SyncDetail& row, std::vector<SyncDetail
   return Intern(d, table, syncs_);
 }
 
+namespace {
+// A cpu_op's FLOPs (docs/FLOPS.md): its "flops" arg, else its "Input Dims" when the operator
+// has a shape formula (so PyTorch's own traces get FLOPs too), with "Input type" (the op's
+// dtype, for MFU); only for such operators (bounded). The analysis read (kairos summarize)
+// keeps the computed count; a plain read keeps the args as written (Input Dims as text, the
+// analysis computes from it as for an in-process trace). True when a row was stored.
+// A plain read's cpu_op row: PyTorch's args as written (those kairos writes back).
+bool StoreOpArgs(const JsonValue& args, int64_t flops, TraceData& data, Event& e) {
+  namespace arg_keys = internal::arg_keys;
+  CpuArgs a{};
+  a.cpu_op = 1;
+  a.flops = flops;
+  a.sequence_nr = -1;
+  const JsonValue* v;
+  if ((v = args.Find(arg_keys::kInputDims)) && v->is_array()) a.input_dims = data.strings.Intern(v->ToJson());
+  if ((v = args.Find(arg_keys::kInputType)) && v->is_array()) a.input_types = data.strings.Intern(v->ToJson());
+  if ((v = args.Find(arg_keys::kRecordFunctionId))) a.record_function_id = v->AsUint();
+  if ((v = args.Find(arg_keys::kSequenceNumber)) && v->is_number()) {
+    a.sequence_nr = v->AsInt(-1);
+    if (const JsonValue* t = args.Find(arg_keys::kFwdThreadId)) a.fwd_thread_id = t->AsUint();
+  }
+  e.detail = static_cast<uint32_t>(data.cpu_args.size());
+  data.cpu_args.push_back(a);
+  return true;
+}
+
+bool ReadOpFlops(const JsonValue& args, std::string_view name, TraceData& data, Event& e,
+                 internal::DetailRows& rows) {
+  namespace arg_keys = internal::arg_keys;
+  const JsonValue* fl = args.Find(arg_keys::kFlops);
+  int64_t flops = -1;
+  const JsonValue* types = args.Find(arg_keys::kInputType);
+  if (fl != nullptr && fl->is_number()) {
+    flops = fl->AsInt(-1);
+  } else {
+    const flops::ShapeRule rule = flops::ShapeRuleOf(name);
+    const JsonValue* dims = rule != flops::ShapeRule::kNone ? args.Find(arg_keys::kInputDims) : nullptr;
+    if (dims == nullptr || !dims->is_array()) return false;
+    if (!rows.for_analysis()) return StoreOpArgs(args, -1, data, e);
+    flops::Shapes shapes;
+    for (const JsonValue& in : dims->items) {
+      shapes.emplace_back();
+      if (!in.is_array()) continue;
+      for (const JsonValue& d : in.items) shapes.back().push_back(d.AsInt(-1));
+    }
+    flops = flops::FromShapes(rule, shapes);
+  }
+  if (flops < 0) return false;
+  if (!rows.for_analysis()) return StoreOpArgs(args, flops, data, e);
+  CpuArgs a{};
+  a.cpu_op = 1;
+  a.sequence_nr = -1;
+  a.flops = flops;
+  if (types != nullptr && types->is_array()) a.input_types = data.strings.Intern(types->ToJson());
+  e.detail = static_cast<uint32_t>(data.cpu_args.size());
+  data.cpu_args.push_back(a);
+  return true;
+}
+}  // namespace
+
 void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, TraceData& data,
                                Event& e, DetailRows& rows) {
   namespace arg_keys = internal::arg_keys;
@@ -279,16 +340,17 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
       return;
     }
     case EventKind::kCpuOp:
+      if (ReadOpFlops(args, name, data, e, rows)) return;
+      [[fallthrough]];
     case EventKind::kUserAnnotation:
     case EventKind::kInstant: {
-      if (rows.for_analysis()) return;  // the analysis reads no CpuArgs
+      if (rows.for_analysis()) return;  // the analysis reads no other CpuArgs
       const JsonValue* dom = args.Find(arg_keys::kDomain);
       const JsonValue* cat = args.Find(arg_keys::kCategory);
       const JsonValue* color = args.Find(arg_keys::kColor);
       const JsonValue* payload = args.Find(arg_keys::kPayload);
       if (!dom && !cat && !color && !payload) return;
-      CpuArgs a;
-      memset(&a, 0, sizeof(a));
+      CpuArgs a{};
       if (dom) a.domain = data.strings.Intern(dom->text);
       if (cat && cat->is_string()) a.category = data.strings.Intern(cat->text);
       if (cat && cat->is_number()) a.category_id = static_cast<uint32_t>(cat->AsUint());

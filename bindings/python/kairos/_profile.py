@@ -67,13 +67,14 @@ def _activity_types(activities):
 
 class profile:
     def __init__(self, path=None, record_shapes=False, activities=None, schedule=None,
-                 on_trace_ready=None, config=None):
+                 on_trace_ready=None, config=None, with_flops=False):
         self.path = os.fsdecode(os.fspath(path)) if path is not None else None
         if schedule is not None and schedule.repeat != 1 and self.path is None:
             raise ValueError("kairos.profile: a schedule with repeat=%d writes one trace per "
                              "cycle, named from path=; give path= (each cycle's file gets "
                              "_iter<N>, see docs/PYTORCH.md)" % schedule.repeat)
         self.record_shapes = record_shapes
+        self.with_flops = with_flops
         self.activity_types = _activity_types(activities)
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
@@ -100,6 +101,8 @@ class profile:
         lines = [self.extra]
         if self.record_shapes:
             lines.append("PROFILE_REPORT_INPUT_SHAPES=true")
+        if self.with_flops:
+            lines.append("PROFILE_WITH_FLOPS=true")
         if self.activity_types:
             lines.append("ACTIVITY_TYPES=%s" % self.activity_types)
         lines.append(window)
@@ -115,7 +118,7 @@ class profile:
             _active = self
         try:
             self._thread = threading.get_ident()
-            _torch.attach_if_imported(self.record_shapes)
+            _torch.attach_if_imported(self.record_shapes, self.with_flops)
             if self.schedule is None:
                 self._init()
                 _lib.check(_lib.lib().kairos_start())
