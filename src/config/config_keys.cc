@@ -348,8 +348,9 @@ std::vector<ConfigKey>* BuildTable() {
                              "Forwarded: record memory events")));
   t->push_back(OnDemand(
       Bool("PROFILE_WITH_STACK", &Config::with_stack, "false", "Forwarded: record Python stacks")));
-  t->push_back(OnDemand(
-      Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false", "torch bridge: a flops arg on each cpu_op with a formula (docs/FLOPS.md)")));
+  t->push_back(OnDemand(Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false",
+                             "torch bridge: a flops arg on each cpu_op with a formula "
+                             "(docs/FLOPS.md)")));
   t->push_back(OnDemand(Bool("PROFILE_WITH_MODULES", &Config::with_modules, "false",
                              "Forwarded: record module hierarchy")));
   t->push_back(OnDemand(Alias(Bool("CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION",
