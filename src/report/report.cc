@@ -92,6 +92,22 @@ svg.chart .hbar{fill:#4e79a7}
 details>summary{cursor:pointer;font-weight:600;margin:10px 0}
 )CSS";
 
+// The top-line compute metric under the verdict when the trace has FLOPs (docs/FLOPS.md):
+// achieved TFLOP/s and MFU, or why MFU is unknown.
+void ComputeLine(std::string* out, const ComputeSummary& c) {
+  if (!c.present) return;
+  std::string line = "<p class=\"compute\"><b>Compute:</b> ";
+  if (c.mfu >= 0) line += "MFU " + FormatNumber(100 * c.mfu) + "%, ";
+  if (c.kernel_tflops >= 0) line += FormatNumber(c.kernel_tflops) + " TFLOP/s in the operators' kernels, ";
+  line += (c.window_tflops >= 0 ? FormatNumber(c.window_tflops) : std::string("?")) +
+          " TFLOP/s over the window (" + FormatNumber(static_cast<double>(c.total_flops)) +
+          " FLOPs in " + std::to_string(c.op_count) + " operators)";
+  if (c.mfu < 0 && c.gpu_flops > 0)
+    line += "; MFU unknown: " + Escape(c.device_name.empty() ? std::string("no device") : c.device_name) +
+            " or a dtype is not in the peak table (KAIROS_PEAK_TFLOPS sets one)";
+  *out += line + "</p>";
+}
+
 void VerdictSection(std::string* out, const std::vector<Analysed>& all) {
   *out += "<section id=\"verdict\"><h2>Verdict</h2>";
   for (const Analysed& a : all) {
@@ -100,6 +116,7 @@ void VerdictSection(std::string* out, const std::vector<Analysed>& all) {
             Escape(a.summary.verdict) + "</div><ul class=\"verdicts\">";
     for (const std::string& v : a.summary.verdicts) *out += "<li>" + Escape(v) + "</li>";
     *out += "</ul>";
+    ComputeLine(out, a.summary.compute);
   }
   *out += "</section>";
 }
