@@ -134,6 +134,7 @@ Summary Analyze(const TraceData& data, const AnalysisOptions& options) {
   internal::ComputeMeasuredCounters(ctx, &summary);
   internal::ComputeSteps(ctx, &summary);
   internal::ComputeEfficiency(ctx, &summary);
+  internal::ComputePhases(ctx, &summary);
   internal::ComputeHostSummary(ctx, &summary);
   internal::DetectAntipatterns(ctx, &summary);
   internal::ComputeTimelines(ctx, &summary);

@@ -72,6 +72,10 @@ struct AnalysisOptions {
   // kernel time; or PM sampling's tensor-pipe activity is below the percentage below.
   double tensor_idle_min_share = 0.3;
   double tensor_idle_max_active_pct = 1.0;
+  // data_loader_bound: data loading is at least this share of the steps' time while the GPU
+  // is busy less than this share of it.
+  double data_loader_min_share = 0.2;
+  double data_loader_max_gpu_busy = 0.5;
 };
 
 // Nearest-rank statistics over a set of durations.
@@ -232,6 +236,25 @@ struct ComputeSummary {
   std::vector<int64_t> step_flops;  // (internal) by ctx step index
 };
 
+// Step phases (phases.cc): numbered by priority (an instant covered by several goes to the
+// lowest number).
+inline constexpr int kPhaseDataLoading = 0, kPhaseOptimizer = 1, kPhaseBackward = 2,
+                     kPhaseForward = 3, kPhaseOther = 4, kNumPhases = 5;
+const char* PhaseId(int phase);  // "data_loading", "optimizer", "backward", "forward", "other"
+
+struct StepPhases {
+  int64_t step = 0;
+  int64_t duration_ns = 0;
+  std::array<int64_t, kNumPhases> host_ns{};  // sums to duration_ns
+  std::array<int64_t, kNumPhases> gpu_ns{};   // kernel time launched from each phase
+};
+
+struct PhaseSummary {
+  bool present = false;  // some complete step in the window
+  std::array<int64_t, kNumPhases> mean_host_ns{}, mean_gpu_ns{};
+  std::vector<StepPhases> steps;
+};
+
 struct Summary {
   int64_t window_start_ns = 0, window_end_ns = 0;
   uint64_t event_count = 0;
@@ -247,6 +270,7 @@ struct Summary {
   std::vector<DeviceTimeline> timelines;  // AnalysisOptions::timeline_bins > 0 only
   std::vector<StepSample> step_series;    // AnalysisOptions::keep_step_series only
   ComputeSummary compute;                 // FLOPs, TFLOP/s, MFU (docs/FLOPS.md)
+  PhaseSummary phases;                    // where each step went (docs/SUMMARY.md)
 };
 
 Summary Analyze(const TraceData& data, const AnalysisOptions& options = {});

@@ -116,6 +116,33 @@ void Compute(Json& j, const ComputeSummary& c) {
   j.Close(']').Close('}');
 }
 
+// "phases": null without steps, else the per-phase means and (at most kMaxPhaseSteps) steps.
+constexpr size_t kMaxPhaseSteps = 1000;
+void PhaseObject(Json& j, const char* key, const std::array<int64_t, kNumPhases>& v) {
+  j.Key(key).Open('{');
+  for (int k = 0; k < kNumPhases; ++k) j.Key(PhaseId(k)).Int(v[static_cast<size_t>(k)]);
+  j.Close('}');
+}
+void Phases(Json& j, const PhaseSummary& p) {
+  j.Key("phases");
+  if (!p.present) {
+    j.NumOrNull(0, false);
+    return;
+  }
+  j.Open('{');
+  PhaseObject(j, "mean_host_ns", p.mean_host_ns);
+  PhaseObject(j, "mean_gpu_ns", p.mean_gpu_ns);
+  j.Key("steps_total").Int(static_cast<int64_t>(p.steps.size())).Key("steps").Open('[');
+  for (size_t i = 0; i < p.steps.size() && i < kMaxPhaseSteps; ++i) {
+    const StepPhases& r = p.steps[i];
+    j.Open('{').Key("step").Int(r.step).Key("duration_ns").Int(r.duration_ns);
+    PhaseObject(j, "host_ns", r.host_ns);
+    PhaseObject(j, "gpu_ns", r.gpu_ns);
+    j.Close('}');
+  }
+  j.Close(']').Close('}');
+}
+
 void Hotspots(Json& j, const char* key, const std::vector<Hotspot>& rows) {
   j.Key(key).Open('[');
   const bool kernels = std::string_view(key) == "kernels";
@@ -203,6 +230,7 @@ std::string SummaryToJson(const Summary& s) {
     j.NumOrNull(0, false);
   }
   Compute(j, s.compute);
+  Phases(j, s.phases);
   j.Key("findings").Open('[');
   for (const Finding& f : s.findings) {
     j.Open('{').Key("id").Str(f.id).Key("title").Str(f.title);

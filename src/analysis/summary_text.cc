@@ -96,6 +96,12 @@ std::string SummaryToText(const Summary& s) {
            static_cast<unsigned long long>(s.steps.count), Time(s.steps.mean_ns).c_str(),
            Time(s.steps.median_ns).c_str(), Time(s.steps.stdev_ns).c_str(),
            Time(s.steps.min_ns).c_str(), Time(s.steps.max_ns).c_str());
+    if (s.phases.present) {
+      std::string line;
+      for (int k = 0; k < kNumPhases; ++k)
+        line += std::string(k ? ", " : "") + PhaseId(k) + " " + Time(s.phases.mean_host_ns[static_cast<size_t>(k)]);
+      Append(&out, "  mean step phases: %s\n", line.c_str());
+    }
     for (const StepOutlier& o : s.steps.outliers) {
       Append(&out, "  outlier: ProfilerStep#%lld took %s\n", static_cast<long long>(o.step),
              Time(o.duration_ns).c_str());
