@@ -227,6 +227,40 @@ void BreakdownSection(std::string* out, const std::vector<Analysed>& all) {
   *out += "</table></section>";
 }
 
+// Where each step went (docs/SUMMARY.md, "Step phases"): the mean split, then one stacked
+// bar per step (the first kMaxPhaseBars), each bar the step's whole duration.
+constexpr size_t kMaxPhaseBars = 60;
+constexpr const char* kPhaseColors[kNumPhases] = {"#e15759", "#59a14f", "#f28e2b", "#4e79a7", "#bab0ac"};
+std::vector<report::Segment> PhaseSegments(const std::array<int64_t, kNumPhases>& v) {
+  std::vector<report::Segment> s;
+  for (int k = 0; k < kNumPhases; ++k)
+    s.push_back({std::string(PhaseId(k)), kPhaseColors[k], static_cast<double>(v[static_cast<size_t>(k)])});
+  return s;
+}
+void PhasesBlock(std::string* out, const std::vector<Analysed>& all) {
+  bool any = false;
+  for (const Analysed& a : all) {
+    const PhaseSummary& p = a.summary.phases;
+    if (!p.present) continue;
+    if (!any) *out += "<h3>Where each step went (host)</h3><p class=\"note\">Data loading, optimizer, "
+                      "backward, forward, other: each instant of a step in the first that covers it "
+                      "(docs/SUMMARY.md).</p>";
+    any = true;
+    int64_t mean_total = 0;
+    for (int64_t v : p.mean_host_ns) mean_total += v;
+    *out += "<p class=\"note\">" + Prefix(all, a) + "mean of " + std::to_string(p.steps.size()) +
+            " steps</p>" + report::StackedBarHtml(PhaseSegments(p.mean_host_ns), static_cast<double>(mean_total));
+    *out += "<details><summary>" + Prefix(all, a) + "per step</summary>";
+    for (size_t i = 0; i < p.steps.size() && i < kMaxPhaseBars; ++i) {
+      const StepPhases& r = p.steps[i];
+      *out += "<p class=\"note\">ProfilerStep#" + std::to_string(r.step) + ": " +
+              Escape(FormatDuration(r.duration_ns)) + "</p>" +
+              report::StackedBarHtml(PhaseSegments(r.host_ns), static_cast<double>(r.duration_ns));
+    }
+    *out += "</details>";
+  }
+}
+
 void StepsSection(std::string* out, const std::vector<Analysed>& all, const ReportOptions& o) {
   *out += "<section id=\"steps\"><h2>Step times</h2>";
   std::vector<std::vector<Point>> lines;
@@ -280,8 +314,9 @@ void StepsSection(std::string* out, const std::vector<Analysed>& all, const Repo
     }
   }
   *out += report::LineSvg(lines, colors, labels, "", "ms", "Step duration by step number (outliers in red)") +
-          report::HistogramSvg(counts, Ms(lo), Ms(hi == lo ? lo + 1 : hi), "ms", "Step duration histogram") +
-          "</section>";
+          report::HistogramSvg(counts, Ms(lo), Ms(hi == lo ? lo + 1 : hi), "ms", "Step duration histogram");
+  PhasesBlock(out, all);
+  *out += "</section>";
 }
 
 void HotspotTable(std::string* out, const std::vector<Hotspot>& rows, bool kernels) {

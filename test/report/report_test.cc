@@ -93,6 +93,10 @@ TEST_CASE("One trace: every section, the verdict and findings, bounded charts") 
   CHECK(html.find("DataLoader.__next__") != std::string::npos);
   CHECK(html.find("One trace. Pass one trace per rank") != std::string::npos);
   CHECK(html.find("id=\"kairos-summary-0\">{\"schema_version\":2") != std::string::npos);
+  // Step phases: the mean bar and one bar per step (the sample loads data in every step).
+  CHECK(Count(html, "<h3>Where each step went (host)</h3>") == 1);
+  CHECK(html.find("title=\"data_loading ") != std::string::npos);
+  CHECK(Count(html, "<p class=\"note\">ProfilerStep#") > 10);
 }
 
 TEST_CASE("Hostile names cannot break the page or the embedded JSON") {
@@ -132,7 +136,8 @@ TEST_CASE("Several traces: per-rank table, one utilisation chart per rank, label
   CHECK(html.find("<tr><td>rank 1</td>") != std::string::npos);
   CHECK(html.find("rank 1, GPU 1 (bins of") != std::string::npos);
   CHECK(html.find("rank 1: GPUs 0,2-7: no GPU work in the window.") != std::string::npos);
-  CHECK(Count(html, "<details") == 3 * 2 + 2);  // kernels, memcpys, CPU ranges, host: one per rank
+  // kernels, memcpys, CPU ranges, host, step phases per step: one per rank
+  CHECK(Count(html, "<details") == 3 * 2 + 2 + 2);
   CHECK(html.find("id=\"kairos-summary-1\"") != std::string::npos);
 }
 
