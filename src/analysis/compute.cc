@@ -200,6 +200,11 @@ void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
       const size_t c = static_cast<size_t>(ClassifyKernelName(data.strings.Get(k->name)));
       out.class_flops[c] += static_cast<double>(op.flops) * share;
       out.class_ns[c] += k->end_ns - k->start_ns;
+      if (pk > 0) {
+        out.class_peak_ns[c] += static_cast<double>(op.flops) * share / pk / 1e3;
+      } else {
+        out.class_peak_unknown[c] = true;
+      }
     }
     const std::string name(data.strings.Get(op.op->name));
     auto [it, fresh] = by_name.try_emplace(name, out.top_ops.size());
@@ -218,11 +223,23 @@ void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
     } else if (!op.kernels.empty()) {
       row.peak_known = false;
     }
-    for (size_t s = 0; s < ctx.steps.size(); ++s) {
-      if (op.op->start_ns >= ctx.steps[s].start_ns && op.op->start_ns < ctx.steps[s].end_ns) {
-        if (out.step_flops.size() < ctx.steps.size()) out.step_flops.assign(ctx.steps.size(), 0);
-        out.step_flops[s] += op.flops;
-        break;
+    // The step the op started in (steps are sorted and disjoint).
+    auto st = std::upper_bound(ctx.steps.begin(), ctx.steps.end(), op.op->start_ns,
+                               [](int64_t v, const Step& s) { return v < s.start_ns; });
+    if (st != ctx.steps.begin() && op.op->start_ns < std::prev(st)->end_ns) {
+      const size_t s = static_cast<size_t>(st - ctx.steps.begin()) - 1;
+      if (out.step_flops.size() < ctx.steps.size()) {
+        out.step_flops.assign(ctx.steps.size(), 0);
+        out.step_peak_ns.assign(ctx.steps.size(), 0);
+        out.step_peak_unknown.assign(ctx.steps.size(), 0);
+      }
+      out.step_flops[s] += op.flops;
+      if (!op.kernels.empty()) {
+        if (pk > 0) {
+          out.step_peak_ns[s] += static_cast<double>(op.flops) / pk / 1e3;
+        } else {
+          out.step_peak_unknown[s] = 1;
+        }
       }
     }
   }
@@ -240,9 +257,14 @@ void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
   });
   if (out.top_ops.size() > ctx.options->top_n) out.top_ops.resize(ctx.options->top_n);
   for (size_t s = 0; s < out.step_flops.size(); ++s) {
+    const int64_t d = ctx.steps[s].end_ns - ctx.steps[s].start_ns;
+    // MFU of a step: its GPU operators' time at peak over the step; unknown when one of
+    // them has no peak, and when it has no GPU work at all.
+    const double mfu = !out.step_peak_unknown[s] && out.step_peak_ns[s] > 0 && d > 0
+                           ? out.step_peak_ns[s] / static_cast<double>(d)
+                           : -1;
     out.steps.push_back({ctx.steps[s].number, out.step_flops[s],
-                         Tflops(static_cast<double>(out.step_flops[s]),
-                                ctx.steps[s].end_ns - ctx.steps[s].start_ns)});
+                         Tflops(static_cast<double>(out.step_flops[s]), d), mfu});
   }
 }
 

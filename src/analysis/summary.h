@@ -216,6 +216,7 @@ struct StepCompute {
   int64_t step = 0;
   int64_t flops = 0;
   double tflops = -1;  // flops / the step's duration
+  double mfu = -1;     // its GPU operators' time at peak / the step's duration
 };
 
 struct ComputeSummary {
@@ -233,7 +234,11 @@ struct ComputeSummary {
   std::array<int64_t, kNumKernelClasses> class_ns{};  // kernels with attributed FLOPs
   std::vector<OpCompute> top_ops;  // by FLOPs
   std::vector<StepCompute> steps;
+  std::array<double, kNumKernelClasses> class_peak_ns{};  // attributed flops / peak
+  std::array<bool, kNumKernelClasses> class_peak_unknown{};
   std::vector<int64_t> step_flops;  // (internal) by ctx step index
+  std::vector<double> step_peak_ns;  // (internal)
+  std::vector<uint8_t> step_peak_unknown;  // (internal)
 };
 
 // Step phases (phases.cc): numbered by priority (an instant covered by several goes to the

@@ -99,7 +99,9 @@ void Compute(Json& j, const ComputeSummary& c) {
     j.Key(KernelClassId(static_cast<KernelClass>(k))).Open('{');
     j.Key("flops").Num(std::round(c.class_flops[i])).Key("kernel_ns").Int(c.class_ns[i]);
     const double t = c.class_ns[i] > 0 ? c.class_flops[i] / static_cast<double>(c.class_ns[i]) / 1e3 : -1;
-    j.Key("tflops").NumOrNull(t, t >= 0).Close('}');
+    j.Key("tflops").NumOrNull(t, t >= 0);
+    const bool mk = c.class_ns[i] > 0 && !c.class_peak_unknown[i];
+    j.Key("mfu").NumOrNull(mk ? c.class_peak_ns[i] / static_cast<double>(c.class_ns[i]) : 0, mk).Close('}');
   }
   j.Close('}').Key("top_ops").Open('[');
   for (const OpCompute& o : c.top_ops) {
@@ -111,7 +113,8 @@ void Compute(Json& j, const ComputeSummary& c) {
   j.Close(']').Key("steps").Open('[');
   for (const StepCompute& st : c.steps) {
     j.Open('{').Key("step").Int(st.step).Key("flops").Int(st.flops);
-    j.Key("tflops").NumOrNull(st.tflops, st.tflops >= 0).Close('}');
+    j.Key("tflops").NumOrNull(st.tflops, st.tflops >= 0);
+    j.Key("mfu").NumOrNull(st.mfu, st.mfu >= 0).Close('}');
   }
   j.Close(']').Close('}');
 }

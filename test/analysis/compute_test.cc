@@ -165,12 +165,18 @@ TEST_CASE("compute summary: FLOPs to kernels, TFLOP/s and MFU, exact") {
   CHECK(c.top_ops[2].flops == 1000);
   CHECK(c.top_ops[2].tflops == -1);  // no kernel
   CHECK(c.top_ops[2].mfu == -1);
+  const std::string json = SummaryToJson(s);
   REQUIRE(c.steps.size() == 2);
   CHECK(c.steps[0].step == 1);
   CHECK(c.steps[0].flops == 989400000 + 16777216);
   CHECK(c.steps[0].tflops == Approx(1006177216.0 / 500000 / 1e3));
+  CHECK(c.steps[0].mfu == Approx((1000.0 + 16777216.0 / 67e3) / 500000));
   CHECK(c.steps[1].flops == 1000);
-  const std::string json = SummaryToJson(s);
+  CHECK(c.steps[1].mfu == -1);  // CPU work only
+  // Per class: the GEMMs' time at peak (bf16 1 us, 3/4 of the linear's at fp32) over 7 us.
+  CHECK(c.class_peak_ns[gemm] / c.class_ns[gemm] == Approx((1000.0 + 0.75 * 16777216.0 / 67e3) / 7000));
+  CHECK(json.find("\"elementwise_reduction\":{\"flops\":4194304,\"kernel_ns\":1000,\"tflops\":4.1943,"
+                  "\"mfu\":0.0626016}") != std::string::npos);
   CHECK(json.find("\"compute\":{\"flops\":1006178216,\"ops\":3,\"gpu_flops\":1006177216,"
                   "\"kernel_ns\":8000,\"window_tflops\":1.00618,\"kernel_tflops\":125.772,"
                   "\"mfu\":0.00125041,\"device\":\"NVIDIA H100 80GB HBM3\",\"peak_source\":\"table\"") !=
