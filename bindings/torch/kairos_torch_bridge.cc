@@ -13,7 +13,7 @@
 // Cost while no trace records: the callback does one plain load of kairos' recording flag
 // and returns (measured in bench/torch_op_bench.py). While recording: the thread-local
 // nesting check, kairos_op_push (one ring record) and, only when installed with
-// record_shapes, formatting of the shapes and types into a thread-local buffer.
+// record_shapes, formatting of the shapes and types into a stack buffer.
 #include <ATen/record_function.h>
 
 #include <atomic>
@@ -38,6 +38,9 @@ bool g_record_shapes = false;  // format "Input Dims" / "Input type"
 bool g_with_flops = false;     // compute "flops" (OpFlops)
 
 constexpr uint32_t kMaxDepth = 1u << 20;
+// Room for one op's "Input Dims" / "Input type" text (on the stack of the callback); an op
+// whose text is longer (hundreds of inputs) is recorded without shapes.
+constexpr size_t kShapeTextBytes = 2048;
 
 // Ranges this thread pushed in the current recording epoch. A RecordFunction that began
 // before the window (or in an earlier one) must not pop a range it never pushed: its end
@@ -52,45 +55,67 @@ struct Nesting {
 // only (the idle check returns before it).
 thread_local Nesting t_nesting;
 
-// Appends one input's shape to `dims` and its type to `types` (thread-local buffers that keep
-// their capacity, so this does not allocate once warm).
-void AppendDims(const c10::IValue& v, std::string& dims, std::string& types) {
+// Shape text formatted into a caller's fixed buffer: no allocation and no thread-local
+// access per op (the module's TLS is dynamic, each access a __tls_get_addr call). Text that
+// does not fit marks the buffer failed; the op then carries no shapes.
+struct TextBuf {
+  char* p;
+  char* end;  // one before the last byte: room for the terminating NUL
+  bool ok = true;
+  void Put(char c) {
+    if (p < end) {
+      *p++ = c;
+    } else {
+      ok = false;
+    }
+  }
+  void Put(const char* s, size_t n) {
+    if (static_cast<size_t>(end - p) >= n) {
+      std::memcpy(p, s, n);
+      p += n;
+    } else {
+      ok = false;
+    }
+  }
+  void Int(int64_t v) {
+    if (end - p < 21) {
+      ok = false;
+      return;
+    }
+    p = std::to_chars(p, end, v).ptr;
+  }
+};
+
+// Appends one input's shape to `dims` and its type to `types`.
+void AppendDims(const c10::IValue& v, TextBuf& dims, TextBuf& types) {
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
     if (!t.defined()) {
-      dims += "[]";
-      types += "\"\"";
+      dims.Put("[]", 2);
+      types.Put("\"\"", 2);
       return;
     }
-    // std::to_chars, not snprintf: this runs for every operator input while recording shapes.
     const auto sizes = t.sizes();
-    char buf[512];
-    char* p = buf;
-    char* const end = buf + sizeof(buf) - 24;
-    *p++ = '[';
-    for (size_t i = 0; i < sizes.size() && p < end; ++i) {
-      if (i) {
-        *p++ = ',';
-        *p++ = ' ';
-      }
-      p = std::to_chars(p, end + 22, static_cast<int64_t>(sizes[i])).ptr;
+    dims.Put('[');
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (i) dims.Put(", ", 2);
+      dims.Int(static_cast<int64_t>(sizes[i]));
     }
-    *p++ = ']';
-    dims.append(buf, static_cast<size_t>(p - buf));
-    types += '"';
+    dims.Put(']');
+    types.Put('"');
     const auto name = t.dtype().name();
-    types.append(name.data(), name.size());
-    types += '"';
+    types.Put(name.data(), name.size());
+    types.Put('"');
     return;
   }
   // Non-tensor inputs: Kineto writes an empty shape and a coarse type name.
-  dims += "[]";
+  dims.Put("[]", 2);
   if (v.isTensorList()) {
-    types += "\"TensorList\"";
+    types.Put("\"TensorList\"", 12);
   } else if (v.isScalar() || v.isBool()) {
-    types += "\"Scalar\"";
+    types.Put("\"Scalar\"", 8);
   } else {
-    types += "\"\"";
+    types.Put("\"\"", 2);
   }
 }
 
@@ -215,26 +240,32 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     args.record_function_id = fn.handle();
     args.input_dims = nullptr;
     args.input_types = nullptr;
-    thread_local std::string dims, types;
     // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
     // whose config does not ask for them drops them at collection (kairos_op_attach).
-    // An exception here (allocation) would escape into the operator: shapes are skipped.
+    // An exception here would escape into the operator: shapes are skipped.
+    char dims_text[kShapeTextBytes], types_text[kShapeTextBytes];
     if (g_record_shapes) try {
-      dims.assign(1, '[');
-      types.assign(1, '[');
+      TextBuf dims{dims_text, dims_text + sizeof(dims_text) - 1};
+      TextBuf types{types_text, types_text + sizeof(types_text) - 1};
+      dims.Put('[');
+      types.Put('[');
       bool first = true;
       for (const c10::IValue& v : fn.inputs()) {
         if (!first) {
-          dims += ", ";
-          types += ", ";
+          dims.Put(", ", 2);
+          types.Put(", ", 2);
         }
         first = false;
         AppendDims(v, dims, types);
       }
-      dims += ']';
-      types += ']';
-      args.input_dims = dims.c_str();
-      args.input_types = types.c_str();
+      dims.Put(']');
+      types.Put(']');
+      if (dims.ok && types.ok) {
+        *dims.p = '\0';
+        *types.p = '\0';
+        args.input_dims = dims_text;
+        args.input_types = types_text;
+      }
     } catch (...) {
       args.input_dims = args.input_types = nullptr;
     }

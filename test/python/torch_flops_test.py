@@ -138,6 +138,17 @@ n_ops = len(k.events(t2, cat="cpu_op", name="aten::mm"))
 f.check(n_ops > 0 and not [e for e in k.events(t2, cat="cpu_op") if "flops" in e["args"]],
         "PROFILE_WITH_FLOPS off: no flops args (%d aten::mm recorded)" % n_ops)
 
+# Shape text longer than the bridge's 2 KiB buffer (two 61-dim tensors of 0 elements with
+# 18-digit sizes): the op is recorded without shapes, never cut; its FLOPs (0) still come.
+huge = torch.empty([0] + [10 ** 17] * 60)
+with kairos.profile(path=os.path.join(d, "huge.json"), record_shapes=True, with_flops=True,
+                    config="KAIROS_SUMMARY=off") as p3:
+    torch.add(huge, huge)
+    torch.add(torch.ones(2), torch.ones(2))
+adds = [e for e in k.events(k.load(p3.traces[0]), cat="cpu_op", name="aten::add")]
+f.eq([(e["args"].get("Input Dims"), e["args"].get("flops")) for e in adds],
+     [(None, 0), ([[2], [2], []], 2)], "over-long shape text: no Input Dims; a normal op keeps them")
+
 # python3 -m kairos run --with-flops: the bridge computes, the key is set, shapes stay off.
 script = os.path.join(d, "mm.py")
 with open(script, "w") as fh:
