@@ -152,6 +152,10 @@ TEST_CASE("compute summary: FLOPs to kernels, TFLOP/s and MFU, exact") {
   CHECK(c.class_flops[elem] == Approx(16777216.0 / 4));
   CHECK(c.class_ns[elem] == 1 * kUs);
   REQUIRE(c.top_ops.size() == 3);
+  CHECK(SummaryToMarkdown(s).find("**Compute:** MFU 0.125%, 126 TFLOP/s in the operators' kernels, "
+                                   "1.01 TFLOP/s over the window.") != std::string::npos);
+  CHECK(SummaryToText(s).find("Compute: 1006178216 FLOPs in 3 ops, 1.01 TFLOP/s over the window, "
+                              "126 TFLOP/s in their kernels, MFU 0.125%") != std::string::npos);
   CHECK(c.top_ops[0].name == "aten::mm");
   CHECK(c.top_ops[0].precision == "bf16");
   CHECK(c.top_ops[0].tflops == Approx(247.35));
@@ -201,6 +205,48 @@ TEST_CASE("compute summary: unknown device gives null MFU; KAIROS_PEAK_TFLOPS ov
   CHECK(o.compute.peak_source == "KAIROS_PEAK_TFLOPS");
   CHECK(o.compute.mfu == Approx((989400000.0 + 16777216.0) / 100e3 / 1e6));
   CHECK(o.compute.top_ops[0].mfu == Approx(989400000.0 / 100e3 / 4000));
+}
+
+// tensor_cores_idle by kernel names: fp32 GEMMs (sgemm) on a tensor-core GPU fire; the same
+// on a Pascal (cc 6.0) GPU, or as bf16 tensor-core GEMMs, do not.
+Summary GemmTrace(const std::string& gemm, int cc_major) {
+  TraceBuilder b(0, 101 * 1000 * kUs);
+  DeviceInfo& dev = b.Device(0);
+  dev.compute_major = cc_major;
+  const uint32_t th = b.Thread(), st = b.Stream(0, 7);
+  for (uint32_t i = 0; i < 40; ++i) {  // 40 x (2 ms GEMM + 0.5 ms elementwise): 80% GEMM time
+    const int64_t t = i * 2500 * kUs;
+    b.Launch(th, t, t + 10 * kUs, 2 * i + 1);
+    b.Kernel(st, gemm, t + 20 * kUs, t + 2020 * kUs, 2 * i + 1);
+    b.Launch(th, t + 30 * kUs, t + 40 * kUs, 2 * i + 2);
+    b.Kernel(st, "vectorized_elementwise_kernel", t + 2020 * kUs, t + 2520 * kUs, 2 * i + 2);
+  }
+  return Analyze(b.Done());
+}
+
+const Finding* FindingOf(const Summary& s, const std::string& id) {
+  for (const Finding& f : s.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+TEST_CASE("tensor_cores_idle: fp32 GEMM names on a tensor-core GPU, never reduced precision") {
+  const Summary fp32 = GemmTrace("ampere_sgemm_128x64_nn", 8);
+  const Finding* f = FindingOf(fp32, "tensor_cores_idle");
+  REQUIRE(f != nullptr);
+  CHECK(f->time_ns == 40 * 2000 * kUs);
+  CHECK(f->confidence == "medium");  // names only, no PM sampling
+  CHECK(f->evidence[1].first == "fp32_gemm_share_of_kernel_time");
+  CHECK(f->evidence[1].second == Approx(0.8));
+  CHECK(f->recommendation.find("allow_tf32") != std::string::npos);
+  CHECK(FindingOf(GemmTrace("ampere_sgemm_128x64_nn", 6), "tensor_cores_idle") == nullptr);
+  CHECK(FindingOf(GemmTrace("ampere_bf16_s16816gemm_bf16_128x64_nn", 8), "tensor_cores_idle") == nullptr);
+  CHECK(FindingOf(GemmTrace("sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n", 8), "tensor_cores_idle") == nullptr);
+  CHECK(FindingOf(GemmTrace("big_matmul", 8), "tensor_cores_idle") == nullptr);  // precision unknown
+  // Volta: no TF32, so the advice is fp16 autocast.
+  const Finding* v = FindingOf(GemmTrace("volta_sgemm_128x64_nn", 7), "tensor_cores_idle");
+  REQUIRE(v != nullptr);
+  CHECK(v->recommendation.find("no TF32") != std::string::npos);
 }
 
 TEST_CASE("peak table: datasheet rows by name and compute capability, null otherwise") {
