@@ -160,4 +160,13 @@ written = k.trace_of(r)
 mm = [e for e in k.events(k.load(written), cat="cpu_op", name="aten::mm")] if written else []
 f.eq([(e["args"].get("flops"), "Input Dims" in e["args"]) for e in mm], [(420, False)],
      "kairos run --with-flops: aten::mm [6,5]x[5,7] has flops 420 and no Input Dims")
+# --with-flops with --config-file: the key is added to the file's config.
+cfg = os.path.join(d, "cfg.txt")
+with open(cfg, "w") as fh:
+    fh.write("KAIROS_SUMMARY=off\nACTIVITIES_LOG_FILE=%s\n" % os.path.join(d, "runfile.json"))
+r = subprocess.run([sys.executable, "-m", "kairos", "run", "--with-flops", "--config-file", cfg, script],
+                   env=k.env(), capture_output=True, text=True, timeout=300)
+written = k.trace_of(r)
+mm = [e for e in k.events(k.load(written), cat="cpu_op", name="aten::mm")] if written else []
+f.eq([e["args"].get("flops") for e in mm], [420], "kairos run --with-flops --config-file")
 f.done()
