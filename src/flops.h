@@ -56,12 +56,12 @@ inline int64_t BatchedGemm(Dims mat1, Dims mat2) {
 // aten::mul / aten::add (PyTorch's rule): one FLOP per element of the first input.
 inline int64_t Elementwise(Dims self) { return Result(Product(self)); }
 
-// Output size of one spatial dimension of a convolution (PyTorch's shape formula).
+// Output size of one spatial dimension of a convolution (PyTorch's shape formula, in its
+// unsigned 64-bit arithmetic: no signed overflow whatever the sizes).
 inline uint64_t ConvOut(int64_t in, int64_t kernel, int64_t stride, int64_t padding,
                         int64_t dilation) {
-  return static_cast<uint64_t>(in + 2 * padding - dilation * (kernel - 1) - 1) /
-             static_cast<uint64_t>(stride) +
-         1;
+  const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+  return (u(in) + 2 * u(padding) - u(dilation) * (u(kernel) - 1) - 1) / u(stride) + 1;
 }
 
 // aten::conv1d/2d/3d: input [N, C_in, s...], weight [C_out, C_in/groups, k...], stride,
