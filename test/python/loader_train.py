@@ -10,7 +10,7 @@ import torch
 mode, steps = sys.argv[1], int(sys.argv[2])
 torch.manual_seed(0)
 torch.set_num_threads(1)
-width = 64 if mode == "slow" else 512
+width = 64 if mode == "slow" else 384
 batches = [(torch.randn(128, width), torch.randn(128, width)) for _ in range(4)]
 
 

@@ -20,7 +20,7 @@ def run(mode):
     cfg = ("PROFILE_START_ITERATION=2;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=1;"
            "KAIROS_HOST_METRICS_INTERVAL_MS=0;ACTIVITIES_LOG_FILE=" + os.path.join(d, "t.json") +
            ";KAIROS_ITERATION_FALLBACK_TIMEOUT_MS=600000")
-    k.run_kairos(os.path.join(k.HERE, "loader_train.py"), [mode, "6"], config=cfg)
+    k.run_kairos(os.path.join(k.HERE, "loader_train.py"), [mode, "5"], config=cfg)
     found = glob.glob(os.path.join(d, "*.summary.json"))
     f.check(len(found) == 1, "%s: one summary written (%s)" % (mode, found))
     with open(found[0]) as fh:
