@@ -139,6 +139,7 @@ TEST_CASE("Several traces: per-rank table, one utilisation chart per rank, label
   // kernels, memcpys, CPU ranges, host, step phases per step: one per rank
   CHECK(Count(html, "<details") == 3 * 2 + 2 + 2);
   CHECK(html.find("id=\"kairos-summary-1\"") != std::string::npos);
+  CHECK(Count(html, "<h3>Kernels across ranks</h3>") == 1);
 }
 
 // The compute line under the verdict (docs/FLOPS.md): MFU and TFLOP/s when the trace has
