@@ -13,6 +13,7 @@
 #include "analysis/summary.h"
 #include "analysis/trace_builder.h"
 #include "flops.h"
+#include "gpu_counters.h"
 
 namespace kairos {
 namespace {
@@ -209,7 +210,7 @@ TEST_CASE("compute summary: unknown device gives null MFU; KAIROS_PEAK_TFLOPS ov
 
 // tensor_cores_idle by kernel names: fp32 GEMMs (sgemm) on a tensor-core GPU fire; the same
 // on a Pascal (cc 6.0) GPU, or as bf16 tensor-core GEMMs, do not.
-Summary GemmTrace(const std::string& gemm, int cc_major) {
+Summary GemmTrace(const std::string& gemm, int cc_major, double tensor_pct = -1) {
   TraceBuilder b(0, 101 * 1000 * kUs);
   DeviceInfo& dev = b.Device(0);
   dev.compute_major = cc_major;
@@ -221,7 +222,12 @@ Summary GemmTrace(const std::string& gemm, int cc_major) {
     b.Launch(th, t + 30 * kUs, t + 40 * kUs, 2 * i + 2);
     b.Kernel(st, "vectorized_elementwise_kernel", t + 2020 * kUs, t + 2520 * kUs, 2 * i + 2);
   }
-  return Analyze(b.Done());
+  TraceData& d = b.Done();
+  if (tensor_pct >= 0) {  // PM sampling: one tensor-pipe sample per ms, all at tensor_pct
+    d.counter_tracks.push_back({kPmTensorActive, "%", "GPU 0", 0});
+    for (int i = 0; i < 101; ++i) d.counter_samples.push_back({i * 1000 * kUs, tensor_pct, 0});
+  }
+  return Analyze(d);
 }
 
 const Finding* FindingOf(const Summary& s, const std::string& id) {
@@ -243,6 +249,20 @@ TEST_CASE("tensor_cores_idle: fp32 GEMM names on a tensor-core GPU, never reduce
   CHECK(FindingOf(GemmTrace("ampere_bf16_s16816gemm_bf16_128x64_nn", 8), "tensor_cores_idle") == nullptr);
   CHECK(FindingOf(GemmTrace("sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n", 8), "tensor_cores_idle") == nullptr);
   CHECK(FindingOf(GemmTrace("big_matmul", 8), "tensor_cores_idle") == nullptr);  // precision unknown
+  // PM sampling: tensor pipes at 0.2% under GEMMs whose names do not say their precision
+  // fires (medium); with the fp32 names as well, both signals agree (high); at 40% it does not.
+  const Summary pm = GemmTrace("big_matmul", 8, 0.2);
+  const Finding* p = FindingOf(pm, "tensor_cores_idle");
+  REQUIRE(p != nullptr);
+  CHECK(p->confidence == "medium");
+  CHECK(p->time_ns == 40 * 2000 * kUs);
+  CHECK(p->evidence.back().first == "measured_tensor_active_pct");
+  CHECK(p->evidence.back().second == Approx(0.2));
+  const Finding* both = FindingOf(GemmTrace("ampere_sgemm_128x64_nn", 8, 0.2), "tensor_cores_idle");
+  REQUIRE(both != nullptr);
+  CHECK(both->confidence == "high");
+  CHECK(FindingOf(GemmTrace("big_matmul", 8, 40.0), "tensor_cores_idle") == nullptr);
+  CHECK(FindingOf(GemmTrace("ampere_bf16_s16816gemm_bf16_128x64_nn", 8, 0.2), "tensor_cores_idle") == nullptr);
   // Volta: no TF32, so the advice is fp16 autocast.
   const Finding* v = FindingOf(GemmTrace("volta_sgemm_128x64_nn", 7), "tensor_cores_idle");
   REQUIRE(v != nullptr);
