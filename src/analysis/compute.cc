@@ -4,9 +4,8 @@
 // shape formulas of src/flops.h), attributed to the GPU kernels each operator launched, as
 // achieved TFLOP/s and MFU (achieved / the device's dense datasheet peak for the op's dtype)
 // for the window, per top operator, per kernel class and per step.
-// Threading: pure function of the context (and KAIROS_PEAK_TFLOPS, read once per call).
+// Threading: pure function of the context.
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -153,13 +152,9 @@ void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
       if (it != op_of_range.end()) ops[it->second].kernels.push_back(g.event);
     }
   }
-  // Peak: KAIROS_PEAK_TFLOPS (every dtype), else the first GPU device's table row.
-  double override_peak = -1;
-  if (const char* env = std::getenv("KAIROS_PEAK_TFLOPS"); env != nullptr && *env != '\0') {
-    char* end = nullptr;
-    const double v = std::strtod(env, &end);
-    if (end != env && *end == '\0' && v > 0) override_peak = v;
-  }
+  // Peak: KAIROS_PEAK_TFLOPS (options.peak_tflops, every dtype), else the first GPU
+  // device's table row.
+  const double override_peak = ctx.options->peak_tflops > 0 ? ctx.options->peak_tflops : -1;
   const DeviceInfo* dev = ctx.devices.empty() ? nullptr : ctx.Device(ctx.devices.front().device);
   out.device_name = dev != nullptr ? dev->name : "";
   out.peak_source = override_peak > 0 ? "KAIROS_PEAK_TFLOPS" : "table";

@@ -76,6 +76,9 @@ struct AnalysisOptions {
   // is busy less than this share of it.
   double data_loader_min_share = 0.2;
   double data_loader_max_gpu_busy = 0.5;
+  // MFU's peak in TFLOP/s for every dtype instead of the table (callers pass
+  // KAIROS_PEAK_TFLOPS, read by src/config/env.cc); <= 0 = the table.
+  double peak_tflops = -1;
 };
 
 // Nearest-rank statistics over a set of durations.

@@ -3,8 +3,7 @@
 // hand-computed shapes; the compute summary (FLOPs attributed to kernels, TFLOP/s, MFU per
 // window, kernel class, top op and step) on a synthetic trace whose every number is worked
 // out in the comments; null MFU for a device not in the peak table; KAIROS_PEAK_TFLOPS.
-// Threading: single-threaded (setenv only on the test thread).
-#include <cstdlib>
+// Threading: single-threaded.
 #include <string>
 #include <vector>
 
@@ -188,8 +187,7 @@ TEST_CASE("compute summary: FLOPs to kernels, TFLOP/s and MFU, exact") {
         std::string::npos);
 }
 
-TEST_CASE("compute summary: unknown device gives null MFU; KAIROS_PEAK_TFLOPS overrides") {
-  ::unsetenv("KAIROS_PEAK_TFLOPS");
+TEST_CASE("compute summary: unknown device gives null MFU; a given peak overrides") {
   const Summary s = Analyze(EfficiencyTrace("Test GPU"));
   CHECK(s.compute.present);
   CHECK(s.compute.mfu == -1);
@@ -200,9 +198,9 @@ TEST_CASE("compute summary: unknown device gives null MFU; KAIROS_PEAK_TFLOPS ov
   TraceData odd = EfficiencyTrace("NVIDIA H100 80GB HBM3");
   odd.devices[0].compute_major = 8;
   CHECK(Analyze(odd).compute.mfu == -1);
-  ::setenv("KAIROS_PEAK_TFLOPS", "100", 1);
-  const Summary o = Analyze(EfficiencyTrace("Test GPU"));
-  ::unsetenv("KAIROS_PEAK_TFLOPS");
+  AnalysisOptions with_peak;
+  with_peak.peak_tflops = 100;  // KAIROS_PEAK_TFLOPS=100 (src/config/env.cc decodes it)
+  const Summary o = Analyze(EfficiencyTrace("Test GPU"), with_peak);
   CHECK(o.compute.peak_source == "KAIROS_PEAK_TFLOPS");
   CHECK(o.compute.mfu == Approx((989400000.0 + 16777216.0) / 100e3 / 1e6));
   CHECK(o.compute.top_ops[0].mfu == Approx(989400000.0 / 100e3 / 4000));
