@@ -116,7 +116,8 @@ inline int64_t ConvBackward(Dims grad_output, Dims input, Dims weight, bool tran
 // discounted (the kernels' work is counted as dense, like PyTorch's flop counter).
 inline int64_t Attention(Dims query, Dims key, Dims value, bool backward) {
   if (query.n < 2 || key.n != query.n || value.n != query.n) return -1;
-  const uint64_t b = Product(query) / static_cast<uint64_t>(query[query.n - 1] ? query[query.n - 1] : 1) /
+  const uint64_t b = Product(query) /
+                     static_cast<uint64_t>(query[query.n - 1] ? query[query.n - 1] : 1) /
                      static_cast<uint64_t>(query[query.n - 2] ? query[query.n - 2] : 1);
   const uint64_t l = static_cast<uint64_t>(query[query.n - 2]);
   const uint64_t s = static_cast<uint64_t>(key[key.n - 2]);
@@ -134,7 +135,9 @@ using Shapes = std::vector<std::vector<int64_t>>;
 inline bool ParseInputDims(std::string_view t, Shapes* out) {
   out->clear();
   size_t i = 0;
-  auto ws = [&] { while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\t')) ++i; };
+  auto ws = [&] {
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\t')) ++i;
+  };
   ws();
   if (i >= t.size() || t[i] != '[') return false;
   ++i;
@@ -161,13 +164,22 @@ inline bool ParseInputDims(std::string_view t, Shapes* out) {
         }
         out->back().push_back(neg ? -v : v);
         ws();
-        if (i < t.size() && t[i] == ',') { ++i; continue; }
-        if (i < t.size() && t[i] == ']') { ++i; break; }
+        if (i < t.size() && t[i] == ',') {
+          ++i;
+          continue;
+        }
+        if (i < t.size() && t[i] == ']') {
+          ++i;
+          break;
+        }
         return false;
       }
     }
     ws();
-    if (i < t.size() && t[i] == ',') { ++i; continue; }
+    if (i < t.size() && t[i] == ',') {
+      ++i;
+      continue;
+    }
     if (i < t.size() && t[i] == ']') return true;
     return false;
   }
@@ -202,8 +214,17 @@ inline int64_t Linear(Dims input, Dims weight) {
 }
 
 enum class ShapeRule : uint8_t {
-  kNone, kGemm, kGemmBias, kBatchedGemm, kBatchedGemmBias, kElementwise, kConvTranspose,
-  kAttention, kAttentionBackward, kMatmul, kLinear
+  kNone,
+  kGemm,
+  kGemmBias,
+  kBatchedGemm,
+  kBatchedGemmBias,
+  kElementwise,
+  kConvTranspose,
+  kAttention,
+  kAttentionBackward,
+  kMatmul,
+  kLinear
 };
 
 // Which formula computes an operator's FLOPs from "Input Dims" alone. Convolutions need
@@ -232,20 +253,28 @@ inline ShapeRule ShapeRuleOf(std::string_view name) {
 // The FLOPs of `rule` on parsed "Input Dims", or -1.
 inline int64_t FromShapes(ShapeRule rule, const Shapes& s) {
   switch (rule) {
-    case ShapeRule::kGemm: return s.size() >= 2 ? Gemm(DimsOf(s, 0), DimsOf(s, 1)) : -1;
-    case ShapeRule::kGemmBias: return s.size() >= 3 ? Gemm(DimsOf(s, 1), DimsOf(s, 2)) : -1;
-    case ShapeRule::kBatchedGemm: return s.size() >= 2 ? BatchedGemm(DimsOf(s, 0), DimsOf(s, 1)) : -1;
+    case ShapeRule::kGemm:
+      return s.size() >= 2 ? Gemm(DimsOf(s, 0), DimsOf(s, 1)) : -1;
+    case ShapeRule::kGemmBias:
+      return s.size() >= 3 ? Gemm(DimsOf(s, 1), DimsOf(s, 2)) : -1;
+    case ShapeRule::kBatchedGemm:
+      return s.size() >= 2 ? BatchedGemm(DimsOf(s, 0), DimsOf(s, 1)) : -1;
     case ShapeRule::kBatchedGemmBias:
       return s.size() >= 3 ? BatchedGemm(DimsOf(s, 1), DimsOf(s, 2)) : -1;
     case ShapeRule::kElementwise:  // "[]" is a scalar or a 0-d tensor: not told apart, none
       return !s.empty() && !s[0].empty() ? Elementwise(DimsOf(s, 0)) : -1;
-    case ShapeRule::kConvTranspose: return ConvTranspose(DimsOf(s, 0), DimsOf(s, 1));
-    case ShapeRule::kAttention: return Attention(DimsOf(s, 0), DimsOf(s, 1), DimsOf(s, 2), false);
+    case ShapeRule::kConvTranspose:
+      return ConvTranspose(DimsOf(s, 0), DimsOf(s, 1));
+    case ShapeRule::kAttention:
+      return Attention(DimsOf(s, 0), DimsOf(s, 1), DimsOf(s, 2), false);
     case ShapeRule::kAttentionBackward:
       return Attention(DimsOf(s, 1), DimsOf(s, 2), DimsOf(s, 3), true);
-    case ShapeRule::kMatmul: return Matmul(DimsOf(s, 0), DimsOf(s, 1));
-    case ShapeRule::kLinear: return Linear(DimsOf(s, 0), DimsOf(s, 1));
-    case ShapeRule::kNone: return -1;
+    case ShapeRule::kMatmul:
+      return Matmul(DimsOf(s, 0), DimsOf(s, 1));
+    case ShapeRule::kLinear:
+      return Linear(DimsOf(s, 0), DimsOf(s, 1));
+    case ShapeRule::kNone:
+      return -1;
   }
   return -1;
 }

@@ -134,7 +134,8 @@ bool TensorDims(c10::ArrayRef<const c10::IValue> in, size_t i, kairos::flops::Di
 }
 
 // An int[] input copied into `buf` (at most 8 entries; conv attributes have 1 to 3).
-bool IntList(c10::ArrayRef<const c10::IValue> in, size_t i, int64_t (&buf)[8], kairos::flops::Dims* out) {
+bool IntList(c10::ArrayRef<const c10::IValue> in, size_t i, int64_t (&buf)[8],
+             kairos::flops::Dims* out) {
   if (i >= in.size() || !in[i].isIntList()) return false;
   const c10::List<int64_t> list = in[i].toIntList();
   if (list.size() > 8) return false;
@@ -187,24 +188,28 @@ int64_t OpFlops(const at::RecordFunction& fn) {
   if (name == nullptr || std::strncmp(name, "aten::", 6) != 0) return -1;
   const char* op = name + 6;
   const c10::ArrayRef<const c10::IValue> in = fn.inputs();
-  kairos::flops::Dims a, b;
+  namespace fl = kairos::flops;
+  fl::Dims a, b, bias;
+  // Tensors i and j (and, for the +bias forms, a tensor at 0 as PyTorch requires).
+  auto two = [&](size_t i, size_t j) { return TensorDims(in, i, &a) && TensorDims(in, j, &b); };
+  auto biased = [&] { return TensorDims(in, 0, &bias) && two(1, 2); };
   switch (op[0]) {
     case 'm':
-      if (Is(op, "mm")) return TensorDims(in, 0, &a) && TensorDims(in, 1, &b) ? kairos::flops::Gemm(a, b) : -1;
-      if (Is(op, "mul")) return TensorDims(in, 0, &a) ? kairos::flops::Elementwise(a) : -1;
+      if (Is(op, "mm")) return two(0, 1) ? fl::Gemm(a, b) : -1;
+      if (Is(op, "mul")) return TensorDims(in, 0, &a) ? fl::Elementwise(a) : -1;
       return -1;
     case 'a':
-      if (Is(op, "addmm")) return TensorDims(in, 0, &a) && TensorDims(in, 1, &a) && TensorDims(in, 2, &b) ? kairos::flops::Gemm(a, b) : -1;
-      if (Is(op, "add")) return TensorDims(in, 0, &a) ? kairos::flops::Elementwise(a) : -1;
+      if (Is(op, "addmm")) return biased() ? fl::Gemm(a, b) : -1;
+      if (Is(op, "add")) return TensorDims(in, 0, &a) ? fl::Elementwise(a) : -1;
       return -1;
     case 'b':
-      if (Is(op, "bmm")) return TensorDims(in, 0, &a) && TensorDims(in, 1, &b) ? kairos::flops::BatchedGemm(a, b) : -1;
-      if (Is(op, "baddbmm")) return TensorDims(in, 0, &a) && TensorDims(in, 1, &a) && TensorDims(in, 2, &b) ? kairos::flops::BatchedGemm(a, b) : -1;
+      if (Is(op, "bmm")) return two(0, 1) ? fl::BatchedGemm(a, b) : -1;
+      if (Is(op, "baddbmm")) return biased() ? fl::BatchedGemm(a, b) : -1;
       return -1;
     case 'c':
       if (Is(op, "conv1d") || Is(op, "conv2d") || Is(op, "conv3d")) return ConvFlops(in);
       if (Is(op, "conv_transpose1d") || Is(op, "conv_transpose2d") || Is(op, "conv_transpose3d"))
-        return TensorDims(in, 0, &a) && TensorDims(in, 1, &b) ? kairos::flops::ConvTranspose(a, b) : -1;
+        return two(0, 1) ? fl::ConvTranspose(a, b) : -1;
       if (Is(op, "convolution_backward")) return ConvBackwardFlops(in);
       return -1;
     case '_':

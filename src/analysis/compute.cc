@@ -48,7 +48,9 @@ Precision PrecisionOf(std::string_view types) {
   return p;
 }
 
-double Tflops(double flops, int64_t ns) { return ns > 0 ? flops / static_cast<double>(ns) / 1e3 : -1; }
+double Tflops(double flops, int64_t ns) {
+  return ns > 0 ? flops / static_cast<double>(ns) / 1e3 : -1;
+}
 
 }  // namespace
 }  // namespace kairos::internal
@@ -57,12 +59,18 @@ namespace kairos {
 
 const char* PrecisionId(Precision p) {
   switch (p) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kTf32: return "tf32";
-    case Precision::kFp16: return "fp16";
-    case Precision::kBf16: return "bf16";
-    case Precision::kFp8: return "fp8";
-    case Precision::kUnknown: break;
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kTf32:
+      return "tf32";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp8:
+      return "fp8";
+    case Precision::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -71,7 +79,7 @@ const char* PrecisionId(Precision p) {
 // has no such tensor-core path. docs/FLOPS.md lists the sources.
 double PeakTflops(const DeviceInfo& dev, Precision p) {
   struct Row {
-    const char* name;  // substring of deviceProperties' name
+    const char* name;      // substring of deviceProperties' name
     const char* not_name;  // and not this one (PCIe variants)
     int major, minor;
     double fp32, tf32, fp16, bf16, fp8;
@@ -94,12 +102,24 @@ double PeakTflops(const DeviceInfo& dev, Precision p) {
       return -1;  // the name matched, the architecture did not: not this table's device
     double v = 0;
     switch (p) {
-      case Precision::kFp32: v = r.fp32; break;
-      case Precision::kTf32: v = r.tf32; break;
-      case Precision::kFp16: v = r.fp16; break;
-      case Precision::kBf16: v = r.bf16; break;
-      case Precision::kFp8: v = r.fp8; break;
-      case Precision::kUnknown: v = 0; break;
+      case Precision::kFp32:
+        v = r.fp32;
+        break;
+      case Precision::kTf32:
+        v = r.tf32;
+        break;
+      case Precision::kFp16:
+        v = r.fp16;
+        break;
+      case Precision::kBf16:
+        v = r.bf16;
+        break;
+      case Precision::kFp8:
+        v = r.fp8;
+        break;
+      case Precision::kUnknown:
+        v = 0;
+        break;
     }
     return v > 0 ? v : -1;
   }

@@ -77,7 +77,9 @@ std::vector<KernelSpread> KernelDistribution(const std::vector<RankProfile>& ran
     k.min_rank = ids[lo];
     k.max_rank = ids[hi];
     k.median_ns = sorted[(sorted.size() - 1) / 2];  // lower median: an actual rank's value
-    k.spread = k.median_ns > 0 ? static_cast<double>(k.max_ns - k.min_ns) / static_cast<double>(k.median_ns) : 0;
+    k.spread = k.median_ns > 0
+                   ? static_cast<double>(k.max_ns - k.min_ns) / static_cast<double>(k.median_ns)
+                   : 0;
     out.push_back(std::move(k));
   }
   std::sort(out.begin(), out.end(), [](const KernelSpread& a, const KernelSpread& b) {

@@ -114,7 +114,8 @@ void ComputePhases(const AnalysisContext& ctx, Summary* summary) {
         }
       }
       row.host_ns[p] += until - prev;
-      if (!segments[si].empty() && segments[si].back().phase == p && segments[si].back().end == prev) {
+      if (!segments[si].empty() && segments[si].back().phase == p &&
+          segments[si].back().end == prev) {
         segments[si].back().end = until;
       } else {
         segments[si].push_back({prev, until, p});
@@ -185,7 +186,8 @@ void DataLoaderBound(const AnalysisContext& ctx, Summary* summary) {
         loads.push_back({e.start_ns, e.end_ns});
     }
   }
-  std::sort(loads.begin(), loads.end(), [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+  std::sort(loads.begin(), loads.end(),
+            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
   std::vector<Interval> merged;
   for (const Interval& l : loads) {
     if (!merged.empty() && l.start_ns <= merged.back().end_ns) {
@@ -221,17 +223,22 @@ void DataLoaderBound(const AnalysisContext& ctx, Summary* summary) {
     b.Evidence("host_cpu_util_pct", summary->host.cpu_util_mean_pct)
         .Evidence("process_cpu_pct_of_one_core", summary->host.process_cpu_mean_pct);
     if (cores > 0) b.Evidence("host_cores", cores);
-    host = summary->host.cpu_util_mean_pct < 70
-               ? " The host CPUs are not saturated (" + std::to_string(static_cast<int>(summary->host.cpu_util_mean_pct)) +
-                     "% busy): more DataLoader workers (num_workers, up to the free cores) will help."
-               : " The host CPUs are busy (" + std::to_string(static_cast<int>(summary->host.cpu_util_mean_pct)) +
-                     "%): more workers will not help; make each sample cheaper (decode, augment on the GPU) or cache.";
+    host =
+        summary->host.cpu_util_mean_pct < 70
+            ? " The host CPUs are not saturated (" +
+                  std::to_string(static_cast<int>(summary->host.cpu_util_mean_pct)) +
+                  "% busy): more DataLoader workers (num_workers, up to the free cores) will help."
+            : " The host CPUs are busy (" +
+                  std::to_string(static_cast<int>(summary->host.cpu_util_mean_pct)) +
+                  "%): more workers will not help; make each sample cheaper (decode, augment on "
+                  "the GPU) or cache.";
   }
   summary->findings.push_back(b.Done(
       "Each step spends a large share of its time fetching the next batch while the GPU has "
       "nothing to do. Load in background processes (DataLoader num_workers > 0, "
       "persistent_workers=True), prefetch (prefetch_factor), pin host memory (pin_memory=True, "
-      "with non_blocking copies)." + host));
+      "with non_blocking copies)." +
+      host));
 }
 
 }  // namespace kairos::internal
@@ -239,11 +246,16 @@ void DataLoaderBound(const AnalysisContext& ctx, Summary* summary) {
 namespace kairos {
 const char* PhaseId(int phase) {
   switch (phase) {
-    case kPhaseDataLoading: return "data_loading";
-    case kPhaseOptimizer: return "optimizer";
-    case kPhaseBackward: return "backward";
-    case kPhaseForward: return "forward";
-    default: return "other";
+    case kPhaseDataLoading:
+      return "data_loading";
+    case kPhaseOptimizer:
+      return "optimizer";
+    case kPhaseBackward:
+      return "backward";
+    case kPhaseForward:
+      return "forward";
+    default:
+      return "other";
   }
 }
 }  // namespace kairos

@@ -28,9 +28,9 @@ bool ContainsAny(std::string_view s, std::initializer_list<std::string_view> wor
 // precision or tensor cores, 0 = it does not say.
 int GemmPrecisionFromName(std::string_view name) {
   const std::string lower = absl::AsciiStrToLower(std::string(name));
-  if (ContainsAny(lower, {"tf32", "bf16", "f16", "fp16", "half", "hgemm", "h884", "h1688",
-                          "h16816", "s1688", "s16816", "s884", "tensorop", "hmma", "imma",
-                          "wgmma", "_i8", "i8i8", "int8", "e4m3", "e5m2", "fp8"}))
+  if (ContainsAny(lower, {"tf32",   "bf16",  "f16",    "fp16", "half",     "hgemm", "h884", "h1688",
+                          "h16816", "s1688", "s16816", "s884", "tensorop", "hmma",  "imma", "wgmma",
+                          "_i8",    "i8i8",  "int8",   "e4m3", "e5m2",     "fp8"}))
     return 2;
   if (ContainsAny(lower, {"sgemm", "f32f32", "gemm_f32", "fp32"})) return 1;
   return 0;
@@ -74,10 +74,11 @@ void TensorCoresIdle(const AnalysisContext& ctx, const DeviceWork& dw, Summary* 
       .Evidence("reduced_precision_gemm_time_ns", static_cast<double>(reduced_ns))
       .Evidence("compute_capability", dev->compute_major + dev->compute_minor / 10.0);
   if (tensor_pct >= 0) b.Evidence("measured_tensor_active_pct", tensor_pct);
-  out->findings.push_back(b.Done(std::string(
-      "Matrix multiplies and convolutions run in fp32 on CUDA cores while this GPU's tensor "
-      "cores sit idle. Train in mixed precision (torch.autocast(\"cuda\", dtype=torch.bfloat16)"
-      ", or float16 with a GradScaler)") +
+  out->findings.push_back(b.Done(
+      std::string(
+          "Matrix multiplies and convolutions run in fp32 on CUDA cores while this GPU's tensor "
+          "cores sit idle. Train in mixed precision (torch.autocast(\"cuda\", dtype=torch.bfloat16)"
+          ", or float16 with a GradScaler)") +
       (dev->compute_major >= 8 ? ", or at least let fp32 matmuls use TF32 "
                                  "(torch.backends.cuda.matmul.allow_tf32 = True, "
                                  "torch.backends.cudnn.allow_tf32 = True, or "

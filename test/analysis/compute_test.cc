@@ -4,10 +4,9 @@
 // window, kernel class, top op and step) on a synthetic trace whose every number is worked
 // out in the comments; null MFU for a device not in the peak table; KAIROS_PEAK_TFLOPS.
 // Threading: single-threaded.
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "analysis/summary.h"
 #include "analysis/trace_builder.h"
@@ -24,8 +23,8 @@ Dims D(const std::vector<int64_t>& v) { return Dims{v.data(), v.size()}; }
 
 TEST_CASE("FLOP formulas: PyTorch's rules and kairos' own, hand-computed") {
   const std::vector<int64_t> a{4, 8}, b{8, 3}, ba{5, 4, 8}, bb{5, 8, 3};
-  CHECK(flops::Gemm(D(a), D(b)) == 2 * 4 * 8 * 3);             // 192
-  CHECK(flops::Gemm(D({4, 0}), D({0, 3})) == 0);               // K = 0
+  CHECK(flops::Gemm(D(a), D(b)) == 2 * 4 * 8 * 3);               // 192
+  CHECK(flops::Gemm(D({4, 0}), D({0, 3})) == 0);                 // K = 0
   CHECK(flops::BatchedGemm(D(ba), D(bb)) == 2 * 5 * 4 * 8 * 3);  // 960
   CHECK(flops::Elementwise(D(a)) == 32);
   // conv2d [2,4,9,9] * [6,2,3,3], stride 2, padding 1, groups 2: out 5x5,
@@ -47,8 +46,8 @@ TEST_CASE("FLOP formulas: PyTorch's rules and kairos' own, hand-computed") {
   CHECK(flops::ConvBackward(D(go), D(in), D(w), false, false, true) == 15552);
   CHECK(flops::ConvBackward(D(go), D(in), D(w), false, false, false) == 0);
   // Transposed: the forward's input [2,4,5,5] with weight [4,3,3,3] slides: 10800 per grad.
-  CHECK(flops::ConvBackward(D({2, 3, 11, 11}), D({2, 4, 5, 5}), D({4, 3, 3, 3}), true, true, true) ==
-        21600);
+  CHECK(flops::ConvBackward(D({2, 3, 11, 11}), D({2, 4, 5, 5}), D({4, 3, 3, 3}), true, true,
+                            true) == 21600);
   // Attention: q [2,8,128,64], k [2,8,256,64], v [2,8,256,32]: B = 16, L = 128, S = 256:
   // 2*16*128*256*(64+32) = 100663296; backward twice that.
   const std::vector<int64_t> q{2, 8, 128, 64}, k{2, 8, 256, 64}, v{2, 8, 256, 32};
@@ -113,7 +112,8 @@ TraceData EfficiencyTrace(const std::string& device_name) {
     a.input_dims = dims != nullptr ? d.strings.Intern(dims) : 0;
     a.input_types = d.strings.Intern(types);
     d.cpu_args.push_back(a);
-    Event& ev = b.Add(th, EventKind::kCpuOp, name, s, e, 0, static_cast<uint32_t>(d.cpu_args.size() - 1));
+    Event& ev =
+        b.Add(th, EventKind::kCpuOp, name, s, e, 0, static_cast<uint32_t>(d.cpu_args.size() - 1));
     ev.external_id = ext;
   };
   auto kernel = [&](const std::string& name, int64_t s, int64_t e, uint32_t corr, uint32_t ext) {
@@ -121,7 +121,8 @@ TraceData EfficiencyTrace(const std::string& device_name) {
     b.Kernel(st, name, s, e, corr);
     d.events_by_track[st].back().external_id = ext;
   };
-  op("aten::mm", 1 * kUs, 2 * kUs, 11, 989400000, nullptr, "[\"c10::BFloat16\", \"c10::BFloat16\"]");
+  op("aten::mm", 1 * kUs, 2 * kUs, 11, 989400000, nullptr,
+     "[\"c10::BFloat16\", \"c10::BFloat16\"]");
   kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", 10 * kUs, 14 * kUs, 1, 11);
   op("aten::linear", 3 * kUs, 6 * kUs, 12, -1, "[[64, 256], [512, 256], [512]]",
      "[\"float\", \"float\", \"float\"]");
@@ -153,7 +154,7 @@ TEST_CASE("compute summary: FLOPs to kernels, TFLOP/s and MFU, exact") {
   CHECK(c.class_ns[elem] == 1 * kUs);
   REQUIRE(c.top_ops.size() == 3);
   CHECK(SummaryToMarkdown(s).find("**Compute:** MFU 0.125%, 126 TFLOP/s in the operators' kernels, "
-                                   "1.01 TFLOP/s over the window.") != std::string::npos);
+                                  "1.01 TFLOP/s over the window.") != std::string::npos);
   CHECK(SummaryToText(s).find("Compute: 1006178216 FLOPs in 3 ops, 1.01 TFLOP/s over the window, "
                               "126 TFLOP/s in their kernels, MFU 0.125%") != std::string::npos);
   CHECK(c.top_ops[0].name == "aten::mm");
@@ -178,12 +179,15 @@ TEST_CASE("compute summary: FLOPs to kernels, TFLOP/s and MFU, exact") {
   CHECK(c.steps[1].flops == 1000);
   CHECK(c.steps[1].mfu == -1);  // CPU work only
   // Per class: the GEMMs' time at peak (bf16 1 us, 3/4 of the linear's at fp32) over 7 us.
-  CHECK(c.class_peak_ns[gemm] / c.class_ns[gemm] == Approx((1000.0 + 0.75 * 16777216.0 / 67e3) / 7000));
-  CHECK(json.find("\"elementwise_reduction\":{\"flops\":4194304,\"kernel_ns\":1000,\"tflops\":4.1943,"
-                  "\"mfu\":0.0626016}") != std::string::npos);
-  CHECK(json.find("\"compute\":{\"flops\":1006178216,\"ops\":3,\"gpu_flops\":1006177216,"
-                  "\"kernel_ns\":8000,\"window_tflops\":1.00618,\"kernel_tflops\":125.772,"
-                  "\"mfu\":0.00125041,\"device\":\"NVIDIA H100 80GB HBM3\",\"peak_source\":\"table\"") !=
+  CHECK(c.class_peak_ns[gemm] / c.class_ns[gemm] ==
+        Approx((1000.0 + 0.75 * 16777216.0 / 67e3) / 7000));
+  CHECK(
+      json.find("\"elementwise_reduction\":{\"flops\":4194304,\"kernel_ns\":1000,\"tflops\":4.1943,"
+                "\"mfu\":0.0626016}") != std::string::npos);
+  CHECK(json.find(
+            "\"compute\":{\"flops\":1006178216,\"ops\":3,\"gpu_flops\":1006177216,"
+            "\"kernel_ns\":8000,\"window_tflops\":1.00618,\"kernel_tflops\":125.772,"
+            "\"mfu\":0.00125041,\"device\":\"NVIDIA H100 80GB HBM3\",\"peak_source\":\"table\"") !=
         std::string::npos);
 }
 
@@ -244,9 +248,12 @@ TEST_CASE("tensor_cores_idle: fp32 GEMM names on a tensor-core GPU, never reduce
   CHECK(f->evidence[1].second == Approx(0.8));
   CHECK(f->recommendation.find("allow_tf32") != std::string::npos);
   CHECK(FindingOf(GemmTrace("ampere_sgemm_128x64_nn", 6), "tensor_cores_idle") == nullptr);
-  CHECK(FindingOf(GemmTrace("ampere_bf16_s16816gemm_bf16_128x64_nn", 8), "tensor_cores_idle") == nullptr);
-  CHECK(FindingOf(GemmTrace("sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n", 8), "tensor_cores_idle") == nullptr);
-  CHECK(FindingOf(GemmTrace("big_matmul", 8), "tensor_cores_idle") == nullptr);  // precision unknown
+  CHECK(FindingOf(GemmTrace("ampere_bf16_s16816gemm_bf16_128x64_nn", 8), "tensor_cores_idle") ==
+        nullptr);
+  CHECK(FindingOf(GemmTrace("sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n", 8), "tensor_cores_idle") ==
+        nullptr);
+  CHECK(FindingOf(GemmTrace("big_matmul", 8), "tensor_cores_idle") ==
+        nullptr);  // precision unknown
   // PM sampling: tensor pipes at 0.2% under GEMMs whose names do not say their precision
   // fires (medium); with the fp32 names as well, both signals agree (high); at 40% it does not.
   const Summary pm = GemmTrace("big_matmul", 8, 0.2);
@@ -260,7 +267,8 @@ TEST_CASE("tensor_cores_idle: fp32 GEMM names on a tensor-core GPU, never reduce
   REQUIRE(both != nullptr);
   CHECK(both->confidence == "high");
   CHECK(FindingOf(GemmTrace("big_matmul", 8, 40.0), "tensor_cores_idle") == nullptr);
-  CHECK(FindingOf(GemmTrace("ampere_bf16_s16816gemm_bf16_128x64_nn", 8, 0.2), "tensor_cores_idle") == nullptr);
+  CHECK(FindingOf(GemmTrace("ampere_bf16_s16816gemm_bf16_128x64_nn", 8, 0.2),
+                  "tensor_cores_idle") == nullptr);
   // Volta: no TF32, so the advice is fp16 autocast.
   const Finding* v = FindingOf(GemmTrace("volta_sgemm_128x64_nn", 7), "tensor_cores_idle");
   REQUIRE(v != nullptr);

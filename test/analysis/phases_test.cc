@@ -4,9 +4,8 @@
 // the backward thread counted, phases summing to each step, GPU time by the launching range's
 // phase; data_loader_bound with a slow loader and not with a fast one.
 // Threading: single-threaded.
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "analysis/summary.h"
 #include "analysis/trace_builder.h"
