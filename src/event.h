@@ -146,6 +146,9 @@ struct CpuArgs {
   // "flops": the operator's floating-point operations (PROFILE_WITH_FLOPS, the torch
   // bridge's formulas, docs/FLOPS.md); < 0 = none.
   int64_t flops = -1;
+  // 1: `flops` was computed from a read trace's shapes (not written by the trace: writers
+  // leave it out so a converted trace gains no arg).
+  uint8_t flops_computed = 0;
 };
 
 }  // namespace kairos

@@ -221,6 +221,8 @@ enum class ShapeRule : uint8_t {
   kBatchedGemmBias,
   kElementwise,
   kConvTranspose,
+  kConv,          // needs "Concrete Inputs" (FromConcrete)
+  kConvBackward,  // needs "Concrete Inputs" (FromConcrete)
   kAttention,
   kAttentionBackward,
   kMatmul,
@@ -240,6 +242,8 @@ inline ShapeRule ShapeRuleOf(std::string_view name) {
   if (op == "mul" || op == "add") return ShapeRule::kElementwise;
   if (op == "conv_transpose1d" || op == "conv_transpose2d" || op == "conv_transpose3d")
     return ShapeRule::kConvTranspose;
+  if (op == "conv1d" || op == "conv2d" || op == "conv3d") return ShapeRule::kConv;
+  if (op == "convolution_backward") return ShapeRule::kConvBackward;
   if (op == "matmul") return ShapeRule::kMatmul;
   if (op == "linear") return ShapeRule::kLinear;
   if (op.substr(0, 20) == "_scaled_dot_product_" || op.substr(0, 17) == "_flash_attention_" ||
@@ -273,8 +277,68 @@ inline int64_t FromShapes(ShapeRule rule, const Shapes& s) {
       return Matmul(DimsOf(s, 0), DimsOf(s, 1));
     case ShapeRule::kLinear:
       return Linear(DimsOf(s, 0), DimsOf(s, 1));
+    case ShapeRule::kConv:
+    case ShapeRule::kConvBackward:
     case ShapeRule::kNone:
       return -1;
+  }
+  return -1;
+}
+
+// One "Concrete Inputs" entry (PyTorch 2.x traces with shapes: the non-tensor inputs as
+// text): an integer list "[2, 2]", a bare integer "1", or booleans ("True", "[True, False]",
+// as 1 and 0). False on anything else ("" for a tensor, a string padding "same").
+inline bool ParseConcrete(std::string_view t, std::vector<int64_t>* out) {
+  out->clear();
+  size_t i = 0;
+  const bool list = !t.empty() && t[0] == '[';
+  if (list) ++i;
+  while (i < t.size()) {
+    while (i < t.size() && t[i] == ' ') ++i;
+    if (list && i < t.size() && t[i] == ']') return i + 1 == t.size();
+    if (t.substr(i, 4) == "True") {
+      out->push_back(1);
+      i += 4;
+    } else if (t.substr(i, 5) == "False") {
+      out->push_back(0);
+      i += 5;
+    } else {
+      const bool neg = i < t.size() && t[i] == '-';
+      if (neg) ++i;
+      if (i >= t.size() || t[i] < '0' || t[i] > '9') return false;
+      int64_t v = 0;
+      while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+        if (v > (INT64_MAX - 9) / 10) return false;
+        v = v * 10 + (t[i++] - '0');
+      }
+      out->push_back(neg ? -v : v);
+    }
+    while (i < t.size() && t[i] == ' ') ++i;
+    if (!list) return i == t.size();
+    if (i < t.size() && t[i] == ',') ++i;
+  }
+  return false;
+}
+
+// Convolutions from "Input Dims" and "Concrete Inputs" (`concrete[i]` is input i's text):
+// conv1d/2d/3d(input, weight, bias, stride, padding, dilation, groups) and
+// convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+// transposed, output_padding, groups, output_mask). -1 when an entry is missing or malformed.
+inline int64_t FromConcrete(ShapeRule rule, const Shapes& s,
+                            const std::vector<std::string_view>& concrete) {
+  std::vector<int64_t> st, pad, dil, g, tr, mask;
+  auto get = [&](size_t i, std::vector<int64_t>* v) {
+    return i < concrete.size() && ParseConcrete(concrete[i], v) && !v->empty();
+  };
+  if (rule == ShapeRule::kConv) {
+    if (!get(3, &st) || !get(4, &pad) || !get(5, &dil) || !get(6, &g) || g.size() != 1) return -1;
+    return Conv(DimsOf(s, 0), DimsOf(s, 1), Dims{st.data(), st.size()},
+                Dims{pad.data(), pad.size()}, Dims{dil.data(), dil.size()}, g[0]);
+  }
+  if (rule == ShapeRule::kConvBackward) {
+    if (!get(7, &tr) || tr.size() != 1 || !get(10, &mask) || mask.size() < 2) return -1;
+    return ConvBackward(DimsOf(s, 0), DimsOf(s, 1), DimsOf(s, 2), tr[0] != 0, mask[0] != 0,
+                        mask[1] != 0);
   }
   return -1;
 }

@@ -392,7 +392,7 @@ void EventArgs::Cpu(const CpuArgs& a, Sink& s) const {
       s.Int(arg_keys::kSequenceNumber, a.sequence_nr);
       s.Uint(arg_keys::kFwdThreadId, a.fwd_thread_id);
     }
-    if (a.flops >= 0) s.Int(arg_keys::kFlops, a.flops);
+    if (a.flops >= 0 && a.flops_computed == 0) s.Int(arg_keys::kFlops, a.flops);
     return;
   }
   if (a.domain != 0) s.Str(arg_keys::kDomain, data_.strings.Get(a.domain));

@@ -178,44 +178,23 @@ uint32_t internal::DetailRows::Add(const SyncDetail& row, std::vector<SyncDetail
 }
 
 namespace {
-// A cpu_op's FLOPs (docs/FLOPS.md): its "flops" arg, else its "Input Dims" when the operator
-// has a shape formula (so PyTorch's own traces get FLOPs too), with "Input type" (the op's
-// dtype, for MFU); only for such operators (bounded). The analysis read (kairos summarize)
-// keeps the computed count; a plain read keeps the args as written (Input Dims as text, the
-// analysis computes from it as for an in-process trace). True when a row was stored.
-// A plain read's cpu_op row: PyTorch's args as written (those kairos writes back).
-bool StoreOpArgs(const JsonValue& args, int64_t flops, TraceData& data, Event& e) {
-  namespace arg_keys = internal::arg_keys;
-  CpuArgs a{};
-  a.cpu_op = 1;
-  a.flops = flops;
-  a.sequence_nr = -1;
-  const JsonValue* v;
-  if ((v = args.Find(arg_keys::kInputDims)) && v->is_array()) a.input_dims = data.strings.Intern(v->ToJson());
-  if ((v = args.Find(arg_keys::kInputType)) && v->is_array()) a.input_types = data.strings.Intern(v->ToJson());
-  if ((v = args.Find(arg_keys::kRecordFunctionId))) a.record_function_id = v->AsUint();
-  if ((v = args.Find(arg_keys::kSequenceNumber)) && v->is_number()) {
-    a.sequence_nr = v->AsInt(-1);
-    if (const JsonValue* t = args.Find(arg_keys::kFwdThreadId)) a.fwd_thread_id = t->AsUint();
-  }
-  e.detail = static_cast<uint32_t>(data.cpu_args.size());
-  data.cpu_args.push_back(a);
-  return true;
-}
-
+// A cpu_op's FLOPs (docs/FLOPS.md): its "flops" arg, else computed from its "Input Dims" (and
+// "Concrete Inputs" for convolutions) when the operator has a shape formula, so PyTorch's own
+// traces get FLOPs too; kept with "Input type" (the op's dtype, for MFU). Only for such
+// operators (bounded). The analysis read (kairos summarize) keeps the count and the types; a
+// plain read keeps PyTorch's args as written too, a computed count marked so writers leave it
+// out (a converted trace gains no arg). True when a row was stored.
 bool ReadOpFlops(const JsonValue& args, std::string_view name, TraceData& data, Event& e,
                  internal::DetailRows& rows) {
   namespace arg_keys = internal::arg_keys;
   const JsonValue* fl = args.Find(arg_keys::kFlops);
+  const JsonValue* dims = args.Find(arg_keys::kInputDims);
+  const flops::ShapeRule rule = flops::ShapeRuleOf(name);
   int64_t flops = -1;
-  const JsonValue* types = args.Find(arg_keys::kInputType);
+  bool computed = false;
   if (fl != nullptr && fl->is_number()) {
     flops = fl->AsInt(-1);
-  } else {
-    const flops::ShapeRule rule = flops::ShapeRuleOf(name);
-    const JsonValue* dims = rule != flops::ShapeRule::kNone ? args.Find(arg_keys::kInputDims) : nullptr;
-    if (dims == nullptr || !dims->is_array()) return false;
-    if (!rows.for_analysis()) return StoreOpArgs(args, -1, data, e);
+  } else if (rule != flops::ShapeRule::kNone && dims != nullptr && dims->is_array()) {
     flops::Shapes shapes;
     for (const JsonValue& in : dims->items) {
       shapes.emplace_back();
@@ -223,14 +202,34 @@ bool ReadOpFlops(const JsonValue& args, std::string_view name, TraceData& data, 
       for (const JsonValue& d : in.items) shapes.back().push_back(d.AsInt(-1));
     }
     flops = flops::FromShapes(rule, shapes);
+    const JsonValue* concrete = args.Find("Concrete Inputs");
+    if (flops < 0 && concrete != nullptr && concrete->is_array()) {
+      std::vector<std::string_view> texts;
+      for (const JsonValue& c : concrete->items)
+        texts.push_back(c.is_string() ? std::string_view(c.text) : std::string_view());
+      flops = flops::FromConcrete(rule, shapes, texts);
+    }
+    computed = true;
+  } else {
+    return false;
   }
-  if (flops < 0) return false;
-  if (!rows.for_analysis()) return StoreOpArgs(args, flops, data, e);
+  if (flops < 0 && rows.for_analysis()) return false;
   CpuArgs a{};
   a.cpu_op = 1;
   a.sequence_nr = -1;
   a.flops = flops;
-  if (types != nullptr && types->is_array()) a.input_types = data.strings.Intern(types->ToJson());
+  a.flops_computed = computed ? 1 : 0;
+  const JsonValue* v;
+  if ((v = args.Find(arg_keys::kInputType)) && v->is_array())
+    a.input_types = data.strings.Intern(v->ToJson());
+  if (!rows.for_analysis()) {
+    if (dims != nullptr && dims->is_array()) a.input_dims = data.strings.Intern(dims->ToJson());
+    if ((v = args.Find(arg_keys::kRecordFunctionId))) a.record_function_id = v->AsUint();
+    if ((v = args.Find(arg_keys::kSequenceNumber)) && v->is_number()) {
+      a.sequence_nr = v->AsInt(-1);
+      if (const JsonValue* t = args.Find(arg_keys::kFwdThreadId)) a.fwd_thread_id = t->AsUint();
+    }
+  }
   e.detail = static_cast<uint32_t>(data.cpu_args.size());
   data.cpu_args.push_back(a);
   return true;

@@ -72,7 +72,31 @@ TEST_CASE("FLOPs from Input Dims text, by operator name") {
   CHECK(flops::FromShapes(flops::ShapeRuleOf("aten::mm"), s) == 192);
   CHECK(flops::FromShapes(flops::ShapeRuleOf("aten::matmul"), s) == 192);
   CHECK(flops::ShapeRuleOf("aten::mm_") == flops::ShapeRule::kNone);
-  CHECK(flops::ShapeRuleOf("aten::conv2d") == flops::ShapeRule::kNone);  // needs stride etc.
+  // conv2d needs stride etc.: only with "Concrete Inputs" (PyTorch 2.x traces).
+  CHECK(flops::ShapeRuleOf("aten::conv2d") == flops::ShapeRule::kConv);
+  REQUIRE(flops::ParseInputDims("[[2, 4, 9, 9], [6, 2, 3, 3], [], [], [], [], []]", &s));
+  CHECK(flops::FromShapes(flops::ShapeRule::kConv, s) == -1);
+  CHECK(flops::FromConcrete(flops::ShapeRule::kConv, s, {"", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "2"}) ==
+        10800);
+  CHECK(flops::FromConcrete(flops::ShapeRule::kConv, s, {"", "", "", "[2, 2]", "same", "[1, 1]", "2"}) ==
+        -1);
+  CHECK(flops::FromConcrete(flops::ShapeRule::kConv, s, {"", "", ""}) == -1);
+  REQUIRE(flops::ParseInputDims(
+      "[[2, 4, 6, 6], [2, 3, 6, 6], [4, 3, 3, 3], [], [], [], [], [], [], [], []]", &s));
+  CHECK(flops::FromConcrete(flops::ShapeRule::kConvBackward, s,
+                            {"", "", "", "[4]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1",
+                             "[True, True, True]"}) == 31104);
+  CHECK(flops::FromConcrete(flops::ShapeRule::kConvBackward, s,
+                            {"", "", "", "[4]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1",
+                             "[False, True, True]"}) == 15552);
+  std::vector<int64_t> v;
+  CHECK(flops::ParseConcrete("[1, -2, 3]", &v));
+  CHECK(v == std::vector<int64_t>{1, -2, 3});
+  CHECK(flops::ParseConcrete("7", &v));
+  CHECK(v == std::vector<int64_t>{7});
+  CHECK_FALSE(flops::ParseConcrete("[1, 2", &v));
+  CHECK_FALSE(flops::ParseConcrete("1.5", &v));
+  CHECK_FALSE(flops::ParseConcrete("", &v));
   CHECK(flops::ShapeRuleOf("aten::_scaled_dot_product_flash_attention_backward") ==
         flops::ShapeRule::kAttentionBackward);
   REQUIRE(flops::ParseInputDims("[[], [4, 8]]", &s));

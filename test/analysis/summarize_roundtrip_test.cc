@@ -137,7 +137,9 @@ TEST_CASE("compute summary round-trips through the JSON file") {
 }
 
 // PyTorch's own trace (no "flops" args, Input Dims only): `kairos summarize` computes the
-// FLOPs from the shapes; operators without a shape formula (conv2d) get none.
+// FLOPs from the shapes; a conv2d needs its "Concrete Inputs" (stride, padding, dilation,
+// groups; PyTorch 2.x writes them): without them it gets none. Both readers agree, and the
+// plain read's computed counts are not written back by a conversion.
 TEST_CASE("summarize computes FLOPs from Input Dims of a PyTorch trace") {
   const std::string text = R"({"schemaVersion":1,"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3",
     "computeMajor":9,"computeMinor":0,"numSms":132}],"baseTimeNanoseconds":1700000000000000000,
@@ -146,6 +148,9 @@ TEST_CASE("summarize computes FLOPs from Input Dims of a PyTorch trace") {
      "args":{"External id":5,"Input Dims":[[8,128,64],[8,64,128]],"Input type":["c10::Half","c10::Half"]}},
     {"ph":"X","cat":"cpu_op","name":"aten::conv2d","pid":1,"tid":1,"ts":20,"dur":5,
      "args":{"External id":6,"Input Dims":[[2,3,8,8],[4,3,3,3],[],[],[],[],[]],"Input type":["float","float"]}},
+    {"ph":"X","cat":"cpu_op","name":"aten::conv2d","pid":1,"tid":1,"ts":26,"dur":2,
+     "args":{"External id":7,"Input Dims":[[2,4,9,9],[6,2,3,3],[],[],[],[],[]],"Input type":["float","float"],
+             "Concrete Inputs":["","","","[2, 2]","[1, 1]","[1, 1]","2"]}},
     {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":1,
      "args":{"External id":5,"correlation":3}},
     {"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_f16f16_f16f32","pid":0,"tid":7,"ts":30,"dur":2,
@@ -157,14 +162,34 @@ TEST_CASE("summarize computes FLOPs from Input Dims of a PyTorch trace") {
   for (const TraceData* t : {&*lean, &*full}) {
     const Summary s = Analyze(*t);
     REQUIRE(s.compute.present);
-    CHECK(s.compute.op_count == 1);
-    CHECK(s.compute.total_flops == 2LL * 8 * 128 * 64 * 128);  // 16777216
-    REQUIRE(s.compute.top_ops.size() == 1);
+    CHECK(s.compute.op_count == 2);
+    // bmm 2*8*128*64*128 = 16777216; the concrete conv2d 10800 (torch 1.13's value).
+    CHECK(s.compute.total_flops == 16777216 + 10800);
+    REQUIRE(s.compute.top_ops.size() == 2);
+    CHECK(s.compute.top_ops[1].name == "aten::conv2d");
+    CHECK(s.compute.top_ops[1].flops == 10800);
     CHECK(s.compute.top_ops[0].precision == "fp16");
     CHECK(s.compute.top_ops[0].kernel_ns == 2000);
     // 16777216 / 989.4e3 ns at the fp16 peak over the 2 us kernel.
     CHECK(s.compute.top_ops[0].mfu == Approx(16777216.0 / 989.4e3 / 2000));
   }
+  const std::string path = "/tmp/kairos_summarize_pt_" + std::to_string(getpid()) + ".json";
+  OutputOptions req;
+  req.path = path;
+  REQUIRE(WriteTraceFile(*full, req).ok());
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path);
+  std::FILE* fh = std::fopen(path.c_str(), "r");
+  REQUIRE(fh != nullptr);
+  std::string written;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, fh)) > 0;) written.append(buf, n);
+  std::fclose(fh);
+  std::remove(path.c_str());
+  CHECK(written.find("\"flops\"") == std::string::npos);
+  CHECK(written.find("\"Input Dims\":[[8,128,64],[8,64,128]]") != std::string::npos);
+  REQUIRE(back.ok());
+  // A conversion keeps Input Dims, not Concrete Inputs: the bmm still counts, the conv no more.
+  CHECK(Analyze(*back).compute.total_flops == 16777216);
 }
 
 // GPU counter tracks (PM sampling) survive JSON and Perfetto: under the GPU's process, one
