@@ -4,8 +4,12 @@
   idle        bridge attached, no kairos window recording (one flag load per op)
   recording   bridge attached, a kairos window recording (kairos.start)
   rec+shapes  bridge attached with record_shapes, recording with PROFILE_REPORT_INPUT_SHAPES
+  rec+flops   bridge attached with_flops, recording with PROFILE_WITH_FLOPS (aten::add has a
+              formula, so every op computes one)
+  rec+sh+fl   both
   legacy      torch.autograd.profiler.profile(use_kineto=False), bridge detached
   legacy+sh   the same with record_shapes=True
+  legacy+fl   the same with with_flops=True (PyTorch records shapes for it too)
 The loop is TorchScript (torch.add on 1-element tensors, N per call), so each op is the
 dispatcher plus RecordFunction without Python per op. Modes are interleaved round-robin for
 ROUNDS rounds and the best round of each is kept, so load from other processes hits every
@@ -62,17 +66,18 @@ def empty():
 
 
 def idle():
-    bridge.kairos_torch_install(0, 0)
+    bridge.kairos_torch_install(0, 0, 0)
     try:
         return timed()
     finally:
         bridge.kairos_torch_uninstall()
 
 
-def recording(shapes):
+def recording(shapes, flops=False):
     def run():
-        bridge.kairos_torch_install(1 if shapes else 0, 0)
-        kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s" % ("true" if shapes else "false"))
+        bridge.kairos_torch_install(1 if shapes else 0, 0, 1 if flops else 0)
+        kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s\nPROFILE_WITH_FLOPS=%s"
+                    % ("true" if shapes else "false", "true" if flops else "false"))
         kairos.start()
         try:
             return timed()
@@ -82,15 +87,18 @@ def recording(shapes):
     return run
 
 
-def legacy(shapes):
+def legacy(shapes, flops=False):
     def run():
-        with torch.autograd.profiler.profile(use_kineto=False, record_shapes=shapes):
+        with torch.autograd.profiler.profile(use_kineto=False, record_shapes=shapes,
+                                             with_flops=flops):
             return timed()
     return run
 
 
 modes = {"none": none, "empty cb": empty, "idle": idle, "recording": recording(False),
-         "rec+shapes": recording(True), "legacy": legacy(False), "legacy+shapes": legacy(True)}
+         "rec+shapes": recording(True), "rec+flops": recording(False, True),
+         "rec+sh+flops": recording(True, True), "legacy": legacy(False),
+         "legacy+shapes": legacy(True), "legacy+flops": legacy(False, True)}
 for f in modes.values():  # warm up (TorchScript profiling executor, allocations)
     f()
 best = {k: float("inf") for k in modes}
@@ -106,3 +114,7 @@ print("kairos recording overhead / legacy profiler overhead:  %.2f"
       % ((best["recording"] - base) / (best["legacy"] - base)))
 print("kairos rec+shapes overhead / legacy+shapes overhead:   %.2f"
       % ((best["rec+shapes"] - base) / (best["legacy+shapes"] - base)))
+print("kairos rec+flops overhead / legacy+flops overhead:     %.2f"
+      % ((best["rec+flops"] - base) / (best["legacy+flops"] - base)))
+print("kairos rec+sh+flops overhead / legacy+flops overhead:  %.2f"
+      % ((best["rec+sh+flops"] - base) / (best["legacy+flops"] - base)))

@@ -184,6 +184,12 @@ struct CpuArgs {
   int64_t sequence_nr;      // "Sequence number" (with "Fwd thread id") when >= 0
   uint64_t fwd_thread_id;
   uint64_t record_function_id;
+  // "flops": the operator's floating-point operations (PROFILE_WITH_FLOPS, the torch
+  // bridge's formulas, docs/FLOPS.md); < 0 = none.
+  int64_t flops = -1;
+  // 1: `flops` was computed from a read trace's shapes (not written by the trace: writers
+  // leave it out so a converted trace gains no arg).
+  uint8_t flops_computed = 0;
 };
 
 // A Python frame (python_function event, PROFILE_WITH_STACK): PyTorch's "Python id" (unique in

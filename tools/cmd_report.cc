@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config/env.h"
 #include "output/json_reader.h"
 #include "output/writer.h"
 #include "report/report.h"
@@ -39,6 +40,7 @@ std::string LabelFor(const TraceData& data, const std::string& path) {
 int ReportMain(int argc, char** argv) {
   std::string out_path = "report.html";
   ReportOptions options;
+  options.analysis.peak_tflops = PeakTflopsFromEnv("kairos report");
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;

@@ -20,6 +20,7 @@
 
 #include "analysis/cross_rank.h"
 #include "analysis/summary.h"
+#include "config/env.h"
 #include "input_file.h"
 #include "output/json_reader.h"
 #include "output/proto/perfetto_reader.h"
@@ -238,7 +239,9 @@ int SummarizeMain(int argc, char** argv) {
     std::fprintf(stderr, "kairos summarize: %s\n", std::string(data.status().message()).c_str());
     return 1;
   }
-  const Summary summary = Analyze(*data);
+  AnalysisOptions options;
+  options.peak_tflops = PeakTflopsFromEnv("kairos summarize");
+  const Summary summary = Analyze(*data, options);
   const std::string json_text = SummaryToJson(summary);
   if (!WriteOut(out_path, json_text)) return 1;
   if (format == "json") {

@@ -173,6 +173,13 @@ typedef struct kairos_op_args {
  * relaxed load while nothing records. Blocks: never. */
 KAIROS_API void kairos_op_push(const char* name, const kairos_op_args* args);
 
+/* since 0.1: kairos_op_push() with the operator's floating-point operation count, written as
+ * the cpu_op's "flops" arg (flops < 0: none, as kairos_op_push). A trace whose config does
+ * not set PROFILE_WITH_FLOPS=true drops it at collection (after kairos_op_attach()), so the
+ * bridge may pass it whenever it can compute it. Hot path as kairos_op_push. */
+KAIROS_API void kairos_op_push_flops(const char* name, const kairos_op_args* args,
+                                     int64_t flops);
+
 /* since 0.1: a framework bridge calls this once before its first kairos_op_push() (later
  * calls do nothing). From then on a trace whose config does not set
  * PROFILE_REPORT_INPUT_SHAPES=true has "Input Dims" / "Input type" removed from its cpu_op

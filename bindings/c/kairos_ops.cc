@@ -22,6 +22,20 @@ KAIROS_API void kairos_op_push(const char* name, const kairos_op_args* args) {
   }
 }
 
+KAIROS_API void kairos_op_push_flops(const char* name, const kairos_op_args* args,
+                                     int64_t flops) {
+  try {
+    if (args == nullptr) {
+      kairos::api::OpPush(name, -1, 0, 0, nullptr, nullptr, flops);
+    } else {
+      kairos::api::OpPush(name, args->sequence_nr, args->fwd_thread_id, args->record_function_id,
+                          args->input_dims, args->input_types, flops);
+    }
+  } catch (...) {
+    kairos::api::LogBarrierError("kairos_op_push_flops", "exception");
+  }
+}
+
 KAIROS_API void kairos_op_attach(void) {
   try {
     kairos::api::AttachFrameworkOps();

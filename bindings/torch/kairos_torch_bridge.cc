@@ -13,7 +13,7 @@
 // Cost while no trace records: the callback does one plain load of kairos' recording flag
 // and returns (measured in bench/torch_op_bench.py). While recording: the thread-local
 // nesting check, kairos_op_push (one ring record) and, only when installed with
-// record_shapes, formatting of the shapes and types into a thread-local buffer.
+// record_shapes, formatting of the shapes and types into a stack buffer.
 #include <ATen/record_function.h>
 
 #include <atomic>
@@ -23,6 +23,7 @@
 #include <mutex>
 #include <string>
 
+#include "flops.h"
 #include "kairos.h"
 
 namespace {
@@ -32,9 +33,14 @@ std::mutex g_install_mu;
 at::CallbackHandle g_ops_handle = 0;
 at::CallbackHandle g_step_handle = 0;
 std::atomic<bool> g_count_steps{false};
-bool g_needs_inputs = false;
+bool g_needs_inputs = false;  // PyTorch boxes operator inputs for us (shapes or FLOPs)
+bool g_record_shapes = false;  // format "Input Dims" / "Input type"
+bool g_with_flops = false;     // compute "flops" (OpFlops)
 
 constexpr uint32_t kMaxDepth = 1u << 20;
+// Room for one op's "Input Dims" / "Input type" text (on the stack of the callback); an op
+// whose text is longer (hundreds of inputs) is recorded without shapes.
+constexpr size_t kShapeTextBytes = 2048;
 
 // Ranges this thread pushed in the current recording epoch. A RecordFunction that began
 // before the window (or in an earlier one) must not pop a range it never pushed: its end
@@ -49,45 +55,175 @@ struct Nesting {
 // only (the idle check returns before it).
 thread_local Nesting t_nesting;
 
-// Appends one input's shape to `dims` and its type to `types` (thread-local buffers that keep
-// their capacity, so this does not allocate once warm).
-void AppendDims(const c10::IValue& v, std::string& dims, std::string& types) {
+// Shape text formatted into a caller's fixed buffer: no allocation and no thread-local
+// access per op (the module's TLS is dynamic, each access a __tls_get_addr call). Text that
+// does not fit marks the buffer failed; the op then carries no shapes.
+struct TextBuf {
+  char* p;
+  char* end;  // one before the last byte: room for the terminating NUL
+  bool ok = true;
+  void Put(char c) {
+    if (p < end) {
+      *p++ = c;
+    } else {
+      ok = false;
+    }
+  }
+  void Put(const char* s, size_t n) {
+    if (static_cast<size_t>(end - p) >= n) {
+      std::memcpy(p, s, n);
+      p += n;
+    } else {
+      ok = false;
+    }
+  }
+  void Int(int64_t v) {
+    if (end - p < 21) {
+      ok = false;
+      return;
+    }
+    p = std::to_chars(p, end, v).ptr;
+  }
+};
+
+// Appends one input's shape to `dims` and its type to `types`.
+void AppendDims(const c10::IValue& v, TextBuf& dims, TextBuf& types) {
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
     if (!t.defined()) {
-      dims += "[]";
-      types += "\"\"";
+      dims.Put("[]", 2);
+      types.Put("\"\"", 2);
       return;
     }
-    // std::to_chars, not snprintf: this runs for every operator input while recording shapes.
     const auto sizes = t.sizes();
-    char buf[512];
-    char* p = buf;
-    char* const end = buf + sizeof(buf) - 24;
-    *p++ = '[';
-    for (size_t i = 0; i < sizes.size() && p < end; ++i) {
-      if (i) {
-        *p++ = ',';
-        *p++ = ' ';
-      }
-      p = std::to_chars(p, end + 22, static_cast<int64_t>(sizes[i])).ptr;
+    dims.Put('[');
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (i) dims.Put(", ", 2);
+      dims.Int(static_cast<int64_t>(sizes[i]));
     }
-    *p++ = ']';
-    dims.append(buf, static_cast<size_t>(p - buf));
-    types += '"';
+    dims.Put(']');
+    types.Put('"');
     const auto name = t.dtype().name();
-    types.append(name.data(), name.size());
-    types += '"';
+    types.Put(name.data(), name.size());
+    types.Put('"');
     return;
   }
   // Non-tensor inputs: Kineto writes an empty shape and a coarse type name.
-  dims += "[]";
+  dims.Put("[]", 2);
   if (v.isTensorList()) {
-    types += "\"TensorList\"";
+    types.Put("\"TensorList\"", 12);
   } else if (v.isScalar() || v.isBool()) {
-    types += "\"Scalar\"";
+    types.Put("\"Scalar\"", 8);
   } else {
-    types += "\"\"";
+    types.Put("\"\"", 2);
+  }
+}
+
+// ---- FLOPs (PROFILE_WITH_FLOPS; formulas in src/flops.h, table in docs/FLOPS.md) ----
+// Kept apart from the shape formatting: it reads the same boxed inputs but needs the
+// non-tensor ones (stride, padding, groups, output_mask) that "Input Dims" leaves empty.
+
+// Sizes of inputs[i] when it is a defined tensor.
+bool TensorDims(c10::ArrayRef<const c10::IValue> in, size_t i, kairos::flops::Dims* out) {
+  if (i >= in.size() || !in[i].isTensor()) return false;
+  const at::Tensor& t = in[i].toTensor();
+  if (!t.defined()) return false;
+  const auto sizes = t.sizes();
+  *out = kairos::flops::Dims{sizes.data(), sizes.size()};
+  return true;
+}
+
+// An int[] input copied into `buf` (at most 8 entries; conv attributes have 1 to 3).
+bool IntList(c10::ArrayRef<const c10::IValue> in, size_t i, int64_t (&buf)[8],
+             kairos::flops::Dims* out) {
+  if (i >= in.size() || !in[i].isIntList()) return false;
+  const c10::List<int64_t> list = in[i].toIntList();
+  if (list.size() > 8) return false;
+  for (size_t k = 0; k < list.size(); ++k) buf[k] = list.get(k);
+  *out = kairos::flops::Dims{buf, list.size()};
+  return true;
+}
+
+// conv1d/2d/3d(input, weight, bias, stride, padding, dilation, groups): string padding
+// ("same", "valid") has no count here, as in PyTorch.
+int64_t ConvFlops(c10::ArrayRef<const c10::IValue> in) {
+  kairos::flops::Dims x, w, st, pad, dil;
+  int64_t b_st[8], b_pad[8], b_dil[8];
+  if (!TensorDims(in, 0, &x) || !TensorDims(in, 1, &w) || !IntList(in, 3, b_st, &st) ||
+      !IntList(in, 4, b_pad, &pad) || !IntList(in, 5, b_dil, &dil) || in.size() < 7 ||
+      !in[6].isInt())
+    return -1;
+  return kairos::flops::Conv(x, w, st, pad, dil, in[6].toInt());
+}
+
+// convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+// transposed, output_padding, groups, output_mask).
+int64_t ConvBackwardFlops(c10::ArrayRef<const c10::IValue> in) {
+  kairos::flops::Dims go, x, w;
+  if (!TensorDims(in, 0, &go) || !TensorDims(in, 1, &x) || !TensorDims(in, 2, &w) ||
+      in.size() < 11 || !in[7].isBool() || !in[10].isBoolList())
+    return -1;
+  const c10::List<bool> mask = in[10].toBoolList();
+  if (mask.size() < 2) return -1;
+  return kairos::flops::ConvBackward(go, x, w, in[7].toBool(), mask.get(0), mask.get(1));
+}
+
+// The scaled-dot-product attention kernels' ops (PyTorch 2.x): query, key, value are the
+// first three inputs, after grad_out for the backward ops.
+int64_t AttentionFlops(c10::ArrayRef<const c10::IValue> in, bool backward) {
+  const size_t q = backward ? 1 : 0;
+  kairos::flops::Dims qd, kd, vd;
+  if (!TensorDims(in, q, &qd) || !TensorDims(in, q + 1, &kd) || !TensorDims(in, q + 2, &vd))
+    return -1;
+  return kairos::flops::Attention(qd, kd, vd, backward);
+}
+
+bool Is(const char* op, const char* name) { return std::strcmp(op, name) == 0; }
+
+// The FLOPs of one operator from its inputs, or -1 (no formula for it, or inputs that do not
+// fit). Called only while recording with g_with_flops; the name test costs one compare for
+// the ops that are not aten:: (autograd nodes, TorchScript functions).
+int64_t OpFlops(const at::RecordFunction& fn) {
+  const char* name = fn.name();
+  if (name == nullptr || std::strncmp(name, "aten::", 6) != 0) return -1;
+  const char* op = name + 6;
+  const c10::ArrayRef<const c10::IValue> in = fn.inputs();
+  namespace fl = kairos::flops;
+  fl::Dims a, b, bias;
+  // Tensors i and j (and, for the +bias forms, a tensor at 0 as PyTorch requires).
+  auto two = [&](size_t i, size_t j) { return TensorDims(in, i, &a) && TensorDims(in, j, &b); };
+  auto biased = [&] { return TensorDims(in, 0, &bias) && two(1, 2); };
+  switch (op[0]) {
+    case 'm':
+      if (Is(op, "mm")) return two(0, 1) ? fl::Gemm(a, b) : -1;
+      if (Is(op, "mul")) return TensorDims(in, 0, &a) ? fl::Elementwise(a) : -1;
+      return -1;
+    case 'a':
+      if (Is(op, "addmm")) return biased() ? fl::Gemm(a, b) : -1;
+      if (Is(op, "add")) return TensorDims(in, 0, &a) ? fl::Elementwise(a) : -1;
+      return -1;
+    case 'b':
+      if (Is(op, "bmm")) return two(0, 1) ? fl::BatchedGemm(a, b) : -1;
+      if (Is(op, "baddbmm")) return biased() ? fl::BatchedGemm(a, b) : -1;
+      return -1;
+    case 'c':
+      if (Is(op, "conv1d") || Is(op, "conv2d") || Is(op, "conv3d")) return ConvFlops(in);
+      if (Is(op, "conv_transpose1d") || Is(op, "conv_transpose2d") || Is(op, "conv_transpose3d"))
+        return two(0, 1) ? fl::ConvTranspose(a, b) : -1;
+      if (Is(op, "convolution_backward")) return ConvBackwardFlops(in);
+      return -1;
+    case '_':
+      if (std::strncmp(op, "_scaled_dot_product_", 20) != 0 &&
+          std::strncmp(op, "_flash_attention_", 17) != 0 &&
+          std::strncmp(op, "_efficient_attention_", 21) != 0)
+        return -1;
+      {
+        const size_t len = std::strlen(op);
+        const bool backward = len > 9 && std::strcmp(op + len - 9, "_backward") == 0;
+        return AttentionFlops(in, backward);
+      }
+    default:
+      return -1;
   }
 }
 
@@ -109,30 +245,42 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     args.record_function_id = fn.handle();
     args.input_dims = nullptr;
     args.input_types = nullptr;
-    thread_local std::string dims, types;
     // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
     // whose config does not ask for them drops them at collection (kairos_op_attach).
-    // An exception here (allocation) would escape into the operator: shapes are skipped.
-    if (g_needs_inputs) try {
-      dims.assign(1, '[');
-      types.assign(1, '[');
+    // An exception here would escape into the operator: shapes are skipped.
+    char dims_text[kShapeTextBytes], types_text[kShapeTextBytes];
+    if (g_record_shapes) try {
+      TextBuf dims{dims_text, dims_text + sizeof(dims_text) - 1};
+      TextBuf types{types_text, types_text + sizeof(types_text) - 1};
+      dims.Put('[');
+      types.Put('[');
       bool first = true;
       for (const c10::IValue& v : fn.inputs()) {
         if (!first) {
-          dims += ", ";
-          types += ", ";
+          dims.Put(", ", 2);
+          types.Put(", ", 2);
         }
         first = false;
         AppendDims(v, dims, types);
       }
-      dims += ']';
-      types += ']';
-      args.input_dims = dims.c_str();
-      args.input_types = types.c_str();
+      dims.Put(']');
+      types.Put(']');
+      if (dims.ok && types.ok) {
+        *dims.p = '\0';
+        *types.p = '\0';
+        args.input_dims = dims_text;
+        args.input_types = types_text;
+      }
     } catch (...) {
       args.input_dims = args.input_types = nullptr;
     }
-    kairos_op_push(fn.name(), &args);
+    int64_t flops = -1;
+    if (g_with_flops) try {
+      flops = OpFlops(fn);
+    } catch (...) {
+      flops = -1;
+    }
+    kairos_op_push_flops(fn.name(), &args, flops);
   }
   ++n.depth;
   return nullptr;
@@ -168,17 +316,21 @@ extern "C" {
 
 // Registers the callbacks. record_shapes: request operator inputs from PyTorch (needed for
 // "Input Dims"; PyTorch then boxes inputs for every operator, so it is off unless asked).
-// count_steps: count an iteration at the end of each "Optimizer.step#" scope (off when the
-// caller uses optimizer step hooks instead). Returns 0 when installed, 1 when it already
-// was (settings unchanged), -1 on error.
+// with_flops: request them too and compute "flops" (shapes are then not formatted unless
+// record_shapes). count_steps: count an iteration at the end of each "Optimizer.step#" scope
+// (off when the caller uses optimizer step hooks instead). Returns 0 when installed, 1 when
+// it already was (settings unchanged), -1 on error.
 __attribute__((visibility("default"))) int kairos_torch_install(int record_shapes,
-                                                                int count_steps) {
+                                                                int count_steps,
+                                                                int with_flops) {
   std::lock_guard<std::mutex> lock(g_install_mu);
   if (g_ops_handle != 0) return 1;
   try {
     g_recording = kairos_recording_flag();
     kairos_op_attach();
-    g_needs_inputs = record_shapes != 0;
+    g_record_shapes = record_shapes != 0;
+    g_with_flops = with_flops != 0;
+    g_needs_inputs = g_record_shapes || g_with_flops;
     g_ops_handle = at::addGlobalCallback(
         at::RecordFunctionCallback(&OnOpStart, &OnOpEnd).needsInputs(g_needs_inputs));
     g_count_steps.store(count_steps != 0, std::memory_order_relaxed);

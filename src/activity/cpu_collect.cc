@@ -239,6 +239,7 @@ void Collector::AddThread(ThreadState& s) {
     c.sequence_nr = a.sequence_nr;
     c.fwd_thread_id = a.fwd_thread_id;
     c.record_function_id = a.record_function_id;
+    c.flops = a.flops;
     data_.cpu_args.push_back(c);
     return static_cast<uint32_t>(data_.cpu_args.size() - 1);
   };

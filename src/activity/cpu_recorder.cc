@@ -541,6 +541,7 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   a.sequence_nr = args.sequence_nr;
   a.fwd_thread_id = args.fwd_thread_id;
   a.record_function_id = args.record_function_id;
+  a.flops = args.flops;
   s->args_used.store(used + 1, std::memory_order_relaxed);
   return used + 1;
 }

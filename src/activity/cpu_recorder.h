@@ -73,6 +73,7 @@ struct RangeArgs {
   int64_t sequence_nr = -1;
   uint64_t fwd_thread_id = 0;
   uint64_t record_function_id = 0;
+  int64_t flops = -1;  // "flops" (kairos_op_push_flops); < 0 = none
 };
 
 struct StoredArgs {
@@ -90,6 +91,7 @@ struct StoredArgs {
   int64_t sequence_nr;
   uint64_t fwd_thread_id;
   uint64_t record_function_id;
+  int64_t flops;
 };
 
 inline constexpr uint32_t kNameCacheSize = 64;   // direct-mapped, keyed by pointer

@@ -132,6 +132,11 @@ void DetectAntipatterns(const AnalysisContext& ctx, Summary* summary);  // antip
 void ComputeTimelines(const AnalysisContext& ctx, Summary* summary);    // timeline.cc
 // Memory summaries and findings from [memory] events, after DetectAntipatterns.
 void ComputeMemory(const AnalysisContext& ctx, Summary* summary);      // memory.cc
+// FLOPs attributed to kernels, TFLOP/s and MFU (docs/FLOPS.md).
+void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary);   // compute.cc
+// Step phases and the data_loader_bound detector (phases.cc).
+void ComputePhases(const AnalysisContext& ctx, Summary* summary);
+void DataLoaderBound(const AnalysisContext& ctx, Summary* summary);
 void WriteVerdicts(const AnalysisOptions& options, Summary* summary);    // summary.cc
 
 }  // namespace kairos::internal

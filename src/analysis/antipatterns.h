@@ -15,6 +15,10 @@ namespace kairos::internal {
 
 void DetectGpuAntipatterns(const AnalysisContext& ctx, Summary* summary);
 void DetectHostAntipatterns(const AnalysisContext& ctx, Summary* summary);
+// tensor_cores_idle (tensor_cores.cc). GemmPrecisionFromName: 1 plain fp32, 2 reduced
+// precision / tensor cores, 0 unknown, from a GEMM-class kernel's name.
+void TensorCoresIdle(const AnalysisContext& ctx, const DeviceWork& dw, Summary* summary);
+int GemmPrecisionFromName(std::string_view name);
 
 // Builds findings; keeps example lists bounded.
 class FindingBuilder {

@@ -240,6 +240,7 @@ void DetectGpuAntipatterns(const AnalysisContext& ctx, Summary* summary) {
     SmallCopies(ctx, dw, summary);
     PageableCopies(ctx, dw, summary);
     KernelShapes(ctx, dw, summary);
+    TensorCoresIdle(ctx, dw, summary);  // tensor_cores.cc
   }
 }
 

@@ -230,6 +230,7 @@ void DetectHostAntipatterns(const AnalysisContext& ctx, Summary* summary) {
   ExcessiveSync(ctx, summary);
   CopyBackEveryStep(ctx, summary);
   LongInit(ctx, summary);
+  DataLoaderBound(ctx, summary);  // phases.cc
 }
 
 void DetectAntipatterns(const AnalysisContext& ctx, Summary* summary) {

@@ -19,6 +19,7 @@ namespace kairos {
 namespace {
 
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
+constexpr size_t kCrossRankKernelRows = 10;  // the "kernels" table
 
 // Sorts and merges overlapping intervals into a disjoint sorted list.
 std::vector<RankInterval> Merge(std::vector<RankInterval> v) {
@@ -156,6 +157,7 @@ RankProfile ExtractRankProfile(const TraceData& data, const std::string& source)
   p.compute = Merge(std::move(compute));
   p.comm = Merge(std::move(comm));
   p.other = Merge(std::move(other));
+  ExtractRankKernels(data, &p);
   return p;
 }
 
@@ -459,6 +461,7 @@ CrossRankSummary AnalyzeRanks(const std::vector<RankProfile>& ranks, const Cross
                    [](const Finding& a, const Finding& b) { return a.window_share > b.window_share; });
   // Rows by rank.
   std::sort(s.rows.begin(), s.rows.end(), [](const RankRow& a, const RankRow& b) { return a.rank < b.rank; });
+  s.kernels = KernelDistribution(ranks, ids, common, kCrossRankKernelRows);
   return s;
 }
 

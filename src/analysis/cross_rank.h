@@ -12,6 +12,7 @@
 #define KAIROS_SRC_ANALYSIS_CROSS_RANK_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,13 @@ struct RankCollective {
   int64_t step = -1;      // ProfilerStep containing launch_ns; -1 = none
 };
 
+// One kernel name's time per step on one rank (cross_rank_kernels.cc).
+struct RankKernel {
+  std::string name;
+  int64_t total_ns = 0;
+  std::vector<std::pair<int64_t, int64_t>> steps;  // (step, time), by step
+};
+
 struct RankProfile {
   std::string source;  // file the profile came from
   int64_t rank = -1;   // distributedInfo rank, else ".rank<R>" in the file name, else -1
@@ -46,6 +54,15 @@ struct RankProfile {
   std::vector<RankStep> steps;                 // complete steps, by start
   std::vector<RankInterval> compute, comm, other;  // GPU work, merged (disjoint, sorted)
   std::vector<RankCollective> collectives;     // by kernel start
+  std::vector<RankKernel> kernels;             // the names with the most time, by time
+};
+
+// Kernels across ranks: one kernel name's time per common step on every rank.
+struct KernelSpread {
+  std::string name;
+  int64_t min_ns = 0, median_ns = 0, max_ns = 0;  // over ranks, per step (median: lower)
+  int64_t min_rank = 0, max_rank = 0;
+  double spread = 0;  // (max - min) / median
 };
 
 // `source` names the file (for reports and the ".rank<R>" fallback).
@@ -94,8 +111,16 @@ struct CrossRankSummary {
   int64_t lost_ns_per_step = 0;  // time the job loses per step waiting for the candidate
   double compute_spread = 0;     // (max - min) / mean compute per step
   std::vector<Finding> findings; // device = rank for rank-specific ones; largest share first
+  std::vector<KernelSpread> kernels;  // by max_ns; needs common steps and 2+ ranks
   std::vector<std::string> warnings;  // e.g. ranks missing, no common steps
 };
+
+// cross_rank_kernels.cc: the rank's kernels per step (after its steps are sorted), and their
+// distribution over the ranks (`ids[i]` is ranks[i]'s rank id), the top_n by max_ns.
+void ExtractRankKernels(const TraceData& data, RankProfile* profile);
+std::vector<KernelSpread> KernelDistribution(const std::vector<RankProfile>& ranks,
+                                             const std::vector<int64_t>& ids,
+                                             const std::set<int64_t>& common, size_t top_n);
 
 CrossRankSummary AnalyzeRanks(const std::vector<RankProfile>& ranks,
                               const CrossRankOptions& options = {});

@@ -103,6 +103,15 @@ std::string CrossRankToJson(const CrossRankSummary& s) {
     w.EndArray().Key("recommendation").String(f.recommendation).EndObject();
   }
   w.EndArray();
+  w.Key("kernels").BeginArray();
+  for (const KernelSpread& k : s.kernels) {
+    w.BeginObject().Key("name").String(k.name).Key("min_ns").Int(k.min_ns).Key("median_ns").Int(k.median_ns);
+    w.Key("max_ns").Int(k.max_ns).Key("min_rank").Int(k.min_rank).Key("max_rank").Int(k.max_rank);
+    w.Key("spread");
+    Num(w, k.spread);
+    w.EndObject();
+  }
+  w.EndArray();
   w.Key("warnings").BeginArray();
   for (const std::string& m : s.warnings) w.String(m);
   w.EndArray();
@@ -134,6 +143,20 @@ std::string CrossRankToText(const CrossRankSummary& s) {
   }
   out += "(per step; wait = time in collectives waiting for other ranks, transfer = the shortest\n"
          " instance of each collective on any rank; last = collectives this rank reached last)\n";
+  if (!s.kernels.empty()) {
+    out += "\nKernels across ranks (time per step):\n";
+    std::snprintf(line, sizeof line, "%10s %10s %10s %9s %9s %7s  %s\n", "min", "median", "max",
+                  "min rank", "max rank", "spread", "kernel");
+    out += line;
+    for (const KernelSpread& k : s.kernels) {
+      const std::string name = k.name.size() > 70 ? k.name.substr(0, 67) + "..." : k.name;
+      std::snprintf(line, sizeof line, "%10s %10s %10s %9lld %9lld %7s  %s\n",
+                    FormatDuration(k.min_ns).c_str(), FormatDuration(k.median_ns).c_str(),
+                    FormatDuration(k.max_ns).c_str(), static_cast<long long>(k.min_rank),
+                    static_cast<long long>(k.max_rank), Pct(100.0 * k.spread).c_str(), name.c_str());
+      out += line;
+    }
+  }
   out += "\nCross-rank findings: " + std::to_string(s.findings.size()) + "\n";
   for (const Finding& f : s.findings) {
     out += "* [" + f.id + "] " + f.title + "\n";
@@ -165,6 +188,14 @@ std::string CrossRankToMarkdown(const CrossRankSummary& s) {
            FormatDuration(r.comm_wait_ns) + " | " + FormatDuration(r.comm_transfer_ns) + " | " +
            FormatDuration(r.exposed_comm_ns) + " | " + FormatDuration(r.idle_ns) + " | " +
            Pct(r.overlap_pct) + " | " + std::to_string(r.last_arrivals) + " |\n";
+  }
+  if (!s.kernels.empty()) {
+    out += "\n| kernel | min | median | max | min rank | max rank | spread |\n|---|---:|---:|---:|---:|---:|---:|\n";
+    for (const KernelSpread& k : s.kernels) {
+      out += "| `" + k.name + "` | " + FormatDuration(k.min_ns) + " | " + FormatDuration(k.median_ns) +
+             " | " + FormatDuration(k.max_ns) + " | " + std::to_string(k.min_rank) + " | " +
+             std::to_string(k.max_rank) + " | " + Pct(100.0 * k.spread) + " |\n";
+    }
   }
   out += "\nTimes are per step.\n\n### Cross-rank findings (" + std::to_string(s.findings.size()) + ")\n\n";
   for (const Finding& f : s.findings) {

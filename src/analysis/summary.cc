@@ -135,6 +135,8 @@ Summary Analyze(const TraceData& data, const AnalysisOptions& options) {
   internal::ComputeCollectives(ctx, &summary);
   internal::ComputeMeasuredCounters(ctx, &summary);
   internal::ComputeSteps(ctx, &summary);
+  internal::ComputeEfficiency(ctx, &summary);
+  internal::ComputePhases(ctx, &summary);
   internal::ComputeHostSummary(ctx, &summary);
   internal::DetectAntipatterns(ctx, &summary);
   internal::ComputeMemory(ctx, &summary);

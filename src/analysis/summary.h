@@ -79,6 +79,17 @@ struct AnalysisOptions {
   double fragmentation_min_share = 0.3;
   int64_t fragmentation_min_bytes = int64_t{256} << 20;
   size_t memory_top_sites = 5;  // rows of not-freed allocation sites per device
+  // tensor_cores_idle: fp32 GEMM-class kernels take at least this share of the device's
+  // kernel time; or PM sampling's tensor-pipe activity is below the percentage below.
+  double tensor_idle_min_share = 0.3;
+  double tensor_idle_max_active_pct = 1.0;
+  // data_loader_bound: data loading is at least this share of the steps' time while the GPU
+  // is busy less than this share of it.
+  double data_loader_min_share = 0.2;
+  double data_loader_max_gpu_busy = 0.5;
+  // MFU's peak in TFLOP/s for every dtype instead of the table (callers pass
+  // KAIROS_PEAK_TFLOPS, read by src/config/env.cc); <= 0 = the table.
+  double peak_tflops = -1;
 };
 
 // Nearest-rank statistics over a set of durations.
@@ -239,6 +250,71 @@ struct MemorySummary {
   // Net bytes allocated in each complete step (allocations minus frees), by step.
   std::vector<std::pair<int64_t, int64_t>> step_growth;
   uint64_t sync_alloc_calls_in_steps = 0;  // non-async device allocations and frees in steps
+// Compute efficiency (compute.cc, docs/FLOPS.md). An op's dtype picks the peak.
+enum class Precision : uint8_t { kUnknown = 0, kFp32, kTf32, kFp16, kBf16, kFp8 };
+const char* PrecisionId(Precision p);
+// The dense datasheet peak of `dev` for `p` in TFLOP/s; -1 when the device or dtype is not in
+// the table (never a guess).
+double PeakTflops(const DeviceInfo& dev, Precision p);
+
+struct OpCompute {
+  std::string name;
+  std::string precision;  // "fp32", ..., "mixed", "unknown"
+  uint64_t count = 0;
+  int64_t flops = 0;
+  int64_t kernel_ns = 0;    // its kernels' time (sum of durations)
+  double tflops = -1;       // flops / kernel_ns; -1 = no kernel
+  double mfu = -1;          // time at peak / kernel_ns; -1 = unknown peak or no kernel
+  double peak_ns = 0;       // (internal) sum of flops / peak
+  bool peak_known = true;   // (internal)
+};
+
+struct StepCompute {
+  int64_t step = 0;
+  int64_t flops = 0;
+  double tflops = -1;  // flops / the step's duration
+  double mfu = -1;     // its GPU operators' time at peak / the step's duration
+};
+
+struct ComputeSummary {
+  bool present = false;     // some operator in the window has FLOPs
+  int64_t total_flops = 0;  // counted operators (outermost with FLOPs) in the window
+  uint64_t op_count = 0;
+  int64_t gpu_flops = 0;    // of the operators that launched kernels
+  int64_t kernel_ns = 0;    // those kernels' time
+  double window_tflops = -1;  // total_flops / window
+  double kernel_tflops = -1;  // gpu_flops / kernel_ns
+  double mfu = -1;            // sum(flops / peak(dtype)) / window; -1 when a peak is unknown
+  std::string device_name;
+  std::string peak_source;    // "table" or "KAIROS_PEAK_TFLOPS"
+  std::array<double, kNumKernelClasses> class_flops{};
+  std::array<int64_t, kNumKernelClasses> class_ns{};  // kernels with attributed FLOPs
+  std::vector<OpCompute> top_ops;  // by FLOPs
+  std::vector<StepCompute> steps;
+  std::array<double, kNumKernelClasses> class_peak_ns{};  // attributed flops / peak
+  std::array<bool, kNumKernelClasses> class_peak_unknown{};
+  std::vector<int64_t> step_flops;  // (internal) by ctx step index
+  std::vector<double> step_peak_ns;  // (internal)
+  std::vector<uint8_t> step_peak_unknown;  // (internal)
+};
+
+// Step phases (phases.cc): numbered by priority (an instant covered by several goes to the
+// lowest number).
+inline constexpr int kPhaseDataLoading = 0, kPhaseOptimizer = 1, kPhaseBackward = 2,
+                     kPhaseForward = 3, kPhaseOther = 4, kNumPhases = 5;
+const char* PhaseId(int phase);  // "data_loading", "optimizer", "backward", "forward", "other"
+
+struct StepPhases {
+  int64_t step = 0;
+  int64_t duration_ns = 0;
+  std::array<int64_t, kNumPhases> host_ns{};  // sums to duration_ns
+  std::array<int64_t, kNumPhases> gpu_ns{};   // kernel time launched from each phase
+};
+
+struct PhaseSummary {
+  bool present = false;  // some complete step in the window
+  std::array<int64_t, kNumPhases> mean_host_ns{}, mean_gpu_ns{};
+  std::vector<StepPhases> steps;
 };
 
 struct Summary {
@@ -257,6 +333,8 @@ struct Summary {
   std::vector<DeviceTimeline> timelines;  // AnalysisOptions::timeline_bins > 0 only
   std::vector<StepSample> step_series;    // AnalysisOptions::keep_step_series only
   std::vector<MemorySummary> memory;      // [memory] events by (Device Type, Device Id)
+  ComputeSummary compute;                 // FLOPs, TFLOP/s, MFU (docs/FLOPS.md)
+  PhaseSummary phases;                    // where each step went (docs/SUMMARY.md)
 };
 
 Summary Analyze(const TraceData& data, const AnalysisOptions& options = {});

@@ -79,6 +79,73 @@ void KernelStats(Json& j, const Hotspot& h) {
   j.Close('}');
 }
 
+// "compute": null without FLOPs, else docs/SUMMARY.md's object (docs/FLOPS.md).
+void Compute(Json& j, const ComputeSummary& c) {
+  j.Key("compute");
+  if (!c.present) {
+    j.NumOrNull(0, false);
+    return;
+  }
+  j.Open('{').Key("flops").Int(c.total_flops).Key("ops").Int(static_cast<int64_t>(c.op_count));
+  j.Key("gpu_flops").Int(c.gpu_flops).Key("kernel_ns").Int(c.kernel_ns);
+  j.Key("window_tflops").NumOrNull(c.window_tflops, c.window_tflops >= 0);
+  j.Key("kernel_tflops").NumOrNull(c.kernel_tflops, c.kernel_tflops >= 0);
+  j.Key("mfu").NumOrNull(c.mfu, c.mfu >= 0);
+  j.Key("device").Str(c.device_name).Key("peak_source").Str(c.peak_source);
+  j.Key("kernel_classes").Open('{');
+  for (int k = 0; k < kNumKernelClasses; ++k) {
+    const size_t i = static_cast<size_t>(k);
+    if (c.class_ns[i] == 0 && c.class_flops[i] == 0) continue;
+    j.Key(KernelClassId(static_cast<KernelClass>(k))).Open('{');
+    j.Key("flops").Num(std::round(c.class_flops[i])).Key("kernel_ns").Int(c.class_ns[i]);
+    const double t = c.class_ns[i] > 0 ? c.class_flops[i] / static_cast<double>(c.class_ns[i]) / 1e3 : -1;
+    j.Key("tflops").NumOrNull(t, t >= 0);
+    const bool mk = c.class_ns[i] > 0 && !c.class_peak_unknown[i];
+    j.Key("mfu").NumOrNull(mk ? c.class_peak_ns[i] / static_cast<double>(c.class_ns[i]) : 0, mk).Close('}');
+  }
+  j.Close('}').Key("top_ops").Open('[');
+  for (const OpCompute& o : c.top_ops) {
+    j.Open('{').Key("name").Str(o.name).Key("precision").Str(o.precision);
+    j.Key("count").Int(static_cast<int64_t>(o.count)).Key("flops").Int(o.flops);
+    j.Key("kernel_ns").Int(o.kernel_ns).Key("tflops").NumOrNull(o.tflops, o.tflops >= 0);
+    j.Key("mfu").NumOrNull(o.mfu, o.mfu >= 0).Close('}');
+  }
+  j.Close(']').Key("steps").Open('[');
+  for (const StepCompute& st : c.steps) {
+    j.Open('{').Key("step").Int(st.step).Key("flops").Int(st.flops);
+    j.Key("tflops").NumOrNull(st.tflops, st.tflops >= 0);
+    j.Key("mfu").NumOrNull(st.mfu, st.mfu >= 0).Close('}');
+  }
+  j.Close(']').Close('}');
+}
+
+// "phases": null without steps, else the per-phase means and (at most kMaxPhaseSteps) steps.
+constexpr size_t kMaxPhaseSteps = 1000;
+void PhaseObject(Json& j, const char* key, const std::array<int64_t, kNumPhases>& v) {
+  j.Key(key).Open('{');
+  for (int k = 0; k < kNumPhases; ++k) j.Key(PhaseId(k)).Int(v[static_cast<size_t>(k)]);
+  j.Close('}');
+}
+void Phases(Json& j, const PhaseSummary& p) {
+  j.Key("phases");
+  if (!p.present) {
+    j.NumOrNull(0, false);
+    return;
+  }
+  j.Open('{');
+  PhaseObject(j, "mean_host_ns", p.mean_host_ns);
+  PhaseObject(j, "mean_gpu_ns", p.mean_gpu_ns);
+  j.Key("steps_total").Int(static_cast<int64_t>(p.steps.size())).Key("steps").Open('[');
+  for (size_t i = 0; i < p.steps.size() && i < kMaxPhaseSteps; ++i) {
+    const StepPhases& r = p.steps[i];
+    j.Open('{').Key("step").Int(r.step).Key("duration_ns").Int(r.duration_ns);
+    PhaseObject(j, "host_ns", r.host_ns);
+    PhaseObject(j, "gpu_ns", r.gpu_ns);
+    j.Close('}');
+  }
+  j.Close(']').Close('}');
+}
+
 void Hotspots(Json& j, const char* key, const std::vector<Hotspot>& rows) {
   j.Key(key).Open('[');
   const bool kernels = std::string_view(key) == "kernels";
@@ -176,6 +243,8 @@ std::string SummaryToJson(const Summary& s) {
   } else {
     j.NumOrNull(0, false);
   }
+  Compute(j, s.compute);
+  Phases(j, s.phases);
   j.Key("findings").Open('[');
   for (const Finding& f : s.findings) {
     j.Open('{').Key("id").Str(f.id).Key("title").Str(f.title);

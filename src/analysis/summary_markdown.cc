@@ -52,6 +52,14 @@ std::string SummaryToMarkdown(const Summary& s) {
   out += "Window " + FormatDuration(s.window_end_ns - s.window_start_ns) + ", " +
          std::to_string(s.event_count) + " events.\n\n";
   for (const std::string& v : s.verdicts) out += "- " + v + "\n";
+  if (s.compute.present) {  // docs/FLOPS.md
+    const ComputeSummary& c = s.compute;
+    out += "\n**Compute:** MFU " + (c.mfu >= 0 ? FormatNumber(100 * c.mfu) + "%" : std::string("unknown")) +
+           ", " + (c.kernel_tflops >= 0 ? FormatNumber(c.kernel_tflops) : std::string("?")) +
+           " TFLOP/s in the operators' kernels, " +
+           (c.window_tflops >= 0 ? FormatNumber(c.window_tflops) : std::string("?")) +
+           " TFLOP/s over the window.\n";
+  }
   if (!s.devices.empty()) {
     out += "\n| GPU | busy | compute | communication | memcpy | memset | idle | host wait | kernel wait | kernels |\n"
            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";

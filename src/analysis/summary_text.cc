@@ -53,6 +53,15 @@ std::string SummaryToText(const Summary& s) {
          Time(s.window_end_ns - s.window_start_ns).c_str(), static_cast<unsigned long long>(s.event_count));
   Append(&out, "%s\n", s.verdict.c_str());
   for (const std::string& v : s.verdicts) Append(&out, "  %s\n", v.c_str());
+  if (s.compute.present) {  // docs/FLOPS.md: the top-line compute metric
+    const ComputeSummary& c = s.compute;
+    Append(&out, "Compute: %s FLOPs in %llu ops, %s TFLOP/s over the window, %s TFLOP/s in their "
+           "kernels, MFU %s\n", Number(static_cast<double>(c.total_flops)).c_str(),
+           static_cast<unsigned long long>(c.op_count),
+           c.window_tflops >= 0 ? Number(c.window_tflops).c_str() : "?",
+           c.kernel_tflops >= 0 ? Number(c.kernel_tflops).c_str() : "?",
+           c.mfu >= 0 ? (Number(100 * c.mfu) + "%").c_str() : "unknown (device or dtype not in the peak table)");
+  }
   for (const DeviceSummary& d : s.devices) {
     Append(&out, "\nGPU %u: %llu kernels, %llu memcpys, %llu memsets\n", d.device,
            static_cast<unsigned long long>(d.kernel_count), static_cast<unsigned long long>(d.memcpy_count),
@@ -88,6 +97,12 @@ std::string SummaryToText(const Summary& s) {
            static_cast<unsigned long long>(s.steps.count), Time(s.steps.mean_ns).c_str(),
            Time(s.steps.median_ns).c_str(), Time(s.steps.stdev_ns).c_str(),
            Time(s.steps.min_ns).c_str(), Time(s.steps.max_ns).c_str());
+    if (s.phases.present) {
+      std::string line;
+      for (int k = 0; k < kNumPhases; ++k)
+        line += std::string(k ? ", " : "") + PhaseId(k) + " " + Time(s.phases.mean_host_ns[static_cast<size_t>(k)]);
+      Append(&out, "  mean step phases: %s\n", line.c_str());
+    }
     for (const StepOutlier& o : s.steps.outliers) {
       Append(&out, "  outlier: ProfilerStep#%lld took %s\n", static_cast<long long>(o.step),
              Time(o.duration_ns).c_str());

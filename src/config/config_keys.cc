@@ -349,8 +349,9 @@ std::vector<ConfigKey>* BuildTable() {
       Bool("PROFILE_WITH_STACK", &Config::with_stack, "false",
            "Record Python calls and returns as python_function events (the kairos Python "
            "package's tracer; docs/PYTHON_STACKS.md). Warned about in a trace that has none")));
-  t->push_back(OnDemand(
-      Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false", "Forwarded: estimate FLOPs")));
+  t->push_back(OnDemand(Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false",
+                             "torch bridge: a flops arg on each cpu_op with a formula "
+                             "(docs/FLOPS.md)")));
   t->push_back(OnDemand(Bool("PROFILE_WITH_MODULES", &Config::with_modules, "false",
                              "With PROFILE_WITH_STACK: Module._call_impl frames are named "
                              "`nn.Module: <Class>_<n>` (docs/PYTHON_STACKS.md); alone: no "

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -233,7 +234,25 @@ EnvSettings DecodeEnv(const EnvLookup& lookup) {
   e.cuda_injected = !e.cuda_injection_path.empty() && e.cuda_injection_path != "none";
   e.teardown_cupti = Get(lookup, "TEARDOWN_CUPTI") == "1";
   e.flush_on_signal = Get(lookup, "KAIROS_FLUSH_ON_SIGNAL") == "1";
+  {
+    const std::string peak = Get(lookup, "KAIROS_PEAK_TFLOPS");
+    double v = 0;
+    if (!peak.empty()) {
+      if (absl::SimpleAtod(peak, &v) && v > 0 && v < 1e9) {
+        e.peak_tflops = v;
+      } else {
+        e.warnings.push_back("KAIROS_PEAK_TFLOPS=\"" + peak +
+                             "\" is not a positive number of TFLOP/s; ignored (MFU uses the peak table)");
+      }
+    }
+  }
   return e;
+}
+
+double PeakTflopsFromEnv(const char* who) {
+  for (const std::string& w : Env().warnings)
+    if (w.rfind("KAIROS_PEAK_TFLOPS", 0) == 0) std::fprintf(stderr, "%s: %s\n", who, w.c_str());
+  return Env().peak_tflops;
 }
 
 const EnvSettings& Env() {

@@ -94,6 +94,9 @@ struct EnvSettings {
   // KAIROS_FLUSH_ON_SIGNAL exactly "1": on SIGTERM/SIGINT an open window is closed and written
   // (within the exit bound) before the previous handler runs.
   bool flush_on_signal = false;
+  // KAIROS_PEAK_TFLOPS: the peak (TFLOP/s, > 0) MFU is computed against, for every dtype,
+  // instead of the summary's datasheet table (docs/FLOPS.md); -1 = unset or invalid (warned).
+  double peak_tflops = -1;
 
   // One line per ignored, malformed value (e.g. "RANK=\"x\" is not a non-negative integer;
   // ignored"). The caller logs them once at init.
@@ -114,6 +117,9 @@ void ReloadEnvForTest();
 // Decodes settings from any lookup function (returns nullptr for unset). Pure; Env() uses it
 // with getenv. Exposed so the decoding rules are testable without touching the environment.
 using EnvLookup = std::function<const char*(const char* name)>;
+// KAIROS_PEAK_TFLOPS for a CLI command (`who` prefixes the one-line warning printed to stderr
+// when the value is invalid): the peak, or -1.
+double PeakTflopsFromEnv(const char* who);
 EnvSettings DecodeEnv(const EnvLookup& lookup);
 
 // ConfigFromEnv

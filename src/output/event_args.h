@@ -64,6 +64,7 @@ inline constexpr char kDomain[] = "domain";
 inline constexpr char kRecordFunctionId[] = "Record function id";
 inline constexpr char kInputDims[] = "Input Dims";
 inline constexpr char kInputType[] = "Input type";
+inline constexpr char kFlops[] = "flops";
 inline constexpr char kSequenceNumber[] = "Sequence number";
 inline constexpr char kFwdThreadId[] = "Fwd thread id";
 inline constexpr char kCategory[] = "category";
@@ -440,6 +441,7 @@ void EventArgs::Cpu(const CpuArgs& a, Sink& s) const {
       s.Int(arg_keys::kSequenceNumber, a.sequence_nr);
       s.Uint(arg_keys::kFwdThreadId, a.fwd_thread_id);
     }
+    if (a.flops >= 0 && a.flops_computed == 0) s.Int(arg_keys::kFlops, a.flops);
     return;
   }
   if (a.domain != 0) s.Str(arg_keys::kDomain, data_.strings.Get(a.domain));

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "checked_time.h"
 #include "detail_values.h"
+#include "flops.h"
 #include "output/event_args.h"
 #include "output/json_reader.h"
 
@@ -176,6 +177,65 @@ uint32_t internal::DetailRows::Add(const SyncDetail& row, std::vector<SyncDetail
   return Intern(d, table, syncs_);
 }
 
+namespace {
+// A cpu_op's FLOPs (docs/FLOPS.md): its "flops" arg, else computed from its "Input Dims" (and
+// "Concrete Inputs" for convolutions) when the operator has a shape formula, so PyTorch's own
+// traces get FLOPs too; kept with "Input type" (the op's dtype, for MFU). Only for such
+// operators (bounded). The analysis read (kairos summarize) keeps the count and the types; a
+// plain read keeps PyTorch's args as written too, a computed count marked so writers leave it
+// out (a converted trace gains no arg). True when a row was stored.
+bool ReadOpFlops(const JsonValue& args, std::string_view name, TraceData& data, Event& e,
+                 internal::DetailRows& rows) {
+  namespace arg_keys = internal::arg_keys;
+  const JsonValue* fl = args.Find(arg_keys::kFlops);
+  const JsonValue* dims = args.Find(arg_keys::kInputDims);
+  const flops::ShapeRule rule = flops::ShapeRuleOf(name);
+  int64_t flops = -1;
+  bool computed = false;
+  if (fl != nullptr && fl->is_number()) {
+    flops = fl->AsInt(-1);
+  } else if (rule != flops::ShapeRule::kNone && dims != nullptr && dims->is_array()) {
+    flops::Shapes shapes;
+    for (const JsonValue& in : dims->items) {
+      shapes.emplace_back();
+      if (!in.is_array()) continue;
+      for (const JsonValue& d : in.items) shapes.back().push_back(d.AsInt(-1));
+    }
+    flops = flops::FromShapes(rule, shapes);
+    const JsonValue* concrete = args.Find("Concrete Inputs");
+    if (flops < 0 && concrete != nullptr && concrete->is_array()) {
+      std::vector<std::string_view> texts;
+      for (const JsonValue& c : concrete->items)
+        texts.push_back(c.is_string() ? std::string_view(c.text) : std::string_view());
+      flops = flops::FromConcrete(rule, shapes, texts);
+    }
+    computed = true;
+  } else {
+    return false;
+  }
+  if (flops < 0 && rows.for_analysis()) return false;
+  CpuArgs a{};
+  a.cpu_op = 1;
+  a.sequence_nr = -1;
+  a.flops = flops;
+  a.flops_computed = computed ? 1 : 0;
+  const JsonValue* v;
+  if ((v = args.Find(arg_keys::kInputType)) && v->is_array())
+    a.input_types = data.strings.Intern(v->ToJson());
+  if (!rows.for_analysis()) {
+    if (dims != nullptr && dims->is_array()) a.input_dims = data.strings.Intern(dims->ToJson());
+    if ((v = args.Find(arg_keys::kRecordFunctionId))) a.record_function_id = v->AsUint();
+    if ((v = args.Find(arg_keys::kSequenceNumber)) && v->is_number()) {
+      a.sequence_nr = v->AsInt(-1);
+      if (const JsonValue* t = args.Find(arg_keys::kFwdThreadId)) a.fwd_thread_id = t->AsUint();
+    }
+  }
+  e.detail = static_cast<uint32_t>(data.cpu_args.size());
+  data.cpu_args.push_back(a);
+  return true;
+}
+}  // namespace
+
 void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, TraceData& data,
                                Event& e, DetailRows& rows) {
   namespace arg_keys = internal::arg_keys;
@@ -279,6 +339,8 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
       return;
     }
     case EventKind::kCpuOp:
+      if (ReadOpFlops(args, name, data, e, rows)) return;
+      [[fallthrough]];
     case EventKind::kUserAnnotation:
     case EventKind::kInstant: {
       if (e.kind == EventKind::kInstant && name == "[memory]" && args.Find(arg_keys::kMemBytes)) {
@@ -306,14 +368,13 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
         data.memory.push_back(m);
         return;
       }
-      if (rows.for_analysis()) return;  // the analysis reads no CpuArgs
+      if (rows.for_analysis()) return;  // the analysis reads no other CpuArgs
       const JsonValue* dom = args.Find(arg_keys::kDomain);
       const JsonValue* cat = args.Find(arg_keys::kCategory);
       const JsonValue* color = args.Find(arg_keys::kColor);
       const JsonValue* payload = args.Find(arg_keys::kPayload);
       if (!dom && !cat && !color && !payload) return;
-      CpuArgs a;
-      memset(&a, 0, sizeof(a));
+      CpuArgs a{};
       if (dom) a.domain = data.strings.Intern(dom->text);
       if (cat && cat->is_string()) a.category = data.strings.Intern(cat->text);
       if (cat && cat->is_number()) a.category_id = static_cast<uint32_t>(cat->AsUint());

@@ -46,6 +46,21 @@ std::string CrossRankHtmlSection(const std::vector<std::pair<std::string, const 
     }
     out += "</ul>";
   }
+  if (!s.kernels.empty()) {  // kernels across ranks (docs/SUMMARY.md)
+    out += "<h3>Kernels across ranks</h3><table><tr><th>kernel</th><th class=\"n\">min</th><th "
+           "class=\"n\">median</th><th class=\"n\">max</th><th class=\"n\">min rank</th><th "
+           "class=\"n\">max rank</th><th class=\"n\">spread</th></tr>";
+    for (const KernelSpread& k : s.kernels) {
+      char spread[32];
+      std::snprintf(spread, sizeof spread, "%.1f%%", 100.0 * k.spread);
+      out += "<tr><td class=\"name\">" + report::EscapeShort(k.name, 140) + "</td>" +
+             cell(FormatDuration(k.min_ns)) + cell(FormatDuration(k.median_ns)) +
+             cell(FormatDuration(k.max_ns)) + cell(std::to_string(k.min_rank)) +
+             cell(std::to_string(k.max_rank)) + cell(spread) + "</tr>";
+    }
+    out += "</table><p class=\"note\">Each kernel's time per step on each rank, over the ranks: a "
+           "slow rank's slow kernel is its max rank with a large spread.</p>";
+  }
   for (const std::string& w : s.warnings) out += "<p class=\"note\">" + Escape(w) + "</p>";
   return out + "</section>";
 }

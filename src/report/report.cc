@@ -93,6 +93,22 @@ svg.chart .hbar{fill:#4e79a7}
 details>summary{cursor:pointer;font-weight:600;margin:10px 0}
 )CSS";
 
+// The top-line compute metric under the verdict when the trace has FLOPs (docs/FLOPS.md):
+// achieved TFLOP/s and MFU, or why MFU is unknown.
+void ComputeLine(std::string* out, const ComputeSummary& c) {
+  if (!c.present) return;
+  std::string line = "<p class=\"compute\"><b>Compute:</b> ";
+  if (c.mfu >= 0) line += "MFU " + FormatNumber(100 * c.mfu) + "%, ";
+  if (c.kernel_tflops >= 0) line += FormatNumber(c.kernel_tflops) + " TFLOP/s in the operators' kernels, ";
+  line += (c.window_tflops >= 0 ? FormatNumber(c.window_tflops) : std::string("?")) +
+          " TFLOP/s over the window (" + FormatNumber(static_cast<double>(c.total_flops)) +
+          " FLOPs in " + std::to_string(c.op_count) + " operators)";
+  if (c.mfu < 0 && c.gpu_flops > 0)
+    line += "; MFU unknown: " + Escape(c.device_name.empty() ? std::string("no device") : c.device_name) +
+            " or a dtype is not in the peak table (KAIROS_PEAK_TFLOPS sets one)";
+  *out += line + "</p>";
+}
+
 void VerdictSection(std::string* out, const std::vector<Analysed>& all) {
   *out += "<section id=\"verdict\"><h2>Verdict</h2>";
   for (const Analysed& a : all) {
@@ -101,6 +117,7 @@ void VerdictSection(std::string* out, const std::vector<Analysed>& all) {
             Escape(a.summary.verdict) + "</div><ul class=\"verdicts\">";
     for (const std::string& v : a.summary.verdicts) *out += "<li>" + Escape(v) + "</li>";
     *out += "</ul>";
+    ComputeLine(out, a.summary.compute);
   }
   *out += "</section>";
 }
@@ -211,6 +228,40 @@ void BreakdownSection(std::string* out, const std::vector<Analysed>& all) {
   *out += "</table></section>";
 }
 
+// Where each step went (docs/SUMMARY.md, "Step phases"): the mean split, then one stacked
+// bar per step (the first kMaxPhaseBars), each bar the step's whole duration.
+constexpr size_t kMaxPhaseBars = 60;
+constexpr const char* kPhaseColors[kNumPhases] = {"#e15759", "#59a14f", "#f28e2b", "#4e79a7", "#bab0ac"};
+std::vector<report::Segment> PhaseSegments(const std::array<int64_t, kNumPhases>& v) {
+  std::vector<report::Segment> s;
+  for (int k = 0; k < kNumPhases; ++k)
+    s.push_back({std::string(PhaseId(k)), kPhaseColors[k], static_cast<double>(v[static_cast<size_t>(k)])});
+  return s;
+}
+void PhasesBlock(std::string* out, const std::vector<Analysed>& all) {
+  bool any = false;
+  for (const Analysed& a : all) {
+    const PhaseSummary& p = a.summary.phases;
+    if (!p.present) continue;
+    if (!any) *out += "<h3>Where each step went (host)</h3><p class=\"note\">Data loading, optimizer, "
+                      "backward, forward, other: each instant of a step in the first that covers it "
+                      "(docs/SUMMARY.md).</p>";
+    any = true;
+    int64_t mean_total = 0;
+    for (int64_t v : p.mean_host_ns) mean_total += v;
+    *out += "<p class=\"note\">" + Prefix(all, a) + "mean of " + std::to_string(p.steps.size()) +
+            " steps</p>" + report::StackedBarHtml(PhaseSegments(p.mean_host_ns), static_cast<double>(mean_total));
+    *out += "<details><summary>" + Prefix(all, a) + "per step</summary>";
+    for (size_t i = 0; i < p.steps.size() && i < kMaxPhaseBars; ++i) {
+      const StepPhases& r = p.steps[i];
+      *out += "<p class=\"note\">ProfilerStep#" + std::to_string(r.step) + ": " +
+              Escape(FormatDuration(r.duration_ns)) + "</p>" +
+              report::StackedBarHtml(PhaseSegments(r.host_ns), static_cast<double>(r.duration_ns));
+    }
+    *out += "</details>";
+  }
+}
+
 void StepsSection(std::string* out, const std::vector<Analysed>& all, const ReportOptions& o) {
   *out += "<section id=\"steps\"><h2>Step times</h2>";
   std::vector<std::vector<Point>> lines;
@@ -264,8 +315,9 @@ void StepsSection(std::string* out, const std::vector<Analysed>& all, const Repo
     }
   }
   *out += report::LineSvg(lines, colors, labels, "", "ms", "Step duration by step number (outliers in red)") +
-          report::HistogramSvg(counts, Ms(lo), Ms(hi == lo ? lo + 1 : hi), "ms", "Step duration histogram") +
-          "</section>";
+          report::HistogramSvg(counts, Ms(lo), Ms(hi == lo ? lo + 1 : hi), "ms", "Step duration histogram");
+  PhasesBlock(out, all);
+  *out += "</section>";
 }
 
 void HotspotTable(std::string* out, const std::vector<Hotspot>& rows, bool kernels) {

@@ -169,8 +169,9 @@ int64_t CurrentIteration() { return g_iteration.load(std::memory_order_relaxed);
 
 namespace {
 // A source with no data of its own, registered by AttachFrameworkOps (so a process without a
-// framework bridge pays nothing): it applies the session's PROFILE_REPORT_INPUT_SHAPES to the
-// cpu_op rows the cpu source collected before it (sources collect in registration order).
+// framework bridge pays nothing): it applies the session's PROFILE_REPORT_INPUT_SHAPES and
+// PROFILE_WITH_FLOPS to the cpu_op rows the cpu source collected before it (sources collect
+// in registration order).
 // Deciding at collection rather than on the hot path is exact: an iteration window switches
 // recording on at the step boundary, before the runner has seen its config.
 class FrameworkOpsSource : public TraceSource {
@@ -178,20 +179,24 @@ class FrameworkOpsSource : public TraceSource {
   const char* name() const override { return "framework_ops"; }
   absl::Status StartWarmup(const Config& config) override {
     report_shapes_ = config.report_input_shapes;
+    with_flops_ = config.with_flops;
     return absl::OkStatus();
   }
   void StartRecording(int64_t) override {}
   void StopRecording(int64_t) override {}
   void Collect(TraceData& data) override {
-    if (report_shapes_) return;
+    if (report_shapes_ && with_flops_) return;
     for (CpuArgs& a : data.cpu_args) {
-      if (a.cpu_op) a.input_dims = a.input_types = 0;
+      if (!a.cpu_op) continue;
+      if (!report_shapes_) a.input_dims = a.input_types = 0;
+      if (!with_flops_) a.flops = -1;
     }
   }
   void Reset() override {}
 
  private:
   bool report_shapes_ = false;
+  bool with_flops_ = false;  // PROFILE_WITH_FLOPS: keep the bridge's "flops" args
 };
 // Registered by AttachPythonTracer: tells the tracer (through its observer) when a window
 // with Python stacks warms up and when it stops, so the interpreter's profiling hook is

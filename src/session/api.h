@@ -67,7 +67,7 @@ inline uint32_t CurrentRangeId() { return internal::CurrentCpuRangeId(); }
 // RangePop. One relaxed load while nothing records.
 inline void OpPush(const char* name, int64_t sequence_nr, uint64_t fwd_thread_id,
                    uint64_t record_function_id, const char* input_dims,
-                   const char* input_types) {
+                   const char* input_types, int64_t flops = -1) {
   if (__builtin_expect(internal::g_cpu_epoch.load(std::memory_order_relaxed) == 0, 1)) return;
   internal::RangeArgs a;
   a.cpu_op = 1;
@@ -76,6 +76,7 @@ inline void OpPush(const char* name, int64_t sequence_nr, uint64_t fwd_thread_id
   a.record_function_id = record_function_id;
   a.input_dims = input_dims;
   a.input_types = input_types;
+  a.flops = flops;
   internal::PushRange(name, &a);
 }
 // ---- Python stacks (kairos_py_*, the Python package's tracer; docs/PYTHON_STACKS.md) ----

@@ -94,8 +94,11 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
   // series the page draws (the summary JSON does not contain them).
   const bool want_report = config.report == ReportMode::kHtml;
   std::optional<Summary> analysed;
-  if (config.summary != SummaryMode::kOff || want_report)
-    analysed = Analyze(data, want_report ? ReportAnalysisOptions() : AnalysisOptions{});
+  if (config.summary != SummaryMode::kOff || want_report) {
+    AnalysisOptions ao = want_report ? ReportAnalysisOptions() : AnalysisOptions{};
+    ao.peak_tflops = Env().peak_tflops;  // KAIROS_PEAK_TFLOPS (docs/FLOPS.md)
+    analysed = Analyze(data, ao);
+  }
   if (config.summary != SummaryMode::kOff) {
     EmitOptions options;
     options.print_text = config.summary == SummaryMode::kStdout;

@@ -175,6 +175,22 @@ TEST_CASE("imbalance: extra compute on one rank", "[cross_rank]") {
   CHECK(Evidence(*f, "min_compute_ns_per_step") == 2000000);
   CHECK(Evidence(*f, "spread") == Approx(600.0 / 2150.0).epsilon(1e-9));
   CHECK(f->time_ns == 6000000);
+  // Kernels across ranks: the GEMM is 2 ms per step on ranks 0, 2, 3 and 2.6 ms on rank 1.
+  const KernelSpread* gemm = nullptr;
+  for (const KernelSpread& k : s.kernels)
+    if (k.name == "sm80_xmma_gemm_f16f16_f32_tn_n") gemm = &k;
+  REQUIRE(gemm != nullptr);
+  CHECK(gemm->min_ns == 2000000);
+  CHECK(gemm->median_ns == 2000000);
+  CHECK(gemm->max_ns == 2600000);
+  CHECK(gemm->min_rank == 0);
+  CHECK(gemm->max_rank == 1);
+  CHECK(gemm->spread == Approx(0.3));
+  CHECK(s.kernels.front().name == gemm->name);  // the largest max first
+  CHECK(CrossRankToJson(s).find("\"kernels\":[{\"name\":\"sm80_xmma_gemm_f16f16_f32_tn_n\",\"min_ns\":2000000,"
+                                "\"median_ns\":2000000,\"max_ns\":2600000,\"min_rank\":0,\"max_rank\":1,"
+                                "\"spread\":0.3}") != std::string::npos);
+  CHECK(CrossRankToText(s).find("Kernels across ranks (time per step):") != std::string::npos);
 }
 
 TEST_CASE("overlap: a collective under compute is not exposed", "[cross_rank]") {

@@ -109,6 +109,22 @@ TEST_CASE("a device sync after every step fires excessive_sync") {
   REQUIRE(run.findings.count("excessive_sync") == 1);
 }
 
+// tensor_cores_idle: fp32 GEMMs (cuBLAS's sgemm name) are 4 of every 5 kernels, 2 ms each, on
+// the simulated H100 (cc 9.0); the control runs the same loop with a bf16 tensor-core GEMM.
+TEST_CASE("fp32 GEMMs fire tensor_cores_idle; the bf16 control does not") {
+  Run run = RunWorkload("antipattern_fp32_gemm", "10 fp32", "KAIROS_SIM_KERNEL_TIMES=ampere_=2000");
+  REQUIRE(run.findings.count("tensor_cores_idle") == 1);
+  const nlohmann::json& f = Finding(run, "tensor_cores_idle");
+  CHECK(f["evidence"]["fp32_gemm_time_ns"].get<double>() == 40 * 2000000.0);
+  CHECK(f["evidence"]["reduced_precision_gemm_time_ns"].get<double>() == 0);
+  CHECK(f["evidence"]["compute_capability"].get<double>() == 9.0);
+  CHECK(f["evidence"]["fp32_gemm_share_of_kernel_time"].get<double>() > 0.5);
+  CHECK(f["recommendation"].get<std::string>().find("allow_tf32") != std::string::npos);
+  CHECK(f["examples"].size() > 0);
+  Run control = RunWorkload("antipattern_fp32_gemm", "10 bf16", "KAIROS_SIM_KERNEL_TIMES=ampere_=2000");
+  CHECK(control.findings.count("tensor_cores_idle") == 0);
+}
+
 TEST_CASE("pageable copies fire pageable_copies") {
   Run run = RunWorkload("antipattern_pageable_copy", "5", "");
   REQUIRE(run.findings.count("pageable_copies") == 1);

@@ -88,6 +88,113 @@ TEST_CASE("summarize on the written JSON equals the in-process summary") {
   CHECK(s.findings.size() >= 2);
 }
 
+// FLOPs (docs/FLOPS.md) survive the JSON file: one op with the bridge's "flops" arg, one with
+// only "Input Dims" (its child's "flops" is its decomposition), on an A100: the summary read
+// back (both readers) equals the in-process one, compute object included.
+TEST_CASE("compute summary round-trips through the JSON file") {
+  TraceBuilder b(kBase, kBase + 2 * kMs);
+  DeviceInfo& dev = b.Device(0);
+  dev.name = "NVIDIA A100-SXM4-80GB";
+  const uint32_t th = b.Thread(4243), st = b.Stream(0, 7);
+  TraceData& d = b.data();
+  auto op = [&](const char* name, int64_t s, int64_t e, uint32_t ext, int64_t flops, const char* dims) {
+    CpuArgs a{};
+    a.cpu_op = 1;
+    a.sequence_nr = -1;
+    a.flops = flops;
+    a.input_dims = dims ? d.strings.Intern(dims) : 0;
+    a.input_types = d.strings.Intern("[\"c10::BFloat16\", \"c10::BFloat16\"]");
+    d.cpu_args.push_back(a);
+    b.Add(th, EventKind::kCpuOp, name, s, e, 0, static_cast<uint32_t>(d.cpu_args.size() - 1)).external_id = ext;
+  };
+  op("aten::mm", kBase + 10 * kUs, kBase + 20 * kUs, 11, 312000000, "[[1000, 1000], [1000, 156]]");
+  op("aten::linear", kBase + 30 * kUs, kBase + 40 * kUs, 12, -1, "[[64, 256], [512, 256], []]");
+  op("aten::addmm", kBase + 31 * kUs, kBase + 39 * kUs, 13, 16777216, nullptr);
+  b.Launch(th, kBase + 12 * kUs, kBase + 13 * kUs, 1);
+  b.Kernel(st, "sm80_xmma_gemm_bf16bf16_bf16f32_f32_nn_n", kBase + 100 * kUs, kBase + 104 * kUs, 1);
+  d.events_by_track[st].back().external_id = 11;
+  b.Launch(th, kBase + 32 * kUs, kBase + 33 * kUs, 2);
+  b.Kernel(st, "ampere_bf16_s16816gemm_bf16_64x64_nn", kBase + 200 * kUs, kBase + 202 * kUs, 2);
+  d.events_by_track[st].back().external_id = 13;
+  TraceData& data = b.Done();
+  data.pid = 4242;
+  data.tracks[th].pid = 4242;
+  const Summary in_process = Analyze(data);
+  REQUIRE(in_process.compute.present);
+  // 312e6 FLOPs in 4 us on the 312 TFLOP/s bf16 peak: 1 us at peak; linear 2*64*256*512.
+  CHECK(in_process.compute.total_flops == 312000000 + 16777216);
+  CHECK(in_process.compute.mfu == Approx((1000.0 + 16777216.0 / 312e3) / 2e6));
+  CHECK(in_process.compute.top_ops[0].mfu == Approx(0.25));
+  const std::string path = "/tmp/kairos_summarize_flops_" + std::to_string(getpid()) + ".json";
+  OutputOptions req;
+  req.path = path;
+  REQUIRE(WriteTraceFile(data, req).ok());
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path);
+  absl::StatusOr<TraceData> lean = ReadKinetoJsonTrace(path, AnalysisRead());
+  std::remove(path.c_str());
+  REQUIRE(back.ok());
+  REQUIRE(lean.ok());
+  const std::string want = SummaryToJson(in_process);
+  CHECK(SummaryToJson(Analyze(*back)) == want);
+  CHECK(SummaryToJson(Analyze(*lean)) == want);
+}
+
+// PyTorch's own trace (no "flops" args, Input Dims only): `kairos summarize` computes the
+// FLOPs from the shapes; a conv2d needs its "Concrete Inputs" (stride, padding, dilation,
+// groups; PyTorch 2.x writes them): without them it gets none. Both readers agree, and the
+// plain read's computed counts are not written back by a conversion.
+TEST_CASE("summarize computes FLOPs from Input Dims of a PyTorch trace") {
+  const std::string text = R"({"schemaVersion":1,"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3",
+    "computeMajor":9,"computeMinor":0,"numSms":132}],"baseTimeNanoseconds":1700000000000000000,
+    "traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"aten::bmm","pid":1,"tid":1,"ts":10,"dur":5,
+     "args":{"External id":5,"Input Dims":[[8,128,64],[8,64,128]],"Input type":["c10::Half","c10::Half"]}},
+    {"ph":"X","cat":"cpu_op","name":"aten::conv2d","pid":1,"tid":1,"ts":20,"dur":5,
+     "args":{"External id":6,"Input Dims":[[2,3,8,8],[4,3,3,3],[],[],[],[],[]],"Input type":["float","float"]}},
+    {"ph":"X","cat":"cpu_op","name":"aten::conv2d","pid":1,"tid":1,"ts":26,"dur":2,
+     "args":{"External id":7,"Input Dims":[[2,4,9,9],[6,2,3,3],[],[],[],[],[]],"Input type":["float","float"],
+             "Concrete Inputs":["","","","[2, 2]","[1, 1]","[1, 1]","2"]}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":1,
+     "args":{"External id":5,"correlation":3}},
+    {"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_f16f16_f16f32","pid":0,"tid":7,"ts":30,"dur":2,
+     "args":{"External id":5,"correlation":3,"device":0,"stream":7,"grid":[64,1,1],"block":[128,1,1]}}]})";
+  absl::StatusOr<TraceData> lean = ReadKinetoJsonTraceText(text, AnalysisRead());
+  absl::StatusOr<TraceData> full = ReadKinetoJsonTraceText(text);
+  REQUIRE(lean.ok());
+  REQUIRE(full.ok());
+  for (const TraceData* t : {&*lean, &*full}) {
+    const Summary s = Analyze(*t);
+    REQUIRE(s.compute.present);
+    CHECK(s.compute.op_count == 2);
+    // bmm 2*8*128*64*128 = 16777216; the concrete conv2d 10800 (torch 1.13's value).
+    CHECK(s.compute.total_flops == 16777216 + 10800);
+    REQUIRE(s.compute.top_ops.size() == 2);
+    CHECK(s.compute.top_ops[1].name == "aten::conv2d");
+    CHECK(s.compute.top_ops[1].flops == 10800);
+    CHECK(s.compute.top_ops[0].precision == "fp16");
+    CHECK(s.compute.top_ops[0].kernel_ns == 2000);
+    // 16777216 / 989.4e3 ns at the fp16 peak over the 2 us kernel.
+    CHECK(s.compute.top_ops[0].mfu == Approx(16777216.0 / 989.4e3 / 2000));
+  }
+  const std::string path = "/tmp/kairos_summarize_pt_" + std::to_string(getpid()) + ".json";
+  OutputOptions req;
+  req.path = path;
+  REQUIRE(WriteTraceFile(*full, req).ok());
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path);
+  std::FILE* fh = std::fopen(path.c_str(), "r");
+  REQUIRE(fh != nullptr);
+  std::string written;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, fh)) > 0;) written.append(buf, n);
+  std::fclose(fh);
+  std::remove(path.c_str());
+  CHECK(written.find("\"flops\"") == std::string::npos);
+  CHECK(written.find("\"Input Dims\":[[8,128,64],[8,64,128]]") != std::string::npos);
+  REQUIRE(back.ok());
+  // A conversion keeps Input Dims, not Concrete Inputs: the bmm still counts, the conv no more.
+  CHECK(Analyze(*back).compute.total_flops == 16777216);
+}
+
 // GPU counter tracks (PM sampling) survive JSON and Perfetto: under the GPU's process, one
 // track per metric and device, and the summary's measured values are recomputed from them.
 TEST_CASE("PM-sampling counters round-trip through JSON and Perfetto") {

@@ -121,6 +121,18 @@ TEST_CASE("config file variables: KAIROS_CONFIG wins over KINETO_CONFIG", "[env]
         "KINETO_CONFIG");
 }
 
+TEST_CASE("KAIROS_PEAK_TFLOPS: a positive number, else ignored with a warning", "[env]") {
+  CHECK(FromMap({}).peak_tflops == -1);
+  CHECK(FromMap({{"KAIROS_PEAK_TFLOPS", "989.4"}}).peak_tflops == 989.4);
+  for (const char* bad : {"0", "-5", "fast", "1e12"}) {
+    const EnvSettings e = FromMap({{"KAIROS_PEAK_TFLOPS", bad}});
+    CHECK(e.peak_tflops == -1);
+    REQUIRE(e.warnings.size() == 1);
+    CHECK(e.warnings[0] == std::string("KAIROS_PEAK_TFLOPS=\"") + bad +
+                               "\" is not a positive number of TFLOP/s; ignored (MFU uses the peak table)");
+  }
+}
+
 TEST_CASE("log levels", "[env]") {
   CHECK(FromMap({{"KINETO_LOG_LEVEL", "0"}}).log_level == LogLevel::kVerbose);
   CHECK(FromMap({{"KINETO_LOG_LEVEL", "1"}}).log_level == LogLevel::kInfo);

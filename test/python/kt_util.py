@@ -30,8 +30,11 @@ def env(**extra):
     return e
 
 
-def run_kairos(script, script_args=(), config=None, extra_env=None, check=True, timeout=300):
+def run_kairos(script, script_args=(), config=None, extra_env=None, check=True, timeout=300,
+               with_flops=False):
     cmd = [sys.executable, "-m", "kairos", "run"]
+    if with_flops:
+        cmd.append("--with-flops")
     if config:
         cmd += ["--config", config]
     cmd += [script] + list(script_args)

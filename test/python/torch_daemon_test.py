@@ -1,6 +1,7 @@
 """A daemon-triggered iteration window on a running, unmodified PyTorch script: `kairos
 daemon` relay, the script under `python3 -m kairos run` with KINETO_USE_DAEMON=1, then
-`kairos trace --iterations 3`: the trace has exactly 3 ProfilerStep ranges and the ops."""
+`kairos trace --iterations 3 --with-flops` (the bridge computes FLOPs: KAIROS_TORCH_WITH_FLOPS=1):
+the trace has exactly 3 ProfilerStep ranges and the ops, aten::addmm with its flops."""
 import os
 import re
 import subprocess
@@ -29,7 +30,8 @@ try:
     f.check(port is not None, "relay listening")
     stop = os.path.join(d, "stop")
     env = k.env(KINETO_USE_DAEMON="1", KAIROS_DAEMON_ENDPOINT=endpoint, KAIROS_JOB_ID=job,
-                KINETO_ONDEMAND_TRACE_DIR=d, KAIROS_CONFIG_TEXT="KAIROS_DAEMON_POLL_MS=50")
+                KINETO_ONDEMAND_TRACE_DIR=d, KAIROS_CONFIG_TEXT="KAIROS_DAEMON_POLL_MS=50",
+                KAIROS_TORCH_WITH_FLOPS="1")
     script = subprocess.Popen([sys.executable, "-m", "kairos", "run",
                                os.path.join(k.HERE, "long_train.py"), stop, "120"],
                               env=env, stdout=subprocess.PIPE, stderr=open(os.path.join(d, "job.log"), "w"),
@@ -46,7 +48,7 @@ try:
         registered = want in line
     f.check(registered, "script registered with the relay")
     trace = subprocess.run([cli, "trace", "--port", str(port), "--job-id", job, "--log-file",
-                            os.path.join(d, "trace.json"), "--iterations", "3"],
+                            os.path.join(d, "trace.json"), "--iterations", "3", "--with-flops"],
                            capture_output=True, text=True, timeout=60)
     f.eq(trace.returncode, 0, "kairos trace accepted: " + trace.stdout.strip())
     out = os.path.join(d, "trace_%d.json" % pid)
@@ -62,6 +64,10 @@ try:
         steps = sorted(k.step_ranges(t))
         f.eq(len(steps), 3, "3 ProfilerStep ranges: %s" % steps)
         f.check(len(k.events(t, cat="cpu_op", name="aten::linear")) >= 3, "ops of the window")
+        # nn.Linear(16, 4) on [8, 16]: addmm 2 * 8 * 16 * 4.
+        addmm = k.events(t, cat="cpu_op", name="aten::addmm")
+        f.check(len(addmm) >= 3 and all(e["args"].get("flops") == 1024 for e in addmm),
+                "--with-flops: every aten::addmm has flops 1024 (%s)" % [e["args"].get("flops") for e in addmm])
 finally:
     for p in procs:
         if p.poll() is None:

@@ -14,6 +14,7 @@
 #include "output/output_options.h"
 #include "report/report.h"
 #include "report/sample_trace.h"
+#include "analysis/trace_builder.h"
 
 namespace kairos {
 namespace {
@@ -93,6 +94,10 @@ TEST_CASE("One trace: every section, the verdict and findings, bounded charts") 
   CHECK(html.find("DataLoader.__next__") != std::string::npos);
   CHECK(html.find("One trace. Pass one trace per rank") != std::string::npos);
   CHECK(html.find("id=\"kairos-summary-0\">{\"schema_version\":2") != std::string::npos);
+  // Step phases: the mean bar and one bar per step (the sample loads data in every step).
+  CHECK(Count(html, "<h3>Where each step went (host)</h3>") == 1);
+  CHECK(html.find("title=\"data_loading ") != std::string::npos);
+  CHECK(Count(html, "<p class=\"note\">ProfilerStep#") > 10);
 }
 
 TEST_CASE("Memory: a chart of the device's counter tracks and the not-freed sites") {
@@ -193,8 +198,37 @@ TEST_CASE("Several traces: per-rank table, one utilisation chart per rank, label
   CHECK(html.find("<tr><td>rank 1</td>") != std::string::npos);
   CHECK(html.find("rank 1, GPU 1 (bins of") != std::string::npos);
   CHECK(html.find("rank 1: GPUs 0,2-7: no GPU work in the window.") != std::string::npos);
-  CHECK(Count(html, "<details") == 3 * 2 + 2);  // kernels, memcpys, CPU ranges, host: one per rank
+  // kernels, memcpys, CPU ranges, host, step phases per step: one per rank
+  CHECK(Count(html, "<details") == 3 * 2 + 2 + 2);
   CHECK(html.find("id=\"kairos-summary-1\"") != std::string::npos);
+  CHECK(Count(html, "<h3>Kernels across ranks</h3>") == 1);
+}
+
+// The compute line under the verdict (docs/FLOPS.md): MFU and TFLOP/s when the trace has
+// FLOPs; none without.
+TEST_CASE("Compute line: MFU and TFLOP/s at the top when known") {
+  testing::TraceBuilder b(0, 1000000);
+  DeviceInfo& dev = b.HopperDevice(0);
+  dev.name = "NVIDIA H100 80GB HBM3";
+  const uint32_t th = b.Thread(), st = b.Stream(0, 7);
+  TraceData& d = b.data();
+  CpuArgs a{};
+  a.cpu_op = 1;
+  a.sequence_nr = -1;
+  a.flops = 989400000;  // 1 us at the bf16 peak, in a 4 us kernel: MFU 0.1% of the 1 ms window
+  a.input_types = d.strings.Intern("[\"c10::BFloat16\"]");
+  d.cpu_args.push_back(a);
+  b.Add(th, EventKind::kCpuOp, "aten::mm", 1000, 2000, 0, 0).external_id = 11;
+  b.Launch(th, 1200, 1300, 1);
+  b.Kernel(st, "sm90_xmma_gemm_bf16bf16", 10000, 14000, 1);
+  d.events_by_track[st].back().external_id = 11;
+  const TraceData& data = b.Done();
+  const std::string html = RenderHtmlReport({{"mm", &data}}, {});
+  CHECK(html.find("<p class=\"compute\"><b>Compute:</b> MFU 0.1%, 247 TFLOP/s in the operators' "
+                  "kernels, 0.989 TFLOP/s over the window (989400000 FLOPs in 1 operators)</p>") !=
+        std::string::npos);
+  const TraceData plain = testing::SampleTrainingTrace(0, 1);
+  CHECK(RenderHtmlReport({{"train", &plain}}, {}).find("class=\"compute\"") == std::string::npos);
 }
 
 TEST_CASE("ReportPathFor") {

@@ -106,11 +106,11 @@ def current_iteration():
     return _lib.lib().kairos_current_iteration()
 
 
-def attach_torch(record_shapes=False):
+def attach_torch(record_shapes=False, with_flops=False):
     """Attaches the torch bridge (imports torch). Returns True the first time, False when it
     was already attached; raises TorchUnavailable with the reason when it cannot."""
     from . import _torch
-    return _torch.attach(record_shapes)
+    return _torch.attach(record_shapes, with_flops)
 
 
 class range:  # noqa: A001 (mirrors torch.profiler.record_function's shape)

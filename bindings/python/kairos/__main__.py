@@ -23,7 +23,18 @@ def _wants_shapes(text):
     """PROFILE_REPORT_INPUT_SHAPES=true in any config this run sees (then the bridge asks
     PyTorch for operator inputs). KAIROS_TORCH_RECORD_SHAPES=1 forces it, for daemon requests
     that set the key later."""
-    if os.environ.get("KAIROS_TORCH_RECORD_SHAPES", "") in ("1", "true", "yes"):
+    return _wants(text, "KAIROS_TORCH_RECORD_SHAPES",
+                  "PROFILE_REPORT_INPUT_SHAPES|CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION")
+
+
+def _wants_flops(text):
+    """PROFILE_WITH_FLOPS=true in any config this run sees (then the bridge computes FLOPs);
+    KAIROS_TORCH_WITH_FLOPS=1 forces it, for daemon requests (`--with-flops`) set later."""
+    return _wants(text, "KAIROS_TORCH_WITH_FLOPS", "PROFILE_WITH_FLOPS")
+
+
+def _wants(text, env, keys):
+    if os.environ.get(env, "") in ("1", "true", "yes"):
         return True
     texts = [text or "", os.environ.get("KAIROS_CONFIG_TEXT", "").replace(";", "\n")]
     for var in ("KAIROS_CONFIG", "KINETO_CONFIG"):
@@ -34,16 +45,16 @@ def _wants_shapes(text):
             except _input.InputFileError:
                 pass  # libkairos refuses the same file and says why
             break  # the library reads KINETO_CONFIG only when KAIROS_CONFIG is unset
-    pat = re.compile(r"^\s*(PROFILE_REPORT_INPUT_SHAPES|CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION)"
-                     r"\s*=\s*(true|1|yes)\s*$", re.I | re.M)
+    pat = re.compile(r"^\s*(" + keys + r")\s*=\s*(true|1|yes)\s*$", re.I | re.M)
     return any(pat.search(t) for t in texts)
 
 
 class _TorchImportHook(importlib.abc.MetaPathFinder):
     """Attaches the bridge right after the script's first `import torch` completes."""
 
-    def __init__(self, record_shapes):
+    def __init__(self, record_shapes, with_flops):
         self.record_shapes = record_shapes
+        self.with_flops = with_flops
         self.busy = False
 
     def find_spec(self, name, path, target=None):
@@ -75,7 +86,7 @@ class _TorchImportHook(importlib.abc.MetaPathFinder):
         if self in sys.meta_path:
             sys.meta_path.remove(self)
         try:
-            _torch.attach(self.record_shapes)
+            _torch.attach(self.record_shapes, self.with_flops)
         except _torch.TorchUnavailable as e:
             sys.stderr.write(str(e) + "\n")
 
@@ -122,6 +133,8 @@ def _prepare(args):
             env = os.environ.get("KAIROS_CONFIG_TEXT", "")
             os.environ["KAIROS_CONFIG_TEXT"] = (env + ";" if env else "") + ";".join(extra)
 
+    if getattr(args, "with_flops", False):  # one more config line, applied with the others
+        text = (text + b"\n" if text else b"") + b"PROFILE_WITH_FLOPS=true"
     try:
         lib = _lib.lib()  # loads libkairos: it reads the environment's config (and daemon) now
     except OSError as e:
@@ -147,10 +160,11 @@ def _run(args):
         sys.stderr.write("%s: %s\n" % (PROG, e))
         return 2
     shapes = _wants_shapes(text.decode("utf-8", "replace") if text else None)
+    flops = _wants_flops(text.decode("utf-8", "replace") if text else None)
     if sys.modules.get("torch") is not None:
-        _torch.attach_if_imported(shapes)
+        _torch.attach_if_imported(shapes, flops)
     else:
-        sys.meta_path.insert(0, _TorchImportHook(shapes))
+        sys.meta_path.insert(0, _TorchImportHook(shapes, flops))
 
     sys.argv = [args.script] + args.args
     sys.path.insert(0, os.path.dirname(os.path.abspath(args.script)))
@@ -199,11 +213,14 @@ def main(argv=None):
     r.add_argument("--with-modules", action="store_true",
                    help="also name nn.Module calls 'nn.Module: <Class>_<n>' (PROFILE_WITH_MODULES=true; "
                         "implies --with-stack)")
+    r.add_argument("--with-flops", action="store_true",
+                   help="PROFILE_WITH_FLOPS=true: a flops arg on operators with a formula")
     r.add_argument("script")
     r.add_argument("args", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
     if args.config:
         args.config = args.config.replace(";", "\n")
+
     return _run(args)
 
 

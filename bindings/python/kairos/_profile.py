@@ -68,7 +68,7 @@ def _activity_types(activities):
 class profile:
     def __init__(self, path=None, record_shapes=False, activities=None, schedule=None,
                  on_trace_ready=None, config=None, profile_memory=False,
-                 with_stack=False, with_modules=False):
+                 with_stack=False, with_modules=False, with_flops=False):
         self.path = os.fsdecode(os.fspath(path)) if path is not None else None
         if schedule is not None and schedule.repeat != 1 and self.path is None:
             raise ValueError("kairos.profile: a schedule with repeat=%d writes one trace per "
@@ -79,6 +79,7 @@ class profile:
         self.profile_memory = profile_memory
         self.with_stack = with_stack or with_modules  # module scopes are recorded with stacks
         self.with_modules = with_modules
+        self.with_flops = with_flops
         self.activity_types = _activity_types(activities)
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
@@ -107,6 +108,8 @@ class profile:
             lines.append("PROFILE_REPORT_INPUT_SHAPES=true")
         if self.profile_memory:
             lines.append("PROFILE_PROFILE_MEMORY=true")
+        if self.with_flops:
+            lines.append("PROFILE_WITH_FLOPS=true")
         if self.activity_types:
             lines.append("ACTIVITY_TYPES=%s" % self.activity_types)
         if self.with_stack:
@@ -126,7 +129,7 @@ class profile:
             _active = self
         try:
             self._thread = threading.get_ident()
-            _torch.attach_if_imported(self.record_shapes)
+            _torch.attach_if_imported(self.record_shapes, self.with_flops)
             if self.with_stack:
                 _stacks.attach()  # raises StacksUnavailable with the reason
             if self.schedule is None:

@@ -28,10 +28,12 @@ def attached():
     return _bridge is not None
 
 
-def attach(record_shapes=False):
+def attach(record_shapes=False, with_flops=False):
     """Registers the bridge's callbacks (idempotent: a second call returns False and keeps the
     first call's settings). record_shapes: ask PyTorch for operator inputs so traces whose
     config sets PROFILE_REPORT_INPUT_SHAPES=true carry "Input Dims"/"Input type".
+    with_flops: ask for them too and compute each operator's FLOPs, so traces whose config
+    sets PROFILE_WITH_FLOPS=true carry "flops" (docs/FLOPS.md).
     Raises TorchUnavailable with the reason when it cannot attach."""
     global _bridge
     with _mu:
@@ -51,7 +53,7 @@ def attach(record_shapes=False):
             bridge = ctypes.CDLL(path)
         except OSError as e:
             raise TorchUnavailable("kairos: cannot load the torch bridge: %s" % e)
-        bridge.kairos_torch_install.argtypes = [ctypes.c_int, ctypes.c_int]
+        bridge.kairos_torch_install.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
         bridge.kairos_torch_install.restype = ctypes.c_int
         bridge.kairos_torch_built_version.restype = ctypes.c_int
         built = bridge.kairos_torch_built_version()
@@ -65,7 +67,8 @@ def attach(record_shapes=False):
         has_hooks = opt is not None and hasattr(opt, "register_optimizer_step_post_hook")
         # Iterations: PyTorch 2.x global optimizer step hooks; 1.x: the bridge recognises
         # the "Optimizer.step#<Class>.step" record_function (never both: one count per step).
-        rc = bridge.kairos_torch_install(1 if record_shapes else 0, 0 if has_hooks else 1)
+        rc = bridge.kairos_torch_install(1 if record_shapes else 0, 0 if has_hooks else 1,
+                                         1 if with_flops else 0)
         if rc < 0:
             raise TorchUnavailable("kairos: registering the RecordFunction callback failed")
         if has_hooks:
@@ -88,12 +91,12 @@ def set_auto_steps(on):
         _bridge.kairos_torch_set_count_steps(1 if on else 0)
 
 
-def attach_if_imported(record_shapes=False):
+def attach_if_imported(record_shapes=False, with_flops=False):
     """attach() when torch is already imported; True when the bridge is (now) attached."""
     if sys.modules.get("torch") is None:  # not imported (None: import of torch blocked)
         return attached()
     try:
-        attach(record_shapes)
+        attach(record_shapes, with_flops)
     except TorchUnavailable as e:
         sys.stderr.write(str(e) + "\n")
     return attached()

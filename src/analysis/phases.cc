@@ -1,0 +1,261 @@
+// File: phases.cc
+// Layer: kairos_analysis (internal). Where each step went (docs/SUMMARY.md, "Step phases"):
+// every instant of a ProfilerStep#N goes to one phase, by priority data loading (PyTorch's
+// DataLoader `__next__` ranges, any thread) > optimizer (`Optimizer.step#` ranges) >
+// backward (autograd engine ranges, any thread: the backward thread's included) > forward
+// (operators on the step's own thread) > other host work; the phases therefore sum to the
+// step exactly. GPU kernel time goes to the phase its launching CPU range started in. The
+// data_loader_bound detector reads the result.
+// Threading: calling thread only.
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "analysis/antipatterns.h"
+
+namespace kairos::internal {
+namespace {
+
+constexpr std::string_view kDataLoaderMark = "DataLoader";
+constexpr std::string_view kNextMark = "__next__";
+constexpr std::string_view kOptimizerPrefix = "Optimizer.step#";
+constexpr std::string_view kBackwardPrefix = "autograd::engine::evaluate_function:";
+
+// The phase a CPU range marks (kPhaseOther: none). Forward needs the thread: decided by the
+// caller.
+int PhaseOfName(std::string_view name) {
+  if (name.find(kDataLoaderMark) != std::string_view::npos &&
+      name.find(kNextMark) != std::string_view::npos)
+    return kPhaseDataLoading;
+  if (name.substr(0, kOptimizerPrefix.size()) == kOptimizerPrefix) return kPhaseOptimizer;
+  if (name.substr(0, kBackwardPrefix.size()) == kBackwardPrefix) return kPhaseBackward;
+  return kPhaseOther;
+}
+
+struct Edge {
+  int64_t t;
+  int phase;
+  int delta;  // +1 open, -1 close
+};
+
+struct Segment {
+  int64_t start, end;
+  int phase;
+};
+
+}  // namespace
+
+void ComputePhases(const AnalysisContext& ctx, Summary* summary) {
+  if (ctx.steps.empty()) return;
+  const TraceData& data = *ctx.data;
+  // The track each step is on (its ProfilerStep#N range), and each CPU range's start by its
+  // external id (kernels name their launching range).
+  absl::flat_hash_map<int64_t, uint32_t> step_track;
+  absl::flat_hash_map<uint32_t, int64_t> range_start;
+  for (uint32_t t = 0; t < data.events_by_track.size(); ++t) {
+    for (const Event& e : data.events_by_track[t]) {
+      if (!IsCpuRange(e.kind)) continue;
+      if (e.external_id != 0) range_start.emplace(e.external_id, e.start_ns);
+      int64_t n = 0;
+      if (e.kind == EventKind::kUserAnnotation && ctx.IsStepName(e.name) &&
+          ParseStepName(ctx.Name(e), &n))
+        step_track.emplace(n, t);
+    }
+  }
+  PhaseSummary& out = summary->phases;
+  std::vector<uint32_t> own_track(ctx.steps.size(), UINT32_MAX);
+  for (size_t si = 0; si < ctx.steps.size(); ++si) {
+    auto it = step_track.find(ctx.steps[si].number);
+    if (it != step_track.end()) own_track[si] = it->second;
+  }
+  // One pass over the CPU ranges: each phase range adds its edges to the steps it overlaps
+  // (steps are sorted and disjoint: a binary search finds the first). Forward takes only the
+  // outermost operators of a track (events come enclosing-first), so nesting adds no edges.
+  std::vector<std::vector<Edge>> edges(ctx.steps.size());
+  for (uint32_t t = 0; t < data.events_by_track.size(); ++t) {
+    int64_t forward_end = INT64_MIN;
+    for (const Event& e : data.events_by_track[t]) {
+      if (!IsCpuRange(e.kind) || e.end_ns <= e.start_ns) continue;
+      int p = PhaseOfName(ctx.Name(e));
+      if (p == kPhaseOther) {
+        if (e.kind != EventKind::kCpuOp || e.start_ns < forward_end) continue;
+        p = kPhaseForward;
+        forward_end = e.end_ns;
+      }
+      auto first = std::upper_bound(ctx.steps.begin(), ctx.steps.end(), e.start_ns,
+                                    [](int64_t v, const Step& s) { return v < s.start_ns; });
+      if (first != ctx.steps.begin() && (first - 1)->end_ns > e.start_ns) --first;
+      for (auto st = first; st != ctx.steps.end() && st->start_ns < e.end_ns; ++st) {
+        const size_t si = static_cast<size_t>(st - ctx.steps.begin());
+        if (p == kPhaseForward && own_track[si] != t) continue;
+        edges[si].push_back({std::max(e.start_ns, st->start_ns), p, +1});
+        edges[si].push_back({std::min(e.end_ns, st->end_ns), p, -1});
+      }
+    }
+  }
+  std::vector<std::vector<Segment>> segments(ctx.steps.size());
+  for (size_t si = 0; si < ctx.steps.size(); ++si) {
+    const Step& st = ctx.steps[si];
+    std::vector<Edge>& ev = edges[si];
+    std::sort(ev.begin(), ev.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+    StepPhases row;
+    row.step = st.number;
+    row.duration_ns = st.end_ns - st.start_ns;
+    int open[kNumPhases] = {};
+    int64_t prev = st.start_ns;
+    auto close_segment = [&](int64_t until) {
+      if (until <= prev) return;
+      int p = kPhaseOther;
+      for (int k = 0; k < kNumPhases; ++k) {  // phases are numbered by priority
+        if (k != kPhaseOther && open[k] > 0) {
+          p = k;
+          break;
+        }
+      }
+      row.host_ns[p] += until - prev;
+      if (!segments[si].empty() && segments[si].back().phase == p &&
+          segments[si].back().end == prev) {
+        segments[si].back().end = until;
+      } else {
+        segments[si].push_back({prev, until, p});
+      }
+      prev = until;
+    };
+    for (const Edge& e : ev) {
+      close_segment(e.t);
+      open[e.phase] += e.delta;
+    }
+    close_segment(st.end_ns);
+    std::vector<Edge>().swap(ev);
+    out.steps.push_back(row);
+  }
+  // GPU time: each kernel to the phase its launching range started in.
+  for (const DeviceWork& dw : ctx.devices) {
+    for (const GpuOp& g : dw.ops) {
+      if (g.event->kind != EventKind::kKernel || g.event->external_id == 0) continue;
+      auto it = range_start.find(g.event->external_id);
+      if (it == range_start.end()) continue;
+      const int64_t t = it->second;
+      auto step = std::upper_bound(ctx.steps.begin(), ctx.steps.end(), t,
+                                   [](int64_t v, const Step& s) { return v < s.start_ns; });
+      if (step == ctx.steps.begin()) continue;
+      const size_t si = static_cast<size_t>(step - ctx.steps.begin()) - 1;
+      if (t >= ctx.steps[si].end_ns) continue;
+      for (const Segment& sg : segments[si]) {
+        if (t >= sg.start && t < sg.end) {
+          out.steps[si].gpu_ns[sg.phase] += ctx.End(g) - ctx.Start(g);
+          break;
+        }
+      }
+    }
+  }
+  const double n = static_cast<double>(out.steps.size());
+  for (int k = 0; k < kNumPhases; ++k) {
+    double host = 0, gpu = 0;
+    for (const StepPhases& r : out.steps) {
+      host += static_cast<double>(r.host_ns[k]);
+      gpu += static_cast<double>(r.gpu_ns[k]);
+    }
+    out.mean_host_ns[k] = static_cast<int64_t>(host / n + 0.5);
+    out.mean_gpu_ns[k] = static_cast<int64_t>(gpu / n + 0.5);
+  }
+  out.present = true;
+}
+
+// data_loader_bound: data loading is a large share of the steps while the GPU (if any) idles
+// under it.
+void DataLoaderBound(const AnalysisContext& ctx, Summary* summary) {
+  const PhaseSummary& ph = summary->phases;
+  if (!ph.present) return;
+  const AnalysisOptions& o = *ctx.options;
+  int64_t data_ns = 0, step_ns = 0, gpu_busy_ns = 0;
+  for (const StepPhases& r : ph.steps) {
+    data_ns += r.host_ns[kPhaseDataLoading];
+    step_ns += r.duration_ns;
+  }
+  if (step_ns <= 0 || data_ns <= 0) return;
+  const double share = static_cast<double>(data_ns) / static_cast<double>(step_ns);
+  if (share < o.data_loader_min_share) return;
+  // GPU busy during data loading: GPU work overlapping the DataLoader ranges (merged, so a
+  // binary search finds the ones each GPU op meets).
+  std::vector<Interval> loads;
+  for (const auto& track : ctx.data->events_by_track) {
+    for (const Event& e : track) {
+      if (IsCpuRange(e.kind) && PhaseOfName(ctx.Name(e)) == kPhaseDataLoading)
+        loads.push_back({e.start_ns, e.end_ns});
+    }
+  }
+  std::sort(loads.begin(), loads.end(),
+            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+  std::vector<Interval> merged;
+  for (const Interval& l : loads) {
+    if (!merged.empty() && l.start_ns <= merged.back().end_ns) {
+      merged.back().end_ns = std::max(merged.back().end_ns, l.end_ns);
+    } else {
+      merged.push_back(l);
+    }
+  }
+  for (const DeviceWork& dw : ctx.devices) {
+    for (const GpuOp& g : dw.ops) {
+      const int64_t gs = ctx.Start(g), ge = ctx.End(g);
+      auto it = std::lower_bound(merged.begin(), merged.end(), gs,
+                                 [](const Interval& l, int64_t v) { return l.end_ns <= v; });
+      for (; it != merged.end() && it->start_ns < ge; ++it)
+        gpu_busy_ns += std::min(it->end_ns, ge) - std::max(it->start_ns, gs);
+    }
+  }
+  const double gpu_busy = static_cast<double>(gpu_busy_ns) /
+                          static_cast<double>(data_ns * std::max<size_t>(1, ctx.devices.size()));
+  if (gpu_busy >= o.data_loader_max_gpu_busy) return;
+  FindingBuilder b(ctx, "data_loader_bound", "Steps wait for the data loader", -1);
+  b.Impact(data_ns, share >= 2 * o.data_loader_min_share ? "high" : "medium");
+  b.Evidence("data_loading_share_of_step", share)
+      .Evidence("data_loading_ns_per_step", static_cast<double>(ph.mean_host_ns[kPhaseDataLoading]))
+      .Evidence("mean_step_ns", static_cast<double>(step_ns) / static_cast<double>(ph.steps.size()))
+      .Evidence("gpu_busy_during_loading", std::min(1.0, gpu_busy))
+      .Evidence("steps", static_cast<double>(ph.steps.size()));
+  std::string host;
+  if (summary->host.present) {
+    int cores = 0;
+    for (const CounterTrack& t : ctx.data->counter_tracks)
+      if (t.name.rfind("cpu.util.core", 0) == 0) ++cores;
+    b.Evidence("host_cpu_util_pct", summary->host.cpu_util_mean_pct)
+        .Evidence("process_cpu_pct_of_one_core", summary->host.process_cpu_mean_pct);
+    if (cores > 0) b.Evidence("host_cores", cores);
+    host =
+        summary->host.cpu_util_mean_pct < 70
+            ? " The host CPUs are not saturated (" +
+                  std::to_string(static_cast<int>(summary->host.cpu_util_mean_pct)) +
+                  "% busy): more DataLoader workers (num_workers, up to the free cores) will help."
+            : " The host CPUs are busy (" +
+                  std::to_string(static_cast<int>(summary->host.cpu_util_mean_pct)) +
+                  "%): more workers will not help; make each sample cheaper (decode, augment on "
+                  "the GPU) or cache.";
+  }
+  summary->findings.push_back(b.Done(
+      "Each step spends a large share of its time fetching the next batch while the GPU has "
+      "nothing to do. Load in background processes (DataLoader num_workers > 0, "
+      "persistent_workers=True), prefetch (prefetch_factor), pin host memory (pin_memory=True, "
+      "with non_blocking copies)." +
+      host));
+}
+
+}  // namespace kairos::internal
+
+namespace kairos {
+const char* PhaseId(int phase) {
+  switch (phase) {
+    case kPhaseDataLoading:
+      return "data_loading";
+    case kPhaseOptimizer:
+      return "optimizer";
+    case kPhaseBackward:
+      return "backward";
+    case kPhaseForward:
+      return "forward";
+    default:
+      return "other";
+  }
+}
+}  // namespace kairos
