@@ -250,6 +250,8 @@ struct MemorySummary {
   // Net bytes allocated in each complete step (allocations minus frees), by step.
   std::vector<std::pair<int64_t, int64_t>> step_growth;
   uint64_t sync_alloc_calls_in_steps = 0;  // non-async device allocations and frees in steps
+};
+
 // Compute efficiency (compute.cc, docs/FLOPS.md). An op's dtype picks the peak.
 enum class Precision : uint8_t { kUnknown = 0, kFp32, kTf32, kFp16, kBf16, kFp8 };
 const char* PrecisionId(Precision p);
