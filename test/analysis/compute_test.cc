@@ -287,14 +287,17 @@ TEST_CASE("tensor_cores_idle: fp32 GEMM names on a tensor-core GPU, never reduce
   CHECK(p->time_ns == 40 * 2000 * kUs);
   CHECK(p->evidence.back().first == "measured_tensor_active_pct");
   CHECK(p->evidence.back().second == Approx(0.2));
-  const Finding* both = FindingOf(GemmTrace("ampere_sgemm_128x64_nn", 8, 0.2), "tensor_cores_idle");
+  // The summaries outlive the findings read from them.
+  const Summary both_summary = GemmTrace("ampere_sgemm_128x64_nn", 8, 0.2);
+  const Finding* both = FindingOf(both_summary, "tensor_cores_idle");
   REQUIRE(both != nullptr);
   CHECK(both->confidence == "high");
   CHECK(FindingOf(GemmTrace("big_matmul", 8, 40.0), "tensor_cores_idle") == nullptr);
   CHECK(FindingOf(GemmTrace("ampere_bf16_s16816gemm_bf16_128x64_nn", 8, 0.2),
                   "tensor_cores_idle") == nullptr);
   // Volta: no TF32, so the advice is fp16 autocast.
-  const Finding* v = FindingOf(GemmTrace("volta_sgemm_128x64_nn", 7), "tensor_cores_idle");
+  const Summary volta = GemmTrace("volta_sgemm_128x64_nn", 7);
+  const Finding* v = FindingOf(volta, "tensor_cores_idle");
   REQUIRE(v != nullptr);
   CHECK(v->recommendation.find("no TF32") != std::string::npos);
 }

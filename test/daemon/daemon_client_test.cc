@@ -434,7 +434,8 @@ TEST_CASE("telemetry offer parse: exactly interval_secs=N with N in [1, 86400]")
                           "interval_secs=1x", "interval_secs=-1", "interval=10",
                           "interval_secs=999999"})
     CHECK_FALSE(internal::ParseDaemonTelemetryOffer(bad).ok());
-  auto d = internal::DecodeDaemonDatagram(internal::EncodeDaemonTelemetry("abc"));
+  const std::string datagram = internal::EncodeDaemonTelemetry("abc");  // d's views point into it
+  auto d = internal::DecodeDaemonDatagram(datagram);
   REQUIRE(d.ok());
   CHECK(d->kind == internal::DaemonMessageKind::kTelemetry);
   CHECK(d->payload == "abc");
