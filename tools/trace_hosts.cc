@@ -94,11 +94,17 @@ std::vector<HostReply> CallHosts(const std::vector<HostPort>& hosts, const std::
     std::mutex mu;
     std::condition_variable cv;
     std::vector<HostReply> replies;
+    // Each reply's status as plain data: an absl::Status shares a reference-counted rep, and
+    // the last worker to exit would free reps the caller had copied (Debian's abseil is not
+    // TSan-instrumented, so that hand-over is invisible to it). The caller builds the
+    // statuses on its own thread.
+    std::vector<std::pair<absl::StatusCode, std::string>> status;
     size_t next = 0;  // the next host a worker takes
     size_t left = 0;  // hosts not yet answered
   };
   auto table = std::make_shared<Table>();
   table->replies.resize(hosts.size());
+  table->status.resize(hosts.size());
   table->left = hosts.size();
   for (size_t i = 0; i < hosts.size(); ++i) table->replies[i].target = hosts[i];
   // A little past the RPCs' own deadline, so their own errors ("connect timed out") come back.
@@ -123,7 +129,7 @@ std::vector<HostReply> CallHosts(const std::vector<HostPort>& hosts, const std::
           std::lock_guard<std::mutex> lock(table->mu);
           HostReply& r = table->replies[i];
           r.done = true;
-          r.status = reply.status();
+          table->status[i] = {reply.status().code(), std::string(reply.status().message())};
           if (reply.ok()) r.reply = std::move(*reply);
           if (--table->left == 0) table->cv.notify_all();
         }
@@ -136,7 +142,10 @@ std::vector<HostReply> CallHosts(const std::vector<HostPort>& hosts, const std::
   table->cv.wait_until(lock, deadline, [&] { return table->left == 0; });
   std::vector<HostReply> out = table->replies;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i].done) continue;
+    if (out[i].done) {
+      out[i].status = absl::Status(table->status[i].first, table->status[i].second);
+      continue;
+    }
     out[i].status = i >= table->next
                         ? absl::DeadlineExceededError(absl::StrCat(
                               "not asked: ", kMaxWorkers, " hosts at a time and no worker was free within ",
