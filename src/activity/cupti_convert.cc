@@ -566,10 +566,14 @@ void CuptiConverter::DropAfter(int64_t end_ns) {
 
 void CuptiConverter::DropLaunchedAfter(int64_t edge_ns) {
   absl::flat_hash_set<uint32_t> late;
+  bool any_late = false;
   for (const Event& e : events_) {
     const bool api = e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver;
-    if (api && e.start_ns > edge_ns && e.correlation != 0) late.insert(e.correlation);
+    if (!api || e.start_ns <= edge_ns) continue;
+    any_late = true;
+    if (e.correlation != 0) late.insert(e.correlation);
   }
+  if (!any_late) return;  // the usual case: the session stopped CUPTI before any launch
   DropEvents([&](const Event& e) {
     const bool api = e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver;
     return (api && e.start_ns > edge_ns) || (e.correlation != 0 && late.contains(e.correlation));
