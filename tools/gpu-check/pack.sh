@@ -77,9 +77,14 @@ cp tools/gpu-check/check_trace.py tools/gpu-check/run.sh "$out/check/"
 git rev-parse --short HEAD > "$out/VERSION" 2>/dev/null || echo unknown > "$out/VERSION"
 
 size_kib=$(du -sk "$out" | cut -f1)
+# The newest glibc symbol version libkairos, the CLI and the workloads need: the GPU machine's
+# glibc must be at least that (run.sh's info part prints the machine's).
+glibc_need=$(for f in "$out/lib/libkairos.so" "$out/bin/kairos" "$out"/cuda/*; do objdump -T "$f" 2>/dev/null; done |
+  grep -o 'GLIBC_2\.[0-9]*' | sort -u -t. -k2 -n | tail -1)
+echo "${glibc_need#GLIBC_}" > "$out/GLIBC_NEEDED"
 {
   echo "kairos real-GPU kit, commit $(cat "$out/VERSION"), packed $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "size: $((size_kib / 1024)) MiB ($size_kib KiB)"
+  echo "size: $((size_kib / 1024)) MiB ($size_kib KiB); needs glibc >= ${glibc_need#GLIBC_}"
   (cd "$out" && find . -type f -printf '%s %p\n' | sort -k2)
 } > "$out/MANIFEST"
 if [ "$size_kib" -gt $((limit_mib * 1024)) ]; then

@@ -140,6 +140,7 @@ run_part() {
 trace_of() { ls "$1"_*[0-9].json 2>/dev/null | head -1; }
 
 part_info() {
+  echo "glibc: $(ldd --version 2>/dev/null | head -1) (the kit needs >= $(cat "$kit/GLIBC_NEEDED" 2>/dev/null || echo '?'))"
   if command -v nvidia-smi >/dev/null 2>&1; then
     nvidia-smi --query-gpu=name,uuid,driver_version,memory.total,clocks.max.sm,compute_cap --format=csv
     nvidia-smi | head -5
