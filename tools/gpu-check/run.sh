@@ -37,9 +37,9 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --torch-bridge) torch_bridge="$2"; shift 2 ;;  # a prebuilt bridge: skip the build
     --pytracer) pytracer="$2"; shift 2 ;;  # a prebuilt kairos._pytracer: skip its build
-    --python) py="$2"; shift 2 ;;
+    --python) py="$2"; shift 2 ;;  # the interpreter with torch (default: the first on PATH)
     --no-torch) no_torch=1; shift ;;
-    --parts) parts=",$2,"; shift 2 ;;  # e.g. a_trace,e_torch: a rerun of what failed  # the interpreter with torch (default: the first on PATH)
+    --parts) parts=",$2,"; shift 2 ;;  # e.g. a_trace,e_torch: a rerun of what failed
     *) echo "run.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -102,6 +102,14 @@ fi
 sim_times="duty_spin=2000,touch=50"
 export KAIROS_SIM_KERNEL_TIMES="$sim_times"  # read only by the simulator
 
+# Kills a process and everything it started (a part's workload may be a grandchild: python3
+# -m kairos run starting the script, a shell starting the program), children first.
+kill_tree() {
+  local c
+  for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
+  kill -KILL "$1" 2>/dev/null
+}
+
 # run_part NAME BUDGET FUNCTION: the function's own checks decide pass/fail; running past the
 # budget is a failure with what it had written kept.
 run_part() {
@@ -116,7 +124,7 @@ run_part() {
   local waited=0
   while kill -0 "$pid" 2>/dev/null; do
     if [ "$waited" -ge "$budget" ]; then
-      pkill -KILL -P "$pid" 2>/dev/null; kill -KILL "$pid" 2>/dev/null
+      kill_tree "$pid"
       break
     fi
     sleep 1; waited=$((waited + 1))
