@@ -565,18 +565,24 @@ void CuptiConverter::DropAfter(int64_t end_ns) {
 }
 
 void CuptiConverter::DropLaunchedAfter(int64_t edge_ns) {
+  // Host-timed records: the calls, and the memory operations (instants stamped when the
+  // call made them). An allocation's call record can be gone already (DropAfter: the call
+  // ended after the flush began) while its memory record remains, so both are tested here.
+  auto host_timed = [](const Event& e) {
+    return e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver ||
+           e.kind == EventKind::kInstant;
+  };
   absl::flat_hash_set<uint32_t> late;
   bool any_late = false;
   for (const Event& e : events_) {
-    const bool api = e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver;
-    if (!api || e.start_ns <= edge_ns) continue;
+    if (!host_timed(e) || e.start_ns <= edge_ns) continue;
     any_late = true;
     if (e.correlation != 0) late.insert(e.correlation);
   }
   if (!any_late) return;  // the usual case: the session stopped CUPTI before any launch
   DropEvents([&](const Event& e) {
-    const bool api = e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver;
-    return (api && e.start_ns > edge_ns) || (e.correlation != 0 && late.contains(e.correlation));
+    return (host_timed(e) && e.start_ns > edge_ns) ||
+           (e.correlation != 0 && late.contains(e.correlation));
   });
 }
 

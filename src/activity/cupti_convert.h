@@ -160,8 +160,9 @@ class CuptiConverter {
   // Drops (as out_of_range) events that end after `end_ns`: the window's end is known only
   // once recording has stopped.
   void DropAfter(int64_t end_ns);
-  // Drops (as out_of_range) runtime/driver calls that start after `edge_ns`, the window's
-  // exact closing edge (a step boundary), and the GPU work they launched: CUPTI keeps
+  // Drops (as out_of_range) runtime/driver calls and memory operations that start after
+  // `edge_ns`, the window's exact closing edge (a step boundary), and the GPU work they
+  // launched: CUPTI keeps
   // recording until the session thread stops it, so a launch of the next step would
   // otherwise appear in the trace, with its kernel when the GPU finished it in time.
   void DropLaunchedAfter(int64_t edge_ns);

@@ -304,6 +304,25 @@ TEST_CASE("MEMORY2 records: thread and range of the call, absolute totals, bad i
         "\"cuMemGetInfo at window open (total - free)\"}]");
 }
 
+TEST_CASE("a memory operation after the closing edge goes even when its call record is gone",
+          "[memory]") {
+  // Found by the real-GPU kit's dry run: the next step's allocation, made while the session
+  // thread was stopping CUPTI; its cudaMalloc record ended after the flush began (DropAfter
+  // removed it) but the allocation's own record stayed, one allocation too many.
+  RecordBuffer buf;
+  buf.Add(testing::Runtime(20, 1, 1000, 1100));   // cudaMalloc inside the window
+  buf.Add(MemRecord(1, 1050, 0x1000, 4096, true));
+  buf.Add(MemRecord(2, 2050, 0x2000, 4096, true));  // the next step's: its call already dropped
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(buf.data(), buf.size());
+  REQUIRE(c.events().size() == 3);
+  c.DropLaunchedAfter(2000);
+  REQUIRE(c.events().size() == 2);
+  CHECK(c.events()[0].correlation == 1);
+  CHECK(c.events()[1].correlation == 1);
+  CHECK(c.stats().out_of_range == 1);
+}
+
 TEST_CASE("memory totals stay bounded: live addresses beyond the bound are counted", "[memory]") {
   TraceData data;
   data.pid = 1;
