@@ -27,7 +27,7 @@
 #include "bench_trace.h"
 #include "output/json_reader.h"
 #include "output/writer.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 namespace {

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos::bench {
 

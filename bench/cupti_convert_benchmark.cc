@@ -18,7 +18,7 @@
 #include "cupti_bench_buffers.h"
 #include "activity/correlation.h"
 #include "analysis/summary.h"
-#include "memory_totals.h"
+#include "model/memory_totals.h"
 
 namespace {
 

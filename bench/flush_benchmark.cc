@@ -51,7 +51,7 @@
 #include "cupti_bench_buffers.h"
 #include "output/output_options.h"
 #include "output/writer.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "bench_headline.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "counters/host_sampler.h"
 
 namespace kairos {

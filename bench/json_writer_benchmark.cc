@@ -18,7 +18,7 @@
 
 #include "bench_headline.h"
 #include "output/writer.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 namespace {

@@ -30,7 +30,7 @@
 
 #include "activity/thread_ring.h"
 #include "bench_headline.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "kairos_so.h"
 
 namespace {

@@ -19,7 +19,7 @@
 #include "bench_headline.h"
 #include "output/json_writer.h"
 #include "output/perfetto_writer.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 namespace {

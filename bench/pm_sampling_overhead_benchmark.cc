@@ -18,7 +18,7 @@
 // counters add). A PM run must write a trace with pm_samples > 0, a telemetry run at least
 // one line with steps counted, else that row says why.
 // Per thread: while a child runs, its threads' on-CPU time (/proc/PID/task/TID/schedstat, ns)
-// is sampled every 10 ms; threads named kairos-* (src/thread_name.h) are kairos' own. Their
+// is sampled every 10 ms; threads named kairos-* (src/util/thread_name.h) are kairos' own. Their
 // share of the child's CPU time is the part of the cost kairos' threads add; the rest of a
 // configuration's extra CPU is the application thread's callbacks and the simulated CUPTI's
 // own threads (producing and delivering records: a real driver's cost, which the simulator

@@ -19,7 +19,7 @@
 #include "activity/cpu_recorder.h"
 #include "kairos_so.h"
 #include "bench_headline.h"
-#include "clock.h"
+#include "util/clock.h"
 
 namespace {
 

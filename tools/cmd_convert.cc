@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "input_file.h"
+#include "util/input_file.h"
 #include "output/json_reader.h"
 #include "output/output_format.h"
 #include "output/proto/perfetto_reader.h"

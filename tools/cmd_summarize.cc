@@ -21,7 +21,7 @@
 #include "analysis/cross_rank.h"
 #include "analysis/summary.h"
 #include "config/env.h"
-#include "input_file.h"
+#include "util/input_file.h"
 #include "output/json_reader.h"
 #include "output/proto/perfetto_reader.h"
 #include "output/writer.h"

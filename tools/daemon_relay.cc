@@ -21,8 +21,8 @@
 #include "config/daemon_protocol.h"
 #include "daemon_rpc.h"
 #include "metrics_http.h"
-#include "clock.h"
-#include "log.h"
+#include "util/clock.h"
+#include "util/log.h"
 
 namespace kairos::tools {
 namespace {

@@ -23,7 +23,7 @@
 #include "absl/status/statusor.h"
 #include "daemon_registry.h"
 #include "metrics_store.h"
-#include "log.h"
+#include "util/log.h"
 
 namespace kairos::tools {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "json/json_writer.h"
-#include "rank_name.h"
+#include "util/rank_name.h"
 
 namespace kairos::tools {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "analysis/summary.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos::tools {
 

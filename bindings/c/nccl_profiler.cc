@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "kairos.h"
-#include "nccl_profiler_abi.h"
+#include "model/nccl_profiler_abi.h"
 #include "session/api.h"
 
 namespace {

@@ -23,7 +23,7 @@
 #include <mutex>
 #include <string>
 
-#include "flops.h"
+#include "model/flops.h"
 #include "kairos.h"
 
 namespace {
@@ -119,7 +119,7 @@ void AppendDims(const c10::IValue& v, TextBuf& dims, TextBuf& types) {
   }
 }
 
-// ---- FLOPs (PROFILE_WITH_FLOPS; formulas in src/flops.h, table in docs/FLOPS.md) ----
+// ---- FLOPs (PROFILE_WITH_FLOPS; formulas in src/model/flops.h, table in docs/FLOPS.md) ----
 // Kept apart from the shape formatting: it reads the same boxed inputs but needs the
 // non-tensor ones (stride, padding, groups, output_mask) that "Input Dims" leaves empty.
 

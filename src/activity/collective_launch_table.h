@@ -18,7 +18,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "collective.h"
+#include "model/collective.h"
 
 namespace kairos::internal {
 

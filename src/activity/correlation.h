@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "activity/cupti_convert.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos::internal {
 

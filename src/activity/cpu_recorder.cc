@@ -21,8 +21,8 @@
 #include <functional>
 #include <string_view>
 
-#include "fork_abandon.h"
-#include "log.h"
+#include "util/fork_abandon.h"
+#include "util/log.h"
 
 namespace kairos::internal {
 

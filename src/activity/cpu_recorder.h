@@ -44,9 +44,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "activity/ring_feeder.h"
 #include "activity/thread_ring.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
-#include "trace_source.h"
+#include "model/trace_source.h"
 
 namespace kairos::internal {
 

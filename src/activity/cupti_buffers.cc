@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "thread_name.h"
+#include "util/thread_name.h"
 
 namespace kairos::internal {
 

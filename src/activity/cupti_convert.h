@@ -21,9 +21,9 @@
 #include "absl/hash/hash.h"
 #include "activity/demangle.h"
 #include "activity/mapped_allocator.h"
-#include "event.h"
-#include "string_table.h"
-#include "trace_data.h"
+#include "model/event.h"
+#include "model/string_table.h"
+#include "model/trace_data.h"
 
 namespace kairos::internal {
 

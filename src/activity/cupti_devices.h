@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "memory_totals.h"
-#include "trace_data.h"
+#include "model/memory_totals.h"
+#include "model/trace_data.h"
 
 namespace kairos::internal {
 

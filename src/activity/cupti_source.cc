@@ -16,8 +16,8 @@
 #include "activity/cupti_devices.h"
 #include "activity/gpu_annotation.h"
 #include "activity/nccl_collectives.h"
-#include "clock.h"
-#include "log.h"
+#include "util/clock.h"
+#include "util/log.h"
 
 namespace kairos::internal {
 namespace {

@@ -33,10 +33,10 @@
 #include "activity/cupti_buffers.h"
 #include "activity/cupti_convert.h"
 #include "activity/cupti_link_table.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
-#include "memory_totals.h"
-#include "trace_source.h"
+#include "model/memory_totals.h"
+#include "model/trace_source.h"
 
 namespace kairos::internal {
 

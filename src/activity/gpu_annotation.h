@@ -10,7 +10,7 @@
 
 #include <cstddef>
 
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos::internal {
 

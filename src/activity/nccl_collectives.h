@@ -17,8 +17,8 @@
 
 #include <cstdint>
 
-#include "collective.h"
-#include "nccl_profiler_abi.h"
+#include "model/collective.h"
+#include "model/nccl_profiler_abi.h"
 
 namespace kairos::internal {
 

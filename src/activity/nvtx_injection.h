@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "activity/nvtx_abi.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos::internal {
 

@@ -9,7 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_set.h"
-#include "log.h"
+#include "util/log.h"
 
 namespace kairos::internal {
 namespace {

@@ -6,8 +6,8 @@
 #include <chrono>
 
 #include "activity/cpu_recorder.h"
-#include "clock.h"
-#include "thread_name.h"
+#include "util/clock.h"
+#include "util/thread_name.h"
 
 namespace kairos::internal {
 

@@ -14,8 +14,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "analysis/kernel_class.h"
 #include "analysis/summary.h"
-#include "gpu_counters.h"
-#include "trace_data.h"
+#include "model/gpu_counters.h"
+#include "model/trace_data.h"
 
 namespace kairos::internal {
 

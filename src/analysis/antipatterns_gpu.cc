@@ -9,7 +9,7 @@
 #include "analysis/antipatterns.h"
 #include "analysis/kernel_class.h"
 #include "analysis/sm_metrics.h"
-#include "occupancy.h"
+#include "model/occupancy.h"
 
 namespace kairos::internal {
 namespace {

@@ -1,7 +1,7 @@
 // File: compute.cc
 // Layer: kairos_analysis. Compute efficiency (docs/FLOPS.md, "From operators to kernels"):
 // the FLOPs of the trace's operators (their "flops" arg, else their "Input Dims" through the
-// shape formulas of src/flops.h), attributed to the GPU kernels each operator launched, as
+// shape formulas of src/model/flops.h), attributed to the GPU kernels each operator launched, as
 // achieved TFLOP/s and MFU (achieved / the device's dense datasheet peak for the op's dtype)
 // for the window, per top operator, per kernel class and per step.
 // Threading: pure function of the context.
@@ -12,7 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/analysis_context.h"
-#include "flops.h"
+#include "model/flops.h"
 
 namespace kairos::internal {
 namespace {

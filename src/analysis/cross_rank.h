@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "analysis/summary.h"
-#include "rank_name.h"
-#include "trace_data.h"
+#include "util/rank_name.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 

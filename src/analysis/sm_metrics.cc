@@ -5,7 +5,7 @@
 // Threading: calling thread only.
 #include "analysis/analysis_context.h"
 #include "analysis/sm_metrics.h"
-#include "occupancy.h"
+#include "model/occupancy.h"
 
 namespace kairos::internal {
 

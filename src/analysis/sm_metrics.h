@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos::internal {
 

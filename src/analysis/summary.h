@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "analysis/kernel_class.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 

@@ -153,23 +153,9 @@ void Hotspots(Json& j, const char* key, const std::vector<Hotspot>& rows) {
   j.Close(']');
 }
 
-}  // namespace
-
-std::string SummaryToJson(const Summary& s) {
-  Json j;
-  j.Open('{').Key("schema_version").Int(2);
-  j.Key("window").Open('{').Key("start_ns").Int(s.window_start_ns).Key("end_ns").Int(s.window_end_ns);
-  j.Key("duration_ns").Int(s.window_end_ns - s.window_start_ns).Close('}');
-  j.Key("event_count").Int(static_cast<int64_t>(s.event_count));
-  j.Key("verdict").Str(s.verdict);
-  j.Key("verdicts").Open('[');
-  for (const std::string& v : s.verdicts) j.Str(v);
-  j.Close(']');
-  j.Key("idle_devices").Open('[');
-  for (uint32_t id : s.idle_devices) j.Int(id);
-  j.Close(']');
+void Devices(Json& j, const std::vector<DeviceSummary>& devices) {
   j.Key("devices").Open('[');
-  for (const DeviceSummary& d : s.devices) {
+  for (const DeviceSummary& d : devices) {
     j.Open('{').Key("device").Int(d.device).Key("verdict").Str(d.verdict);
     j.Key("window_ns").Int(d.window_ns).Key("busy_ns").Int(d.busy_ns).Key("busy_fraction").Num(d.busy_fraction);
     j.Key("temporal_breakdown_ns").Open('{').Key("compute").Int(d.compute_ns);
@@ -201,22 +187,11 @@ std::string SummaryToJson(const Summary& s) {
     j.Close('}');
   }
   j.Close(']');
-  j.Key("hotspots").Open('{');
-  Hotspots(j, "kernels", s.top_kernels);
-  Hotspots(j, "memcpys", s.top_memcpys);
-  Hotspots(j, "cpu_ranges", s.top_cpu_ranges);
-  if (!s.top_python_functions.empty()) {  // only with Python stacks
-    j.Key("python_functions").Open('[');
-    for (const PythonFunctionStat& p : s.top_python_functions) {
-      j.Open('{').Key("name").Str(p.name).Key("calls").Int(static_cast<int64_t>(p.calls));
-      j.Key("total_ns").Int(p.total_ns).Key("self_ns").Int(p.self_ns).Key("gpu_ns").Int(p.gpu_ns);
-      j.Close('}');
-    }
-    j.Close(']');
-  }
-  j.Close('}');
+}
+
+void Collectives(Json& j, const std::vector<CollectiveSummary>& collectives) {
   j.Key("collectives").Open('[');
-  for (const CollectiveSummary& c : s.collectives) {
+  for (const CollectiveSummary& c : collectives) {
     j.Open('{').Key("device").Int(c.device).Key("name").Str(c.name).Key("dtype").Str(c.dtype);
     j.Key("group_size").Int(c.group_size).Key("calls").Int(static_cast<int64_t>(c.calls));
     j.Key("bytes").Int(static_cast<int64_t>(c.bytes));
@@ -226,7 +201,9 @@ std::string SummaryToJson(const Summary& s) {
     j.Key("best_busbw_gbps").NumOrNull(c.best_busbw_gbps, c.best_busbw_gbps >= 0).Close('}');
   }
   j.Close(']');
-  const StepSummary& st = s.steps;
+}
+
+void Steps(Json& j, const StepSummary& st) {
   j.Key("steps").Open('{').Key("count").Int(static_cast<int64_t>(st.count));
   j.Key("mean_ns").Int(st.mean_ns).Key("median_ns").Int(st.median_ns).Key("stdev_ns").Int(st.stdev_ns);
   j.Key("min_ns").Int(st.min_ns).Key("max_ns").Int(st.max_ns).Key("outliers").Open('[');
@@ -235,18 +212,11 @@ std::string SummaryToJson(const Summary& s) {
     j.Key("duration_ns").Int(o.duration_ns).Key("sigma").Num(o.sigma).Close('}');
   }
   j.Close(']').Close('}');
-  j.Key("host");
-  if (s.host.present) {
-    j.Open('{').Key("cpu_util_mean_pct").Num(s.host.cpu_util_mean_pct);
-    j.Key("cpu_iowait_mean_pct").Num(s.host.cpu_iowait_mean_pct);
-    j.Key("process_cpu_mean_pct").Num(s.host.process_cpu_mean_pct).Close('}');
-  } else {
-    j.NumOrNull(0, false);
-  }
-  Compute(j, s.compute);
-  Phases(j, s.phases);
+}
+
+void Findings(Json& j, const std::vector<Finding>& findings) {
   j.Key("findings").Open('[');
-  for (const Finding& f : s.findings) {
+  for (const Finding& f : findings) {
     j.Open('{').Key("id").Str(f.id).Key("title").Str(f.title);
     j.Key("device").NumOrNull(static_cast<double>(f.device), f.device >= 0);
     j.Key("confidence").Str(f.confidence).Key("time_ns").Int(f.time_ns);
@@ -261,9 +231,12 @@ std::string SummaryToJson(const Summary& s) {
     j.Close(']').Key("recommendation").Str(f.recommendation).Close('}');
   }
   j.Close(']');
+}
+
+void Memory(Json& j, const std::vector<MemorySummary>& memory) {
   // [memory] events (docs/MEMORY.md): one entry per (Device Type, Device Id).
   j.Key("memory").Open('[');
-  for (const MemorySummary& m : s.memory) {
+  for (const MemorySummary& m : memory) {
     j.Open('{').Key("device_type").Str(m.device_type == 1 ? "cuda" : "cpu").Key("device").Int(m.device);
     j.Key("allocs").Int(static_cast<int64_t>(m.allocs)).Key("frees").Int(static_cast<int64_t>(m.frees));
     j.Key("allocated_bytes").Int(m.allocated_bytes).Key("freed_bytes").Int(m.freed_bytes);
@@ -289,7 +262,54 @@ std::string SummaryToJson(const Summary& s) {
     j.Close(']');
     j.Key("sync_alloc_calls_in_steps").Int(static_cast<int64_t>(m.sync_alloc_calls_in_steps)).Close('}');
   }
-  j.Close(']').Close('}');
+  j.Close(']');
+}
+
+}  // namespace
+
+std::string SummaryToJson(const Summary& s) {
+  Json j;
+  j.Open('{').Key("schema_version").Int(2);
+  j.Key("window").Open('{').Key("start_ns").Int(s.window_start_ns).Key("end_ns").Int(s.window_end_ns);
+  j.Key("duration_ns").Int(s.window_end_ns - s.window_start_ns).Close('}');
+  j.Key("event_count").Int(static_cast<int64_t>(s.event_count));
+  j.Key("verdict").Str(s.verdict);
+  j.Key("verdicts").Open('[');
+  for (const std::string& v : s.verdicts) j.Str(v);
+  j.Close(']');
+  j.Key("idle_devices").Open('[');
+  for (uint32_t id : s.idle_devices) j.Int(id);
+  j.Close(']');
+  Devices(j, s.devices);
+  j.Key("hotspots").Open('{');
+  Hotspots(j, "kernels", s.top_kernels);
+  Hotspots(j, "memcpys", s.top_memcpys);
+  Hotspots(j, "cpu_ranges", s.top_cpu_ranges);
+  if (!s.top_python_functions.empty()) {  // only with Python stacks
+    j.Key("python_functions").Open('[');
+    for (const PythonFunctionStat& p : s.top_python_functions) {
+      j.Open('{').Key("name").Str(p.name).Key("calls").Int(static_cast<int64_t>(p.calls));
+      j.Key("total_ns").Int(p.total_ns).Key("self_ns").Int(p.self_ns).Key("gpu_ns").Int(p.gpu_ns);
+      j.Close('}');
+    }
+    j.Close(']');
+  }
+  j.Close('}');
+  Collectives(j, s.collectives);
+  Steps(j, s.steps);
+  j.Key("host");
+  if (s.host.present) {
+    j.Open('{').Key("cpu_util_mean_pct").Num(s.host.cpu_util_mean_pct);
+    j.Key("cpu_iowait_mean_pct").Num(s.host.cpu_iowait_mean_pct);
+    j.Key("process_cpu_mean_pct").Num(s.host.process_cpu_mean_pct).Close('}');
+  } else {
+    j.NumOrNull(0, false);
+  }
+  Compute(j, s.compute);
+  Phases(j, s.phases);
+  Findings(j, s.findings);
+  Memory(j, s.memory);
+  j.Close('}');
   return j.out();
 }
 

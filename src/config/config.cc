@@ -12,10 +12,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "config/config_keys.h"
-#include "log.h"
-#include "trim.h"
+#include "util/log.h"
+#include "util/trim.h"
 
 namespace kairos {
 namespace {

@@ -12,7 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "trim.h"
+#include "util/trim.h"
 
 namespace kairos {
 namespace {
@@ -457,7 +457,9 @@ std::vector<ConfigKey>* BuildTable() {
       0, INT64_MAX))));
   t->push_back(Kairos(Int("KAIROS_EXIT_FLUSH_TIMEOUT_MS", &Config::exit_flush_timeout_ms, "5000",
                           "Longest wait at process exit for a trace to be written. Base config "
-                          "only: a request must not be able to stall the job's exit",
+                          "only: a request must not be able to stall the job's exit. Values "
+                          "above 60000 wait 60000 (kMaxExitFlushMs, the flush bound of "
+                          "kairos_flush too)",
                           0, 600000)));
 
   t->push_back(OnDemand(Kairos(Int("KAIROS_PM_SAMPLING_INTERVAL_US",

@@ -19,9 +19,9 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "clock.h"
-#include "log.h"
-#include "thread_name.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/thread_name.h"
 
 namespace kairos {
 namespace {

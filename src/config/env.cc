@@ -21,7 +21,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "input_file.h"
+#include "util/input_file.h"
 
 namespace kairos {
 namespace {

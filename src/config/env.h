@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "config/config.h"
-#include "log.h"
+#include "util/log.h"
 
 namespace kairos {
 

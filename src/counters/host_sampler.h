@@ -19,7 +19,7 @@
 
 #include "counters/proc_parse.h"
 #include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
-#include "trace_source.h"
+#include "model/trace_source.h"
 
 namespace kairos {
 

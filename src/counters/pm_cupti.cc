@@ -23,8 +23,8 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "clock.h"
-#include "fork_abandon.h"
+#include "util/clock.h"
+#include "util/fork_abandon.h"
 
 namespace kairos::internal {
 namespace {

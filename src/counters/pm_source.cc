@@ -6,11 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "counters/telemetry.h"
-#include "gpu_counters.h"
-#include "log.h"
-#include "thread_name.h"
+#include "model/gpu_counters.h"
+#include "util/log.h"
+#include "util/thread_name.h"
 #ifdef KAIROS_HAVE_CUPTI
 #include "counters/pm_cupti.h"
 #endif

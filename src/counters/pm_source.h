@@ -23,7 +23,7 @@
 
 #include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
 #include "counters/pm_backend.h"
-#include "trace_source.h"
+#include "model/trace_source.h"
 
 namespace kairos {
 

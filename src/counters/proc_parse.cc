@@ -1,6 +1,6 @@
 // File: proc_parse.cc — see proc_parse.h.
 #include "counters/proc_parse.h"
-#include "trim.h"
+#include "util/trim.h"
 
 #include <charconv>
 #include <string>

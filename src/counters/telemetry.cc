@@ -10,12 +10,12 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "counters/proc_parse.h"
-#include "gpu_counters.h"
+#include "model/gpu_counters.h"
 #include "json/json_writer.h"
-#include "log.h"
-#include "thread_name.h"
+#include "util/log.h"
+#include "util/thread_name.h"
 
 namespace kairos {
 namespace {

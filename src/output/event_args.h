@@ -16,12 +16,12 @@
 #include <string_view>
 #include <vector>
 
-#include "detail_values.h"
-#include "event.h"
-#include "gpu_counters.h"
+#include "model/detail_values.h"
+#include "model/event.h"
+#include "model/gpu_counters.h"
 #include "json/json_writer.h"
-#include "occupancy.h"
-#include "trace_data.h"
+#include "model/occupancy.h"
+#include "model/trace_data.h"
 
 namespace kairos::internal {
 

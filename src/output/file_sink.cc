@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "log.h"
+#include "util/log.h"
 
 namespace kairos {
 namespace internal {

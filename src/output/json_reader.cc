@@ -22,8 +22,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "checked_time.h"
-#include "input_file.h"
+#include "util/checked_time.h"
+#include "util/input_file.h"
 #include "json/json_span.h"
 
 namespace kairos {

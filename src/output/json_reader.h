@@ -30,7 +30,7 @@
 #include "absl/status/statusor.h"
 #include "json/json_reader.h"
 #include "json/json_value.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 

@@ -13,9 +13,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
-#include "checked_time.h"
-#include "detail_values.h"
-#include "flops.h"
+#include "util/checked_time.h"
+#include "model/detail_values.h"
+#include "model/flops.h"
 #include "output/event_args.h"
 #include "output/json_reader.h"
 

@@ -14,7 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "log.h"
+#include "util/log.h"
 #include "json/json_reader.h"
 #include "output/event_args.h"
 #include "output/json_out.h"

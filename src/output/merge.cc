@@ -14,14 +14,14 @@
 #include <unordered_map>
 #include <utility>
 
-#include "checked_time.h"
+#include "util/checked_time.h"
 #include "json/json_writer.h"
 #include "output/compress_sinks.h"
 #include "output/file_sink.h"
 #include "output/json_reader.h"
 #include "output/json_writer.h"
 #include "output/merge_internal.h"
-#include "rank_name.h"
+#include "util/rank_name.h"
 
 namespace kairos {
 namespace {

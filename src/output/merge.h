@@ -23,7 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 

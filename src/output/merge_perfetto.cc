@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "checked_time.h"
+#include "util/checked_time.h"
 #include "output/compress_sinks.h"
 #include "output/file_sink.h"
 #include "output/json_reader.h"

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "log.h"
+#include "util/log.h"
 
 namespace kairos {
 namespace {

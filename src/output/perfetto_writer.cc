@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "log.h"
+#include "util/log.h"
 #include "output/event_args.h"
 #include "output/proto_encoder.h"
 

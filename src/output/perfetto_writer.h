@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "sink.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 #include "writer.h"
 
 namespace kairos {

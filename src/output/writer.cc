@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "log.h"
+#include "util/log.h"
 #include "output/compress_sinks.h"
 #include "output/file_sink.h"
 #include "output/json_writer.h"

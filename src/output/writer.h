@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "output/output_options.h"
 #include "output/sink.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 

@@ -14,7 +14,7 @@
 #include "analysis/kernel_class.h"
 #include "json/json_shorten.h"
 #include "report/cross_rank_html.h"
-#include "memory_totals.h"
+#include "model/memory_totals.h"
 #include "report/html.h"
 
 namespace kairos {

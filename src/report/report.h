@@ -1,5 +1,5 @@
 // File: report.h
-// Layer: kairos_report (depends on kairos_base and kairos_analysis). The self-contained HTML
+// Layer: kairos_report (depends on kairos_model and kairos_analysis). The self-contained HTML
 // report of one or more traces (one per rank): verdict and findings, GPU utilisation over
 // time, time and idle breakdowns, step times, top kernels and CPU ranges, host metrics and,
 // for several traces, a per-rank comparison. One file with inline CSS, inline SVG and one
@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "analysis/summary.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 

@@ -15,13 +15,13 @@
 #include "activity/nccl_collectives.h"
 #include "activity/nvtx_injection.h"
 #include "activity/nvtx_registry.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "config/config.h"
 #include "config/env.h"
-#include "log.h"
+#include "util/log.h"
 #include "session/root.h"
-#include "trace_data.h"
-#include "trace_source.h"
+#include "model/trace_data.h"
+#include "model/trace_source.h"
 
 namespace kairos::api {
 namespace {

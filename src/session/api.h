@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "activity/cpu_recorder.h"
-#include "nccl_profiler_abi.h"
+#include "model/nccl_profiler_abi.h"
 
 namespace kairos::api {
 

@@ -13,7 +13,7 @@
 #include "config/daemon_config.h"
 #include "config/env.h"
 #include "config/output_path.h"
-#include "log.h"
+#include "util/log.h"
 #include "session/profiler.h"
 
 namespace kairos {

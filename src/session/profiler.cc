@@ -14,11 +14,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "activity/cpu_recorder.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "config/env.h"
 #include "counters/telemetry.h"
-#include "dcheck.h"
-#include "log.h"
+#include "util/dcheck.h"
+#include "util/log.h"
 
 namespace kairos {
 

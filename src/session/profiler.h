@@ -28,11 +28,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "config/config.h"
 #include "config/env.h"
 #include "session/scheduler.h"
-#include "trace_source.h"
+#include "model/trace_source.h"
 
 namespace kairos {
 

@@ -23,7 +23,7 @@
 #include "activity/nccl_collectives.h"
 #include "activity/nvtx_registry.h"
 #include "config/daemon_client.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "config/env.h"
 #include "counters/host_sampler.h"
 #include "counters/pm_source.h"
@@ -33,15 +33,15 @@
 #ifdef KAIROS_HAVE_CUPTI
 #include "counters/pm_cupti.h"
 #endif
-#include "log.h"
+#include "util/log.h"
 #include "session/api.h"
 #include "session/daemon_glue.h"
 #ifdef KAIROS_HAVE_CUPTI
 #include "activity/cuda_presence.h"
 #include "activity/cupti_source.h"
 #endif
-#include "fork_abandon.h"
-#include "thread_name.h"
+#include "util/fork_abandon.h"
+#include "util/thread_name.h"
 
 namespace kairos {
 namespace {

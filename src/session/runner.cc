@@ -9,12 +9,12 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "clock.h"
-#include "dcheck.h"
-#include "log.h"
+#include "util/clock.h"
+#include "util/dcheck.h"
+#include "util/log.h"
 #include "session/profiler.h"
 #include "session/trace_assembler.h"
-#include "thread_name.h"
+#include "util/thread_name.h"
 
 namespace kairos {
 

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "config/config.h"
-#include "dcheck.h"
+#include "util/dcheck.h"
 
 namespace kairos {
 

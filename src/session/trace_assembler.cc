@@ -8,11 +8,11 @@
 #include <optional>
 
 #include "analysis/emit_summary.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "config/env.h"
 #include "config/output_path.h"
-#include "dcheck.h"
-#include "log.h"
+#include "util/dcheck.h"
+#include "util/log.h"
 #include "output/writer.h"
 #include "report/report.h"
 #include "session/output_config.h"

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "config/config.h"
-#include "trace_source.h"
+#include "model/trace_source.h"
 
 namespace kairos {
 

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "clock.h"
+#include "util/clock.h"
 #include "activity/nccl_collectives.h"
 #include "config/env.h"
 

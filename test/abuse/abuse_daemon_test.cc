@@ -15,7 +15,7 @@
 #include "config/daemon_client.h"
 #include "config/daemon_config.h"
 #include "daemon/daemon_test_util.h"
-#include "log.h"
+#include "util/log.h"
 
 namespace kairos {
 namespace {

@@ -14,7 +14,7 @@
 #include "config/output_path.h"
 #include "output/file_sink.h"
 #include "output/writer.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 namespace {

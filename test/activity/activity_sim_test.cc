@@ -13,7 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "activity/cupti_source.h"
-#include "clock.h"
+#include "util/clock.h"
 
 extern "C" int ActLaunch(float* x, int n, cudaStream_t stream);
 extern "C" int ActGraph(float* x, int n, int nodes, cudaStream_t stream);

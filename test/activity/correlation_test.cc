@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include "cupti_records.h"
-#include "detail_values.h"
-#include "memory_totals.h"
+#include "model/detail_values.h"
+#include "model/memory_totals.h"
 
 namespace kairos::internal {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "clock.h"
+#include "util/clock.h"
 #include "cupti_records.h"
 
 namespace kairos::internal {

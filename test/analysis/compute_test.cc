@@ -1,5 +1,5 @@
 // File: compute_test.cc
-// Layer: tests for kairos_analysis and src/flops.h. Every FLOP formula of docs/FLOPS.md on
+// Layer: tests for kairos_analysis and src/model/flops.h. Every FLOP formula of docs/FLOPS.md on
 // hand-computed shapes; the compute summary (FLOPs attributed to kernels, TFLOP/s, MFU per
 // window, kernel class, top op and step) on a synthetic trace whose every number is worked
 // out in the comments; null MFU for a device not in the peak table; KAIROS_PEAK_TFLOPS.
@@ -10,8 +10,8 @@
 
 #include "analysis/summary.h"
 #include "analysis/trace_builder.h"
-#include "flops.h"
-#include "gpu_counters.h"
+#include "model/flops.h"
+#include "model/gpu_counters.h"
 
 namespace kairos {
 namespace {

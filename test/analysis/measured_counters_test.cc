@@ -1,5 +1,5 @@
 // File: measured_counters_test.cc
-// Layer: tests for kairos_base (gpu_counters) and kairos_analysis. PM-sampling counter
+// Layer: tests for kairos_model (gpu_counters) and kairos_analysis. PM-sampling counter
 // tracks on a hand-built trace: sample-to-kernel attribution (coverage rule), per-device
 // means (occupancy weighted by SM activity), the summary's measured values next to the
 // estimates, and findings that prefer measured values. Every expected number is worked out
@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/summary.h"
-#include "gpu_counters.h"
+#include "model/gpu_counters.h"
 #include "trace_builder.h"
 
 namespace kairos {

@@ -13,8 +13,8 @@
 
 #include "analysis/summary.h"
 #include "analysis/trace_builder.h"
-#include "detail_values.h"
-#include "gpu_counters.h"
+#include "model/detail_values.h"
+#include "model/gpu_counters.h"
 #include "output/json_reader.h"
 #include "output/proto/perfetto_reader.h"
 #include "output/writer.h"

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos::testing {
 

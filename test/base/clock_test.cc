@@ -1,5 +1,5 @@
-// Tests for src/clock.h: raw-clock conversion to Unix ns.
-#include "clock.h"
+// Tests for src/util/clock.h: raw-clock conversion to Unix ns.
+#include "util/clock.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
 // File: collective_test.cc — NCCL operation names and sizes as written on collective kernels
-// (src/collective.h), and TraceData's lookup by correlation id.
-#include "collective.h"
+// (src/model/collective.h), and TraceData's lookup by correlation id.
+#include "model/collective.h"
 
 #include <catch2/catch.hpp>
 
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 namespace {

@@ -1,9 +1,9 @@
 // File: fork_abandon_test.cc
-// Layer: test (kairos_base). The one list of state a fork() child abandons: pointers are
+// Layer: test (kairos_util). The one list of state a fork() child abandons: pointers are
 // remembered (nullptr ignored) up to the bound, never more. (A real fork child's hook
 // abandoning the parent's root: test/core/fork_state_test.cc.)
 // Threading: single-threaded.
-#include "fork_abandon.h"
+#include "util/fork_abandon.h"
 
 #include <catch2/catch.hpp>
 

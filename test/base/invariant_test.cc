@@ -1,5 +1,5 @@
 // File: invariant_test.cc
-// Layer: test for kairos_base. KAIROS_DCHECK as a release build compiles it (this file forces
+// Layer: test for kairos_util. KAIROS_DCHECK as a release build compiles it (this file forces
 // the release form in every build): a broken invariant is counted, logged once per call site
 // with file and condition, and execution goes on; a holding invariant costs nothing visible.
 // Threading: single-threaded.
@@ -7,7 +7,7 @@
 #ifndef NDEBUG
 #define NDEBUG 1
 #endif
-#include "dcheck.h"
+#include "util/dcheck.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,9 +1,9 @@
 // File: log_test.cc
-// Layer: test for kairos_base. LogRateLimiter with an injected clock: the burst, the count of
+// Layer: test for kairos_util. LogRateLimiter with an injected clock: the burst, the count of
 // suppressed lines carried by the next admitted line, a new interval, a clock going back.
 // Every line is inert and bounded: control bytes shown as \xNN, at most 1 KiB.
 // Threading: single-threaded.
-#include "log.h"
+#include "util/log.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,5 +1,5 @@
-// Tests for src/string_table.h.
-#include "string_table.h"
+// Tests for src/model/string_table.h.
+#include "model/string_table.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,6 +1,6 @@
 // File: thread_name_test.cc
-// Layer: test (kairos_base). NameThisThread: the name the kernel reports for the thread.
-#include "thread_name.h"
+// Layer: test (kairos_util). NameThisThread: the name the kernel reports for the thread.
+#include "util/thread_name.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
-// Tests for src/trace_data.h: track bookkeeping and the time-ordered merge.
-#include "trace_data.h"
+// Tests for src/model/trace_data.h: track bookkeeping and the time-ordered merge.
+#include "model/trace_data.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

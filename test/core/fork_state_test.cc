@@ -16,9 +16,9 @@
 
 #include "activity/nccl_collectives.h"
 #include "activity/nvtx_registry.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "counters/telemetry.h"
-#include "fork_abandon.h"
+#include "util/fork_abandon.h"
 #include "session/profiler.h"
 
 namespace kairos {

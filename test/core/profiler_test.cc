@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "activity/cpu_recorder.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "core/test_util.h"
 #include "session/daemon_glue.h"
 #include "session/trace_identity.h"

@@ -10,7 +10,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "clock.h"
+#include "util/clock.h"
 #include "counters/test_data.h"
 
 namespace kairos {

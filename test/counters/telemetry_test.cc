@@ -16,7 +16,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpu_counters.h"
+#include "model/gpu_counters.h"
 
 namespace kairos {
 namespace {

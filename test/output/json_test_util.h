@@ -19,7 +19,7 @@
 
 #include "absl/status/status.h"
 #include "output/sink.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 namespace testing {

@@ -11,7 +11,7 @@
 #include <set>
 #include <tuple>
 
-#include "detail_values.h"
+#include "model/detail_values.h"
 #include "json_test_util.h"
 #include "trace_fixture.h"
 

@@ -1,8 +1,8 @@
 // File: occupancy_test.cc
-// Layer: tests (output; the calculator lives in kairos_base). Occupancy limits computed by
+// Layer: tests (output; the calculator lives in kairos_model). Occupancy limits computed by
 // hand from the CUDA occupancy rules for an H100 (sm_90).
 // Threading: single-threaded.
-#include "occupancy.h"
+#include "model/occupancy.h"
 
 #include <catch2/catch.hpp>
 

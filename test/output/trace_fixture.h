@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "json_test_util.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 namespace testing {

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos::testing {
 

@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "memory_totals.h"
+#include "model/memory_totals.h"
 #include "report/html.h"
 #include "output/output_options.h"
 #include "report/report.h"

@@ -72,6 +72,9 @@ import os
 LIBKAIROS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib", "libkairos.so"))
 PY
 cp bindings/torch/kairos_torch_bridge.cc bindings/c/kairos.h bindings/python/pytracer.c "$out/torch_bridge/"
+# The bridge includes the FLOP formulas by their layer path ("model/flops.h").
+mkdir -p "$out/torch_bridge/model"
+cp src/model/flops.h "$out/torch_bridge/model/"
 cp tools/gpu-check/torch_gpu_train.py "$out/torch_bridge/"
 cp tools/gpu-check/check_trace.py tools/gpu-check/run.sh "$out/check/"
 git rev-parse --short HEAD > "$out/VERSION" 2>/dev/null || echo unknown > "$out/VERSION"

@@ -7,7 +7,7 @@ libkairos refuses it. Here the open is O_NONBLOCK (returns at once for a FIFO), 
 and O_NOCTTY; the type is checked on the open descriptor (no race with a rename between a
 stat and the open); only a regular file is read, and at most `limit` bytes of it (checked
 by fstat and again while reading: a file may grow). Symlinks to regular files are followed.
-The rule and its wording are the library's (src/input_file.h); this is a separate copy in
+The rule and its wording are the library's (src/util/input_file.h); this is a separate copy in
 Python, with no dependency on it.
 """
 import os

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "checked_time.h"
-#include "input_file.h"
+#include "util/checked_time.h"
+#include "util/input_file.h"
 #include "output/json_reader.h"
 #include "output/perfetto_writer.h"
 #include "output/proto/perfetto_trace.pb.h"

@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "trace_data.h"
+#include "model/trace_data.h"
 
 namespace kairos {
 

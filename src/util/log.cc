@@ -1,0 +1,164 @@
+// File: log.cc — see log.h.
+#include "util/log.h"
+
+#include "util/dcheck.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+namespace kairos {
+namespace {
+std::atomic<int> g_level{static_cast<int>(LogLevel::kWarning)};
+const char* LevelName(LogLevel l) {
+  switch (l) {
+    case LogLevel::kVerbose: return "verbose";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarning: return "warning";
+    case LogLevel::kError: return "error";
+    default: return "";
+  }
+}
+
+constexpr size_t kMaxLine = 1024;  // bytes, newline included
+
+// Appends `text` to `out` (which holds `*len` of kMaxLine - 1 usable bytes, room for the
+// newline kept) sanitised as WriteLogLine describes, leaving `reserve` bytes free; false
+// when it had to cut.
+bool AppendSanitised(std::string_view text, char* out, size_t* len, size_t reserve) {
+  static const char kHex[] = "0123456789abcdef";
+  const size_t cap = kMaxLine - 1 - reserve;
+  for (const char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    const bool control = c < 0x20 || c == 0x7f;
+    const bool space = c == '\n' || c == '\r';
+    const size_t need = control && !space ? 4 : 1;
+    if (*len + need > cap) return false;
+    if (space) {
+      out[(*len)++] = ' ';
+    } else if (control) {
+      out[(*len)++] = '\\';
+      out[(*len)++] = 'x';
+      out[(*len)++] = kHex[c >> 4];
+      out[(*len)++] = kHex[c & 15];
+    } else {
+      out[(*len)++] = ch;
+    }
+  }
+  return true;
+}
+
+void WriteSanitisedLine(std::string_view prefix, std::string_view text, std::string_view suffix) {
+  char buf[kMaxLine];
+  size_t len = 0;
+  // Room for the suffix (and a cut mark) is kept, so a long message cannot cut the
+  // suppressed count off.
+  const size_t reserve = std::min<size_t>(suffix.size(), 64) + 3;
+  if (!AppendSanitised(prefix, buf, &len, reserve) || !AppendSanitised(text, buf, &len, reserve)) {
+    for (const char c : std::string_view("...")) buf[len++] = c;
+  }
+  AppendSanitised(suffix.substr(0, 64), buf, &len, 0);
+  buf[len++] = '\n';
+  ssize_t ignored = write(STDERR_FILENO, buf, len);
+  (void)ignored;
+}
+
+// Formats one message and writes it as "kairos: <level>: <message><suffix>" (WriteLogLine's
+// rules: one line, at most 1 KiB, control bytes shown as \xNN).
+void VLog(LogLevel level, const char* suffix, const char* fmt, va_list ap) {
+  char msg[kMaxLine];
+  const int m = vsnprintf(msg, sizeof(msg), fmt, ap);
+  if (m < 0) return;
+  char prefix[32];
+  snprintf(prefix, sizeof(prefix), "kairos: %s: ", LevelName(level));
+  WriteSanitisedLine(prefix, std::string_view(msg, std::min<size_t>(static_cast<size_t>(m), sizeof(msg) - 1)),
+                     suffix != nullptr ? std::string_view(suffix) : std::string_view());
+}
+
+bool Enabled(LogLevel level) {
+  return static_cast<int>(level) >= g_level.load(std::memory_order_relaxed);
+}
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+void WriteLogLine(std::string_view prefix, std::string_view text, std::string_view suffix) {
+  WriteSanitisedLine(prefix, text, suffix);
+}
+
+namespace internal {
+namespace {
+std::atomic<uint64_t> g_invariant_breaks{0};
+}  // namespace
+
+void NoteInvariantBreak(const char* file, int line, const char* cond, const char* msg) {
+  const uint64_t n = g_invariant_breaks.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n <= kLoggedInvariantBreaks) {
+    Log(LogLevel::kError,
+        "internal invariant broken at %s:%d: %s (%s); kairos carries on, counted in "
+        "kairos_stats invariant_breaks%s: please report it",
+        file, line, cond, msg, n == kLoggedInvariantBreaks ? " (later breaks: counted only)" : "");
+  }
+}
+
+uint64_t InvariantBreaks() { return g_invariant_breaks.load(std::memory_order_relaxed); }
+}  // namespace internal
+
+void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
+LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }
+
+void Log(LogLevel level, const char* fmt, ...) {
+  if (!Enabled(level)) return;
+  va_list ap;
+  va_start(ap, fmt);
+  VLog(level, nullptr, fmt, ap);
+  va_end(ap);
+}
+
+bool LogRateLimiter::Admit(int64_t now_ns, uint64_t* suppressed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!started_ || now_ns - window_start_ns_ >= interval_ns_ || now_ns < window_start_ns_) {
+    started_ = true;
+    window_start_ns_ = now_ns;
+    used_ = 0;
+  }
+  if (used_ >= burst_) {
+    ++suppressed_;
+    return false;
+  }
+  ++used_;
+  *suppressed = suppressed_;
+  suppressed_ = 0;
+  return true;
+}
+
+uint64_t LogRateLimiter::pending_suppressed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return suppressed_;
+}
+
+void LogLimited(LogRateLimiter& limiter, LogLevel level, const char* fmt, ...) {
+  if (!Enabled(level)) return;
+  uint64_t suppressed = 0;
+  if (!limiter.Admit(MonotonicNs(), &suppressed)) return;
+  char suffix[64] = {};
+  if (suppressed > 0) {
+    snprintf(suffix, sizeof(suffix), " (suppressed %llu similar messages)",
+             static_cast<unsigned long long>(suppressed));
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  VLog(level, suppressed > 0 ? suffix : nullptr, fmt, ap);
+  va_end(ap);
+}
+
+}  // namespace kairos

@@ -1,0 +1,94 @@
+// File: log.h
+// Layer: kairos_util. One-line diagnostics on stderr, prefixed "kairos: ".
+// Threading: thread-safe; each message is written with a single write(2) so lines from
+// several threads never interleave. Never used on the recording hot path.
+#ifndef KAIROS_SRC_LOG_H_
+#define KAIROS_SRC_LOG_H_
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string_view>
+
+namespace kairos {
+
+enum class LogLevel : int { kVerbose = 0, kInfo = 1, kWarning = 2, kError = 3, kOff = 4 };
+
+// Writes "<prefix><text><suffix>\n" to stderr with one write(2), as one bounded, inert line:
+// CR and LF become spaces, every other control byte and DEL is shown as \xNN (so text from
+// outside, an RPC function name, cannot forge a line or drive the terminal), and the line is
+// cut at 1 KiB, the cut marked "..." (the suffix, a suppressed count, is kept). Log() uses the
+// same rule; tools with their own prefix ("kairos daemon: ") call this.
+void WriteLogLine(std::string_view prefix, std::string_view text, std::string_view suffix = {});
+
+// Messages below this level are discarded. Default kWarning. Set from config/env at init.
+void SetLogLevel(LogLevel level);
+LogLevel GetLogLevel();
+
+// printf-style; the message must not end with a newline (one is added).
+void Log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define KAIROS_LOG_VERBOSE(...) ::kairos::Log(::kairos::LogLevel::kVerbose, __VA_ARGS__)
+#define KAIROS_LOG_INFO(...) ::kairos::Log(::kairos::LogLevel::kInfo, __VA_ARGS__)
+#define KAIROS_LOG_WARNING(...) ::kairos::Log(::kairos::LogLevel::kWarning, __VA_ARGS__)
+#define KAIROS_LOG_ERROR(...) ::kairos::Log(::kairos::LogLevel::kError, __VA_ARGS__)
+
+// Logs at most once per call site for the life of the process.
+#define KAIROS_LOG_ONCE(level, ...)                                   \
+  do {                                                                \
+    static std::atomic<bool> kairos_logged_once_{false};              \
+    if (!kairos_logged_once_.exchange(true, std::memory_order_relaxed)) \
+      ::kairos::Log(level, __VA_ARGS__);                              \
+  } while (0)
+
+// LogRateLimiter
+//
+// Bounds one kind of message (one call site, or one key): at most `burst` lines per
+// `interval_ns`; the lines past that are counted, not printed, and the next line that is
+// printed carries " (suppressed K similar messages)". So a flood (100k hostile datagrams, a
+// warning per event) costs a handful of lines and the count is never lost from the log.
+// Thread-safe (a small mutex: never on the recording hot path).
+class LogRateLimiter {
+ public:
+  static constexpr int kDefaultBurst = 5;
+  static constexpr int64_t kDefaultIntervalNs = 60LL * 1000 * 1000 * 1000;  // 60 s
+
+  explicit LogRateLimiter(int burst = kDefaultBurst, int64_t interval_ns = kDefaultIntervalNs)
+      : burst_(burst), interval_ns_(interval_ns) {}
+  LogRateLimiter(const LogRateLimiter&) = delete;
+  LogRateLimiter& operator=(const LogRateLimiter&) = delete;
+
+  // True if a line may be printed at `now_ns` (any monotonic clock); then `*suppressed`
+  // receives the number of lines refused since the last admitted one (and that count is
+  // reset). False: the line is counted as suppressed.
+  bool Admit(int64_t now_ns, uint64_t* suppressed);
+  // Lines refused so far and not yet reported by an admitted line.
+  uint64_t pending_suppressed() const;
+
+ private:
+  const int burst_;
+  const int64_t interval_ns_;
+  mutable std::mutex mu_;
+  bool started_ = false;
+  int64_t window_start_ns_ = 0;
+  int used_ = 0;
+  uint64_t suppressed_ = 0;
+};
+
+// Log() through `limiter` (clock: CLOCK_MONOTONIC). Messages below the log level are
+// dropped before the limiter sees them, so they use none of its budget.
+void LogLimited(LogRateLimiter& limiter, LogLevel level, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+// One limiter per call site: for any warning an outside party (a daemon request, a datagram,
+// a hostile input file) can trigger at will.
+#define KAIROS_LOG_LIMITED(level, ...)                              \
+  do {                                                              \
+    static ::kairos::LogRateLimiter kairos_log_limiter_;            \
+    ::kairos::LogLimited(kairos_log_limiter_, level, __VA_ARGS__);  \
+  } while (0)
+#define KAIROS_LOG_WARNING_LIMITED(...) KAIROS_LOG_LIMITED(::kairos::LogLevel::kWarning, __VA_ARGS__)
+
+}  // namespace kairos
+
+#endif  // KAIROS_SRC_LOG_H_
