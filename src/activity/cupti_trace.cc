@@ -25,9 +25,7 @@ constexpr CUptiResult kMultipleSubscribers = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NO
 
 void CuptiTrace::Begin() {
   missing_reason_.clear();
-  warmup_discarded_ = late_records_ = cupti_dropped_ = 0;
-  warmup_drops_ = ConvertStats{};
-  flush_failed_ = false;
+  counts_ = WindowCounts{};
   memory_on_ = false;  // Activate decides for this window
   memory_baselines_.clear();
   memory_baseline_ns_ = 0;
@@ -115,8 +113,8 @@ void CuptiTrace::Open(const CuptiApi& api, int64_t window_start, CuptiBufferPool
   handler_.store(&Convert, std::memory_order_release);
   size_t dropped = 0;
   api.ActivityGetNumDroppedRecords(nullptr, 0, &dropped);  // reset: warm-up drops don't count
-  refused_at_start_ = pool.refused();
-  foreign_at_start_ = pool.foreign();
+  counts_.refused_at_start = pool.refused();
+  counts_.foreign_at_start = pool.foreign();
   // Linking starts here: calls made between the window's start and now are still correlated
   // with their GPU work (CUPTI's correlation ids), only not with the CPU range around them.
   recording_.store(true, std::memory_order_relaxed);
@@ -126,7 +124,7 @@ void CuptiTrace::Close(const CuptiApi& api, int64_t window_end, CuptiBufferPool&
   window_end_ = window_end;
   const CUptiResult r = api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS) {
-    flush_failed_ = true;
+    counts_.flush_failed = true;
     KAIROS_LOG_WARNING("CUPTI cuptiActivityFlushAll failed: %s; GPU records still held by CUPTI "
                        "are missing from this trace",
                        CuptiResultName(api, r).c_str());
@@ -134,7 +132,7 @@ void CuptiTrace::Close(const CuptiApi& api, int64_t window_end, CuptiBufferPool&
   pool.Drain();
   size_t dropped = 0;
   if (api.ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) {
-    cupti_dropped_ += dropped;
+    counts_.cupti_dropped += dropped;
   }
   handler_.store(&CountLate, std::memory_order_release);
 }
@@ -160,7 +158,7 @@ void CuptiTrace::Release() {
 // ---- Buffer handlers (buffer worker) ----
 
 void CuptiTrace::DiscardWarmup(CuptiTrace& t, const uint8_t* b, size_t n) {
-  t.warmup_discarded_ += CountCuptiRecords(b, n);
+  t.counts_.warmup_discarded += CountCuptiRecords(b, n);
 }
 
 void CuptiTrace::ConvertWarmupLeftovers(CuptiTrace& t, const uint8_t* b, size_t n) {
@@ -171,11 +169,11 @@ void CuptiTrace::ConvertWarmupLeftovers(CuptiTrace& t, const uint8_t* b, size_t 
   const uint64_t api = after.filtered_api - before.filtered_api;
   const uint64_t unknown = after.unknown_kind - before.unknown_kind;
   const uint64_t bad = after.bad_timestamp - before.bad_timestamp;
-  t.warmup_drops_.out_of_range += out;
-  t.warmup_drops_.filtered_api += api;
-  t.warmup_drops_.unknown_kind += unknown;
-  t.warmup_drops_.bad_timestamp += bad;
-  t.warmup_discarded_ += out + api + unknown + bad;
+  t.counts_.warmup_drops.out_of_range += out;
+  t.counts_.warmup_drops.filtered_api += api;
+  t.counts_.warmup_drops.unknown_kind += unknown;
+  t.counts_.warmup_drops.bad_timestamp += bad;
+  t.counts_.warmup_discarded += out + api + unknown + bad;
 }
 
 void CuptiTrace::Convert(CuptiTrace& t, const uint8_t* b, size_t n) {
@@ -183,7 +181,7 @@ void CuptiTrace::Convert(CuptiTrace& t, const uint8_t* b, size_t n) {
 }
 
 void CuptiTrace::CountLate(CuptiTrace& t, const uint8_t* b, size_t n) {
-  t.late_records_ += CountCuptiRecords(b, n);
+  t.counts_.late_records += CountCuptiRecords(b, n);
 }
 
 // ---- API callback (application threads) ----

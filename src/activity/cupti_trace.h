@@ -42,6 +42,20 @@ namespace kairos::internal {
 inline constexpr CUpti_ExternalCorrelationKind kKairosCorrelationKind =
     CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
 
+// A window's loss counters: written by the buffer worker (and Open/Close), read by the session
+// thread after a pool Drain(). Zeroed at each warm-up.
+struct WindowCounts {
+  uint64_t warmup_discarded = 0;
+  uint64_t late_records = 0;
+  uint64_t cupti_dropped = 0;
+  uint64_t refused_at_start = 0;  // the pool's refused() when the window opened
+  uint64_t foreign_at_start = 0;  // ... and its foreign()
+  // What the conversion of warm-up buffers at Open dropped (records before the window):
+  // reported as cupti_warmup_discarded, not as window losses.
+  ConvertStats warmup_drops;
+  bool flush_failed = false;
+};
+
 class CuptiTrace {
  public:
   using RangeIdFn = uint32_t (*)();
@@ -152,16 +166,7 @@ class CuptiTrace {
   int64_t window_edge_end_ns_ = INT64_MAX;
   uint64_t enabled_raw_ = 0;     // raw clock once warm-up had enabled every kind
   int64_t enabled_late_ns_ = 0;  // how long after the window's start edge that was
-  // Counters written by the worker, read by the session thread after Drain().
-  uint64_t warmup_discarded_ = 0;
-  uint64_t late_records_ = 0;
-  uint64_t cupti_dropped_ = 0;
-  uint64_t refused_at_start_ = 0;
-  uint64_t foreign_at_start_ = 0;
-  // What the conversion of warm-up buffers at Open dropped (records before the window):
-  // reported as cupti_warmup_discarded, not as window losses.
-  ConvertStats warmup_drops_;
-  bool flush_failed_ = false;
+  WindowCounts counts_;
 };
 
 }  // namespace kairos::internal

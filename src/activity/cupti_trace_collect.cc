@@ -104,7 +104,7 @@ void CuptiTrace::AddDevicesAndStats(TraceData& data, const MergeResult& m, const
         "opened (enabling CUPTI outlasted the warm-up): GPU work launched in that time may be "
         "missing; raise ACTIVITIES_WARMUP_ITERATIONS"));
   }
-  if (flush_failed_) {
+  if (counts_.flush_failed) {
     data.warnings.push_back("CUPTI flush failed at the end of the window; GPU records still "
                             "held by CUPTI are missing");
   }
@@ -112,27 +112,27 @@ void CuptiTrace::AddDevicesAndStats(TraceData& data, const MergeResult& m, const
 
 void CuptiTrace::AddLossStats(TraceData& data, const CuptiBufferPool& pool) {
   const ConvertStats& s = converter_->stats();
-  data.AddStat("cupti_dropped", cupti_dropped_);
+  data.AddStat("cupti_dropped", counts_.cupti_dropped);
   // Losses said in words as well (the stats count them; kairos_warnings says they happened).
-  const uint64_t refused = pool.refused() - refused_at_start_;
-  if (cupti_dropped_ > 0 || refused > 0 || s.store_full > 0) {
+  const uint64_t refused = pool.refused() - counts_.refused_at_start;
+  if (counts_.cupti_dropped > 0 || refused > 0 || s.store_full > 0) {
     data.warnings.push_back(absl::StrCat(
-        "cuda: GPU records lost: ", cupti_dropped_, " dropped by CUPTI, ", refused,
+        "cuda: GPU records lost: ", counts_.cupti_dropped, " dropped by CUPTI, ", refused,
         " buffers refused, ", s.store_full,
         " over the event store; raise ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB (cupti_dropped, "
         "cupti_buffers_refused, cupti_event_store_full)"));
   }
-  data.AddStat("cupti_buffers_refused", pool.refused() - refused_at_start_);
-  data.AddStat("cupti_foreign_buffers", pool.foreign() - foreign_at_start_);
-  data.AddStat("cupti_out_of_range", s.out_of_range - warmup_drops_.out_of_range);
+  data.AddStat("cupti_buffers_refused", pool.refused() - counts_.refused_at_start);
+  data.AddStat("cupti_foreign_buffers", pool.foreign() - counts_.foreign_at_start);
+  data.AddStat("cupti_out_of_range", s.out_of_range - counts_.warmup_drops.out_of_range);
   data.AddStat("cupti_event_store_full", s.store_full);
-  data.AddStat("cupti_unknown_records", s.unknown_kind - warmup_drops_.unknown_kind);
-  data.AddStat("cupti_bad_timestamps", s.bad_timestamp - warmup_drops_.bad_timestamp);
+  data.AddStat("cupti_unknown_records", s.unknown_kind - counts_.warmup_drops.unknown_kind);
+  data.AddStat("cupti_bad_timestamps", s.bad_timestamp - counts_.warmup_drops.bad_timestamp);
   data.AddStat("cupti_truncated_buffers", s.truncated_buffers);
-  data.AddStat("cupti_filtered_api", s.filtered_api - warmup_drops_.filtered_api);
-  data.AddStat("cupti_warmup_discarded", warmup_discarded_);
-  data.AddStat("cupti_late_records", late_records_);
-  data.AddStat("cupti_flush_failed", flush_failed_ ? 1 : 0);
+  data.AddStat("cupti_filtered_api", s.filtered_api - counts_.warmup_drops.filtered_api);
+  data.AddStat("cupti_warmup_discarded", counts_.warmup_discarded);
+  data.AddStat("cupti_late_records", counts_.late_records);
+  data.AddStat("cupti_flush_failed", counts_.flush_failed ? 1 : 0);
 }
 
 }  // namespace kairos::internal
