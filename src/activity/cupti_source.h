@@ -12,30 +12,37 @@
 // Collect writes the reason into the trace (metadata "gpu_data_missing_reason" and
 // TraceData::warnings); the CPU trace is unaffected. StartWarmup therefore returns OK in that
 // case: GPU unavailability is a property of the trace, not a session failure.
-// Threading: TraceSource methods on the session thread. CUPTI calls the buffer callbacks
-// from any thread and the API callback on application threads (see cupti_buffers.h).
+// Composition: this class is thin; each job has its own module, owned here (one each):
+//   cupti_trace.h          the tracing session: subscription, linking, converter, window
+//                          edges, memory baselines, loss counters, Collect's merge;
+//   cupti_totals.h         telemetry's kernel and copy totals;
+//   cupti_nccl_capture.h   NCCL operations taken by the kernel launch that carries them;
+//   cupti_clock.h          the clock heartbeat, the closing-edge anchor, CUPTI's timebase;
+//   cupti_kinds.h          which activity kinds are on (the window's or telemetry's).
+// The window's phase is the sequence of TraceSource calls the session makes; no phase is kept
+// here beside the session's Scheduler (cupti_trace.h says what each call sets for the
+// callbacks on other threads).
+// Threading: TraceSource methods on the session thread; StartActivityTotals and
+// TakeActivityTotals on the telemetry thread. mu_ serialises what changes CUPTI's recording
+// (kinds, buffer callbacks, the pool's worker) between the two. CUPTI calls the buffer
+// callbacks from any thread and the API callback on application threads (see cupti_buffers.h).
 #ifndef KAIROS_SRC_ACTIVITY_CUPTI_SOURCE_H_
 #define KAIROS_SRC_ACTIVITY_CUPTI_SOURCE_H_
 
-#include <atomic>
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "activity/collective_launch_table.h"
-#include "activity/correlation.h"
 #include "activity/cupti_api.h"
-#include "activity/cupti_tally.h"
 #include "activity/cupti_buffers.h"
-#include "activity/cupti_convert.h"
-#include "activity/cupti_link_table.h"
+#include "activity/cupti_clock.h"
+#include "activity/cupti_kinds.h"
+#include "activity/cupti_nccl_capture.h"
+#include "activity/cupti_totals.h"
+#include "activity/cupti_trace.h"
 #include "util/clock.h"
 #include "config/config.h"  // the sources take a Config (trace_source.h only declares it)
-#include "model/memory_totals.h"
 #include "model/trace_source.h"
 
 namespace kairos::internal {
@@ -51,7 +58,7 @@ struct CuptiSourceOptions {
   size_t max_events = 0;    // 0 = ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB worth of 40-byte events
   // Id of the CPU range open on the calling thread (internal::CurrentCpuRangeId); pushed as
   // a CUPTI external correlation id around each runtime/driver call. nullptr = no linking
-  // (and no CUPTI subscription).
+  // (and no API callbacks: no NCCL launch capture either).
   uint32_t (*current_range_id)() = nullptr;
   // Device properties for devices that appear (nullptr = QueryDeviceInfo).
   bool (*device_info)(uint32_t device, DeviceInfo* out) = nullptr;
@@ -59,10 +66,6 @@ struct CuptiSourceOptions {
   // open (CUDA calls and buffers are its heartbeat) and at the window's close. nullptr: none.
   WindowAnchors* window_anchors = nullptr;
 };
-
-// External correlation kind kairos pushes its CPU range ids under.
-inline constexpr CUpti_ExternalCorrelationKind kKairosCorrelationKind =
-    CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
 
 class CuptiSource : public TraceSource {
  public:
@@ -83,20 +86,8 @@ class CuptiSource : public TraceSource {
   void SetWindowEdges(const WindowEdges& edges) override;
   void Reset() override;
 
-  // ---- Telemetry totals (docs/TELEMETRY.md) ----
-  // Kernels completed and bytes copied per device, by the record's end time. Once started,
-  // kernel and memcpy records are enabled between windows too (nothing else: no API
-  // records), and every record of those kinds, inside a window or not, is also counted here.
-  struct ActivityTotals {
-    int64_t kernels = 0;
-    int64_t memcpy_bytes = 0;
-    // GPU time with a kernel or copy running (their union), at 1/64 ms resolution, before
-    // the edge: telemetry's gpu_busy_pct where PM sampling is unavailable.
-    int64_t busy_ns = 0;
-    // False once counting could not be resumed after a window (then for good): the totals
-    // miss records and must not be reported as counts.
-    bool complete = true;
-  };
+  // ---- Telemetry totals (docs/TELEMETRY.md, cupti_totals.h) ----
+  using ActivityTotals = internal::ActivityTotals;
   // Any thread (the telemetry writer's). Loads CUPTI and enables the two kinds now when no
   // window holds CUPTI (else after it). Returns false, with the reason, when CUPTI cannot.
   bool StartActivityTotals(std::string* why);
@@ -106,90 +97,48 @@ class CuptiSource : public TraceSource {
   ActivityTotals TakeActivityTotals(uint32_t device, int64_t end_ns);
 
   // Why GPU data is missing from the current session ("" when it is being recorded).
-  const std::string& missing_reason() const { return missing_reason_; }
-  bool active() const { return active_; }
+  const std::string& missing_reason() const { return trace_.missing_reason(); }
+  bool active() const { return trace_.active(); }
 
-  // CUPTI callback plumbing (static C callbacks forward here).
+  // CUPTI callback plumbing (static C callbacks forward here). The API callback is the hot
+  // path (application threads): relaxed loads, no lock, no syscall.
   void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* cbdata);
 
  private:
-  // kStarting: StartRecording converts the buffers warm-up left behind; what the window filter
-  // drops from them is counted as warm-up (warmup_drops_).
-  enum class Phase : uint8_t { kIdle = 0, kWarmup, kStarting, kRecording, kStopped, kCounting };
+  // GPU tracing is off for this window: logs `reason` once, keeps it for Collect, and undoes
+  // what warm-up had set up.
   void Fail(std::string reason);
-  absl::Status Call(CUptiResult r, const char* what);
-  absl::Status EnableKinds(const Config& config);
-  void DisableKinds();
-  void OnBuffer(const uint8_t* buffer, size_t valid_size);
-  void AddStats(TraceData& data);
-  // CUPTI clock minus CLOCK_REALTIME, measured now (0 without cuptiGetTimestamp).
-  int64_t MeasureCuptiOffset() const;
+  // The resolved CUPTI table (loads it on first use), or nullptr with `why`.
+  const CuptiApi* ResolveApi(std::string* why);
+  // The process may load CUPTI: a test table, an explicit library, or CUDA in the process.
+  bool MayUseCupti() const;
+  // Warm-up after CUPTI is resolved: subscription, buffers and store, kinds.
+  absl::Status SetUpWindow(const CuptiApi& api, const Config& config);
+  // The buffer pool's geometry and the event store for `config`.
+  absl::Status AllocateBuffers(const CuptiApi& api, const Config& config);
+  // Timestamps, the buffer worker and callbacks, the API callbacks, the window's kinds.
+  absl::Status EnableRecording(const CuptiApi& api, const Config& config);
   // Reset() without resuming the between-window totals (StartWarmup sets up its own).
   void Teardown();
-  // Launches stop taking NCCL operations (window end, failure, teardown).
-  void StopNcclCapture();
-  // The ring's NCCL operations whose kernel is in `data`, and their counters.
-  void AddCollectives(TraceData& data);
-  // Enables kernel and memcpy records for the totals outside windows (totals_mu_ held).
+  // Telemetry's kinds between windows when the totals are on; `when` names the moment in the
+  // warning if that fails (the totals are then incomplete for good). mu_ held.
+  void ResumeTotalsLocked(const char* when);
+  // Enables kernel and memcpy records for the totals outside windows (mu_ held).
   bool EnableTotalsLocked(std::string* why);
+  // The buffer worker's entry: heartbeat, totals, the trace's handler.
+  void OnBuffer(const uint8_t* buffer, size_t valid_size);
 
   CuptiSourceOptions options_;
   std::optional<CuptiApi> loaded_;  // when loaded by this source
-  const CuptiApi* api_ = nullptr;
-  std::string load_error_;  // sticky: a missing libcupti is not retried every session
-  std::unique_ptr<CuptiConverter> converter_;
-  CUpti_SubscriberHandle subscriber_ = nullptr;
-  std::vector<CUpti_ActivityKind> enabled_;
-  bool active_ = false;
-  // Memory recording (PROFILE_PROFILE_MEMORY or ACTIVITY_TYPES memory): MEMORY2 and
-  // MEMORY_POOL records, and each device's memory in use when the window opened.
-  bool memory_on_ = false;
-  std::vector<MemoryBaseline> memory_baselines_;
-  int64_t memory_baseline_ns_ = 0;  // when they were read (session clock)
-  // [memory] totals, counter tracks, baseline metadata and stats (Collect).
-  void AddMemory(TraceData& data, const MergeResult& m);
-  std::string missing_reason_;
-  std::atomic<Phase> phase_{Phase::kIdle};
-  std::atomic<bool> linking_{false};
-  // (correlation id, CPU range id) pairs written by the API-enter callback on application
-  // threads, no allocation. They link calls to ranges even where CUPTI emits the
-  // EXTERNAL_CORRELATION record after the exit callback has popped the id. Mapped at
-  // warm-up (zero pages: nothing touched but a small head); overflow is counted.
-  CuptiLinkTable links_;
-  // NCCL operations by the correlation id of the kernel launch that carried them
-  // (nccl_collectives.h): filled by the same callback.
-  CollectiveLaunchTable collectives_;
-  uint64_t nccl_unlaunched_at_start_ = 0;  // NcclCounters().without_launch at the window start
-  uint64_t nccl_unlaunched_ = 0;           // ... and how many more by the window's end
-  // Kernel launches take the NCCL operations their thread enqueued (warm-up to window end).
-  std::atomic<bool> nccl_capture_{false};
-  int64_t window_start_ = 0;
-  int64_t window_end_ = INT64_MAX;  // in CUPTI's timebase
-  // The window's closing edge in the session clock: launches after it are not in the window.
-  int64_t window_edge_end_ns_ = INT64_MAX;
-  uint64_t enabled_raw_ = 0;      // raw clock once StartWarmup had enabled every kind
-  int64_t enabled_late_ns_ = 0;   // how long after the window's start edge that was
-  int64_t cupti_offset_ = 0;         // CUPTI clock - CLOCK_REALTIME, measured at the edges
-  bool own_timestamps_ = false;      // CUPTI took our timestamp callback: offset 0 by definition
-  // Counters written by the worker, read by the session thread after Drain().
-  uint64_t warmup_discarded_ = 0;
-  uint64_t late_records_ = 0;
-  uint64_t cupti_dropped_ = 0;
-  uint64_t refused_at_start_ = 0;
-  uint64_t foreign_at_start_ = 0;
-  // What the conversion of warm-up buffers at StartRecording dropped (records before the
-  // window): reported as cupti_warmup_discarded, not as window losses.
-  ConvertStats warmup_drops_;
-  bool flush_failed_ = false;
-  // Telemetry totals. totals_mu_ serialises the pool's start/stop (session thread) with
-  // TakeActivityTotals' flush and drain (telemetry thread); tally_mu_ guards the buckets
-  // (worker thread vs Take).
-  std::mutex totals_mu_;
-  std::atomic<bool> totals_on_{false};
-  std::atomic<bool> totals_failed_{false};  // could not resume after a window
-  bool window_holds_cupti_ = false;  // between StartWarmup and Reset (totals_mu_)
-  std::mutex tally_mu_;
-  CuptiTally tally_;  // guarded by tally_mu_
+  const CuptiApi* api_ = nullptr;   // once resolved (options_.api or &*loaded_)
+  std::string load_error_;          // sticky: a missing libcupti is not retried every session
+  CuptiTrace trace_;
+  CuptiTotals totals_;
+  NcclLaunchCapture nccl_;
+  CuptiClock clock_;
+  std::mutex mu_;  // see Threading above
+  CuptiKinds kinds_;                 // guarded by mu_
+  bool window_holds_cupti_ = false;  // StartWarmup (GPU asked for) to Reset; guarded by mu_
 };
 
 // The process-wide buffer pool CUPTI's callbacks draw from (never destroyed: CUPTI may call

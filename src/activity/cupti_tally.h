@@ -7,7 +7,7 @@
 // and out of trace windows, so per record it is one walk step and, in the usual case of
 // records ending in the millisecond the previous one touched, no map lookup
 // (bench/telemetry_tally_benchmark.cc).
-// Threading: none of its own; CuptiSource serialises every call with its tally mutex.
+// Threading: none of its own; CuptiTotals (cupti_totals.h) serialises every call with its mutex.
 #ifndef KAIROS_SRC_ACTIVITY_CUPTI_TALLY_H_
 #define KAIROS_SRC_ACTIVITY_CUPTI_TALLY_H_
 

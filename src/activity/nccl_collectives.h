@@ -4,7 +4,7 @@
 // enqueues it, between startEvent and stopEvent ("enqueued"), and that thread launches the
 // operation's kernel in between. So the operations a thread started are held in a
 // thread-local slot and taken by the next kernel launch's API-enter callback on that thread
-// (CuptiSource), which knows the launch's correlation id; a stop with nothing taken drops
+// (NcclLaunchCapture, cupti_nccl_capture.h), which knows the launch's correlation id; a stop with nothing taken drops
 // them (counted). The plugin's init also tells which communicators this process belongs to:
 // the largest one stands in for the job when no RANK/WORLD_SIZE variables are set.
 // The slot is filled whether a window records or not (a few stores per operation, a window's

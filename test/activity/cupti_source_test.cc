@@ -34,6 +34,7 @@ struct FakeState {
   int runtime_filters = 0, driver_filters = 0;
   size_t dropped = 0;
   CUptiResult enable_result = CUPTI_SUCCESS;
+  CUpti_ActivityKind failing_kind = CUPTI_ACTIVITY_KIND_MEMSET;  // the kind enable_result hits
   CUptiResult subscribe_result = CUPTI_SUCCESS;
   CUptiResult flush_result = CUPTI_SUCCESS;
   const char* other_subscriber = "";
@@ -56,8 +57,8 @@ CUptiResult FakeRegister(CUpti_BuffersCallbackRequestFunc rq, CUpti_BuffersCallb
   return CUPTI_SUCCESS;
 }
 CUptiResult FakeEnable(CUpti_ActivityKind k) {
-  if (g_fake->enable_result != CUPTI_SUCCESS && k == CUPTI_ACTIVITY_KIND_MEMSET) {
-    return g_fake->enable_result;  // fail part-way, after kernels and memcpy were enabled
+  if (g_fake->enable_result != CUPTI_SUCCESS && k == g_fake->failing_kind) {
+    return g_fake->enable_result;  // MEMSET: fail part-way, after kernels and memcpy were enabled
   }
   g_fake->enabled.push_back(k);
   return CUPTI_SUCCESS;
@@ -565,6 +566,65 @@ TEST_CASE_METHOD(Fixture, "an unknown CUPTI version is refused", "[cupti_source]
         "CUPTI API version 28 has record layouts kairos does not know (supported: "
         "130000..130001); GPU activity disabled");
   CHECK(state.enabled.empty());
+}
+
+TEST_CASE_METHOD(Fixture, "telemetry totals count in and between windows, never as late records",
+                 "[cupti_source][telemetry]") {
+  const std::vector<CUpti_ActivityKind> totals_kinds{
+      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2};
+  CuptiSource source(Options());
+  std::string why;
+  REQUIRE(source.StartActivityTotals(&why));
+  CHECK(state.enabled == totals_kinds);  // kernel and copy records only
+  CHECK_FALSE(state.subscribed);         // counting needs no API callbacks
+  RecordBuffer before;
+  before.Add(testing::Kernel(1, 1000000, 1200000, "_Z4stepv"));
+  before.Add(testing::Memcpy(2, 1300000, 1400000, 4096));
+  before.Add(testing::Kernel(5, 2100000, 2200000, "_Z4stepv"));  // after the edge: next time
+  state.pending.push_back(before);
+  CuptiSource::ActivityTotals t = source.TakeActivityTotals(0, 2000000);
+  CHECK(t.kernels == 1);
+  CHECK(t.memcpy_bytes == 4096);
+  CHECK(t.busy_ns == 20 * CuptiTally::kSlotNs);  // 13 slot midpoints in the kernel, 7 in the copy
+  CHECK(t.complete);
+
+  // A window enables its own kinds; the totals count its kernels too.
+  Config config;
+  state.enabled.clear();
+  REQUIRE(source.StartWarmup(config).ok());
+  CHECK(state.enabled.size() == 9);
+  source.StartRecording(3000000);
+  RecordBuffer in_window;
+  in_window.Add(testing::Kernel(3, 3100000, 3200000, "_Z4stepv"));
+  state.pending.push_back(in_window);
+  state.enabled.clear();
+  source.StopRecording(4000000);
+  CHECK(state.enabled == totals_kinds);  // back on while the trace is assembled
+  // Between StopRecording and Collect: tallied, and not one of the window's late records.
+  RecordBuffer after;
+  after.Add(testing::Kernel(4, 4100000, 4200000, "_Z4stepv"));
+  state.pending.push_back(after);
+  t = source.TakeActivityTotals(0, 5000000);
+  CHECK(t.kernels == 3);  // the one held back above, the window's, the one after it
+  TraceData data;
+  source.Collect(data);
+  CHECK(Stat(data, "cupti_late_records") == 0);
+  size_t kernels = 0;
+  for (const auto& track : data.events_by_track)
+    for (const Event& e : track) kernels += e.kind == EventKind::kKernel;
+  CHECK(kernels == 1);
+  state.enabled.clear();
+  source.Reset();
+  CHECK(state.enabled == totals_kinds);  // resumed after the window
+
+  // Resuming fails after the next window: the totals say so from then on.
+  REQUIRE(source.StartWarmup(config).ok());
+  state.enable_result = CUPTI_ERROR_UNKNOWN;
+  state.failing_kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  source.Reset();
+  t = source.TakeActivityTotals(0, 6000000);
+  CHECK(t.kernels == 0);
+  CHECK_FALSE(t.complete);
 }
 
 TEST_CASE("real libcupti without a driver: one reason, CPU-only", "[cupti_source]") {
