@@ -17,6 +17,10 @@ namespace kairos {
 namespace {
 
 using internal::AppendUtf8;
+using internal::CombineSurrogates;
+using internal::IsHighSurrogate;
+using internal::IsLowSurrogate;
+using internal::kUnicodeReplacement;
 using internal::IsJsonNumber;
 using internal::IsNumberByte;
 
@@ -193,11 +197,11 @@ int JsonStreamParser::PeekRaw() {
 }
 
 bool JsonStreamParser::UnicodeEscape(std::string* out) {
-  constexpr uint32_t kReplacement = 0xFFFD;
+  constexpr uint32_t kReplacement = kUnicodeReplacement;
   uint32_t cp = 0;
   if (!Hex4(&cp)) return false;
-  if (cp >= 0xDC00 && cp < 0xE000) cp = kReplacement;  // a low half alone
-  if (cp >= 0xD800 && cp < 0xDC00) {
+  if (IsLowSurrogate(cp)) cp = kReplacement;  // a low half alone
+  if (IsHighSurrogate(cp)) {
     // A high half needs a \u low half right after it; without one it becomes U+FFFD and
     // what follows is read on its own (nothing after it is swallowed).
     if (PeekRaw() != '\\') {
@@ -212,12 +216,7 @@ bool JsonStreamParser::UnicodeEscape(std::string* out) {
     ++pos_;
     uint32_t lo = 0;
     if (!Hex4(&lo)) return false;
-    if (lo >= 0xDC00 && lo < 0xE000) {
-      cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-    } else {
-      AppendUtf8(kReplacement, out);
-      cp = lo >= 0xD800 && lo < 0xE000 ? kReplacement : lo;
-    }
+    cp = CombineSurrogates(cp, lo, out);
   }
   AppendUtf8(cp, out);
   return true;

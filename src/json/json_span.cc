@@ -87,6 +87,12 @@ bool IsJsonNumber(std::string_view t) {
   return i == n;
 }
 
+uint32_t CombineSurrogates(uint32_t hi, uint32_t lo, std::string* out) {
+  if (IsLowSurrogate(lo)) return 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+  AppendUtf8(kUnicodeReplacement, out);
+  return IsHighSurrogate(lo) || IsLowSurrogate(lo) ? kUnicodeReplacement : lo;
+}
+
 void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp < 0x80) {
     out->push_back(static_cast<char>(cp));
@@ -139,6 +145,10 @@ inline void SetText(std::string* out, const char* p, size_t n) {
 }  // namespace
 
 using internal::AppendUtf8;
+using internal::CombineSurrogates;
+using internal::IsHighSurrogate;
+using internal::IsLowSurrogate;
+using internal::kUnicodeReplacement;
 
 namespace {
 constexpr JsonSpanStatus kOk = JsonSpanStatus::kOk;
@@ -200,14 +210,13 @@ JsonSpanStatus JsonSpanReader::Escape(std::string* out) {
   }
 }
 
-// The surrogate rules of JsonStreamParser::UnicodeEscape: a pair combines; a half alone
-// becomes U+FFFD and whatever follows it is read on its own.
+// The surrogate rules of CombineSurrogates (json_span.h).
 JsonSpanStatus JsonSpanReader::UnicodeEscape(std::string* out) {
-  constexpr uint32_t kReplacement = 0xFFFD;
+  constexpr uint32_t kReplacement = kUnicodeReplacement;
   uint32_t cp = 0;
   if (JsonSpanStatus s = Hex4(&cp); s != kOk) return s;
-  if (cp >= 0xDC00 && cp < 0xE000) cp = kReplacement;
-  if (cp >= 0xD800 && cp < 0xDC00) {
+  if (IsLowSurrogate(cp)) cp = kReplacement;
+  if (IsHighSurrogate(cp)) {
     if (p_ >= end_) return kNeedMore;
     if (*p_ != '\\') {
       AppendUtf8(kReplacement, out);
@@ -222,12 +231,7 @@ JsonSpanStatus JsonSpanReader::UnicodeEscape(std::string* out) {
     ++p_;
     uint32_t lo = 0;
     if (JsonSpanStatus s = Hex4(&lo); s != kOk) return s;
-    if (lo >= 0xDC00 && lo < 0xE000) {
-      cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-    } else {
-      AppendUtf8(kReplacement, out);
-      cp = lo >= 0xD800 && lo < 0xE000 ? kReplacement : lo;
-    }
+    cp = CombineSurrogates(cp, lo, out);
   }
   AppendUtf8(cp, out);
   return kOk;

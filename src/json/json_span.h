@@ -85,6 +85,15 @@ inline bool IsNumberByte(char d) {
   return (d >= '0' && d <= '9') || d == '-' || d == '+' || d == '.' || d == 'e' || d == 'E';
 }
 void AppendUtf8(uint32_t cp, std::string* out);
+// The surrogate rules both readers follow for \u escapes: a high half (D800-DBFF) followed by
+// a \u low half (DC00-DFFF) is one code point; a half alone becomes U+FFFD and whatever
+// follows it is read on its own (nothing after it is swallowed).
+inline constexpr uint32_t kUnicodeReplacement = 0xFFFD;
+inline bool IsHighSurrogate(uint32_t cp) { return cp >= 0xD800 && cp < 0xDC00; }
+inline bool IsLowSurrogate(uint32_t cp) { return cp >= 0xDC00 && cp < 0xE000; }
+// `hi` (a high half) met the \u escape `lo`: returns the pair's code point, or, when `lo` is
+// no low half, appends U+FFFD for `hi` and returns `lo` (U+FFFD if it is a half itself).
+uint32_t CombineSurrogates(uint32_t hi, uint32_t lo, std::string* out);
 // First byte in [p, end) that is '"', '\\' or below 0x20, or `end`; up to 15 bytes past
 // `end` may be read.
 const char* PlainStringEnd(const char* p, const char* end);
