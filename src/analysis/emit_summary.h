@@ -4,7 +4,8 @@
 // writes no files: the caller attaches the JSON to TraceData::metadata_json["kairos_summary"]
 // and hands it to the output layer (OutputOptions::summary_json), which writes
 // <trace>.summary.json through its atomic file sink only once the trace itself is written.
-// Threading: runs on the session's flush thread.
+// Threading: runs on the session thread (kairos-session), before the trace is written (the
+// summary's JSON goes into the trace's metadata).
 #ifndef KAIROS_SRC_ANALYSIS_EMIT_SUMMARY_H_
 #define KAIROS_SRC_ANALYSIS_EMIT_SUMMARY_H_
 

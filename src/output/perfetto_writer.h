@@ -2,7 +2,8 @@
 // Layer: kairos_output. Writes a TraceData as a Perfetto protobuf trace (a stream of
 // Trace.packet records; docs/PERFETTO.md) with a hand-written encoder, in time order, in
 // bounded memory (one ~256 KiB chunk plus per-track interning state).
-// Threading: Write() runs on a kairos writer thread; a writer object is not shared.
+// Threading: Write() runs on the session thread (kairos-session) or in the CLI; a writer
+// object is not shared.
 //
 // Layout (all field numbers are Perfetto's, see src/output/proto/perfetto_trace.proto):
 //   sequence 1: clock snapshot (REALTIME as the trace clock), track descriptors for the

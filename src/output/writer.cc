@@ -1,7 +1,7 @@
 // File: writer.cc
 // Layer: kairos_output. WriteTraceFile: picks the format, builds the sink chain
 // (file <- [compressor] <- writer) and commits the file atomically.
-// Threading: called on a kairos writer thread; no shared state.
+// Threading: called on the session thread (kairos-session) or by the CLI; no shared state.
 #include "output/writer.h"
 
 #include <memory>

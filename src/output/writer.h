@@ -1,6 +1,7 @@
 // File: writer.h
 // Layer: kairos_output. Turns a finished TraceData into files. Knows nothing of CUPTI.
-// Threading: called on a kairos writer thread, never on the application's threads.
+// Threading: called on the session thread (kairos-session) or by the CLI, never on the
+// application's threads.
 #ifndef KAIROS_SRC_OUTPUT_WRITER_H_
 #define KAIROS_SRC_OUTPUT_WRITER_H_
 

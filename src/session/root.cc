@@ -327,7 +327,7 @@ void ChildAfterFork() {
   internal::PmCuptiAfterForkChild();
 #endif
   internal::NcclAfterForkChild();
-  TelemetryAfterForkChild();  // the parent's writer thread does not exist here
+  TelemetryAfterForkChild();  // the parent's kairos-telem thread does not exist here
   StepStateAfterForkChild();
   // The watcher thread does not exist here: the handler chains at once.
   g_signal.watcher_alive.store(false);
