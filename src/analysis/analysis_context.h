@@ -128,6 +128,7 @@ double CounterMeanIn(const AnalysisContext& ctx, std::string_view track,
 void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary);  // host_wait.cc
 // Top Python functions (python_frames.cc, python_frames.h).
 void ComputePythonFunctions(const AnalysisContext& ctx, Summary* summary);
+void ComputePythonFlame(const AnalysisContext& ctx, Summary* summary);  // python_frames.h
 void DetectAntipatterns(const AnalysisContext& ctx, Summary* summary);  // antipatterns*.cc
 void ComputeTimelines(const AnalysisContext& ctx, Summary* summary);    // timeline.cc
 // Memory summaries and findings from [memory] events, after DetectAntipatterns.

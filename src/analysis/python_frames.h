@@ -52,6 +52,10 @@ class PythonFrameIndex {
 // through its correlation id), clipped to the window.
 void ComputePythonFunctions(const AnalysisContext& ctx, Summary* summary);
 
+// The Python call tree merged over threads and calls (Summary::python_flame), for the report:
+// at most options.python_flame_nodes nodes, each at least python_flame_min_share of the root.
+void ComputePythonFlame(const AnalysisContext& ctx, Summary* summary);
+
 }  // namespace kairos::internal
 
 #endif  // KAIROS_SRC_ANALYSIS_PYTHON_FRAMES_H_

@@ -132,6 +132,7 @@ Summary Analyze(const TraceData& data, const AnalysisOptions& options) {
   internal::ComputeSmProxies(ctx, &summary);
   internal::AttributeHostWaits(ctx, &summary);
   internal::ComputePythonFunctions(ctx, &summary);
+  internal::ComputePythonFlame(ctx, &summary);
   internal::ComputeCollectives(ctx, &summary);
   internal::ComputeMeasuredCounters(ctx, &summary);
   internal::ComputeSteps(ctx, &summary);

@@ -30,6 +30,11 @@ struct AnalysisOptions {
   // this many time bins (0 = none), and every step's duration.
   size_t timeline_bins = 0;
   bool keep_step_series = false;
+  // The report's Python flame graph: at most this many call-tree nodes (0 = none). Nodes
+  // under python_flame_min_share of all Python time are left out (their time stays in their
+  // parent's).
+  size_t python_flame_nodes = 0;
+  double python_flame_min_share = 0.002;
   // Steps: a step is an outlier when it exceeds the mean of the other steps by more than
   // step_outlier_sigma of their standard deviation and the median by step_outlier_min_excess.
   double step_outlier_sigma = 5.0;
@@ -139,6 +144,18 @@ struct Hotspot {
 // A Python function of the user's program or its libraries (python_function events):
 // inclusive time (once per function when it recurses) and self time (not inside another
 // Python frame), clipped to the window.
+// One node of the Python call tree merged over threads and calls (the report's flame graph):
+// a function reached by the same chain of callers. Node 0 is the root, all Python threads.
+struct PythonFlameNode {
+  std::string name;   // "file(line): function", as in the trace ("" for the root)
+  std::string label;  // "function (file:line)"
+  int32_t parent = -1;  // index in Summary::python_flame, before this node; -1 for the root
+  uint32_t depth = 0;   // 0 for the root
+  int64_t total_ns = 0;  // inclusive, clipped to the window, summed over threads and calls
+  uint64_t calls = 0;
+  bool user = false;  // the user's code, not a library's (IsUserPythonFrame)
+};
+
 struct PythonFunctionStat {
   std::string name;  // "file(line): function", as in the trace
   uint64_t calls = 0;
@@ -334,6 +351,11 @@ struct Summary {
   std::vector<Finding> findings;       // largest window_share first
   std::vector<DeviceTimeline> timelines;  // AnalysisOptions::timeline_bins > 0 only
   std::vector<StepSample> step_series;    // AnalysisOptions::keep_step_series only
+  // AnalysisOptions::python_flame_nodes > 0 only: depth-first, children by time (largest
+  // first); empty without Python frames. python_flame_cut counts frames whose node fell
+  // under the node cap while building (their time stays in their parent's).
+  std::vector<PythonFlameNode> python_flame;
+  uint64_t python_flame_cut = 0;
   std::vector<MemorySummary> memory;      // [memory] events by (Device Type, Device Id)
   ComputeSummary compute;                 // FLOPs, TFLOP/s, MFU (docs/FLOPS.md)
   PhaseSummary phases;                    // where each step went (docs/SUMMARY.md)

@@ -16,6 +16,7 @@
 #include "report/cross_rank_html.h"
 #include "model/memory_totals.h"
 #include "report/html.h"
+#include "report/python_flame_html.h"
 
 namespace kairos {
 namespace {
@@ -23,6 +24,7 @@ namespace {
 using report::Escape;
 using report::EscapeShort;
 using report::Point;
+using report::PythonFlameHtml;
 
 constexpr const char* kCompute = "#4e79a7";
 constexpr const char* kComm = "#f28e2b";
@@ -90,6 +92,9 @@ svg.chart .hbar{fill:#4e79a7}
 .sbar{display:flex;height:22px;border-radius:4px;overflow:hidden;background:#eee;margin:4px 0}
 .sbar>span{display:block;height:22px}
 .note{color:var(--muted);font-size:14px}
+.flame{position:relative;margin:6px 0 12px;font-size:12px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.flame>.fl{position:absolute;height:17px;line-height:17px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;box-sizing:border-box;border:1px solid #fff;border-radius:2px;padding:0 3px;background:#c9ced4;color:#1d2327}
+.flame>.fl.user{background:#8cb1d9}.flame>.fl.root{background:#e3e7eb}
 details>summary{cursor:pointer;font-weight:600;margin:10px 0}
 )CSS";
 
@@ -231,6 +236,9 @@ void BreakdownSection(std::string* out, const std::vector<Analysed>& all) {
 // Where each step went (docs/SUMMARY.md, "Step phases"): the mean split, then one stacked
 // bar per step (the first kMaxPhaseBars), each bar the step's whole duration.
 constexpr size_t kMaxPhaseBars = 60;
+// Boxes of the Python flame graph per trace (about 250 bytes of page each; the analysis drops
+// nodes under 0.2% of all Python time first).
+constexpr size_t kReportFlameNodes = 300;
 constexpr const char* kPhaseColors[kNumPhases] = {"#e15759", "#59a14f", "#f28e2b", "#4e79a7", "#bab0ac"};
 std::vector<report::Segment> PhaseSegments(const std::array<int64_t, kNumPhases>& v) {
   std::vector<report::Segment> s;
@@ -385,6 +393,7 @@ void HotspotSections(std::string* out, const std::vector<Analysed>& all) {
               "</td><td class=\"n\">" + Escape(FormatDuration(p.gpu_ns)) + "</td></tr>";
     }
     *out += "</table>";
+    PythonFlameHtml(a.summary.python_flame, a.summary.python_flame_cut, out);
   });
   *out += "</section>";
 }
@@ -556,6 +565,7 @@ AnalysisOptions ReportAnalysisOptions(const ReportOptions& options) {
   AnalysisOptions ao = options.analysis;
   ao.timeline_bins = options.timeline_bins;
   ao.keep_step_series = true;
+  ao.python_flame_nodes = kReportFlameNodes;
   return ao;
 }
 

@@ -157,5 +157,89 @@ TEST_CASE("A device with no work in the window gets one shared line, not a row")
   CHECK(s.findings.empty());
 }
 
+TEST_CASE("The Python flame graph merges call paths over threads and calls, clipped to the window") {
+  TraceBuilder b(1000, 2000);
+  const uint32_t t1 = b.Thread(1);
+  const uint32_t t2 = b.Thread(2);
+  TraceData& data = b.data();
+  uint32_t next_id = 1;
+  auto frame = [&](uint32_t th, const std::string& name, int64_t s, int64_t e) {
+    data.python_frames.push_back({next_id++, 0, 0});
+    Event ev{};
+    ev.start_ns = s;
+    ev.end_ns = e;
+    ev.name = data.strings.Intern(name);
+    ev.track = th;
+    ev.detail = static_cast<uint32_t>(data.python_frames.size() - 1);
+    ev.kind = EventKind::kPythonFunction;
+    data.events_by_track[th].push_back(ev);
+  };
+  const std::string main = "/job/train.py(1): <module>", step = "/job/train.py(5): step";
+  const std::string fwd = "/job/model.py(9): forward";
+  const std::string lib = "/usr/lib/python3/dist-packages/torch/nn/modules/module.py(1): _call_impl";
+  // Thread 1: <module> [900,1900) (clipped to [1000,1900): 900) calls step twice.
+  frame(t1, main, 900, 1900);
+  frame(t1, step, 1000, 1300);  // 300
+  frame(t1, lib, 1000, 1200);   // 200, under step
+  frame(t1, fwd, 1050, 1150);   // 100, under step > _call_impl
+  frame(t1, step, 1400, 1500);  // 100: step now 400 over 2 calls
+  frame(t1, fwd, 1600, 1610);   // 10: forward straight under <module>, another path
+  // Thread 2: step at top level, same name as thread 1's, a different path.
+  frame(t2, step, 1500, 2100);  // clipped: 500
+  frame(t2, fwd, 1990, 2050);   // clipped: 10
+  AnalysisOptions o;
+  o.python_flame_nodes = 100;
+  o.python_flame_min_share = 0;
+  const Summary s = Analyze(b.Done(), o);
+  struct Row {
+    std::string name;
+    int32_t parent;
+    uint32_t depth;
+    int64_t total;
+    uint64_t calls;
+    bool user;
+  };
+  std::vector<Row> got;
+  for (const PythonFlameNode& n : s.python_flame)
+    got.push_back({n.name, n.parent, n.depth, n.total_ns, n.calls, n.user});
+  // Depth-first, children largest first: root = <module> 900 + thread 2's step 500.
+  const std::vector<Row> want = {
+      {"", -1, 0, 1400, 0, false},
+      {main, 0, 1, 900, 1, true},
+      {step, 1, 2, 400, 2, true},
+      {lib, 2, 3, 200, 1, false},
+      {fwd, 3, 4, 100, 1, true},
+      {fwd, 1, 2, 10, 1, true},
+      {step, 0, 1, 500, 1, true},
+      {fwd, 6, 2, 10, 1, true},
+  };
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO(i);
+    CHECK(got[i].name == want[i].name);
+    CHECK(got[i].parent == want[i].parent);
+    CHECK(got[i].depth == want[i].depth);
+    CHECK(got[i].total == want[i].total);
+    CHECK(got[i].calls == want[i].calls);
+    CHECK(got[i].user == want[i].user);
+  }
+  CHECK(s.python_flame[2].label == "step (train.py:5)");
+  CHECK(s.python_flame_cut == 0);
+
+  // The node cap keeps the largest paths (every kept node's caller kept); the share floor
+  // drops small ones; without the option there is no tree at all.
+  o.python_flame_nodes = 4;
+  const Summary capped = Analyze(b.Done(), o);
+  REQUIRE(capped.python_flame.size() == 4);
+  CHECK(capped.python_flame[1].total_ns == 900);
+  CHECK(capped.python_flame[2].total_ns == 400);
+  CHECK(capped.python_flame[3].total_ns == 500);
+  CHECK(capped.python_flame[3].parent == 0);
+  o.python_flame_nodes = 100;
+  o.python_flame_min_share = 0.05;  // 70 ns: the two 10 ns forward paths go
+  CHECK(Analyze(b.Done(), o).python_flame.size() == 6);
+  CHECK(Analyze(b.Done()).python_flame.empty());
+}
+
 }  // namespace
 }  // namespace kairos

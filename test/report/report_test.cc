@@ -159,6 +159,18 @@ TEST_CASE("Python functions: a section only for a trace with Python frames, name
   CHECK(html.find("/job/train.py(9): &lt;b&gt;step&lt;/b&gt;</td><td class=\"n\">1.00 ms</td>") !=
         std::string::npos);
   CHECK(html.find("<b>step</b>") == std::string::npos);
+  // The flame graph: the root, <module> across it, step half as wide one row down.
+  CHECK(Count(html, "<div class=\"fl") == 4);  // the graph (class "flame") and three boxes
+  CHECK(html.find("<div class=\"fl root\" style=\"left:0.000%;width:100.000%;top:0px\" "
+                  "title=\"all Python threads\n2.00 ms (100.000%)\">all Python threads</div>") !=
+        std::string::npos);
+  CHECK(html.find("<div class=\"fl user\" style=\"left:0.000%;width:100.000%;top:18px\" "
+                  "title=\"/job/train.py(1): &lt;module&gt;\n2.00 ms (100.000%), 1 call\">"
+                  "&lt;module&gt; (train.py:1)</div>") != std::string::npos);
+  CHECK(html.find("<div class=\"fl user\" style=\"left:0.000%;width:50.000%;top:36px\" "
+                  "title=\"/job/train.py(9): &lt;b&gt;step&lt;/b&gt;\n1.00 ms (50.000%), 1 call\">"
+                  "&lt;b&gt;step&lt;/b&gt; (train.py:9)</div>") != std::string::npos);
+  CHECK(html.find("<div class=\"flame\" style=\"height:54px\">") != std::string::npos);
 }
 
 TEST_CASE("Hostile names cannot break the page or the embedded JSON") {
