@@ -179,40 +179,17 @@ absl::Status Profiler::Init(std::string_view text, const std::vector<ConfigValue
 
 absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, bool sync,
                                      uint64_t reference_raw) {
-  if (sched_.shut_down()) return absl::FailedPreconditionError("kairos is shut down");
-  if (sched_.busy()) return absl::FailedPreconditionError("profiler busy");
+  // Refused before planning: a busy profiler says so, not a planning error.
+  if (absl::Status s = sched_.Admit(); !s.ok()) return s;
   SchedulerEvent e = Now(SessionEventKind::kRequest);
+  RequestInstant at;
+  at.now_ns = e.now_ns;
+  at.iteration = e.iteration;
+  // The daemon's poll tick (or stamp), as an iteration: every rank of the job plans from it.
+  if (reference_raw != 0) at.reference_iteration = IterationAtRaw(reference_raw);
   std::string note;
-  absl::StatusOr<WindowPlan> plan;
-  // A process that never stepped keeps the plain plan: it is what decides the fall back to a
-  // duration window (PlanWindow).
-  if (reference_raw != 0 && !sync && config.IterationMode() && e.iteration > 0) {
-    // Planned from the iteration of the shared reference instant, so that every rank that
-    // received the request on the same poll tick picks the same start iteration. One more
-    // iteration is counted as passed, the same on every rank: a rank that handles the reply
-    // just after a step boundary (reply latency, scheduling) still finds the start ahead.
-    const int64_t then = IterationAtRaw(reference_raw);
-    plan = PlanWindow(config, sync, e.now_ns, SatAdd(then, 1), &note);
-    if (plan.ok() && plan->iteration_mode && plan->warmup_iteration <= e.iteration) {
-      note = absl::StrCat("request handled ", e.iteration - then,
-                          " iterations after its poll; planning from the current iteration");
-      plan = PlanWindow(config, sync, e.now_ns, e.iteration, &note);
-    }
-  } else {
-    plan = PlanWindow(config, sync, e.now_ns, e.iteration, &note);
-  }
+  absl::StatusOr<WindowPlan> plan = PlanRequest(config, sync, at, &note);
   if (!plan.ok()) return plan.status();
-  // The runner, not the step hook, switches the GPU source on (the job never waits for
-  // CUPTI), so a warm-up that begins at the start boundary lost the first kernels of the first
-  // traced iteration (5 of 12 rank traces on the simulated DDP job). Without configured
-  // warm-up iterations, warm up one iteration early: at that boundary, or now when the job is
-  // already in that iteration (a job-wide request is often handled there). The start
-  // iteration, and so every rank's window, is unchanged (it was planned above). Never to
-  // iteration 0: a process that has not stepped must stay Armed to fall back to a time window
-  // (with a start of 2 or more, the warm-up still needs a step first).
-  if (plan->iteration_mode && plan->warmup_iteration == plan->start_iteration &&
-      plan->start_iteration >= 2)
-    plan->warmup_iteration = plan->start_iteration - 1;
   if (!note.empty()) KAIROS_LOG_INFO("%s", note.c_str());
   if (absl::Status s = EnsureRunnerLocked(); !s.ok()) return s;
   e.plan = &*plan;
@@ -279,14 +256,15 @@ bool Profiler::WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t s
                            [&] { return sched_.finished() >= seq; });
 }
 
-void Profiler::EndCurrentLocked(uint64_t now_raw) {
-  SchedulerEvent e = Now(SessionEventKind::kStop);
-  if (sched_.Handle(e).ok()) {
+absl::Status Profiler::EndCurrentLocked(uint64_t now_raw, SessionEventKind kind) {
+  absl::Status s = sched_.Handle(Now(kind));
+  if (s.ok()) {
     // Recording closed now, or an iteration window past its start boundary closes (now or once
     // warm): the window ends here unless its end boundary came first. A cancel records nothing.
     if (sched_.outcome() != Outcome::kCancelled) close_raw_ = now_raw;
     cv_.notify_all();
   }
+  return s;
 }
 
 absl::Status Profiler::Start() {
@@ -332,10 +310,7 @@ absl::Status Profiler::Start() {
 absl::Status Profiler::Stop() {
   const uint64_t now_raw = ReadRawClock();
   std::lock_guard<std::mutex> lock(mu_);
-  if (sched_.state() != SessionState::kRecording)
-    return absl::FailedPreconditionError("no trace is recording");
-  EndCurrentLocked(now_raw);
-  return absl::OkStatus();
+  return EndCurrentLocked(now_raw, SessionEventKind::kStopRecording);
 }
 
 absl::StatusOr<std::string> Profiler::Flush() {
@@ -350,7 +325,7 @@ absl::StatusOr<std::string> Profiler::Flush() {
     return last_path_;
   }
   const uint64_t seq = sched_.accepted();
-  EndCurrentLocked(now_raw);
+  EndCurrentLocked(now_raw).IgnoreError();  // refused: nothing left to end
   if (!WaitFinishedLocked(lock, seq, kFlushWaitMs))
     return absl::UnavailableError("timed out waiting for the trace to be written");
   if (!last_result_.status.ok()) return last_result_.status;
@@ -375,7 +350,7 @@ void Profiler::AtExit() {
   std::unique_lock<std::mutex> lock(mu_);
   if (!sched_.busy()) return;
   const uint64_t seq = sched_.accepted();
-  EndCurrentLocked(now_raw);
+  EndCurrentLocked(now_raw).IgnoreError();  // refused: nothing left to end
   if (!WaitFinishedLocked(lock, seq, bound_ms)) {
     KAIROS_LOG_WARNING("trace not finished within KAIROS_EXIT_FLUSH_TIMEOUT_MS=%lld ms; exiting",
                        static_cast<long long>(bound_ms));
@@ -434,18 +409,11 @@ void Profiler::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
   } else {
     boundaries_.back() = {iteration, raw_time};
   }
-  const SessionState st = sched_.state();
-  if ((st == SessionState::kArmed || st == SessionState::kWarmUp) &&
-      sched_.plan().iteration_mode && iteration >= sched_.plan().warmup_iteration) {
-    // The warm-up boundary of an iteration window: CPU ranges record from this instant, so
-    // the first ProfilerStep and the ranges around it do not depend on the runner's wake-up
-    // latency. WarmUp too: the runner may tick past this boundary between the step's
-    // increment and this call (it only needs g_iteration, not the mutex this hook waits
-    // for), and it switches recording on only after every source warmed up; a burst of
-    // steps meanwhile recorded nothing, and the window closed empty. StartEarly is
-    // idempotent, so the runner's own call after warm-up then changes nothing.
+  // From the warm-up boundary of an iteration window on, CPU ranges record from this instant,
+  // so the first ProfilerStep and the ranges around it do not depend on the runner's wake-up
+  // latency (Scheduler::StartsEarlyAt says when).
+  if (sched_.StartsEarlyAt(iteration))
     for (auto& s : sources_) s->StartEarly();
-  }
   cv_.notify_all();
 }
 

@@ -172,6 +172,8 @@ class Profiler {
     uint64_t start_raw = 0;
     bool start_is_step_boundary = false;
     bool opened = false;  // Open() ran
+    // Latest TraceSource::ReadyRaw of the warmed sources (0 = none cares).
+    uint64_t ready_raw = 0;
   };
 
   absl::Status RequestLocked(const Config& config, ConfigSource source, bool sync,
@@ -179,14 +181,21 @@ class Profiler {
   absl::Status EnsureRunnerLocked();
   // Waits (bounded) until session `seq` has finished; false on timeout.
   bool WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t seq, int64_t timeout_ms);
-  // Stop (a recording window, at `now_raw`) or cancel (one not open yet); no-op otherwise.
-  void EndCurrentLocked(uint64_t now_raw);
+  // Sends `kind` (kStop: close a recording window at `now_raw`, or cancel one not open yet;
+  // kStopRecording: close a recording window only); the scheduler's refusal otherwise.
+  absl::Status EndCurrentLocked(uint64_t now_raw,
+                                SessionEventKind kind = SessionEventKind::kStop);
 
   // Runner thread (runner.cc). Called with `lock` held; they unlock around source calls and
   // I/O.
   void RunnerMain();
   void WaitForWake(std::unique_lock<std::mutex>& lock);
   void WarmUp(std::unique_lock<std::mutex>& lock, Window& w);
+  // Tells the scheduler the sources are warm, and when the last of them was ready; records
+  // the warning when the window's start moved because of it.
+  void SourcesWarm(Window& w);
+  // "the window starts at iteration N instead of M: ..." (the start moved; `lock` held).
+  std::string StartMovedMessage() const;
   void Open(std::unique_lock<std::mutex>& lock, Window& w);
   void Close(std::unique_lock<std::mutex>& lock, Window& w);
   void Abort(std::unique_lock<std::mutex>& lock, Window& w);

@@ -48,8 +48,7 @@ void Profiler::RunnerMain() {
       case Action::kWarmUp:
         window_ = std::make_unique<Window>();
         WarmUp(lock, *window_);
-        // Refused (and ignored) when the request was cancelled meanwhile.
-        sched_.Handle(Now(SessionEventKind::kSourcesWarm)).IgnoreError();
+        SourcesWarm(*window_);
         break;
       case Action::kOpen:
         Open(lock, *window_);
@@ -73,14 +72,7 @@ void Profiler::WaitForWake(std::unique_lock<std::mutex>& lock) {
   // boundary that ends the window is known even when the job runs through several
   // iterations before this thread gets the CPU back. Without it a late runner would close
   // the window at its own clock and record extra ProfilerSteps.
-  int64_t hook_at = wake_it;
-  const SessionState st = sched_.state();
-  if (sched_.plan().iteration_mode &&
-      (st == SessionState::kArmed || st == SessionState::kWarmUp ||
-       st == SessionState::kRecording)) {
-    hook_at = std::min(hook_at, sched_.plan().warmup_iteration);
-  }
-  g_step_wake_at.store(hook_at);
+  g_step_wake_at.store(sched_.hook_iteration());
   if (wake_it != kNever && g_iteration.load() >= wake_it) return;  // passed before we asked
   const int64_t wake_ns = sched_.wake_ns();
   if (wake_ns == kNever) {
@@ -120,7 +112,28 @@ void Profiler::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
   // boundary keep their true start (clamped, flagged) instead of being lost.
   if (iteration_mode)
     for (TraceSource* s : w.warmed) s->StartEarly();
+  // The latest instant from which a source records all an iteration window needs (0: none
+  // cares when it was warmed up).
+  for (TraceSource* s : w.warmed) w.ready_raw = std::max(w.ready_raw, s->ReadyRaw());
   lock.lock();
+}
+
+void Profiler::SourcesWarm(Window& w) {
+  SchedulerEvent e = Now(SessionEventKind::kSourcesWarm);
+  // The boundaries counted at that instant (the step ring): at or past the start, the
+  // scheduler moves the start to the next one.
+  if (w.ready_raw != 0) e.ready_iteration = IterationAtRaw(w.ready_raw);
+  // Refused (and ignored) when the request was cancelled meanwhile.
+  if (!sched_.Handle(e).ok() || sched_.start_moved_from() == 0) return;
+  // The trace says so too (Close), unless a stop keeps the planned start after all.
+  KAIROS_LOG_WARNING("%s", StartMovedMessage().c_str());
+}
+
+std::string Profiler::StartMovedMessage() const {
+  const int64_t from = sched_.start_moved_from(), to = sched_.plan().start_iteration;
+  return absl::StrCat("the window starts at iteration ", to, " instead of ", from,
+                      ": GPU recording was on only after iteration ", from,
+                      " began (raise ACTIVITIES_WARMUP_ITERATIONS)");
 }
 
 void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
@@ -194,6 +207,13 @@ void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   request.end_raw = std::max(end_raw, w.start_raw);
   request.start_is_step_boundary = w.start_is_step_boundary;
   request.metadata = metadata_;
+  // A start that moved (SourcesWarm) and stayed moved.
+  if (sched_.start_moved_from() != 0) {
+    request.warnings.push_back(StartMovedMessage());
+    request.stats.emplace_back(
+        "window_start_moved_iterations",
+        static_cast<uint64_t>(plan.start_iteration - sched_.start_moved_from()));
+  }
   request.anchors = &anchors_;
   lock.unlock();
   const int64_t end_ns = UnixNowNs();

@@ -72,6 +72,7 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
   data.warnings = std::move(request.warnings);
 
   for (TraceSource* s : request.sources) s->Collect(data);  // registration order: cpu first
+  for (const auto& [name, value] : request.stats) data.AddStat(name, value);
   // A release build's broken invariant (dcheck.h) is in every later trace, not only a log line.
   if (const uint64_t breaks = internal::InvariantBreaks(); breaks != 0)
     data.AddStat("invariant_breaks", breaks);
