@@ -138,10 +138,12 @@ absl::StatusOr<WindowPlan> PlanRequest(const Config& c, bool sync, const Request
   if (at.reference_iteration >= 0 && !sync && c.IterationMode() && at.iteration > 0) {
     plan = PlanWindow(c, sync, at.now_ns, SatAdd(at.reference_iteration, 1), note);
     if (plan.ok() && plan->iteration_mode && plan->warmup_iteration <= at.iteration) {
+      std::string passed;
+      plan = PlanWindow(c, sync, at.now_ns, at.iteration, &passed);
       if (note != nullptr)
         *note = absl::StrCat("request handled ", at.iteration - at.reference_iteration,
-                             " iterations after its poll; planning from the current iteration");
-      plan = PlanWindow(c, sync, at.now_ns, at.iteration, note);
+                             " iterations after its poll; planning from the current iteration",
+                             passed.empty() ? "" : ": ", passed);
     }
   } else {
     plan = PlanWindow(c, sync, at.now_ns, at.iteration, note);
