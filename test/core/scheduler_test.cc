@@ -210,7 +210,7 @@ std::vector<Observed> ExploreHandle() {
   std::mt19937 rng(24);
   auto pick = [&](auto& a) { return a[rng() % (sizeof(a) / sizeof(a[0]))]; };
   std::vector<Observed> out;
-  for (int walk = 0; walk < 20000; ++walk) {
+  for (int walk = 0; walk < 4000; ++walk) {
     Scheduler s;
     for (int step = 0; step < 14; ++step) {
       const unsigned k = rng() % (kSessionEventKindCount + 3);
