@@ -2,8 +2,13 @@
 // Layer: kairos_session. The session state machine, as a pure value: it decides when a
 // recording window warms up, opens and closes, from events that carry the time and the
 // iteration count. It owns no thread, reads no clock and calls no source; the session runner
-// (session.h) feeds it events under the session mutex and performs the actions it hands out.
-// Unit-tested without threads or sleeps (test/core/scheduler_test.cc).
+// (runner.cc) feeds it events under the session mutex and performs the actions it hands out.
+// All session policy is here, as pure functions and transitions: how a request is planned
+// (PlanRequest), who may request (Admit), when the step hook switches recording on and must
+// reach the session (StartsEarlyAt, hook_iteration), and when an iteration window's start
+// moves because a source was ready late (kSourcesWarm). Unit-tested without threads or sleeps
+// (test/core/scheduler_test.cc), which also checks the transition table against Handle() and
+// against docs/ARCHITECTURE.md's table.
 //
 // States (docs/ARCHITECTURE.md has the full table):
 //   Idle       no request.

@@ -36,8 +36,6 @@ TEST_CASE("C++ wrapper records ranges, async ranges and steps") {
     kairos::ScopedRange outer("outer");
     { kairos::ScopedRange inner("inner"); }
   }
-  // Long enough for the host sampler (10 ms interval) to take several samples.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   kairos::AsyncRange a("async");
   kairos::AsyncRange moved(std::move(a));  // the moved-from range must not end anything
   std::thread([r = std::move(moved)]() mutable { r.End(); r.End(); }).join();
@@ -53,7 +51,9 @@ TEST_CASE("C++ wrapper records ranges, async ranges and steps") {
   int cpu_util_samples = 0;
   for (const auto& e : trace["traceEvents"])
     if (e.value("ph", "") == "C" && e.value("name", "") == "cpu.util") ++cpu_util_samples;
-  CHECK(cpu_util_samples >= 3);
+  // At least the samples taken when the window opened and closed (host_sampler.cc), however
+  // loaded the machine; the sampler thread's periodic ones are tested with a fake clock.
+  CHECK(cpu_util_samples >= 2);
   kairos_shutdown();
 }
 

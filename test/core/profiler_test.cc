@@ -392,21 +392,16 @@ std::vector<int64_t> TracedSteps(const std::string& path) {
   return out;
 }
 
-// Steps as a training loop takes them (a millisecond apart), not as a burst of microseconds.
-void StepsOfOneMs(int n) {
-  for (int i = 0; i < n; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    StepHook();
-  }
-}
-
-// Sends `c` as the daemon client would (poll instant `poll_raw`), steps 12 times a millisecond
-// apart, and returns the ProfilerStep numbers of the trace written.
+// Sends `c` as the daemon client would (poll instant `poll_raw`), steps 12 times, and returns
+// the ProfilerStep numbers of the trace written. The steps come as a burst: from the warm-up
+// boundary on every boundary reaches the session through its hook, so the window's edges are
+// the same however late the runner runs (no sleep stands in for the runner's progress). The
+// planning itself (which start from which tick) is tested without threads in scheduler_test.
 std::vector<int64_t> DaemonWindowSteps(const Config& c, uint64_t poll_raw) {
   Profiler& p = Profiler::Get();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.RequestTrace(c, ConfigSource::kDaemon, poll_raw).ok());
-  StepsOfOneMs(12);
+  for (int i = 0; i < 12; ++i) StepHook();
   return TracedSteps(FlushedTracePath(p, n));
 }
 

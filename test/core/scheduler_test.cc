@@ -1,8 +1,10 @@
 // File: scheduler_test.cc
-// Layer: test/core. The pure session scheduler: every edge of the transition table driven
-// by events with explicit times and iteration counts (no threads, no sleeps, no clock),
-// window planning with saturating arithmetic, and ConfigParseInfo (which replaced the
-// session's own re-reading of config text).
+// Layer: test/core. The pure session scheduler, driven by events with explicit times and
+// iteration counts (no threads, no sleeps, no clock): the transition table checked three ways
+// (what Handle() does, docs/ARCHITECTURE.md's table, IsLegalTransition), the session policy
+// (request planning, refusals, the step hook's rules, the moved start), window planning with
+// saturating arithmetic, and ConfigParseInfo (which replaced the session's own re-reading of
+// config text).
 // Threading: single-threaded.
 #include "session/scheduler.h"
 
