@@ -113,7 +113,7 @@ class CudaSource final : public internal::CuptiSource {
 // (GPU counters), host
 // (/proc sampler). `load_cupti_now`: resolve libcupti on this thread (a window opens at once).
 void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
-  Profiler& session = root.session;
+  SessionController& session = root.session;
   session.RegisterTraceSource(std::make_unique<CpuSource>());
 #ifdef KAIROS_HAVE_CUPTI
   internal::CuptiSourceOptions options;
@@ -414,6 +414,6 @@ Root& GetRoot() {
   return *g_root.load(std::memory_order_acquire);
 }
 
-Profiler& Profiler::Get() { return GetRoot().session; }
+SessionController& SessionController::Get() { return GetRoot().session; }
 
 }  // namespace kairos

@@ -1,5 +1,5 @@
 // File: runner.cc
-// Layer: kairos_session. The session runner: the controller thread of Profiler. It feeds the
+// Layer: kairos_session. The session runner: the controller thread of SessionController. It feeds the
 // Scheduler ticks (time and iteration), performs the action each transition owes (warm up,
 // open, close, abort) on the TraceSources, and hands a closed window to the trace assembler.
 // Waits on a condition variable with the scheduler's next deadline (no polling).
@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "dcheck.h"
 #include "log.h"
-#include "session/profiler.h"
+#include "session/controller.h"
 #include "session/trace_assembler.h"
 #include "thread_name.h"
 
@@ -30,7 +30,7 @@ constexpr int64_t kBoundaryWaitMs = 200;
 }  // namespace
 
 
-void Profiler::RunnerMain() {
+void SessionController::RunnerMain() {
   NameThisThread("session");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -64,7 +64,7 @@ void Profiler::RunnerMain() {
   }
 }
 
-void Profiler::WaitForWake(std::unique_lock<std::mutex>& lock) {
+void SessionController::WaitForWake(std::unique_lock<std::mutex>& lock) {
   // seq_cst store then load: pairs with StepHook's increment-then-load.
   const int64_t wake_it = sched_.wake_iteration();
   // While an iteration window is live, every boundary from its warm-up on goes through
@@ -84,7 +84,7 @@ void Profiler::WaitForWake(std::unique_lock<std::mutex>& lock) {
   cv_.wait_for(lock, std::chrono::nanoseconds(std::min(wake_ns - now, kMaxWaitNs)));
 }
 
-void Profiler::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
+void SessionController::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   std::vector<TraceSource*> sources;
   for (auto& s : sources_) sources.push_back(s.get());
@@ -118,7 +118,7 @@ void Profiler::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
   lock.lock();
 }
 
-void Profiler::SourcesWarm(Window& w) {
+void SessionController::SourcesWarm(Window& w) {
   SchedulerEvent e = Now(SessionEventKind::kSourcesWarm);
   // The boundaries counted at that instant (the step ring): at or past the start, the
   // scheduler moves the start to the next one.
@@ -129,14 +129,14 @@ void Profiler::SourcesWarm(Window& w) {
   KAIROS_LOG_WARNING("%s", StartMovedMessage().c_str());
 }
 
-std::string Profiler::StartMovedMessage() const {
+std::string SessionController::StartMovedMessage() const {
   const int64_t from = sched_.start_moved_from(), to = sched_.plan().start_iteration;
   return absl::StrCat("the window starts at iteration ", to, " instead of ", from,
                       ": GPU recording was on only after iteration ", from,
                       " began (raise ACTIVITIES_WARMUP_ITERATIONS)");
 }
 
-void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
+void SessionController::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   const WindowPlan& plan = sched_.plan();
   w.start_raw = 0;
@@ -178,7 +178,7 @@ void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   done_cv_.notify_all();  // Start() and WaitForStartupWindow() wait for the open window
 }
 
-void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
+void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   KAIROS_DCHECK(sched_.state() == SessionState::kFlushing, "close runs in Flushing");
   // A stop that arrived between the transition to Recording and the runner's open replaced
@@ -223,7 +223,7 @@ void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   FinishLocked(Result{std::move(result.status), std::move(result.path)});
 }
 
-void Profiler::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
+void SessionController::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   g_step_wake_at.store(kNever);
   const Outcome outcome = sched_.outcome();
@@ -241,7 +241,7 @@ void Profiler::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
                       std::string()});
 }
 
-uint64_t Profiler::CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_t it) {
+uint64_t SessionController::CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_t it) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   // The tick that moved the session reads g_iteration without the step's hook: the runner can
   // count a boundary between StepHook's increment and its OnStepBoundary, which then waits for
@@ -263,7 +263,7 @@ uint64_t Profiler::CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_
   }
 }
 
-void Profiler::FinishLocked(Result result) {
+void SessionController::FinishLocked(Result result) {
   if (result.status.ok()) last_path_ = result.path;
   last_result_ = std::move(result);
   window_.reset();

@@ -1,14 +1,14 @@
 // File: profiler_test.cc
-// Layer: test/core. The session end to end through the process-root Profiler: synchronous
+// Layer: test/core. The session end to end through the process-root SessionController: synchronous
 // sessions, iteration windows (also already passed), duration windows, bad requests,
 // unwritable output, 64 threads during flush, fork() while recording, the exit flush, and
 // the regressions of issue 12: calls that stalled for seconds on an armed request (flush,
 // start, shutdown, exit), a cancel lost while a request waited, busy while armed, a busy
 // init that installed its config, a start time far in the future, the exit bound that a
 // request could raise, and windows with no events of the process's own.
-// Threading: the test thread plus the threads each case starts; the Profiler is the process
+// Threading: the test thread plus the threads each case starts; the SessionController is the process
 // singleton, so cases run one after another and each leaves it idle.
-#include "session/profiler.h"
+#include "session/controller.h"
 
 #include "sanitizer_skip.h"
 
@@ -63,7 +63,7 @@ std::vector<std::string> ThreadNames() {
 }
 
 // Waits for session `n` to complete, flushes it and returns the trace's path (REQUIREs both).
-std::string FlushedTracePath(Profiler& p, uint64_t n) {
+std::string FlushedTracePath(SessionController& p, uint64_t n) {
   REQUIRE(p.WaitForCompletedSessions(n, 10000));
   absl::StatusOr<std::string> path = p.Flush();
   INFO(path.status().ToString());
@@ -72,7 +72,7 @@ std::string FlushedTracePath(Profiler& p, uint64_t n) {
 }
 
 // The same, parsed.
-nlohmann::json FlushedTrace(Profiler& p, uint64_t n) {
+nlohmann::json FlushedTrace(SessionController& p, uint64_t n) {
   nlohmann::json j = ReadJson(FlushedTracePath(p, n));
   REQUIRE_FALSE(j.is_discarded());
   return j;
@@ -94,7 +94,7 @@ std::map<std::string, int> StepNames(const nlohmann::json& j) {
 }
 
 TEST_CASE("synchronous start/stop writes a complete, parseable trace") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/sync.json").ok());
   CHECK(p.state() == SessionState::kIdle);
@@ -145,7 +145,7 @@ TEST_CASE("synchronous start/stop writes a complete, parseable trace") {
 }
 
 TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   const int64_t cur = g_iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
@@ -168,7 +168,7 @@ TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N"
 // start: the GPU source is switched on by the runner, and a warm-up at the start boundary lost
 // the first traced iteration's first kernels. The window itself is unchanged.
 TEST_CASE("with no warm-up iterations the sources warm up one iteration before the start") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   if (g_iteration.load() == 0) StepHook();  // a process that never stepped stays Armed
   const int64_t cur = g_iteration.load();
@@ -239,7 +239,7 @@ class WarmUpGate final : public TraceSource {
 // ProfilerSteps. Here the step is split where that happened, and the gate keeps the runner in
 // warm-up while the window's steps pass, so the interleaving is forced, not waited for.
 TEST_CASE("a step whose hook finds the runner already warming up still records the window") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   static WarmUpGate* gate = [&] {
     auto g = std::make_unique<WarmUpGate>();
     WarmUpGate* raw = g.get();
@@ -287,7 +287,7 @@ TEST_CASE("a step whose hook finds the runner already warming up still records t
 // and ended the window at its own clock, so the trace had one ProfilerStep too many (seen in
 // the daemon-request cases as {N, N+1, N+2} for a 2-iteration window).
 TEST_CASE("a window whose end boundary is counted before its hook ran ends at that boundary") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   const int64_t cur = g_iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
@@ -323,7 +323,7 @@ TEST_CASE("a window whose end boundary is counted before its hook ran ends at th
 // And at the start: the runner counted the start boundary before its hook ran and opened the
 // window at its own clock, so what the job did right after the boundary was lost.
 TEST_CASE("a window whose start boundary is counted before its hook ran starts at that boundary") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   const int64_t cur = g_iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
@@ -353,7 +353,7 @@ TEST_CASE("a window whose start boundary is counted before its hook ran starts a
 }
 
 TEST_CASE("an iteration window whose start has passed moves to the next rounded-up iteration") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   for (int i = 0; i < 5; ++i) StepHook();
   const int64_t cur = g_iteration.load();
@@ -398,7 +398,7 @@ std::vector<int64_t> TracedSteps(const std::string& path) {
 // the same however late the runner runs (no sleep stands in for the runner's progress). The
 // planning itself (which start from which tick) is tested without threads in scheduler_test.
 std::vector<int64_t> DaemonWindowSteps(const Config& c, uint64_t poll_raw) {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.RequestTrace(c, ConfigSource::kDaemon, poll_raw).ok());
   for (int i = 0; i < 12; ++i) StepHook();
@@ -481,7 +481,7 @@ TEST_CASE("rank and world size come from the launcher, else from the largest NCC
 }
 
 TEST_CASE("a duration window opens and closes by itself; requests meanwhile are busy") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("ACTIVITIES_WARMUP_PERIOD_SECS=0\nACTIVITIES_DURATION_MSECS=50\n"
@@ -500,7 +500,7 @@ TEST_CASE("a duration window opens and closes by itself; requests meanwhile are 
 }
 
 TEST_CASE("bad requests are rejected and the previous config stays") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/keep.json").ok());
   Config c;
@@ -515,7 +515,7 @@ TEST_CASE("bad requests are rejected and the previous config stays") {
 }
 
 TEST_CASE("a missing or unwritable output directory fails the flush, not the process") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   // Flush after Stop answers the same whether the failed write finished first or not (it used
   // to return an older trace's path, this one, when the runner finished before the flush came).
   const std::string before = MakeTempDir();
@@ -548,7 +548,7 @@ TEST_CASE("a missing or unwritable output directory fails the flush, not the pro
 
 TEST_CASE("64 threads keep calling in while the trace is flushed") {
   constexpr int kThreads = 64, kPhase1 = 100;
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/many.json").ok());
   REQUIRE(p.Start().ok());
@@ -596,7 +596,7 @@ TEST_CASE("fork() while recording: the child has a clean, idle profiler") {
   // deadlocks inside ASan (7 of 255 full runs, stacks in AsanThread::Init). glibc's malloc
   // takes its locks around fork, so the normal build runs this case.
   KAIROS_SKIP_UNDER_SANITIZER("fork() in a multithreaded process can deadlock ASan's allocator");
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/parent.json").ok());
   REQUIRE(p.Start().ok());
@@ -605,7 +605,7 @@ TEST_CASE("fork() while recording: the child has a clean, idle profiler") {
   REQUIRE(child >= 0);
   if (child == 0) {
     int code = 0;
-    Profiler& c = Profiler::Get();
+    SessionController& c = SessionController::Get();
     if (&c == &p) code |= 1;
     if (c.state() != SessionState::kIdle) code |= 2;
     if (internal::g_cpu_epoch.load() != 0) code |= 4;
@@ -670,7 +670,7 @@ std::string FarIterationWindow(const std::string& dir) {
 TEST_CASE("flush right after an init that armed an iteration window returns at once") {
   // Regression: the cancel was cleared when the runner took the request, and Flush waited
   // its full 60 s bound, then failed with UNAVAILABLE.
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   const uint64_t before = p.completed_sessions();
   REQUIRE(p.Init(FarIterationWindow(dir)).ok());
@@ -689,7 +689,7 @@ TEST_CASE("flush right after an init that armed an iteration window returns at o
 
 TEST_CASE("start cancels an armed request and opens its own window at once") {
   // Regression: kairos_start waited 10 s for a cancel that was lost, then failed.
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init(FarIterationWindow(dir)).ok());
   REQUIRE(p.state() == SessionState::kArmed);
@@ -708,7 +708,7 @@ TEST_CASE("start cancels an armed request and opens its own window at once") {
 
 TEST_CASE("shutdown with an armed request returns at once and refuses until init") {
   // Regression: shutdown waited KAIROS_EXIT_FLUSH_TIMEOUT_MS (here 30 s) for a lost cancel.
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init(FarIterationWindow(dir)).ok());
   REQUIRE(p.state() == SessionState::kArmed);
@@ -730,7 +730,7 @@ TEST_CASE("exit with an armed request does not wait for it") {
     const pid_t child = fork();
     REQUIRE(child >= 0);
     if (child == 0) {
-      Profiler& c = Profiler::Get();
+      SessionController& c = SessionController::Get();
       if (!c.Init(FarIterationWindow(dir)).ok()) _exit(3);
       if (c.state() != SessionState::kArmed) _exit(4);
       exit(0);
@@ -744,7 +744,7 @@ TEST_CASE("exit with an armed request does not wait for it") {
 }
 
 TEST_CASE("an init rejected as busy leaves the previous config in force") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/kept.json").ok());
   REQUIRE(p.Start().ok());
@@ -759,7 +759,7 @@ TEST_CASE("an init rejected as busy leaves the previous config in force") {
 
 TEST_CASE("PROFILE_START_TIME far in the future stays armed instead of starting now") {
   // Regression: ms * 1e6 overflowed (undefined; release builds started at once).
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   Config c;
   c.profile_start_time_ms = int64_t{9000000000000000};
@@ -774,7 +774,7 @@ TEST_CASE("PROFILE_START_TIME far in the future stays armed instead of starting 
 }
 
 TEST_CASE("the exit bound comes from the base config only, capped") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("KAIROS_EXIT_FLUSH_TIMEOUT_MS=600000\nACTIVITIES_LOG_FILE=" + dir + "/b.json").ok());
   CHECK(p.ExitFlushBoundMs() == kMaxExitFlushMs);
@@ -790,7 +790,7 @@ TEST_CASE("the exit bound comes from the base config only, capped") {
 }
 
 TEST_CASE("a window in which the process recorded nothing writes no files") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   Config c;
   c.duration_ms = 20;
@@ -813,7 +813,7 @@ TEST_CASE("a window still open at exit() is closed and written") {
   const pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    Profiler& c = Profiler::Get();
+    SessionController& c = SessionController::Get();
     if (!c.Init("ACTIVITIES_LOG_FILE=" + dir + "/exit.json").ok() || !c.Start().ok()) _exit(3);
     PushRange("open_at_exit");
     exit(0);  // atexit closes the window and writes the trace

@@ -1,8 +1,8 @@
-// File: profiler.cc — see profiler.h. The request side: init, requests, synchronous
+// File: controller.cc — see controller.h. The request side: init, requests, synchronous
 // start/stop, flush, exit, the step hook. The runner is in runner.cc; the process root
 // (creation, fork, exit, signals) in root.cc.
 // Layer: kairos_session. Threading: every method locks mu_; every wait is bounded.
-#include "session/profiler.h"
+#include "session/controller.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -99,9 +99,9 @@ void StepStateAfterForkChild() {
   }
 }
 
-Profiler::Profiler() = default;
+SessionController::SessionController() = default;
 
-SchedulerEvent Profiler::Now(SessionEventKind kind) const {
+SchedulerEvent SessionController::Now(SessionEventKind kind) const {
   SchedulerEvent e;
   e.kind = kind;
   e.now_ns = UnixNowNs();
@@ -109,7 +109,7 @@ SchedulerEvent Profiler::Now(SessionEventKind kind) const {
   return e;
 }
 
-void Profiler::InstallEnvironmentConfig(const absl::StatusOr<ConfigFromEnv>& loaded,
+void SessionController::InstallEnvironmentConfig(const absl::StatusOr<ConfigFromEnv>& loaded,
                                         bool schedule) {
   if (!loaded.ok()) {
     KAIROS_LOG_WARNING("config from the environment rejected: %s",
@@ -140,7 +140,7 @@ void Profiler::InstallEnvironmentConfig(const absl::StatusOr<ConfigFromEnv>& loa
     startup_session_ = sched_.accepted();
 }
 
-void Profiler::WaitForStartupWindow() {
+void SessionController::WaitForStartupWindow() {
   std::unique_lock<std::mutex> lock(mu_);
   if (startup_session_ == 0) return;
   const uint64_t seq = startup_session_;
@@ -154,7 +154,7 @@ void Profiler::WaitForStartupWindow() {
   }
 }
 
-absl::Status Profiler::Init(std::string_view text, const std::vector<ConfigValue>& values) {
+absl::Status SessionController::Init(std::string_view text, const std::vector<ConfigValue>& values) {
   std::vector<std::string> warnings;
   Config env_config;
   {
@@ -177,7 +177,7 @@ absl::Status Profiler::Init(std::string_view text, const std::vector<ConfigValue
   return absl::OkStatus();
 }
 
-absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, bool sync,
+absl::Status SessionController::RequestLocked(const Config& config, ConfigSource source, bool sync,
                                      uint64_t reference_raw) {
   // Refused before planning: a busy profiler says so, not a planning error.
   if (absl::Status s = sched_.Admit(); !s.ok()) return s;
@@ -215,7 +215,7 @@ absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, 
   return absl::OkStatus();
 }
 
-absl::Status Profiler::EnsureRunnerLocked() {
+absl::Status SessionController::EnsureRunnerLocked() {
   if (runner_started_) return absl::OkStatus();
   // kairos threads never take the job's SIGTERM/SIGINT (its handlers, and the flush on
   // signal, run on the job's threads): the runner, and the threads it starts, block them.
@@ -236,7 +236,7 @@ absl::Status Profiler::EnsureRunnerLocked() {
   return absl::OkStatus();
 }
 
-absl::Status Profiler::RequestTrace(const Config& config, ConfigSource source,
+absl::Status SessionController::RequestTrace(const Config& config, ConfigSource source,
                                     uint64_t reference_raw) {
   // The daemon's stamp is the one instant every rank of the job shares exactly; the poll tick
   // is shared only as closely as the ranks' poller threads wake up together.
@@ -250,13 +250,13 @@ absl::Status Profiler::RequestTrace(const Config& config, ConfigSource source,
   return RequestLocked(config, source, false, reference_raw);
 }
 
-bool Profiler::WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t seq,
+bool SessionController::WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t seq,
                                   int64_t timeout_ms) {
   return done_cv_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(timeout_ms, 0)),
                            [&] { return sched_.finished() >= seq; });
 }
 
-absl::Status Profiler::EndCurrentLocked(uint64_t now_raw, SessionEventKind kind) {
+absl::Status SessionController::EndCurrentLocked(uint64_t now_raw, SessionEventKind kind) {
   absl::Status s = sched_.Handle(Now(kind));
   if (s.ok()) {
     // Recording closed now, or an iteration window past its start boundary closes (now or once
@@ -267,7 +267,7 @@ absl::Status Profiler::EndCurrentLocked(uint64_t now_raw, SessionEventKind kind)
   return s;
 }
 
-absl::Status Profiler::Start() {
+absl::Status SessionController::Start() {
   // One deadline for the whole call: cancelling a waiting request and opening the window
   // together take at most kStartWaitMs.
   const auto deadline =
@@ -307,13 +307,13 @@ absl::Status Profiler::Start() {
                                   : last_result_.status;
 }
 
-absl::Status Profiler::Stop() {
+absl::Status SessionController::Stop() {
   const uint64_t now_raw = ReadRawClock();
   std::lock_guard<std::mutex> lock(mu_);
   return EndCurrentLocked(now_raw, SessionEventKind::kStopRecording);
 }
 
-absl::StatusOr<std::string> Profiler::Flush() {
+absl::StatusOr<std::string> SessionController::Flush() {
   const uint64_t now_raw = ReadRawClock();
   std::unique_lock<std::mutex> lock(mu_);
   if (!sched_.busy()) {
@@ -332,19 +332,19 @@ absl::StatusOr<std::string> Profiler::Flush() {
   return last_result_.path;
 }
 
-int64_t Profiler::ExitFlushBoundMs() {
+int64_t SessionController::ExitFlushBoundMs() {
   std::lock_guard<std::mutex> lock(mu_);
   // The base config's value only: a daemon request's config cannot lengthen the exit.
   return std::clamp<int64_t>(base_config_.exit_flush_timeout_ms, 0, kMaxExitFlushMs);
 }
 
-void Profiler::Shutdown() {
+void SessionController::Shutdown() {
   AtExit();
   std::lock_guard<std::mutex> lock(mu_);
   sched_.Handle(Now(SessionEventKind::kShutdown)).IgnoreError();  // never refused
 }
 
-void Profiler::AtExit() {
+void SessionController::AtExit() {
   const uint64_t now_raw = ReadRawClock();
   const int64_t bound_ms = ExitFlushBoundMs();
   std::unique_lock<std::mutex> lock(mu_);
@@ -357,13 +357,13 @@ void Profiler::AtExit() {
   }
 }
 
-void Profiler::RegisterTraceSource(std::unique_ptr<TraceSource> source) {
+void SessionController::RegisterTraceSource(std::unique_ptr<TraceSource> source) {
   if (source == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
   sources_.push_back(std::move(source));
 }
 
-void Profiler::RegisterJoiningTraceSource(std::unique_ptr<TraceSource> source) {
+void SessionController::RegisterJoiningTraceSource(std::unique_ptr<TraceSource> source) {
   if (source == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
   TraceSource* s = source.get();
@@ -378,7 +378,7 @@ void Profiler::RegisterJoiningTraceSource(std::unique_ptr<TraceSource> source) {
   }
 }
 
-absl::Status Profiler::SetMetadata(std::string key, std::string value) {
+absl::Status SessionController::SetMetadata(std::string key, std::string value) {
   if (key.size() > kMaxMetadataKeyBytes)
     return absl::InvalidArgumentError(absl::StrCat("kairos_set_metadata: key longer than ",
                                                    kMaxMetadataKeyBytes, " bytes"));
@@ -400,7 +400,7 @@ absl::Status Profiler::SetMetadata(std::string key, std::string value) {
   return absl::OkStatus();
 }
 
-void Profiler::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
+void SessionController::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
   std::lock_guard<std::mutex> lock(mu_);
   // Bounded; past the bound the newest boundary replaces the last slot, so the one that ends
   // a long iteration window is still found when it closes.
@@ -417,27 +417,27 @@ void Profiler::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
   cv_.notify_all();
 }
 
-SessionState Profiler::state() {
+SessionState SessionController::state() {
   std::lock_guard<std::mutex> lock(mu_);
   return sched_.state();
 }
 
-bool Profiler::busy() {
+bool SessionController::busy() {
   std::lock_guard<std::mutex> lock(mu_);
   return sched_.busy();
 }
 
-Config Profiler::base_config() {
+Config SessionController::base_config() {
   std::lock_guard<std::mutex> lock(mu_);
   return base_config_;
 }
 
-uint64_t Profiler::completed_sessions() {
+uint64_t SessionController::completed_sessions() {
   std::lock_guard<std::mutex> lock(mu_);
   return sched_.finished();
 }
 
-bool Profiler::WaitForCompletedSessions(uint64_t n, int64_t timeout_ms) {
+bool SessionController::WaitForCompletedSessions(uint64_t n, int64_t timeout_ms) {
   std::unique_lock<std::mutex> lock(mu_);
   return WaitFinishedLocked(lock, n, timeout_ms);
 }
@@ -458,7 +458,7 @@ void StepHook() {
     // OnStepBoundary switches recording on, and the step is recorded after it.
     const bool was_recording = internal::g_cpu_epoch.load(std::memory_order_relaxed) != 0;
     if (was_recording) internal::RecordStep(n, raw);
-    Profiler::Get().OnStepBoundary(n, raw);
+    SessionController::Get().OnStepBoundary(n, raw);
     if (!was_recording) internal::RecordStep(n, raw);
     return;
   }
