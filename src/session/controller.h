@@ -175,6 +175,7 @@ class SessionController {
     bool opened = false;  // Open() ran
     // Latest TraceSource::ReadyRaw of the warmed sources (0 = none cares).
     uint64_t ready_raw = 0;
+    const char* ready_source = "";  // that source's name()
   };
 
   absl::Status RequestLocked(const Config& config, ConfigSource source, bool sync,
@@ -196,7 +197,7 @@ class SessionController {
   // the warning when the window's start moved because of it.
   void SourcesWarm(Window& w);
   // "the window starts at iteration N instead of M: ..." (the start moved; `lock` held).
-  std::string StartMovedMessage() const;
+  std::string StartMovedMessage(const Window& w) const;
   void Open(std::unique_lock<std::mutex>& lock, Window& w);
   void Close(std::unique_lock<std::mutex>& lock, Window& w);
   void Abort(std::unique_lock<std::mutex>& lock, Window& w);

@@ -114,7 +114,12 @@ void SessionController::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
     for (TraceSource* s : w.warmed) s->StartEarly();
   // The latest instant from which a source records all an iteration window needs (0: none
   // cares when it was warmed up).
-  for (TraceSource* s : w.warmed) w.ready_raw = std::max(w.ready_raw, s->ReadyRaw());
+  for (TraceSource* s : w.warmed) {
+    if (const uint64_t ready = s->ReadyRaw(); ready > w.ready_raw) {
+      w.ready_raw = ready;
+      w.ready_source = s->name();
+    }
+  }
   lock.lock();
 }
 
@@ -126,13 +131,13 @@ void SessionController::SourcesWarm(Window& w) {
   // Refused (and ignored) when the request was cancelled meanwhile.
   if (!sched_.Handle(e).ok() || sched_.start_moved_from() == 0) return;
   // The trace says so too (Close), unless a stop keeps the planned start after all.
-  KAIROS_LOG_WARNING("%s", StartMovedMessage().c_str());
+  KAIROS_LOG_WARNING("%s", StartMovedMessage(w).c_str());
 }
 
-std::string SessionController::StartMovedMessage() const {
+std::string SessionController::StartMovedMessage(const Window& w) const {
   const int64_t from = sched_.start_moved_from(), to = sched_.plan().start_iteration;
-  return absl::StrCat("the window starts at iteration ", to, " instead of ", from,
-                      ": GPU recording was on only after iteration ", from,
+  return absl::StrCat("the window starts at iteration ", to, " instead of ", from, ": source ",
+                      w.ready_source, " was recording only after iteration ", from,
                       " began (raise ACTIVITIES_WARMUP_ITERATIONS)");
 }
 
@@ -209,7 +214,7 @@ void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   request.metadata = metadata_;
   // A start that moved (SourcesWarm) and stayed moved.
   if (sched_.start_moved_from() != 0) {
-    request.warnings.push_back(StartMovedMessage());
+    request.warnings.push_back(StartMovedMessage(w));
     request.stats.emplace_back(
         "window_start_moved_iterations",
         static_cast<uint64_t>(plan.start_iteration - sched_.start_moved_from()));

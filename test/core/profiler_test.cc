@@ -203,8 +203,13 @@ class WarmUpGate final : public TraceSource {
     entered_ = true;
     cv_.notify_all();
     cv_.wait(lock, [&] { return !closed_; });
+    // As the CUDA source does: ready when its warm-up returns (when the test asks it to).
+    ready_raw_ = report_ready_ ? ReadRawClock() : 0;
+    left_ = true;
+    cv_.notify_all();
     return absl::OkStatus();
   }
+  uint64_t ReadyRaw() const override { return ready_raw_; }
   void StartRecording(int64_t) override {}
   void StopRecording(int64_t) override {}
   void Collect(TraceData&) override {}
@@ -213,7 +218,17 @@ class WarmUpGate final : public TraceSource {
   void Close() {
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
-    entered_ = false;
+    entered_ = left_ = false;
+  }
+  // Whether StartWarmup reports when it returned as the source's ready time.
+  void ReportReady(bool on) {
+    std::lock_guard<std::mutex> lock(mu_);
+    report_ready_ = on;
+  }
+  // Whether the runner left StartWarmup (after Open), waiting at most `timeout_ms`.
+  bool WaitLeft(int64_t timeout_ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return left_; });
   }
   void Open() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -229,8 +244,20 @@ class WarmUpGate final : public TraceSource {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  bool closed_ = false, entered_ = false;
+  bool closed_ = false, entered_ = false, left_ = false, report_ready_ = false;
+  uint64_t ready_raw_ = 0;  // written by the runner in StartWarmup, read by it after
 };
+
+// The gate, registered once for this process's later sessions (open, it changes nothing).
+WarmUpGate* Gate() {
+  static WarmUpGate* gate = [] {
+    auto g = std::make_unique<WarmUpGate>();
+    WarmUpGate* raw = g.get();
+    SessionController::Get().RegisterTraceSource(std::move(g));
+    return raw;
+  }();
+  return gate;
+}
 
 // The flake of an iteration window stepped as a burst: the runner, woken by the request, ticked
 // into warm-up between the warm-up step's increment and that step's hook, which then found
@@ -240,12 +267,7 @@ class WarmUpGate final : public TraceSource {
 // warm-up while the window's steps pass, so the interleaving is forced, not waited for.
 TEST_CASE("a step whose hook finds the runner already warming up still records the window") {
   SessionController& p = SessionController::Get();
-  static WarmUpGate* gate = [&] {
-    auto g = std::make_unique<WarmUpGate>();
-    WarmUpGate* raw = g.get();
-    p.RegisterTraceSource(std::move(g));  // kept for every later session, open
-    return raw;
-  }();
+  WarmUpGate* gate = Gate();
   const std::string dir = MakeTempDir();
   const int64_t cur = g_iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
@@ -280,6 +302,50 @@ TEST_CASE("a step whose hook finds the runner already warming up still records t
   CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 2), 1},
                                                    {"ProfilerStep#" + std::to_string(cur + 3), 1}});
   CHECK(CountNames(j, "user_annotation")["iter"] == 2);
+}
+
+// A source that must be on at the start (CUPTI, whose first enable can take long) was ready
+// only after the start boundary: the window starts at the first boundary after it instead,
+// with the requested number of iterations, and says so. The gate holds the runner in that
+// source's warm-up while the start passes, so the order is forced, not waited for.
+TEST_CASE("a source ready only after the start boundary moves the window's start") {
+  SessionController& p = SessionController::Get();
+  WarmUpGate* gate = Gate();
+  const std::string dir = MakeTempDir();
+  const int64_t cur = g_iteration.load();
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 2) +
+                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=1\n"
+                 "ACTIVITIES_LOG_FILE=" + dir + "/moved.json")
+              .ok());
+  gate->Close();
+  gate->ReportReady(true);
+  StepHook();  // cur + 1: the warm-up boundary; the runner warms up and waits at the gate
+  const bool entered = gate->WaitEntered(10000);
+  if (!entered) gate->Open();
+  REQUIRE(entered);
+  StepHook();  // cur + 2: the planned start, the source not ready
+  StepHook();  // cur + 3
+  gate->Open();  // ready in iteration cur + 3
+  const bool left = gate->WaitLeft(10000);
+  gate->ReportReady(false);
+  REQUIRE(left);
+  for (int i = 0; i < 4; ++i) {  // cur + 4 (the moved start) .. cur + 7
+    PushRange("iter");
+    PopRange();
+    StepHook();
+  }
+  nlohmann::json j = FlushedTrace(p, n);
+  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 4), 1},
+                                                   {"ProfilerStep#" + std::to_string(cur + 5), 1}});
+  CHECK(CountNames(j, "user_annotation")["iter"] == 2);
+  CHECK(j["kairos_stats"].value("window_start_moved_iterations", 0) == 2);
+  const std::string want = "the window starts at iteration " + std::to_string(cur + 4) +
+                           " instead of " + std::to_string(cur + 2);
+  int said = 0;
+  for (const auto& w : j.value("kairos_warnings", nlohmann::json::array()))
+    said += w.get<std::string>().rfind(want, 0) == 0 ? 1 : 0;
+  CHECK(said == 1);
 }
 
 // The same race at the window's end: the runner ticked past the end boundary between the
