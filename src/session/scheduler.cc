@@ -63,7 +63,8 @@ const char* SessionEventKindName(SessionEventKind k) {
 }
 
 bool IsLegalTransition(SessionState from, SessionState to) {
-  // Kept in step with the table in docs/ARCHITECTURE.md.
+  // The edges of docs/ARCHITECTURE.md's table; scheduler_test checks this against the table
+  // and against what Handle() does.
   static constexpr bool kTable[kSessionStateCount][kSessionStateCount] = {
       //              idle   armed  warmup recording flushing   (to)
       /* idle */      {false, true,  false, false,    false},

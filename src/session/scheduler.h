@@ -44,7 +44,8 @@ int64_t SatMul(int64_t a, int64_t b);
 enum class SessionState : uint8_t { kIdle = 0, kArmed, kWarmUp, kRecording, kFlushing };
 inline constexpr int kSessionStateCount = 5;
 const char* SessionStateName(SessionState s);
-// The transition table (docs/ARCHITECTURE.md "Session states"): true for a legal edge.
+// The transition table (docs/ARCHITECTURE.md "Session states"): true for a legal edge. Move()
+// DCHECKs every transition against it.
 bool IsLegalTransition(SessionState from, SessionState to);
 
 // What a request asks for, fixed when it is accepted (see PlanWindow).
