@@ -79,6 +79,8 @@ nlohmann::json FlushedTrace(SessionController& p, uint64_t n) {
 }
 
 // Polls `done` every millisecond until it holds or `deadline` passes; returns its last value.
+// Only where the runner waits inside an action for a boundary's hook (no source is called
+// there to signal it); elsewhere the gate source below says when the runner warms up or opens.
 template <typename Pred>
 bool PollUntil(Pred done, std::chrono::steady_clock::time_point deadline) {
   while (!done() && std::chrono::steady_clock::now() < deadline)
@@ -164,35 +166,6 @@ TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N"
   CHECK(CountNames(j, "user_annotation")["iter"] == 2);
 }
 
-// Without configured warm-up iterations the sources still warm up one iteration ahead of the
-// start: the GPU source is switched on by the runner, and a warm-up at the start boundary lost
-// the first traced iteration's first kernels. The window itself is unchanged.
-TEST_CASE("with no warm-up iterations the sources warm up one iteration before the start") {
-  SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
-  if (g_iteration.load() == 0) StepHook();  // a process that never stepped stays Armed
-  const int64_t cur = g_iteration.load();
-  const uint64_t n = p.completed_sessions() + 1;
-  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 3) +
-                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=0\n"
-                 "ACTIVITIES_LOG_FILE=" + dir + "/early.json")
-              .ok());
-  StepHook();  // cur + 1
-  CHECK(p.state() == SessionState::kArmed);
-  StepHook();  // cur + 2: one before the start, the warm-up begins
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  CHECK(PollUntil([&] { return p.state() == SessionState::kWarmUp; }, deadline));
-  for (int i = 0; i < 4; ++i) {  // cur + 3 .. cur + 6
-    PushRange("iter");
-    PopRange();
-    StepHook();
-  }
-  nlohmann::json j = FlushedTrace(p, n);
-  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 3), 1},
-                                                   {"ProfilerStep#" + std::to_string(cur + 4), 1}});
-  CHECK(CountNames(j, "user_annotation")["iter"] == 2);
-}
-
 // A source that can hold the runner inside its warm-up (registered last, so the cpu source has
 // warmed up before it blocks). Open, it passes through and records nothing.
 class WarmUpGate final : public TraceSource {
@@ -210,7 +183,11 @@ class WarmUpGate final : public TraceSource {
     return absl::OkStatus();
   }
   uint64_t ReadyRaw() const override { return ready_raw_; }
-  void StartRecording(int64_t) override {}
+  void StartRecording(int64_t) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    opened_ = true;
+    cv_.notify_all();
+  }
   void StopRecording(int64_t) override {}
   void Collect(TraceData&) override {}
   void Reset() override {}
@@ -218,7 +195,17 @@ class WarmUpGate final : public TraceSource {
   void Close() {
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
-    entered_ = left_ = false;
+    entered_ = left_ = opened_ = false;
+  }
+  // Forgets the events of earlier sessions; stays open (the runner passes through).
+  void Arm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    entered_ = left_ = opened_ = false;
+  }
+  // Whether the runner opened the window (StartRecording), waiting at most `timeout_ms`.
+  bool WaitOpened(int64_t timeout_ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return opened_; });
   }
   // Whether StartWarmup reports when it returned as the source's ready time.
   void ReportReady(bool on) {
@@ -244,7 +231,7 @@ class WarmUpGate final : public TraceSource {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  bool closed_ = false, entered_ = false, left_ = false, report_ready_ = false;
+  bool closed_ = false, entered_ = false, left_ = false, opened_ = false, report_ready_ = false;
   uint64_t ready_raw_ = 0;  // written by the runner in StartWarmup, read by it after
 };
 
@@ -258,6 +245,38 @@ WarmUpGate* Gate() {
   }();
   return gate;
 }
+
+// Without configured warm-up iterations the sources still warm up one iteration ahead of the
+// start: the GPU source is switched on by the runner, and a warm-up at the start boundary lost
+// the first traced iteration's first kernels. The window itself is unchanged.
+TEST_CASE("with no warm-up iterations the sources warm up one iteration before the start") {
+  SessionController& p = SessionController::Get();
+  const std::string dir = MakeTempDir();
+  if (g_iteration.load() == 0) StepHook();  // a process that never stepped stays Armed
+  const int64_t cur = g_iteration.load();
+  const uint64_t n = p.completed_sessions() + 1;
+  WarmUpGate* gate = Gate();  // open: tells when the runner warms the sources up
+  gate->Arm();
+  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 3) +
+                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=0\n"
+                 "ACTIVITIES_LOG_FILE=" + dir + "/early.json")
+              .ok());
+  StepHook();  // cur + 1
+  CHECK(p.state() == SessionState::kArmed);
+  StepHook();  // cur + 2: one before the start, the warm-up begins
+  CHECK(gate->WaitEntered(10000));
+  CHECK(p.state() == SessionState::kWarmUp);  // the start (cur + 3) has not come
+  for (int i = 0; i < 4; ++i) {  // cur + 3 .. cur + 6
+    PushRange("iter");
+    PopRange();
+    StepHook();
+  }
+  nlohmann::json j = FlushedTrace(p, n);
+  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 3), 1},
+                                                   {"ProfilerStep#" + std::to_string(cur + 4), 1}});
+  CHECK(CountNames(j, "user_annotation")["iter"] == 2);
+}
+
 
 // The flake of an iteration window stepped as a burst: the runner, woken by the request, ticked
 // into warm-up between the warm-up step's increment and that step's hook, which then found
@@ -357,13 +376,14 @@ TEST_CASE("a window whose end boundary is counted before its hook ran ends at th
   const std::string dir = MakeTempDir();
   const int64_t cur = g_iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
+  Gate()->Arm();
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 1) +
                  "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=0\n"
                  "ACTIVITIES_LOG_FILE=" + dir + "/end.json")
               .ok());
   StepHook();  // cur + 1: the window's start
+  REQUIRE(Gate()->WaitOpened(10000));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  REQUIRE(PollUntil([&] { return p.state() == SessionState::kRecording; }, deadline));
   PushRange("iter");
   PopRange();
   StepHook();  // cur + 2
@@ -372,7 +392,9 @@ TEST_CASE("a window whose end boundary is counted before its hook ran ends at th
   const uint64_t raw = ReadRawClock();
   REQUIRE(g_iteration.fetch_add(1) + 1 == cur + 3);
   internal::RecordStep(cur + 3, raw);
-  // Wake the runner as an earlier boundary's hook would; it ticks at cur + 3 and closes.
+  // Wake the runner as an earlier boundary's hook would; it ticks at cur + 3 and closes. It
+  // then waits (bounded) for that boundary's hook inside its close, where no source is called:
+  // the state is the only sign, polled.
   p.OnStepBoundary(cur, raw - 1);
   PollUntil([&] { return p.state() != SessionState::kRecording; }, deadline);
   // The hook's second half arrives after the runner began to close.
