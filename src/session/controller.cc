@@ -110,7 +110,7 @@ SchedulerEvent SessionController::Now(SessionEventKind kind) const {
 }
 
 void SessionController::InstallEnvironmentConfig(const absl::StatusOr<ConfigFromEnv>& loaded,
-                                        bool schedule) {
+                                                 bool schedule) {
   if (!loaded.ok()) {
     KAIROS_LOG_WARNING("config from the environment rejected: %s",
                        std::string(loaded.status().message()).c_str());
@@ -154,7 +154,8 @@ void SessionController::WaitForStartupWindow() {
   }
 }
 
-absl::Status SessionController::Init(std::string_view text, const std::vector<ConfigValue>& values) {
+absl::Status SessionController::Init(std::string_view text,
+                                     const std::vector<ConfigValue>& values) {
   std::vector<std::string> warnings;
   Config env_config;
   {
@@ -178,7 +179,7 @@ absl::Status SessionController::Init(std::string_view text, const std::vector<Co
 }
 
 absl::Status SessionController::RequestLocked(const Config& config, ConfigSource source, bool sync,
-                                     uint64_t reference_raw) {
+                                              uint64_t reference_raw) {
   // Refused before planning: a busy profiler says so, not a planning error.
   if (absl::Status s = sched_.Admit(); !s.ok()) return s;
   SchedulerEvent e = Now(SessionEventKind::kRequest);
@@ -237,7 +238,7 @@ absl::Status SessionController::EnsureRunnerLocked() {
 }
 
 absl::Status SessionController::RequestTrace(const Config& config, ConfigSource source,
-                                    uint64_t reference_raw) {
+                                             uint64_t reference_raw) {
   // The daemon's stamp is the one instant every rank of the job shares exactly; the poll tick
   // is shared only as closely as the ranks' poller threads wake up together.
   if (config.request_time_ms > 0 && config.IterationMode()) {
@@ -251,7 +252,7 @@ absl::Status SessionController::RequestTrace(const Config& config, ConfigSource 
 }
 
 bool SessionController::WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t seq,
-                                  int64_t timeout_ms) {
+                                           int64_t timeout_ms) {
   return done_cv_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(timeout_ms, 0)),
                            [&] { return sched_.finished() >= seq; });
 }

@@ -1,6 +1,8 @@
 // File: daemon_glue.cc
-// Layer: kairos_session. The adapter between DaemonClient and SessionController (see daemon_glue.h).
-// Threading: handler methods run on the daemon client thread; SessionController is thread-safe.
+// Layer: kairos_session. The adapter between DaemonClient and SessionController (see
+// daemon_glue.h).
+// Threading: handler methods run on the daemon client thread; SessionController is
+// thread-safe.
 #include "session/daemon_glue.h"
 
 #include <link.h>
@@ -25,7 +27,8 @@ class ControllerHandler final : public TraceRequestHandler {
   bool Busy() const override { return SessionController::Get().busy(); }
   absl::Status OnTraceRequest(const Config& config, uint64_t poll_raw,
                               std::string* message) override {
-    absl::Status status = SessionController::Get().RequestTrace(config, ConfigSource::kDaemon, poll_raw);
+    absl::Status status =
+        SessionController::Get().RequestTrace(config, ConfigSource::kDaemon, poll_raw);
     if (status.ok()) {
       // The session re-checks the path when it creates the file; this is the prediction.
       const OnDemandPath path = ResolveOnDemandPath(

@@ -1,7 +1,8 @@
 // File: runner.cc
-// Layer: kairos_session. The session runner: the controller thread of SessionController. It feeds the
-// Scheduler ticks (time and iteration), performs the action each transition owes (warm up,
-// open, close, abort) on the TraceSources, and hands a closed window to the trace assembler.
+// Layer: kairos_session. The session runner: the controller thread of SessionController. It
+// feeds the Scheduler ticks (time and iteration), performs the action each transition owes
+// (warm up, open, close, abort) on the TraceSources, and hands a closed window to the trace
+// assembler.
 // Waits on a condition variable with the scheduler's next deadline (no polling).
 // Threading: runs on the runner thread only; holds mu_ except around source calls,
 // collection and I/O, so callers (Stop, Flush, step hooks) never wait behind a write.

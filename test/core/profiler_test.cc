@@ -1,13 +1,13 @@
 // File: profiler_test.cc
-// Layer: test/core. The session end to end through the process-root SessionController: synchronous
-// sessions, iteration windows (also already passed), duration windows, bad requests,
+// Layer: test/core. The session end to end through the process-root SessionController:
+// synchronous sessions, iteration windows (also already passed), duration windows, bad requests,
 // unwritable output, 64 threads during flush, fork() while recording, the exit flush, and
 // the regressions of issue 12: calls that stalled for seconds on an armed request (flush,
 // start, shutdown, exit), a cancel lost while a request waited, busy while armed, a busy
 // init that installed its config, a start time far in the future, the exit bound that a
 // request could raise, and windows with no events of the process's own.
-// Threading: the test thread plus the threads each case starts; the SessionController is the process
-// singleton, so cases run one after another and each leaves it idle.
+// Threading: the test thread plus the threads each case starts; the SessionController is the
+// process singleton, so cases run one after another and each leaves it idle.
 #include "session/controller.h"
 
 #include "sanitizer_skip.h"

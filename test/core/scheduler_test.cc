@@ -126,7 +126,8 @@ std::vector<DocRow> ParseDocTable() {
     std::vector<std::string> cells;
     for (size_t at = 1; at < line.size();) {
       const size_t bar = line.find(" | ", at);
-      cells.push_back(Trim(line.substr(at, bar == std::string::npos ? line.size() - at - 1 : bar - at)));
+      const size_t len = bar == std::string::npos ? line.size() - at - 1 : bar - at;
+      cells.push_back(Trim(line.substr(at, len)));
       if (bar == std::string::npos) break;
       at = bar + 2;
     }
@@ -738,7 +739,8 @@ TEST_CASE("stop-recording (kairos_stop) closes a recording window and never canc
   const WindowPlan p = IterPlan(2, 3, 2);
   REQUIRE(s.Handle(Ev(SessionEventKind::kRequest, kT0, 0, &p)).ok());
   // Armed past the start boundary: a flush would close the window, kairos_stop is refused.
-  CHECK(s.Handle(Ev(SessionEventKind::kStopRecording, kT0, 5)).message() == "no trace is recording");
+  CHECK(s.Handle(Ev(SessionEventKind::kStopRecording, kT0, 5)).message() ==
+        "no trace is recording");
   CHECK(s.state() == S::kArmed);
   REQUIRE(s.Handle(Ev(SessionEventKind::kTick, kT0, 3)).ok());
   CHECK(s.TakeAction() == Action::kWarmUp);
