@@ -215,7 +215,7 @@ std::vector<Observed> ExploreHandle() {
   std::vector<Observed> out;
   for (int walk = 0; walk < 4000; ++walk) {
     Scheduler s;
-    for (int step = 0; step < 14; ++step) {
+    for (int step = 0; step < 16; ++step) {
       const unsigned k = rng() % (kSessionEventKindCount + 3);
       if (k >= static_cast<unsigned>(kSessionEventKindCount)) {  // the runner takes its action
         s.TakeAction();
@@ -239,6 +239,7 @@ std::vector<Observed> ExploreHandle() {
       o.refusal = std::string(st.message());
       o.start_moved = s.start_moved_from() != moved_before && s.start_moved_from() != 0;
       out.push_back(o);
+      if (rng() % 2 == 0) s.TakeAction();  // as the runner does, half of the time at once
     }
   }
   return out;
