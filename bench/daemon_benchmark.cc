@@ -20,7 +20,7 @@
 #include "config/daemon_client.h"
 #include "config/daemon_config.h"
 #include "config/daemon_protocol.h"
-#include "session/profiler.h"
+#include "session/controller.h"
 
 namespace kairos {
 namespace {
@@ -39,9 +39,9 @@ class IdleHandler : public TraceRequestHandler {
 
 class ProfilerHandler : public TraceRequestHandler {
  public:
-  bool Busy() const override { return Profiler::Get().state() != SessionState::kIdle; }
+  bool Busy() const override { return SessionController::Get().state() != SessionState::kIdle; }
   absl::Status OnTraceRequest(const Config& c, uint64_t, std::string*) override {
-    return Profiler::Get().RequestTrace(c, ConfigSource::kDaemon);
+    return SessionController::Get().RequestTrace(c, ConfigSource::kDaemon);
   }
 };
 
@@ -133,12 +133,12 @@ double TriggerLatencyMs(int64_t poll_ms, const std::string& name, const std::str
                       std::to_string(t) +
                       ".json\nACTIVITIES_DURATION_MSECS=20\n"
                       "ACTIVITIES_WARMUP_PERIOD_SECS=0\n    REQUEST_TRACE_ID=1\n");
-    while (Profiler::Get().state() != SessionState::kRecording) {
+    while (SessionController::Get().state() != SessionState::kRecording) {
       std::this_thread::yield();
       if (Us(Clock::now() - t0) > 10e6) return -1;
     }
     total += Us(Clock::now() - t0) / 1000.0;
-    while (Profiler::Get().state() != SessionState::kIdle) std::this_thread::yield();
+    while (SessionController::Get().state() != SessionState::kIdle) std::this_thread::yield();
   }
   (*client)->Stop();
   return total / trials;

@@ -64,6 +64,13 @@ class TraceSource {
   virtual void CancelEarlyStart() {}
   // The exact edges of the window, set on the runner thread before Collect.
   virtual void SetWindowEdges(const WindowEdges& edges) { (void)edges; }
+
+  // After StartWarmup (runner thread): the raw clock time from which this source records all
+  // an iteration window needs, for a source that the runner switches on and the step hook
+  // cannot (CUPTI); 0 when it does not matter when it was warmed up (the default: it records
+  // from StartEarly on, or has nothing to miss). An iteration window whose start boundary came
+  // before that instant starts at the next boundary instead (scheduler.h, kSourcesWarm).
+  virtual uint64_t ReadyRaw() const { return 0; }
 };
 
 }  // namespace kairos

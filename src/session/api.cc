@@ -32,7 +32,7 @@ namespace {
 std::atomic<bool> g_throw_next{false};
 #endif
 
-Profiler& Session() {
+SessionController& Session() {
 #ifdef KAIROS_TEST_SEAMS
   if (g_throw_next.load(std::memory_order_relaxed) && g_throw_next.exchange(false))
     throw std::runtime_error("exception forced by ThrowOnNextCallForTest");
@@ -68,13 +68,13 @@ void LogBarrierError(const char* where, const char* what) noexcept {
 
 void EnsureRoot() { (void)Session(); }
 absl::Status Init(std::string_view config_text) {
-  Profiler& p = Session();
+  SessionController& p = Session();
   if (config_text.empty()) return absl::OkStatus();
   return p.Init(config_text);
 }
 absl::Status InitValues(std::string_view config_text,
                         const std::vector<std::pair<std::string_view, std::string_view>>& values) {
-  Profiler& p = Session();
+  SessionController& p = Session();
   if (config_text.empty() && values.empty()) return absl::OkStatus();
   std::vector<ConfigValue> data;
   data.reserve(values.size());
@@ -86,7 +86,7 @@ absl::Status Start() { return Session().Start(); }
 absl::Status Stop() { return Session().Stop(); }
 absl::StatusOr<std::string> Flush() { return Session().Flush(); }
 absl::Status SetMetadata(std::string key, std::string value) {
-  Profiler& p = Session();
+  SessionController& p = Session();
   if (key.empty())
     return absl::InvalidArgumentError("kairos_set_metadata: key must be a non-empty string");
   return p.SetMetadata(std::move(key), std::move(value));
@@ -102,7 +102,7 @@ void OnLibraryLoad() {
                        "inert");
     return;
   }
-  Profiler& p = Session();
+  SessionController& p = Session();
   // Only under LD_PRELOAD: a library loaded by dlopen() (NVTX or CUDA injection, Python)
   // runs its constructor with the loader lock held, and the runner's warm-up (libcupti
   // loading the driver) would wait for that lock; CUDA injection waits in OnCudaInjection.

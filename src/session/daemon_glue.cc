@@ -1,6 +1,8 @@
 // File: daemon_glue.cc
-// Layer: kairos_session. The adapter between DaemonClient and Profiler (see daemon_glue.h).
-// Threading: handler methods run on the daemon client thread; Profiler is thread-safe.
+// Layer: kairos_session. The adapter between DaemonClient and SessionController (see
+// daemon_glue.h).
+// Threading: handler methods run on the daemon client thread; SessionController is
+// thread-safe.
 #include "session/daemon_glue.h"
 
 #include <link.h>
@@ -14,18 +16,19 @@
 #include "config/env.h"
 #include "config/output_path.h"
 #include "util/log.h"
-#include "session/profiler.h"
+#include "session/controller.h"
 
 namespace kairos {
 namespace {
 
-class ProfilerHandler final : public TraceRequestHandler {
+class ControllerHandler final : public TraceRequestHandler {
  public:
   // Busy is the session's state: Armed (a request waiting to open) counts.
-  bool Busy() const override { return Profiler::Get().busy(); }
+  bool Busy() const override { return SessionController::Get().busy(); }
   absl::Status OnTraceRequest(const Config& config, uint64_t poll_raw,
                               std::string* message) override {
-    absl::Status status = Profiler::Get().RequestTrace(config, ConfigSource::kDaemon, poll_raw);
+    absl::Status status =
+        SessionController::Get().RequestTrace(config, ConfigSource::kDaemon, poll_raw);
     if (status.ok()) {
       // The session re-checks the path when it creates the file; this is the prediction.
       const OnDemandPath path = ResolveOnDemandPath(
@@ -75,7 +78,7 @@ DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms, TelemetryOfferHandler 
     Config base;
     base.daemon_poll_ms = poll_ms;
     // Lives as long as the client that calls it: never destroyed once the client runs.
-    auto handler = std::make_unique<ProfilerHandler>();
+    auto handler = std::make_unique<ControllerHandler>();
     DaemonClientOptions options = DaemonClientOptionsFrom(env, base);
     // Register once the process shows it trains: it stepped, joined an NCCL communicator or
     // initialised CUDA (the runtime loads the driver, libcuda, at its first call; a launcher

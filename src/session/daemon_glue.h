@@ -1,6 +1,6 @@
 // File: daemon_glue.h
 // Layer: kairos_session. Connects the Dynolog daemon client (src/config/daemon_client.h) to
-// the process-root Profiler: the profiler is the client's TraceRequestHandler.
+// the process-root SessionController: it is the client's TraceRequestHandler.
 // Threading: StartDaemonClientIfEnabled is called once, by the process root (root.cc).
 #ifndef KAIROS_SRC_SESSION_DAEMON_GLUE_H_
 #define KAIROS_SRC_SESSION_DAEMON_GLUE_H_

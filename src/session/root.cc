@@ -84,18 +84,43 @@ class CpuSource final : public internal::CpuRecorder {
   std::atomic<uint32_t> armed_{0};     // same, until StartEarly switched it on
 };
 
+#ifdef KAIROS_HAVE_CUPTI
+// The "cuda" source as the session drives it: CUPTI, plus when it was ready. Its records come
+// only once every kind is on, which is when StartWarmup returns (the first enable of a process
+// can take long on a real GPU); an iteration window that began before then moves its start
+// (TraceSource::ReadyRaw). Nothing to miss when CUPTI is not on (no CUDA in the process, or
+// CUPTI unavailable: the trace says why).
+class CudaSource final : public internal::CuptiSource {
+ public:
+  using CuptiSource::CuptiSource;
+  absl::Status StartWarmup(const Config& config) override {
+    absl::Status s = CuptiSource::StartWarmup(config);
+    ready_raw_ = s.ok() && active() ? ReadRawClock() : 0;
+    return s;
+  }
+  void Reset() override {
+    ready_raw_ = 0;
+    CuptiSource::Reset();
+  }
+  uint64_t ReadyRaw() const override { return ready_raw_; }
+
+ private:
+  uint64_t ready_raw_ = 0;  // runner thread only
+};
+#endif
+
 // In Collect order: cpu (ranges, marks, steps, NVTX), cuda (CUPTI, CUDA builds), pm_sampling
 // (GPU counters), host
 // (/proc sampler). `load_cupti_now`: resolve libcupti on this thread (a window opens at once).
 void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
-  Profiler& session = root.session;
+  SessionController& session = root.session;
   session.RegisterTraceSource(std::make_unique<CpuSource>());
 #ifdef KAIROS_HAVE_CUPTI
   internal::CuptiSourceOptions options;
   options.library_path = Env().cupti_library;
   options.current_range_id = internal::CurrentCpuRangeId;
   options.window_anchors = &session.window_anchors();
-  auto cuda = std::make_unique<internal::CuptiSource>(std::move(options));
+  auto cuda = std::make_unique<CudaSource>(std::move(options));
   root.cuda_source = cuda.get();  // owned by the session, which lives as long as the root
   // A CPU-only process never loads CUPTI (unless KAIROS_CUPTI_LIBRARY names one).
   if (load_cupti_now && (!Env().cupti_library.empty() || internal::ProcessUsesCuda()))
@@ -389,6 +414,6 @@ Root& GetRoot() {
   return *g_root.load(std::memory_order_acquire);
 }
 
-Profiler& Profiler::Get() { return GetRoot().session; }
+SessionController& SessionController::Get() { return GetRoot().session; }
 
 }  // namespace kairos

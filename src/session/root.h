@@ -21,7 +21,7 @@
 
 #include <atomic>
 
-#include "session/profiler.h"
+#include "session/controller.h"
 
 namespace kairos {
 
@@ -32,7 +32,7 @@ class CuptiSource;
 }
 
 struct Root {
-  Profiler session;
+  SessionController session;
   DaemonClient* daemon = nullptr;  // never destroyed (its poller may run during exit)
   // Always-on telemetry (KAIROS_TELEMETRY_INTERVAL_SECS); idle unless the base config at
   // process start turns it on. Never destroyed (its writer may run during exit).

@@ -1,7 +1,8 @@
 // File: runner.cc
-// Layer: kairos_session. The session runner: the controller thread of Profiler. It feeds the
-// Scheduler ticks (time and iteration), performs the action each transition owes (warm up,
-// open, close, abort) on the TraceSources, and hands a closed window to the trace assembler.
+// Layer: kairos_session. The session runner: the controller thread of SessionController. It
+// feeds the Scheduler ticks (time and iteration), performs the action each transition owes
+// (warm up, open, close, abort) on the TraceSources, and hands a closed window to the trace
+// assembler.
 // Waits on a condition variable with the scheduler's next deadline (no polling).
 // Threading: runs on the runner thread only; holds mu_ except around source calls,
 // collection and I/O, so callers (Stop, Flush, step hooks) never wait behind a write.
@@ -12,7 +13,7 @@
 #include "util/clock.h"
 #include "util/dcheck.h"
 #include "util/log.h"
-#include "session/profiler.h"
+#include "session/controller.h"
 #include "session/trace_assembler.h"
 #include "util/thread_name.h"
 
@@ -30,7 +31,7 @@ constexpr int64_t kBoundaryWaitMs = 200;
 }  // namespace
 
 
-void Profiler::RunnerMain() {
+void SessionController::RunnerMain() {
   NameThisThread("session");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -48,8 +49,7 @@ void Profiler::RunnerMain() {
       case Action::kWarmUp:
         window_ = std::make_unique<Window>();
         WarmUp(lock, *window_);
-        // Refused (and ignored) when the request was cancelled meanwhile.
-        sched_.Handle(Now(SessionEventKind::kSourcesWarm)).IgnoreError();
+        SourcesWarm(*window_);
         break;
       case Action::kOpen:
         Open(lock, *window_);
@@ -65,7 +65,7 @@ void Profiler::RunnerMain() {
   }
 }
 
-void Profiler::WaitForWake(std::unique_lock<std::mutex>& lock) {
+void SessionController::WaitForWake(std::unique_lock<std::mutex>& lock) {
   // seq_cst store then load: pairs with StepHook's increment-then-load.
   const int64_t wake_it = sched_.wake_iteration();
   // While an iteration window is live, every boundary from its warm-up on goes through
@@ -73,14 +73,7 @@ void Profiler::WaitForWake(std::unique_lock<std::mutex>& lock) {
   // boundary that ends the window is known even when the job runs through several
   // iterations before this thread gets the CPU back. Without it a late runner would close
   // the window at its own clock and record extra ProfilerSteps.
-  int64_t hook_at = wake_it;
-  const SessionState st = sched_.state();
-  if (sched_.plan().iteration_mode &&
-      (st == SessionState::kArmed || st == SessionState::kWarmUp ||
-       st == SessionState::kRecording)) {
-    hook_at = std::min(hook_at, sched_.plan().warmup_iteration);
-  }
-  g_step_wake_at.store(hook_at);
+  g_step_wake_at.store(sched_.hook_iteration());
   if (wake_it != kNever && g_iteration.load() >= wake_it) return;  // passed before we asked
   const int64_t wake_ns = sched_.wake_ns();
   if (wake_ns == kNever) {
@@ -92,7 +85,7 @@ void Profiler::WaitForWake(std::unique_lock<std::mutex>& lock) {
   cv_.wait_for(lock, std::chrono::nanoseconds(std::min(wake_ns - now, kMaxWaitNs)));
 }
 
-void Profiler::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
+void SessionController::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   std::vector<TraceSource*> sources;
   for (auto& s : sources_) sources.push_back(s.get());
@@ -120,10 +113,36 @@ void Profiler::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
   // boundary keep their true start (clamped, flagged) instead of being lost.
   if (iteration_mode)
     for (TraceSource* s : w.warmed) s->StartEarly();
+  // The latest instant from which a source records all an iteration window needs (0: none
+  // cares when it was warmed up).
+  for (TraceSource* s : w.warmed) {
+    if (const uint64_t ready = s->ReadyRaw(); ready > w.ready_raw) {
+      w.ready_raw = ready;
+      w.ready_source = s->name();
+    }
+  }
   lock.lock();
 }
 
-void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
+void SessionController::SourcesWarm(Window& w) {
+  SchedulerEvent e = Now(SessionEventKind::kSourcesWarm);
+  // The boundaries counted at that instant (the step ring): at or past the start, the
+  // scheduler moves the start to the next one.
+  if (w.ready_raw != 0) e.ready_iteration = IterationAtRaw(w.ready_raw);
+  // Refused (and ignored) when the request was cancelled meanwhile.
+  if (!sched_.Handle(e).ok() || sched_.start_moved_from() == 0) return;
+  // The trace says so too (Close), unless a stop keeps the planned start after all.
+  KAIROS_LOG_WARNING("%s", StartMovedMessage(w).c_str());
+}
+
+std::string SessionController::StartMovedMessage(const Window& w) const {
+  const int64_t from = sched_.start_moved_from(), to = sched_.plan().start_iteration;
+  return absl::StrCat("the window starts at iteration ", to, " instead of ", from, ": source ",
+                      w.ready_source, " was recording only after iteration ", from,
+                      " began (raise ACTIVITIES_WARMUP_ITERATIONS)");
+}
+
+void SessionController::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   const WindowPlan& plan = sched_.plan();
   w.start_raw = 0;
@@ -165,7 +184,7 @@ void Profiler::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   done_cv_.notify_all();  // Start() and WaitForStartupWindow() wait for the open window
 }
 
-void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
+void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   KAIROS_DCHECK(sched_.state() == SessionState::kFlushing, "close runs in Flushing");
   // A stop that arrived between the transition to Recording and the runner's open replaced
@@ -194,6 +213,13 @@ void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   request.end_raw = std::max(end_raw, w.start_raw);
   request.start_is_step_boundary = w.start_is_step_boundary;
   request.metadata = metadata_;
+  // A start that moved (SourcesWarm) and stayed moved.
+  if (sched_.start_moved_from() != 0) {
+    request.warnings.push_back(StartMovedMessage(w));
+    request.stats.emplace_back(
+        "window_start_moved_iterations",
+        static_cast<uint64_t>(plan.start_iteration - sched_.start_moved_from()));
+  }
   request.anchors = &anchors_;
   lock.unlock();
   const int64_t end_ns = UnixNowNs();
@@ -203,7 +229,7 @@ void Profiler::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   FinishLocked(Result{std::move(result.status), std::move(result.path)});
 }
 
-void Profiler::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
+void SessionController::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   g_step_wake_at.store(kNever);
   const Outcome outcome = sched_.outcome();
@@ -221,7 +247,7 @@ void Profiler::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
                       std::string()});
 }
 
-uint64_t Profiler::CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_t it) {
+uint64_t SessionController::CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_t it) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   // The tick that moved the session reads g_iteration without the step's hook: the runner can
   // count a boundary between StepHook's increment and its OnStepBoundary, which then waits for
@@ -243,7 +269,7 @@ uint64_t Profiler::CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_
   }
 }
 
-void Profiler::FinishLocked(Result result) {
+void SessionController::FinishLocked(Result result) {
   if (result.status.ok()) last_path_ = result.path;
   last_result_ = std::move(result);
   window_.reset();

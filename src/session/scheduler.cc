@@ -47,8 +47,24 @@ const char* ActionName(Action a) {
   return "?";
 }
 
+const char* SessionEventKindName(SessionEventKind k) {
+  switch (k) {
+    case SessionEventKind::kRequest: return "request";
+    case SessionEventKind::kTick: return "tick";
+    case SessionEventKind::kSourcesWarm: return "sources-warm";
+    case SessionEventKind::kStop: return "stop";
+    case SessionEventKind::kStopRecording: return "stop-recording";
+    case SessionEventKind::kCancel: return "cancel";
+    case SessionEventKind::kFlushed: return "flushed";
+    case SessionEventKind::kShutdown: return "shutdown";
+    case SessionEventKind::kReopen: return "reopen";
+  }
+  return "?";
+}
+
 bool IsLegalTransition(SessionState from, SessionState to) {
-  // Kept in step with the table in docs/ARCHITECTURE.md.
+  // The edges of docs/ARCHITECTURE.md's table; scheduler_test checks this against the table
+  // and against what Handle() does.
   static constexpr bool kTable[kSessionStateCount][kSessionStateCount] = {
       //              idle   armed  warmup recording flushing   (to)
       /* idle */      {false, true,  false, false,    false},
@@ -117,6 +133,32 @@ absl::StatusOr<WindowPlan> PlanWindow(const Config& c, bool sync, int64_t now_ns
   return p;
 }
 
+absl::StatusOr<WindowPlan> PlanRequest(const Config& c, bool sync, const RequestInstant& at,
+                                       std::string* note) {
+  absl::StatusOr<WindowPlan> plan;
+  if (at.reference_iteration >= 0 && !sync && c.IterationMode() && at.iteration > 0) {
+    plan = PlanWindow(c, sync, at.now_ns, SatAdd(at.reference_iteration, 1), note);
+    if (plan.ok() && plan->iteration_mode && plan->warmup_iteration <= at.iteration) {
+      std::string passed;
+      plan = PlanWindow(c, sync, at.now_ns, at.iteration, &passed);
+      if (note != nullptr)
+        *note = absl::StrCat("request handled ", at.iteration - at.reference_iteration,
+                             " iterations after its poll; planning from the current iteration",
+                             passed.empty() ? "" : ": ", passed);
+    }
+  } else {
+    plan = PlanWindow(c, sync, at.now_ns, at.iteration, note);
+  }
+  if (!plan.ok()) return plan;
+  // Early warm-up (see the header): 5 of 12 rank traces of the simulated DDP job lost the
+  // first kernels of their first iteration without it. The start, and so every rank's
+  // window, is unchanged. With a start of 2 or more the warm-up still needs a step first.
+  if (plan->iteration_mode && plan->warmup_iteration == plan->start_iteration &&
+      plan->start_iteration >= 2)
+    plan->warmup_iteration = plan->start_iteration - 1;
+  return plan;
+}
+
 void Scheduler::Move(SessionState to, Action action) {
   KAIROS_DCHECK(IsLegalTransition(state_, to), "session transition outside the table");
   state_ = to;
@@ -131,6 +173,35 @@ void Scheduler::CloseWarmUpAtStop() {
   end_iteration_ = SatAdd(plan_.start_iteration, plan_.iterations);
   outcome_ = Outcome::kClosed;
   Move(SessionState::kFlushing, Action::kClose);
+}
+
+int64_t Scheduler::PlannedStart() const {
+  return start_moved_from_ != 0 ? start_moved_from_ : plan_.start_iteration;
+}
+
+absl::Status Scheduler::StopPastStart(const SchedulerEvent& e) {
+  // An iteration window whose start boundary has passed is open in all but name (CPU ranges
+  // record from warm-up on, the boundaries are kept; only the runner's tick is missing): a
+  // stop closes it like a recording window instead of discarding it, at once when the sources
+  // are warm, else as soon as they are (the caller's wait is bounded). Also from Armed: the
+  // step hook started the CPU ranges at the warm-up boundary on the job's thread although the
+  // runner has not run since; it warms up, opens and closes.
+  if (state_ == SessionState::kWarmUp && close_when_warm_)
+    return absl::FailedPreconditionError("a stop is already pending");
+  if (start_moved_from_ != 0 && e.iteration < plan_.start_iteration) {
+    // The start moved (kSourcesWarm) and the new one has not come: the window keeps its
+    // planned start rather than being lost (its late source reports what it missed).
+    plan_.start_iteration = start_moved_from_;
+    start_moved_from_ = 0;
+  }
+  if (state_ == SessionState::kArmed) Move(SessionState::kWarmUp, Action::kWarmUp);
+  closed_ns_ = e.now_ns;
+  if (warmed_) {
+    CloseWarmUpAtStop();
+  } else {
+    close_when_warm_ = true;
+  }
+  return absl::OkStatus();
 }
 
 Action Scheduler::TakeAction() {
@@ -191,14 +262,14 @@ absl::Status Scheduler::Handle(const SchedulerEvent& e) {
   switch (e.kind) {
     case SessionEventKind::kRequest:
       KAIROS_DCHECK(e.plan != nullptr, "a request event carries its plan");
-      if (shut_down_) return absl::FailedPreconditionError("kairos is shut down");
-      if (busy()) return absl::FailedPreconditionError("profiler busy");
+      if (absl::Status s = Admit(); !s.ok()) return s;
       if (e.plan == nullptr) return absl::InvalidArgumentError("request without a window");
       plan_ = *e.plan;
       ++accepted_;
       outcome_ = Outcome::kNone;
       open_at_boundary_ = fell_back_ = false;
       opened_ns_ = closed_ns_ = 0;
+      start_moved_from_ = 0;
       end_ns_ = end_iteration_ = kNever;
       Move(SessionState::kArmed, Action::kNone);
       return absl::OkStatus();
@@ -213,10 +284,23 @@ absl::Status Scheduler::Handle(const SchedulerEvent& e) {
       warmed_ = true;
       if (close_when_warm_) {
         CloseWarmUpAtStop();
-      } else if (action_ == Action::kNone) {
+        return absl::OkStatus();
+      }
+      if (plan_.iteration_mode && e.ready_iteration >= plan_.start_iteration) {
+        // A source that must be on before the start (CUPTI) became ready only after the start
+        // boundary: what ran in between is missing from it. The window starts at the first
+        // boundary after every source was ready instead, with the requested length.
+        if (start_moved_from_ == 0) start_moved_from_ = plan_.start_iteration;
+        plan_.start_iteration = SatAdd(e.ready_iteration, 1);
+      }
+      if (action_ == Action::kNone) {
         Advance(e.now_ns, e.iteration);
       }
       return absl::OkStatus();
+    case SessionEventKind::kStopRecording:
+      if (state_ != SessionState::kRecording)
+        return absl::FailedPreconditionError("no trace is recording");
+      [[fallthrough]];
     case SessionEventKind::kStop:
       if (state_ == SessionState::kRecording) {
         closed_ns_ = e.now_ns;
@@ -224,25 +308,9 @@ absl::Status Scheduler::Handle(const SchedulerEvent& e) {
         Move(SessionState::kFlushing, Action::kClose);
         return absl::OkStatus();
       }
-      // An iteration window whose start boundary has passed is open in all but name (CPU
-      // ranges record from warm-up on, the boundaries are kept; only the runner's tick is
-      // missing): a stop closes it like a recording window instead of discarding it, at once
-      // when the sources are warm, else as soon as they are (the caller's wait is bounded).
-      // Also from Armed: the step hook started the CPU ranges at the warm-up boundary on the
-      // job's thread although the runner has not run since; it warms up, opens and closes.
       if ((state_ == SessionState::kArmed || state_ == SessionState::kWarmUp) &&
-          plan_.iteration_mode && e.iteration >= plan_.start_iteration) {
-        if (state_ == SessionState::kWarmUp && close_when_warm_)
-          return absl::FailedPreconditionError("a stop is already pending");
-        if (state_ == SessionState::kArmed) Move(SessionState::kWarmUp, Action::kWarmUp);
-        closed_ns_ = e.now_ns;
-        if (warmed_) {
-          CloseWarmUpAtStop();
-        } else {
-          close_when_warm_ = true;
-        }
-        return absl::OkStatus();
-      }
+          plan_.iteration_mode && e.iteration >= PlannedStart())
+        return StopPastStart(e);
       [[fallthrough]];
     case SessionEventKind::kCancel:
       if (state_ == SessionState::kArmed || state_ == SessionState::kWarmUp) {
@@ -266,6 +334,30 @@ absl::Status Scheduler::Handle(const SchedulerEvent& e) {
       return absl::OkStatus();
   }
   return absl::InternalError("unknown scheduler event");
+}
+
+absl::Status Scheduler::Admit() const {
+  if (shut_down_) return absl::FailedPreconditionError("kairos is shut down");
+  if (busy()) return absl::FailedPreconditionError("profiler busy");
+  return absl::OkStatus();
+}
+
+bool Scheduler::StartsEarlyAt(int64_t iteration) const {
+  // WarmUp too: the runner may tick past the warm-up boundary between the step's increment
+  // and its hook (it needs only g_iteration, not the session mutex the hook waits for), and it
+  // switches recording on only after every source warmed up; a burst of steps meanwhile would
+  // record nothing. StartEarly is idempotent.
+  return (state_ == SessionState::kArmed || state_ == SessionState::kWarmUp) &&
+         plan_.iteration_mode && iteration >= plan_.warmup_iteration;
+}
+
+int64_t Scheduler::hook_iteration() const {
+  int64_t at = wake_iteration();
+  if (plan_.iteration_mode &&
+      (state_ == SessionState::kArmed || state_ == SessionState::kWarmUp ||
+       state_ == SessionState::kRecording))
+    at = std::min(at, plan_.warmup_iteration);
+  return at;
 }
 
 int64_t Scheduler::wake_ns() const {

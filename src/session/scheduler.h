@@ -2,8 +2,13 @@
 // Layer: kairos_session. The session state machine, as a pure value: it decides when a
 // recording window warms up, opens and closes, from events that carry the time and the
 // iteration count. It owns no thread, reads no clock and calls no source; the session runner
-// (session.h) feeds it events under the session mutex and performs the actions it hands out.
-// Unit-tested without threads or sleeps (test/core/scheduler_test.cc).
+// (runner.cc) feeds it events under the session mutex and performs the actions it hands out.
+// All session policy is here, as pure functions and transitions: how a request is planned
+// (PlanRequest), who may request (Admit), when the step hook switches recording on and must
+// reach the session (StartsEarlyAt, hook_iteration), and when an iteration window's start
+// moves because a source was ready late (kSourcesWarm). Unit-tested without threads or sleeps
+// (test/core/scheduler_test.cc), which also checks the transition table against Handle() and
+// against docs/ARCHITECTURE.md's table.
 //
 // States (docs/ARCHITECTURE.md has the full table):
 //   Idle       no request.
@@ -39,7 +44,8 @@ int64_t SatMul(int64_t a, int64_t b);
 enum class SessionState : uint8_t { kIdle = 0, kArmed, kWarmUp, kRecording, kFlushing };
 inline constexpr int kSessionStateCount = 5;
 const char* SessionStateName(SessionState s);
-// The transition table (docs/ARCHITECTURE.md "Session states"): true for a legal edge.
+// The transition table (docs/ARCHITECTURE.md "Session states"): true for a legal edge. Move()
+// DCHECKs every transition against it.
 bool IsLegalTransition(SessionState from, SessionState to);
 
 // What a request asks for, fixed when it is accepted (see PlanWindow).
@@ -65,6 +71,27 @@ struct WindowPlan {
 absl::StatusOr<WindowPlan> PlanWindow(const Config& c, bool sync, int64_t now_ns,
                                       int64_t iteration, std::string* note);
 
+// The instant a request is planned from, as the caller read it.
+struct RequestInstant {
+  int64_t now_ns = 0;
+  int64_t iteration = 0;  // the iteration counter now
+  // A job-wide (daemon) request: the iteration current at the instant every rank of the job
+  // shares (the poll tick, or the daemon's stamp); -1 = none.
+  int64_t reference_iteration = -1;
+};
+
+// The whole planning policy of a request (PlanWindow plus what the session learned on jobs):
+// - a job-wide request is planned from its reference iteration, counted one further (every
+//   rank then picks the same start, also one that handles the reply just after a boundary);
+//   if that start's warm-up has already begun here, from the current iteration instead;
+// - without warm-up iterations the warm-up begins one iteration before the start (the runner,
+//   not the step hook, switches the GPU source on; a warm-up at the start boundary lost the
+//   first traced iteration's first kernels), never at iteration 0 (a process that has not
+//   stepped stays Armed, to fall back to a time window).
+// A process that never stepped keeps PlanWindow's plan (its fallback decides). Pure.
+absl::StatusOr<WindowPlan> PlanRequest(const Config& c, bool sync, const RequestInstant& at,
+                                       std::string* note);
+
 // How a session ended.
 enum class Outcome : uint8_t { kNone = 0, kClosed, kCancelled, kDropped };
 
@@ -83,17 +110,25 @@ enum class SessionEventKind : uint8_t {
   kTick,         // time passed or the iteration counter moved
   kSourcesWarm,  // the runner finished warming the sources up
   kStop,         // close the window now (Recording); cancel before it (Armed, WarmUp)
+  kStopRecording,  // kairos_stop: close a recording window; refused in every other state
   kCancel,       // cancel a window that is not open yet (Armed, WarmUp)
   kFlushed,      // the runner finished Flushing
   kShutdown,     // refuse requests (kairos_shutdown) until kReopen
   kReopen,       // accept requests again (kairos_init)
 };
 
+inline constexpr int kSessionEventKindCount = 9;
+// The event's name in docs/ARCHITECTURE.md's table ("request", "tick", "sources-warm", ...).
+const char* SessionEventKindName(SessionEventKind k);
+
 struct SchedulerEvent {
   SessionEventKind kind = SessionEventKind::kTick;
   int64_t now_ns = 0;
   int64_t iteration = 0;
   const WindowPlan* plan = nullptr;  // kRequest only
+  // kSourcesWarm only: the iteration that was current when the last source that must be on
+  // before an iteration window's start became ready (TraceSource::ReadyRaw); -1 = none.
+  int64_t ready_iteration = -1;
 };
 
 class Scheduler {
@@ -102,6 +137,9 @@ class Scheduler {
   // FAILED_PRECONDITION "profiler busy"; a stop with nothing recording, ...). A refused event
   // changes nothing.
   absl::Status Handle(const SchedulerEvent& e);
+  // Why a request would be refused now ("kairos is shut down", "profiler busy"), else OK.
+  // The caller asks before planning, so a busy profiler says so rather than a planning error.
+  absl::Status Admit() const;
 
   // The action the last events owe the runner (kNone if none); cleared by the call. While
   // one is owed, ticks do not advance. A caller's stop may replace an owed kOpen by kClose
@@ -126,11 +164,28 @@ class Scheduler {
   int64_t closed_ns() const { return closed_ns_; }
   // A window that fell back from iterations to time (the runner records a warning).
   bool fell_back() const { return fell_back_; }
+  // The start iteration the request planned, when a source became ready only after it and
+  // the start moved to the first boundary after (plan().start_iteration); 0 = not moved.
+  int64_t start_moved_from() const { return start_moved_from_; }
+
+  // Step-hook policy (the hook takes the session mutex only where these say so).
+  // Whether the hook of boundary `iteration` switches early recording on (TraceSource::
+  // StartEarly): an iteration window not yet open whose warm-up boundary it is, or later.
+  bool StartsEarlyAt(int64_t iteration) const;
+  // The first boundary whose hook must reach the session (g_step_wake_at): the next one the
+  // runner waits for, and every one from the warm-up boundary on while an iteration window is
+  // live, so the exact boundaries that open and close it are known however late the runner
+  // runs. kNever = none.
+  int64_t hook_iteration() const;
 
  private:
   void Move(SessionState to, Action action);
   void Advance(int64_t now_ns, int64_t iteration);
   void CloseWarmUpAtStop();  // WarmUp -> Flushing (closed) at closed_ns_
+  // kStop in Armed/WarmUp of an iteration window whose planned start has passed.
+  absl::Status StopPastStart(const SchedulerEvent& e);
+  // The start the request planned (before any move by kSourcesWarm).
+  int64_t PlannedStart() const;
 
   SessionState state_ = SessionState::kIdle;
   Action action_ = Action::kNone;
@@ -145,6 +200,7 @@ class Scheduler {
   bool open_at_boundary_ = false, fell_back_ = false;
   int64_t opened_ns_ = 0, closed_ns_ = 0;
   int64_t end_ns_ = kNever, end_iteration_ = kNever;
+  int64_t start_moved_from_ = 0;
 };
 
 }  // namespace kairos

@@ -34,6 +34,47 @@ std::string TracePath(const Config& config, ConfigSource source, const EnvSettin
   return od.path;
 }
 
+
+// The trace's identity: process, host, window, name, ranks, job and the request's metadata,
+// config and warnings (moved out of `request`).
+void FillIdentity(AssembleRequest& request, const ClockConverter& clock, const EnvSettings& env,
+                  const std::string& path, TraceData* data) {
+  data->pid = getpid();
+  data->process_name = ReadProcessName();
+  data->host_name = ReadHostName();
+  data->window_start_ns = clock.ToUnixNs(request.start_raw);
+  data->window_end_ns = std::max(data->window_start_ns, clock.ToUnixNs(request.end_raw));
+  data->trace_name = path;
+  data->trace_id = request.config.request_trace_id;
+  data->distributed = DistributedFromEnv();
+  auto& metadata = request.metadata;
+  // The job id (KAIROS_JOB_ID / SLURM_JOB_ID): `kairos summarize --format jsonl` rows carry it.
+  if (env.job_id != 0) metadata.emplace_back("job_id", std::to_string(env.job_id));
+  if (!env.job_name.empty()) metadata.emplace_back("job_name", env.job_name);
+  if (!env.job_version.empty()) metadata.emplace_back("job_version", env.job_version);
+  if (!env.job_attempt_index.empty())
+    metadata.emplace_back("job_attempt_index", env.job_attempt_index);
+  data->metadata = std::move(metadata);
+  data->config_text = ConfigToText(request.config);
+  data->warnings = std::move(request.warnings);
+}
+
+// KAIROS_EXTRA_OUTPUTS: the same trace in more formats or places; a failure is logged, the
+// main trace stands.
+void WriteExtraOutputs(const TraceData& data, const Config& config, const OutputOptions& out,
+                       const EnvSettings& env, const PathContext& ctx) {
+  for (const std::string& extra : config.extra_outputs) {
+    OutputOptions r2 = out;
+    r2.path = ResolveOutputPath(extra, DefaultTraceDir(env), ctx);
+    r2.format = TraceFormat::kAuto;
+    r2.summary_json.clear();
+    absl::Status s2 = WriteTraceFile(data, r2);
+    if (!s2.ok())
+      KAIROS_LOG_WARNING("extra output %s not written: %s", r2.path.c_str(),
+                         std::string(s2.message()).c_str());
+  }
+}
+
 }  // namespace
 
 AssembleResult AssembleAndWrite(AssembleRequest request) {
@@ -52,26 +93,10 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
   const PathContext ctx = CurrentPathContext();
   const std::string path = TracePath(config, request.source, env, ctx, &request.warnings);
 
-  data.pid = getpid();
-  data.process_name = ReadProcessName();
-  data.host_name = ReadHostName();
-  data.window_start_ns = clock.ToUnixNs(request.start_raw);
-  data.window_end_ns = std::max(data.window_start_ns, clock.ToUnixNs(request.end_raw));
-  data.trace_name = path;
-  data.trace_id = config.request_trace_id;
-  data.distributed = DistributedFromEnv();
-  auto& metadata = request.metadata;
-  // The job id (KAIROS_JOB_ID / SLURM_JOB_ID): `kairos summarize --format jsonl` rows carry it.
-  if (env.job_id != 0) metadata.emplace_back("job_id", std::to_string(env.job_id));
-  if (!env.job_name.empty()) metadata.emplace_back("job_name", env.job_name);
-  if (!env.job_version.empty()) metadata.emplace_back("job_version", env.job_version);
-  if (!env.job_attempt_index.empty())
-    metadata.emplace_back("job_attempt_index", env.job_attempt_index);
-  data.metadata = std::move(metadata);
-  data.config_text = ConfigToText(config);
-  data.warnings = std::move(request.warnings);
+  FillIdentity(request, clock, env, path, &data);
 
   for (TraceSource* s : request.sources) s->Collect(data);  // registration order: cpu first
+  for (const auto& [name, value] : request.stats) data.AddStat(name, value);
   // A release build's broken invariant (dcheck.h) is in every later trace, not only a log line.
   if (const uint64_t breaks = internal::InvariantBreaks(); breaks != 0)
     data.AddStat("invariant_breaks", breaks);
@@ -115,16 +140,7 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
                        std::string(st.message()).c_str());
     return AssembleResult{st, std::string()};
   }
-  for (const std::string& extra : config.extra_outputs) {
-    OutputOptions r2 = out;
-    r2.path = ResolveOutputPath(extra, DefaultTraceDir(env), ctx);
-    r2.format = TraceFormat::kAuto;
-    r2.summary_json.clear();
-    absl::Status s2 = WriteTraceFile(data, r2);
-    if (!s2.ok())
-      KAIROS_LOG_WARNING("extra output %s not written: %s", r2.path.c_str(),
-                         std::string(s2.message()).c_str());
-  }
+  WriteExtraOutputs(data, config, out, env, ctx);
   // Opt-in HTML report next to the trace (docs/REPORT.md), written only with its trace and
   // through the same sink, from the summary analysed above.
   if (want_report) {

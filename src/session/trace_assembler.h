@@ -23,6 +23,9 @@ struct AssembleRequest {
   ConfigSource source = ConfigSource::kApi;
   std::vector<TraceSource*> sources;  // warmed up, in Collect order; Reset() afterwards
   std::vector<std::string> warnings;
+  // The session's own kairos_stats entries (e.g. window_start_moved_iterations), added after
+  // the sources' (TraceData::AddStat).
+  std::vector<std::pair<std::string, uint64_t>> stats;
   uint64_t start_raw = 0, end_raw = 0;
   bool start_is_step_boundary = false;
   std::vector<std::pair<std::string, std::string>> metadata;

@@ -90,7 +90,7 @@ class ClockConverter {
 };
 
 // The anchor log of a recording window (bounded: at most kMaxWindowAnchors; when full, every
-// other anchor is dropped and the period doubles). Owned by the session (Profiler), which
+// other anchor is dropped and the period doubles). Owned by the session (SessionController), which
 // lives in the process root, so a fork() child's fresh root has a fresh log; the CUPTI
 // source adds anchors to its session's log while a window is open. Thread-safe.
 constexpr size_t kMaxWindowAnchors = 4096;

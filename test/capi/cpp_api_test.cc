@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -36,8 +35,6 @@ TEST_CASE("C++ wrapper records ranges, async ranges and steps") {
     kairos::ScopedRange outer("outer");
     { kairos::ScopedRange inner("inner"); }
   }
-  // Long enough for the host sampler (10 ms interval) to take several samples.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   kairos::AsyncRange a("async");
   kairos::AsyncRange moved(std::move(a));  // the moved-from range must not end anything
   std::thread([r = std::move(moved)]() mutable { r.End(); r.End(); }).join();
@@ -50,10 +47,14 @@ TEST_CASE("C++ wrapper records ranges, async ranges and steps") {
   CHECK(CountNamed(trace, "inner", "user_annotation") == 3);
   CHECK(CountNamed(trace, "async", "user_annotation") == 1);
   // The host source is registered by the profiler: its counter tracks are in the trace.
-  int cpu_util_samples = 0;
+  // At least the samples taken when the window opened and closed (host_sampler.cc), however
+  // short the window and loaded the machine: a gauge, since CPU-time rates need a 10 ms tick
+  // between samples. The sampler thread's periodic samples are tested with a fake clock
+  // (host_sampler_test).
+  int thread_samples = 0;
   for (const auto& e : trace["traceEvents"])
-    if (e.value("ph", "") == "C" && e.value("name", "") == "cpu.util") ++cpu_util_samples;
-  CHECK(cpu_util_samples >= 3);
+    if (e.value("ph", "") == "C" && e.value("name", "") == "process.threads") ++thread_samples;
+  CHECK(thread_samples >= 2);
   kairos_shutdown();
 }
 

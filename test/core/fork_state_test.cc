@@ -19,7 +19,7 @@
 #include "util/clock.h"
 #include "counters/telemetry.h"
 #include "util/fork_abandon.h"
-#include "session/profiler.h"
+#include "session/controller.h"
 
 namespace kairos {
 namespace {
@@ -39,7 +39,7 @@ int InChild(F child) {
 }
 
 TEST_CASE("fork() while another thread holds the NVTX registry: the child creates domains") {
-  Profiler::Get();  // the root exists: its pthread_atfork hooks are installed
+  SessionController::Get();  // the root exists: its pthread_atfork hooks are installed
   std::atomic<int> phase{0};
   std::thread holder([&phase] {
     internal::NvtxRegistryLockBeforeFork();  // as a thread mid-nvtxDomainCreate would
@@ -63,7 +63,7 @@ TEST_CASE("fork() while another thread holds the NVTX registry: the child create
 }
 
 TEST_CASE("fork(): the child starts with no NCCL communicator and no tallies") {
-  Profiler::Get();
+  SessionController::Get();
   void* comm = nullptr;
   int mask = 0;
   REQUIRE(internal::NcclPluginInit(&comm, &mask, nullptr, 0xF0F0, 1, 8, 3) == kKairosNcclSuccess);
@@ -86,7 +86,7 @@ TEST_CASE("fork(): the child starts with no NCCL communicator and no tallies") {
 }
 
 TEST_CASE("fork(): the child does not stamp steps into the parent's telemetry ring") {
-  Profiler::Get();
+  SessionController::Get();
   const std::string path = "fork_state_telemetry_" + std::to_string(getpid()) + ".jsonl";
   Telemetry t;
   TelemetryOptions o;
@@ -105,7 +105,7 @@ TEST_CASE("fork(): the child does not stamp steps into the parent's telemetry ri
 }
 
 TEST_CASE("fork(): the child's iteration 1 is not the parent's step boundary 1") {
-  Profiler::Get();
+  SessionController::Get();
   const int64_t before = g_iteration.load();
   for (int i = 0; i < 3; ++i) StepHook();
   const int64_t parent_iteration = g_iteration.load();

@@ -1,14 +1,14 @@
 // File: profiler_test.cc
-// Layer: test/core. The session end to end through the process-root Profiler: synchronous
-// sessions, iteration windows (also already passed), duration windows, bad requests,
+// Layer: test/core. The session end to end through the process-root SessionController:
+// synchronous sessions, iteration windows (also already passed), duration windows, bad requests,
 // unwritable output, 64 threads during flush, fork() while recording, the exit flush, and
 // the regressions of issue 12: calls that stalled for seconds on an armed request (flush,
 // start, shutdown, exit), a cancel lost while a request waited, busy while armed, a busy
 // init that installed its config, a start time far in the future, the exit bound that a
 // request could raise, and windows with no events of the process's own.
-// Threading: the test thread plus the threads each case starts; the Profiler is the process
-// singleton, so cases run one after another and each leaves it idle.
-#include "session/profiler.h"
+// Threading: the test thread plus the threads each case starts; the SessionController is the
+// process singleton, so cases run one after another and each leaves it idle.
+#include "session/controller.h"
 
 #include "sanitizer_skip.h"
 
@@ -63,7 +63,7 @@ std::vector<std::string> ThreadNames() {
 }
 
 // Waits for session `n` to complete, flushes it and returns the trace's path (REQUIREs both).
-std::string FlushedTracePath(Profiler& p, uint64_t n) {
+std::string FlushedTracePath(SessionController& p, uint64_t n) {
   REQUIRE(p.WaitForCompletedSessions(n, 10000));
   absl::StatusOr<std::string> path = p.Flush();
   INFO(path.status().ToString());
@@ -72,13 +72,15 @@ std::string FlushedTracePath(Profiler& p, uint64_t n) {
 }
 
 // The same, parsed.
-nlohmann::json FlushedTrace(Profiler& p, uint64_t n) {
+nlohmann::json FlushedTrace(SessionController& p, uint64_t n) {
   nlohmann::json j = ReadJson(FlushedTracePath(p, n));
   REQUIRE_FALSE(j.is_discarded());
   return j;
 }
 
 // Polls `done` every millisecond until it holds or `deadline` passes; returns its last value.
+// Only where the runner waits inside an action for a boundary's hook (no source is called
+// there to signal it); elsewhere the gate source below says when the runner warms up or opens.
 template <typename Pred>
 bool PollUntil(Pred done, std::chrono::steady_clock::time_point deadline) {
   while (!done() && std::chrono::steady_clock::now() < deadline)
@@ -94,7 +96,7 @@ std::map<std::string, int> StepNames(const nlohmann::json& j) {
 }
 
 TEST_CASE("synchronous start/stop writes a complete, parseable trace") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/sync.json").ok());
   CHECK(p.state() == SessionState::kIdle);
@@ -145,7 +147,7 @@ TEST_CASE("synchronous start/stop writes a complete, parseable trace") {
 }
 
 TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   const int64_t cur = g_iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
@@ -154,35 +156,6 @@ TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N"
                  "ACTIVITIES_LOG_FILE=" + dir + "/iter.json")
               .ok());
   for (int i = 0; i < 8; ++i) {
-    PushRange("iter");
-    PopRange();
-    StepHook();
-  }
-  nlohmann::json j = FlushedTrace(p, n);
-  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 3), 1},
-                                                   {"ProfilerStep#" + std::to_string(cur + 4), 1}});
-  CHECK(CountNames(j, "user_annotation")["iter"] == 2);
-}
-
-// Without configured warm-up iterations the sources still warm up one iteration ahead of the
-// start: the GPU source is switched on by the runner, and a warm-up at the start boundary lost
-// the first traced iteration's first kernels. The window itself is unchanged.
-TEST_CASE("with no warm-up iterations the sources warm up one iteration before the start") {
-  Profiler& p = Profiler::Get();
-  const std::string dir = MakeTempDir();
-  if (g_iteration.load() == 0) StepHook();  // a process that never stepped stays Armed
-  const int64_t cur = g_iteration.load();
-  const uint64_t n = p.completed_sessions() + 1;
-  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 3) +
-                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=0\n"
-                 "ACTIVITIES_LOG_FILE=" + dir + "/early.json")
-              .ok());
-  StepHook();  // cur + 1
-  CHECK(p.state() == SessionState::kArmed);
-  StepHook();  // cur + 2: one before the start, the warm-up begins
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  CHECK(PollUntil([&] { return p.state() == SessionState::kWarmUp; }, deadline));
-  for (int i = 0; i < 4; ++i) {  // cur + 3 .. cur + 6
     PushRange("iter");
     PopRange();
     StepHook();
@@ -203,9 +176,18 @@ class WarmUpGate final : public TraceSource {
     entered_ = true;
     cv_.notify_all();
     cv_.wait(lock, [&] { return !closed_; });
+    // As the CUDA source does: ready when its warm-up returns (when the test asks it to).
+    ready_raw_ = report_ready_ ? ReadRawClock() : 0;
+    left_ = true;
+    cv_.notify_all();
     return absl::OkStatus();
   }
-  void StartRecording(int64_t) override {}
+  uint64_t ReadyRaw() const override { return ready_raw_; }
+  void StartRecording(int64_t) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    opened_ = true;
+    cv_.notify_all();
+  }
   void StopRecording(int64_t) override {}
   void Collect(TraceData&) override {}
   void Reset() override {}
@@ -213,7 +195,27 @@ class WarmUpGate final : public TraceSource {
   void Close() {
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
-    entered_ = false;
+    entered_ = left_ = opened_ = false;
+  }
+  // Forgets the events of earlier sessions; stays open (the runner passes through).
+  void Arm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    entered_ = left_ = opened_ = false;
+  }
+  // Whether the runner opened the window (StartRecording), waiting at most `timeout_ms`.
+  bool WaitOpened(int64_t timeout_ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return opened_; });
+  }
+  // Whether StartWarmup reports when it returned as the source's ready time.
+  void ReportReady(bool on) {
+    std::lock_guard<std::mutex> lock(mu_);
+    report_ready_ = on;
+  }
+  // Whether the runner left StartWarmup (after Open), waiting at most `timeout_ms`.
+  bool WaitLeft(int64_t timeout_ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return left_; });
   }
   void Open() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -229,8 +231,52 @@ class WarmUpGate final : public TraceSource {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  bool closed_ = false, entered_ = false;
+  bool closed_ = false, entered_ = false, left_ = false, opened_ = false, report_ready_ = false;
+  uint64_t ready_raw_ = 0;  // written by the runner in StartWarmup, read by it after
 };
+
+// The gate, registered once for this process's later sessions (open, it changes nothing).
+WarmUpGate* Gate() {
+  static WarmUpGate* gate = [] {
+    auto g = std::make_unique<WarmUpGate>();
+    WarmUpGate* raw = g.get();
+    SessionController::Get().RegisterTraceSource(std::move(g));
+    return raw;
+  }();
+  return gate;
+}
+
+// Without configured warm-up iterations the sources still warm up one iteration ahead of the
+// start: the GPU source is switched on by the runner, and a warm-up at the start boundary lost
+// the first traced iteration's first kernels. The window itself is unchanged.
+TEST_CASE("with no warm-up iterations the sources warm up one iteration before the start") {
+  SessionController& p = SessionController::Get();
+  const std::string dir = MakeTempDir();
+  if (g_iteration.load() == 0) StepHook();  // a process that never stepped stays Armed
+  const int64_t cur = g_iteration.load();
+  const uint64_t n = p.completed_sessions() + 1;
+  WarmUpGate* gate = Gate();  // open: tells when the runner warms the sources up
+  gate->Arm();
+  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 3) +
+                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=0\n"
+                 "ACTIVITIES_LOG_FILE=" + dir + "/early.json")
+              .ok());
+  StepHook();  // cur + 1
+  CHECK(p.state() == SessionState::kArmed);
+  StepHook();  // cur + 2: one before the start, the warm-up begins
+  CHECK(gate->WaitEntered(10000));
+  CHECK(p.state() == SessionState::kWarmUp);  // the start (cur + 3) has not come
+  for (int i = 0; i < 4; ++i) {  // cur + 3 .. cur + 6
+    PushRange("iter");
+    PopRange();
+    StepHook();
+  }
+  nlohmann::json j = FlushedTrace(p, n);
+  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 3), 1},
+                                                   {"ProfilerStep#" + std::to_string(cur + 4), 1}});
+  CHECK(CountNames(j, "user_annotation")["iter"] == 2);
+}
+
 
 // The flake of an iteration window stepped as a burst: the runner, woken by the request, ticked
 // into warm-up between the warm-up step's increment and that step's hook, which then found
@@ -239,13 +285,8 @@ class WarmUpGate final : public TraceSource {
 // ProfilerSteps. Here the step is split where that happened, and the gate keeps the runner in
 // warm-up while the window's steps pass, so the interleaving is forced, not waited for.
 TEST_CASE("a step whose hook finds the runner already warming up still records the window") {
-  Profiler& p = Profiler::Get();
-  static WarmUpGate* gate = [&] {
-    auto g = std::make_unique<WarmUpGate>();
-    WarmUpGate* raw = g.get();
-    p.RegisterTraceSource(std::move(g));  // kept for every later session, open
-    return raw;
-  }();
+  SessionController& p = SessionController::Get();
+  WarmUpGate* gate = Gate();
   const std::string dir = MakeTempDir();
   const int64_t cur = g_iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
@@ -282,22 +323,67 @@ TEST_CASE("a step whose hook finds the runner already warming up still records t
   CHECK(CountNames(j, "user_annotation")["iter"] == 2);
 }
 
+// A source that must be on at the start (CUPTI, whose first enable can take long) was ready
+// only after the start boundary: the window starts at the first boundary after it instead,
+// with the requested number of iterations, and says so. The gate holds the runner in that
+// source's warm-up while the start passes, so the order is forced, not waited for.
+TEST_CASE("a source ready only after the start boundary moves the window's start") {
+  SessionController& p = SessionController::Get();
+  WarmUpGate* gate = Gate();
+  const std::string dir = MakeTempDir();
+  const int64_t cur = g_iteration.load();
+  const uint64_t n = p.completed_sessions() + 1;
+  REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 2) +
+                 "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=1\n"
+                 "ACTIVITIES_LOG_FILE=" + dir + "/moved.json")
+              .ok());
+  gate->Close();
+  gate->ReportReady(true);
+  StepHook();  // cur + 1: the warm-up boundary; the runner warms up and waits at the gate
+  const bool entered = gate->WaitEntered(10000);
+  if (!entered) gate->Open();
+  REQUIRE(entered);
+  StepHook();  // cur + 2: the planned start, the source not ready
+  StepHook();  // cur + 3
+  gate->Open();  // ready in iteration cur + 3
+  const bool left = gate->WaitLeft(10000);
+  gate->ReportReady(false);
+  REQUIRE(left);
+  for (int i = 0; i < 4; ++i) {  // cur + 4 (the moved start) .. cur + 7
+    PushRange("iter");
+    PopRange();
+    StepHook();
+  }
+  nlohmann::json j = FlushedTrace(p, n);
+  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 4), 1},
+                                                   {"ProfilerStep#" + std::to_string(cur + 5), 1}});
+  CHECK(CountNames(j, "user_annotation")["iter"] == 2);
+  CHECK(j["kairos_stats"].value("window_start_moved_iterations", 0) == 2);
+  const std::string want = "the window starts at iteration " + std::to_string(cur + 4) +
+                           " instead of " + std::to_string(cur + 2);
+  int said = 0;
+  for (const auto& w : j.value("kairos_warnings", nlohmann::json::array()))
+    said += w.get<std::string>().rfind(want, 0) == 0 ? 1 : 0;
+  CHECK(said == 1);
+}
+
 // The same race at the window's end: the runner ticked past the end boundary between the
 // step's increment and its hook, closed before the hook had delivered that boundary's time,
 // and ended the window at its own clock, so the trace had one ProfilerStep too many (seen in
 // the daemon-request cases as {N, N+1, N+2} for a 2-iteration window).
 TEST_CASE("a window whose end boundary is counted before its hook ran ends at that boundary") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   const int64_t cur = g_iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
+  Gate()->Arm();
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 1) +
                  "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=0\n"
                  "ACTIVITIES_LOG_FILE=" + dir + "/end.json")
               .ok());
   StepHook();  // cur + 1: the window's start
+  REQUIRE(Gate()->WaitOpened(10000));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  REQUIRE(PollUntil([&] { return p.state() == SessionState::kRecording; }, deadline));
   PushRange("iter");
   PopRange();
   StepHook();  // cur + 2
@@ -306,7 +392,9 @@ TEST_CASE("a window whose end boundary is counted before its hook ran ends at th
   const uint64_t raw = ReadRawClock();
   REQUIRE(g_iteration.fetch_add(1) + 1 == cur + 3);
   internal::RecordStep(cur + 3, raw);
-  // Wake the runner as an earlier boundary's hook would; it ticks at cur + 3 and closes.
+  // Wake the runner as an earlier boundary's hook would; it ticks at cur + 3 and closes. It
+  // then waits (bounded) for that boundary's hook inside its close, where no source is called:
+  // the state is the only sign, polled.
   p.OnStepBoundary(cur, raw - 1);
   PollUntil([&] { return p.state() != SessionState::kRecording; }, deadline);
   // The hook's second half arrives after the runner began to close.
@@ -323,7 +411,7 @@ TEST_CASE("a window whose end boundary is counted before its hook ran ends at th
 // And at the start: the runner counted the start boundary before its hook ran and opened the
 // window at its own clock, so what the job did right after the boundary was lost.
 TEST_CASE("a window whose start boundary is counted before its hook ran starts at that boundary") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   const int64_t cur = g_iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
@@ -353,7 +441,7 @@ TEST_CASE("a window whose start boundary is counted before its hook ran starts a
 }
 
 TEST_CASE("an iteration window whose start has passed moves to the next rounded-up iteration") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   for (int i = 0; i < 5; ++i) StepHook();
   const int64_t cur = g_iteration.load();
@@ -392,21 +480,16 @@ std::vector<int64_t> TracedSteps(const std::string& path) {
   return out;
 }
 
-// Steps as a training loop takes them (a millisecond apart), not as a burst of microseconds.
-void StepsOfOneMs(int n) {
-  for (int i = 0; i < n; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    StepHook();
-  }
-}
-
-// Sends `c` as the daemon client would (poll instant `poll_raw`), steps 12 times a millisecond
-// apart, and returns the ProfilerStep numbers of the trace written.
+// Sends `c` as the daemon client would (poll instant `poll_raw`), steps 12 times, and returns
+// the ProfilerStep numbers of the trace written. The steps come as a burst: from the warm-up
+// boundary on every boundary reaches the session through its hook, so the window's edges are
+// the same however late the runner runs (no sleep stands in for the runner's progress). The
+// planning itself (which start from which tick) is tested without threads in scheduler_test.
 std::vector<int64_t> DaemonWindowSteps(const Config& c, uint64_t poll_raw) {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.RequestTrace(c, ConfigSource::kDaemon, poll_raw).ok());
-  StepsOfOneMs(12);
+  for (int i = 0; i < 12; ++i) StepHook();
   return TracedSteps(FlushedTracePath(p, n));
 }
 
@@ -486,7 +569,7 @@ TEST_CASE("rank and world size come from the launcher, else from the largest NCC
 }
 
 TEST_CASE("a duration window opens and closes by itself; requests meanwhile are busy") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("ACTIVITIES_WARMUP_PERIOD_SECS=0\nACTIVITIES_DURATION_MSECS=50\n"
@@ -505,7 +588,7 @@ TEST_CASE("a duration window opens and closes by itself; requests meanwhile are 
 }
 
 TEST_CASE("bad requests are rejected and the previous config stays") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/keep.json").ok());
   Config c;
@@ -520,7 +603,7 @@ TEST_CASE("bad requests are rejected and the previous config stays") {
 }
 
 TEST_CASE("a missing or unwritable output directory fails the flush, not the process") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   // Flush after Stop answers the same whether the failed write finished first or not (it used
   // to return an older trace's path, this one, when the runner finished before the flush came).
   const std::string before = MakeTempDir();
@@ -553,7 +636,7 @@ TEST_CASE("a missing or unwritable output directory fails the flush, not the pro
 
 TEST_CASE("64 threads keep calling in while the trace is flushed") {
   constexpr int kThreads = 64, kPhase1 = 100;
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/many.json").ok());
   REQUIRE(p.Start().ok());
@@ -601,7 +684,7 @@ TEST_CASE("fork() while recording: the child has a clean, idle profiler") {
   // deadlocks inside ASan (7 of 255 full runs, stacks in AsanThread::Init). glibc's malloc
   // takes its locks around fork, so the normal build runs this case.
   KAIROS_SKIP_UNDER_SANITIZER("fork() in a multithreaded process can deadlock ASan's allocator");
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/parent.json").ok());
   REQUIRE(p.Start().ok());
@@ -610,7 +693,7 @@ TEST_CASE("fork() while recording: the child has a clean, idle profiler") {
   REQUIRE(child >= 0);
   if (child == 0) {
     int code = 0;
-    Profiler& c = Profiler::Get();
+    SessionController& c = SessionController::Get();
     if (&c == &p) code |= 1;
     if (c.state() != SessionState::kIdle) code |= 2;
     if (internal::g_cpu_epoch.load() != 0) code |= 4;
@@ -675,7 +758,7 @@ std::string FarIterationWindow(const std::string& dir) {
 TEST_CASE("flush right after an init that armed an iteration window returns at once") {
   // Regression: the cancel was cleared when the runner took the request, and Flush waited
   // its full 60 s bound, then failed with UNAVAILABLE.
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   const uint64_t before = p.completed_sessions();
   REQUIRE(p.Init(FarIterationWindow(dir)).ok());
@@ -694,7 +777,7 @@ TEST_CASE("flush right after an init that armed an iteration window returns at o
 
 TEST_CASE("start cancels an armed request and opens its own window at once") {
   // Regression: kairos_start waited 10 s for a cancel that was lost, then failed.
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init(FarIterationWindow(dir)).ok());
   REQUIRE(p.state() == SessionState::kArmed);
@@ -713,7 +796,7 @@ TEST_CASE("start cancels an armed request and opens its own window at once") {
 
 TEST_CASE("shutdown with an armed request returns at once and refuses until init") {
   // Regression: shutdown waited KAIROS_EXIT_FLUSH_TIMEOUT_MS (here 30 s) for a lost cancel.
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init(FarIterationWindow(dir)).ok());
   REQUIRE(p.state() == SessionState::kArmed);
@@ -735,7 +818,7 @@ TEST_CASE("exit with an armed request does not wait for it") {
     const pid_t child = fork();
     REQUIRE(child >= 0);
     if (child == 0) {
-      Profiler& c = Profiler::Get();
+      SessionController& c = SessionController::Get();
       if (!c.Init(FarIterationWindow(dir)).ok()) _exit(3);
       if (c.state() != SessionState::kArmed) _exit(4);
       exit(0);
@@ -749,7 +832,7 @@ TEST_CASE("exit with an armed request does not wait for it") {
 }
 
 TEST_CASE("an init rejected as busy leaves the previous config in force") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/kept.json").ok());
   REQUIRE(p.Start().ok());
@@ -764,7 +847,7 @@ TEST_CASE("an init rejected as busy leaves the previous config in force") {
 
 TEST_CASE("PROFILE_START_TIME far in the future stays armed instead of starting now") {
   // Regression: ms * 1e6 overflowed (undefined; release builds started at once).
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   Config c;
   c.profile_start_time_ms = int64_t{9000000000000000};
@@ -779,7 +862,7 @@ TEST_CASE("PROFILE_START_TIME far in the future stays armed instead of starting 
 }
 
 TEST_CASE("the exit bound comes from the base config only, capped") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   REQUIRE(p.Init("KAIROS_EXIT_FLUSH_TIMEOUT_MS=600000\nACTIVITIES_LOG_FILE=" + dir + "/b.json").ok());
   CHECK(p.ExitFlushBoundMs() == kMaxExitFlushMs);
@@ -795,7 +878,7 @@ TEST_CASE("the exit bound comes from the base config only, capped") {
 }
 
 TEST_CASE("a window in which the process recorded nothing writes no files") {
-  Profiler& p = Profiler::Get();
+  SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   Config c;
   c.duration_ms = 20;
@@ -818,7 +901,7 @@ TEST_CASE("a window still open at exit() is closed and written") {
   const pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    Profiler& c = Profiler::Get();
+    SessionController& c = SessionController::Get();
     if (!c.Init("ACTIVITIES_LOG_FILE=" + dir + "/exit.json").ok() || !c.Start().ok()) _exit(3);
     PushRange("open_at_exit");
     exit(0);  // atexit closes the window and writes the trace

@@ -58,8 +58,7 @@ try:
     f.check(os.path.exists(out), "trace file %s written" % out)
     open(stop, "w").close()
     script.wait(timeout=60)
-    if os.path.exists(out):
-        time.sleep(0.2)
+    if os.path.exists(out):  # written whole (temp file, then rename); the job has exited
         t = k.load(out)
         steps = sorted(k.step_ranges(t))
         f.eq(len(steps), 3, "3 ProfilerStep ranges: %s" % steps)

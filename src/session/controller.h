@@ -1,19 +1,20 @@
-// File: profiler.h
-// Layer: kairos_session. The session: the request side (init, requests, synchronous
-// start/stop, flush, exit) and the session runner (its controller thread, runner.cc), both
-// driven by one Scheduler (scheduler.h), the only session state. The runner warms up, opens
+// File: controller.h
+// Layer: kairos_session. SessionController: it carries out what the session's Scheduler
+// (scheduler.h: the only session state, and all its policy) decides. The request side (init,
+// requests, synchronous start/stop, flush, exit) feeds the Scheduler events; the session
+// runner (its controller thread, runner.cc) performs the actions it hands out: warms up, opens
 // and closes the TraceSources and hands the finished window to the trace assembler
-// (trace_assembler.h), which writes the trace and its summary.
-// Ownership: the process root (root.h) creates the one Profiler of the process image and
-// owns it, with its sources; it is never destroyed (threads may call in while the process
+// (trace_assembler.h), which writes the trace and its summary. (Named Profiler until #24.)
+// Ownership: the process root (root.h) creates the one SessionController of the process image
+// and owns it, with its sources; it is never destroyed (threads may call in while the process
 // exits). A forked child gets a fresh one from the root's single after-fork hook.
 // Threading: every method is thread-safe (one mutex, mu_). The runner thread is started at
 // the first accepted request; a process that never profiles has no kairos thread. It waits
 // on a condition variable with deadlines (no periodic wake-ups). Collection and file writing
 // run on the runner thread, never on the caller's. Every wait of a caller is bounded; the
 // bounds are the constants below (documented per C function in bindings/c/kairos.h).
-#ifndef KAIROS_SRC_SESSION_PROFILER_H_
-#define KAIROS_SRC_SESSION_PROFILER_H_
+#ifndef KAIROS_SRC_SESSION_CONTROLLER_H_
+#define KAIROS_SRC_SESSION_CONTROLLER_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -67,15 +68,15 @@ inline constexpr size_t kMaxMetadataKeyBytes = 256;
 inline constexpr size_t kMaxMetadataValueBytes = 64 * 1024;
 inline constexpr int64_t kMaxExitFlushMs = 60000;
 
-class Profiler {
+class SessionController {
  public:
   // The process root's session (root.h creates it, and initialises it from the environment,
   // on first call).
-  static Profiler& Get();
+  static SessionController& Get();
 
-  Profiler();
-  Profiler(const Profiler&) = delete;
-  Profiler& operator=(const Profiler&) = delete;
+  SessionController();
+  SessionController(const SessionController&) = delete;
+  SessionController& operator=(const SessionController&) = delete;
 
   // Called by the root after it registered the sources: makes the environment's config the
   // base config and, when `schedule` and it names a window, schedules that window.
@@ -172,6 +173,9 @@ class Profiler {
     uint64_t start_raw = 0;
     bool start_is_step_boundary = false;
     bool opened = false;  // Open() ran
+    // Latest TraceSource::ReadyRaw of the warmed sources (0 = none cares).
+    uint64_t ready_raw = 0;
+    const char* ready_source = "";  // that source's name()
   };
 
   absl::Status RequestLocked(const Config& config, ConfigSource source, bool sync,
@@ -179,14 +183,21 @@ class Profiler {
   absl::Status EnsureRunnerLocked();
   // Waits (bounded) until session `seq` has finished; false on timeout.
   bool WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t seq, int64_t timeout_ms);
-  // Stop (a recording window, at `now_raw`) or cancel (one not open yet); no-op otherwise.
-  void EndCurrentLocked(uint64_t now_raw);
+  // Sends `kind` (kStop: close a recording window at `now_raw`, or cancel one not open yet;
+  // kStopRecording: close a recording window only); the scheduler's refusal otherwise.
+  absl::Status EndCurrentLocked(uint64_t now_raw,
+                                SessionEventKind kind = SessionEventKind::kStop);
 
   // Runner thread (runner.cc). Called with `lock` held; they unlock around source calls and
   // I/O.
   void RunnerMain();
   void WaitForWake(std::unique_lock<std::mutex>& lock);
   void WarmUp(std::unique_lock<std::mutex>& lock, Window& w);
+  // Tells the scheduler the sources are warm, and when the last of them was ready; records
+  // the warning when the window's start moved because of it.
+  void SourcesWarm(Window& w);
+  // "the window starts at iteration N instead of M: ..." (the start moved; `lock` held).
+  std::string StartMovedMessage(const Window& w) const;
   void Open(std::unique_lock<std::mutex>& lock, Window& w);
   void Close(std::unique_lock<std::mutex>& lock, Window& w);
   void Abort(std::unique_lock<std::mutex>& lock, Window& w);
@@ -227,4 +238,4 @@ void StepHook();
 
 }  // namespace kairos
 
-#endif  // KAIROS_SRC_SESSION_PROFILER_H_
+#endif  // KAIROS_SRC_SESSION_CONTROLLER_H_

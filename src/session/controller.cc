@@ -1,8 +1,8 @@
-// File: profiler.cc — see profiler.h. The request side: init, requests, synchronous
+// File: controller.cc — see controller.h. The request side: init, requests, synchronous
 // start/stop, flush, exit, the step hook. The runner is in runner.cc; the process root
 // (creation, fork, exit, signals) in root.cc.
 // Layer: kairos_session. Threading: every method locks mu_; every wait is bounded.
-#include "session/profiler.h"
+#include "session/controller.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -99,9 +99,9 @@ void StepStateAfterForkChild() {
   }
 }
 
-Profiler::Profiler() = default;
+SessionController::SessionController() = default;
 
-SchedulerEvent Profiler::Now(SessionEventKind kind) const {
+SchedulerEvent SessionController::Now(SessionEventKind kind) const {
   SchedulerEvent e;
   e.kind = kind;
   e.now_ns = UnixNowNs();
@@ -109,8 +109,8 @@ SchedulerEvent Profiler::Now(SessionEventKind kind) const {
   return e;
 }
 
-void Profiler::InstallEnvironmentConfig(const absl::StatusOr<ConfigFromEnv>& loaded,
-                                        bool schedule) {
+void SessionController::InstallEnvironmentConfig(const absl::StatusOr<ConfigFromEnv>& loaded,
+                                                 bool schedule) {
   if (!loaded.ok()) {
     KAIROS_LOG_WARNING("config from the environment rejected: %s",
                        std::string(loaded.status().message()).c_str());
@@ -140,7 +140,7 @@ void Profiler::InstallEnvironmentConfig(const absl::StatusOr<ConfigFromEnv>& loa
     startup_session_ = sched_.accepted();
 }
 
-void Profiler::WaitForStartupWindow() {
+void SessionController::WaitForStartupWindow() {
   std::unique_lock<std::mutex> lock(mu_);
   if (startup_session_ == 0) return;
   const uint64_t seq = startup_session_;
@@ -154,7 +154,8 @@ void Profiler::WaitForStartupWindow() {
   }
 }
 
-absl::Status Profiler::Init(std::string_view text, const std::vector<ConfigValue>& values) {
+absl::Status SessionController::Init(std::string_view text,
+                                     const std::vector<ConfigValue>& values) {
   std::vector<std::string> warnings;
   Config env_config;
   {
@@ -177,42 +178,19 @@ absl::Status Profiler::Init(std::string_view text, const std::vector<ConfigValue
   return absl::OkStatus();
 }
 
-absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, bool sync,
-                                     uint64_t reference_raw) {
-  if (sched_.shut_down()) return absl::FailedPreconditionError("kairos is shut down");
-  if (sched_.busy()) return absl::FailedPreconditionError("profiler busy");
+absl::Status SessionController::RequestLocked(const Config& config, ConfigSource source, bool sync,
+                                              uint64_t reference_raw) {
+  // Refused before planning: a busy profiler says so, not a planning error.
+  if (absl::Status s = sched_.Admit(); !s.ok()) return s;
   SchedulerEvent e = Now(SessionEventKind::kRequest);
+  RequestInstant at;
+  at.now_ns = e.now_ns;
+  at.iteration = e.iteration;
+  // The daemon's poll tick (or stamp), as an iteration: every rank of the job plans from it.
+  if (reference_raw != 0) at.reference_iteration = IterationAtRaw(reference_raw);
   std::string note;
-  absl::StatusOr<WindowPlan> plan;
-  // A process that never stepped keeps the plain plan: it is what decides the fall back to a
-  // duration window (PlanWindow).
-  if (reference_raw != 0 && !sync && config.IterationMode() && e.iteration > 0) {
-    // Planned from the iteration of the shared reference instant, so that every rank that
-    // received the request on the same poll tick picks the same start iteration. One more
-    // iteration is counted as passed, the same on every rank: a rank that handles the reply
-    // just after a step boundary (reply latency, scheduling) still finds the start ahead.
-    const int64_t then = IterationAtRaw(reference_raw);
-    plan = PlanWindow(config, sync, e.now_ns, SatAdd(then, 1), &note);
-    if (plan.ok() && plan->iteration_mode && plan->warmup_iteration <= e.iteration) {
-      note = absl::StrCat("request handled ", e.iteration - then,
-                          " iterations after its poll; planning from the current iteration");
-      plan = PlanWindow(config, sync, e.now_ns, e.iteration, &note);
-    }
-  } else {
-    plan = PlanWindow(config, sync, e.now_ns, e.iteration, &note);
-  }
+  absl::StatusOr<WindowPlan> plan = PlanRequest(config, sync, at, &note);
   if (!plan.ok()) return plan.status();
-  // The runner, not the step hook, switches the GPU source on (the job never waits for
-  // CUPTI), so a warm-up that begins at the start boundary lost the first kernels of the first
-  // traced iteration (5 of 12 rank traces on the simulated DDP job). Without configured
-  // warm-up iterations, warm up one iteration early: at that boundary, or now when the job is
-  // already in that iteration (a job-wide request is often handled there). The start
-  // iteration, and so every rank's window, is unchanged (it was planned above). Never to
-  // iteration 0: a process that has not stepped must stay Armed to fall back to a time window
-  // (with a start of 2 or more, the warm-up still needs a step first).
-  if (plan->iteration_mode && plan->warmup_iteration == plan->start_iteration &&
-      plan->start_iteration >= 2)
-    plan->warmup_iteration = plan->start_iteration - 1;
   if (!note.empty()) KAIROS_LOG_INFO("%s", note.c_str());
   if (absl::Status s = EnsureRunnerLocked(); !s.ok()) return s;
   e.plan = &*plan;
@@ -238,7 +216,7 @@ absl::Status Profiler::RequestLocked(const Config& config, ConfigSource source, 
   return absl::OkStatus();
 }
 
-absl::Status Profiler::EnsureRunnerLocked() {
+absl::Status SessionController::EnsureRunnerLocked() {
   if (runner_started_) return absl::OkStatus();
   // kairos threads never take the job's SIGTERM/SIGINT (its handlers, and the flush on
   // signal, run on the job's threads): the runner, and the threads it starts, block them.
@@ -259,8 +237,8 @@ absl::Status Profiler::EnsureRunnerLocked() {
   return absl::OkStatus();
 }
 
-absl::Status Profiler::RequestTrace(const Config& config, ConfigSource source,
-                                    uint64_t reference_raw) {
+absl::Status SessionController::RequestTrace(const Config& config, ConfigSource source,
+                                             uint64_t reference_raw) {
   // The daemon's stamp is the one instant every rank of the job shares exactly; the poll tick
   // is shared only as closely as the ranks' poller threads wake up together.
   if (config.request_time_ms > 0 && config.IterationMode()) {
@@ -273,23 +251,24 @@ absl::Status Profiler::RequestTrace(const Config& config, ConfigSource source,
   return RequestLocked(config, source, false, reference_raw);
 }
 
-bool Profiler::WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t seq,
-                                  int64_t timeout_ms) {
+bool SessionController::WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t seq,
+                                           int64_t timeout_ms) {
   return done_cv_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(timeout_ms, 0)),
                            [&] { return sched_.finished() >= seq; });
 }
 
-void Profiler::EndCurrentLocked(uint64_t now_raw) {
-  SchedulerEvent e = Now(SessionEventKind::kStop);
-  if (sched_.Handle(e).ok()) {
+absl::Status SessionController::EndCurrentLocked(uint64_t now_raw, SessionEventKind kind) {
+  absl::Status s = sched_.Handle(Now(kind));
+  if (s.ok()) {
     // Recording closed now, or an iteration window past its start boundary closes (now or once
     // warm): the window ends here unless its end boundary came first. A cancel records nothing.
     if (sched_.outcome() != Outcome::kCancelled) close_raw_ = now_raw;
     cv_.notify_all();
   }
+  return s;
 }
 
-absl::Status Profiler::Start() {
+absl::Status SessionController::Start() {
   // One deadline for the whole call: cancelling a waiting request and opening the window
   // together take at most kStartWaitMs.
   const auto deadline =
@@ -329,16 +308,13 @@ absl::Status Profiler::Start() {
                                   : last_result_.status;
 }
 
-absl::Status Profiler::Stop() {
+absl::Status SessionController::Stop() {
   const uint64_t now_raw = ReadRawClock();
   std::lock_guard<std::mutex> lock(mu_);
-  if (sched_.state() != SessionState::kRecording)
-    return absl::FailedPreconditionError("no trace is recording");
-  EndCurrentLocked(now_raw);
-  return absl::OkStatus();
+  return EndCurrentLocked(now_raw, SessionEventKind::kStopRecording);
 }
 
-absl::StatusOr<std::string> Profiler::Flush() {
+absl::StatusOr<std::string> SessionController::Flush() {
   const uint64_t now_raw = ReadRawClock();
   std::unique_lock<std::mutex> lock(mu_);
   if (!sched_.busy()) {
@@ -350,45 +326,45 @@ absl::StatusOr<std::string> Profiler::Flush() {
     return last_path_;
   }
   const uint64_t seq = sched_.accepted();
-  EndCurrentLocked(now_raw);
+  EndCurrentLocked(now_raw).IgnoreError();  // refused: nothing left to end
   if (!WaitFinishedLocked(lock, seq, kFlushWaitMs))
     return absl::UnavailableError("timed out waiting for the trace to be written");
   if (!last_result_.status.ok()) return last_result_.status;
   return last_result_.path;
 }
 
-int64_t Profiler::ExitFlushBoundMs() {
+int64_t SessionController::ExitFlushBoundMs() {
   std::lock_guard<std::mutex> lock(mu_);
   // The base config's value only: a daemon request's config cannot lengthen the exit.
   return std::clamp<int64_t>(base_config_.exit_flush_timeout_ms, 0, kMaxExitFlushMs);
 }
 
-void Profiler::Shutdown() {
+void SessionController::Shutdown() {
   AtExit();
   std::lock_guard<std::mutex> lock(mu_);
   sched_.Handle(Now(SessionEventKind::kShutdown)).IgnoreError();  // never refused
 }
 
-void Profiler::AtExit() {
+void SessionController::AtExit() {
   const uint64_t now_raw = ReadRawClock();
   const int64_t bound_ms = ExitFlushBoundMs();
   std::unique_lock<std::mutex> lock(mu_);
   if (!sched_.busy()) return;
   const uint64_t seq = sched_.accepted();
-  EndCurrentLocked(now_raw);
+  EndCurrentLocked(now_raw).IgnoreError();  // refused: nothing left to end
   if (!WaitFinishedLocked(lock, seq, bound_ms)) {
     KAIROS_LOG_WARNING("trace not finished within KAIROS_EXIT_FLUSH_TIMEOUT_MS=%lld ms; exiting",
                        static_cast<long long>(bound_ms));
   }
 }
 
-void Profiler::RegisterTraceSource(std::unique_ptr<TraceSource> source) {
+void SessionController::RegisterTraceSource(std::unique_ptr<TraceSource> source) {
   if (source == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
   sources_.push_back(std::move(source));
 }
 
-void Profiler::RegisterJoiningTraceSource(std::unique_ptr<TraceSource> source) {
+void SessionController::RegisterJoiningTraceSource(std::unique_ptr<TraceSource> source) {
   if (source == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
   TraceSource* s = source.get();
@@ -403,7 +379,7 @@ void Profiler::RegisterJoiningTraceSource(std::unique_ptr<TraceSource> source) {
   }
 }
 
-absl::Status Profiler::SetMetadata(std::string key, std::string value) {
+absl::Status SessionController::SetMetadata(std::string key, std::string value) {
   if (key.size() > kMaxMetadataKeyBytes)
     return absl::InvalidArgumentError(absl::StrCat("kairos_set_metadata: key longer than ",
                                                    kMaxMetadataKeyBytes, " bytes"));
@@ -425,7 +401,7 @@ absl::Status Profiler::SetMetadata(std::string key, std::string value) {
   return absl::OkStatus();
 }
 
-void Profiler::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
+void SessionController::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
   std::lock_guard<std::mutex> lock(mu_);
   // Bounded; past the bound the newest boundary replaces the last slot, so the one that ends
   // a long iteration window is still found when it closes.
@@ -434,42 +410,35 @@ void Profiler::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
   } else {
     boundaries_.back() = {iteration, raw_time};
   }
-  const SessionState st = sched_.state();
-  if ((st == SessionState::kArmed || st == SessionState::kWarmUp) &&
-      sched_.plan().iteration_mode && iteration >= sched_.plan().warmup_iteration) {
-    // The warm-up boundary of an iteration window: CPU ranges record from this instant, so
-    // the first ProfilerStep and the ranges around it do not depend on the runner's wake-up
-    // latency. WarmUp too: the runner may tick past this boundary between the step's
-    // increment and this call (it only needs g_iteration, not the mutex this hook waits
-    // for), and it switches recording on only after every source warmed up; a burst of
-    // steps meanwhile recorded nothing, and the window closed empty. StartEarly is
-    // idempotent, so the runner's own call after warm-up then changes nothing.
+  // From the warm-up boundary of an iteration window on, CPU ranges record from this instant,
+  // so the first ProfilerStep and the ranges around it do not depend on the runner's wake-up
+  // latency (Scheduler::StartsEarlyAt says when).
+  if (sched_.StartsEarlyAt(iteration))
     for (auto& s : sources_) s->StartEarly();
-  }
   cv_.notify_all();
 }
 
-SessionState Profiler::state() {
+SessionState SessionController::state() {
   std::lock_guard<std::mutex> lock(mu_);
   return sched_.state();
 }
 
-bool Profiler::busy() {
+bool SessionController::busy() {
   std::lock_guard<std::mutex> lock(mu_);
   return sched_.busy();
 }
 
-Config Profiler::base_config() {
+Config SessionController::base_config() {
   std::lock_guard<std::mutex> lock(mu_);
   return base_config_;
 }
 
-uint64_t Profiler::completed_sessions() {
+uint64_t SessionController::completed_sessions() {
   std::lock_guard<std::mutex> lock(mu_);
   return sched_.finished();
 }
 
-bool Profiler::WaitForCompletedSessions(uint64_t n, int64_t timeout_ms) {
+bool SessionController::WaitForCompletedSessions(uint64_t n, int64_t timeout_ms) {
   std::unique_lock<std::mutex> lock(mu_);
   return WaitFinishedLocked(lock, n, timeout_ms);
 }
@@ -490,7 +459,7 @@ void StepHook() {
     // OnStepBoundary switches recording on, and the step is recorded after it.
     const bool was_recording = internal::g_cpu_epoch.load(std::memory_order_relaxed) != 0;
     if (was_recording) internal::RecordStep(n, raw);
-    Profiler::Get().OnStepBoundary(n, raw);
+    SessionController::Get().OnStepBoundary(n, raw);
     if (!was_recording) internal::RecordStep(n, raw);
     return;
   }
