@@ -452,6 +452,57 @@ TEST_CASE("relay metrics: slow and hostile scrapers never block polls, RPCs or o
   CHECK(relay.stats().http_errors == 2);
 }
 
+// Issue 30: idle connections at the cap (slowloris) used to keep every scraper out for as long
+// as they stayed (each newcomer was refused); now the oldest idle one makes room. Garbage and
+// oversized request lines from many clients at once get their status and nothing else.
+TEST_CASE("relay metrics: slowloris at the connection cap, garbage heads from many clients", "[abuse]") {
+  const std::string name = UniqueEndpoint("slowloris");
+  RelayOptions o = Options(name);
+  o.metrics_port = 0;
+  o.rpc_timeout_ms = 60000;  // the idle clients would hold their slots for a minute
+  RunningRelay relay(o);
+  std::vector<int> idle;
+  for (int i = 0; i < o.max_metrics_connections; ++i) idle.push_back(ConnectLoopback(relay.metrics_port()));
+  // The oldest trickles a head that never ends (slowloris).
+  REQUIRE(send(idle[0], "GET /metrics HTTP/1.1\r\nX-a: b", 28, 0) == 28);
+  // Every slot is held: a scrape still gets through, the oldest idle client makes room.
+  CHECK(Scrape(relay.metrics_port()).rfind("HTTP/1.1 200 OK", 0) == 0);
+  pollfd p0{idle[0], POLLIN, 0};
+  REQUIRE(poll(&p0, 1, 3000) == 1);
+  char b;
+  CHECK(recv(idle[0], &b, 1, 0) <= 0);  // closed by the relay (FIN, or RST if it had unread bytes)
+  pollfd p1{idle[1], POLLIN, 0};
+  CHECK(poll(&p1, 1, 100) == 0);  // the others keep their slots
+  for (int fd : idle) close(fd);
+  // One RPC round trip: the relay has seen those closes before it answers.
+  CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}", 2000) == "{\"status\":1}");
+  // Garbage request lines from 8 clients at once: each gets its status, the relay goes on.
+  const std::vector<std::pair<std::string, std::string>> garbage = {
+      {std::string("\0\0\0\0\r\n\r\n", 8), "HTTP/1.1 400 "},
+      {"\r\n\r\n", "HTTP/1.1 400 "},
+      {"GET " + std::string(9000, '/') + " HTTP/1.1\r\n\r\n", "HTTP/1.1 431 "},
+      {"GET /metrics\xff\xfe HTTP/1.1\r\n\r\n", "HTTP/1.1 404 "},
+      {"GET /metrics HTTP/9.9\r\n\r\n", "HTTP/1.1 400 "},
+      {"DELETE /metrics HTTP/1.1\r\n\r\n", "HTTP/1.1 405 "},
+      {"GET\t/metrics HTTP/1.1\r\n\r\n", "HTTP/1.1 400 "},
+      {"GET /metrics?a=\"\n\n", "HTTP/1.1 400 "}};
+  std::vector<std::string> answers(garbage.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < garbage.size(); ++i)
+    clients.emplace_back([&, i] { answers[i] = HttpExchange(relay.metrics_port(), garbage[i].first); });
+  for (std::thread& t : clients) t.join();
+  for (size_t i = 0; i < garbage.size(); ++i) {
+    INFO("garbage " << i);
+    CHECK(answers[i].rfind(garbage[i].second, 0) == 0);
+  }
+  CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}", 2000) == "{\"status\":1}");
+  CHECK(Scrape(relay.metrics_port()).rfind("HTTP/1.1 200 OK", 0) == 0);
+  relay.Stop();
+  CHECK(relay.stats().scrapes == 2);
+  CHECK(relay.stats().http_errors == garbage.size());
+  CHECK(relay.stats().http_dropped == 1);  // the evicted idle client
+}
+
 TEST_CASE("relay metrics: a flood from a known process is rate-limited and every line accounted") {
   const std::string name = UniqueEndpoint("flood");
   RelayOptions o = Options(name);
