@@ -289,7 +289,12 @@ std::string SummaryToJson(const Summary& s) {
     j.Close(']');
     j.Key("sync_alloc_calls_in_steps").Int(static_cast<int64_t>(m.sync_alloc_calls_in_steps)).Close('}');
   }
-  j.Close(']').Close('}');
+  j.Close(']');
+  if (s.memory_devices_left_out > 0) {  // only a read trace naming > kMaxMemoryDevices devices
+    j.Key("memory_devices_left_out").Int(static_cast<int64_t>(s.memory_devices_left_out));
+    j.Key("memory_events_left_out").Int(static_cast<int64_t>(s.memory_events_left_out));
+  }
+  j.Close('}');
   return j.out();
 }
 

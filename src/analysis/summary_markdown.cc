@@ -139,6 +139,11 @@ std::string SummaryToMarkdown(const Summary& s) {
              " | " + Code(m.peak_site) + " | " + std::to_string(m.not_freed_count) + " (" +
              bytes(m.not_freed_bytes) + ") |\n";
     }
+    if (s.memory_devices_left_out > 0) {
+      out += "\n" + std::to_string(s.memory_devices_left_out) + " more devices (" +
+             std::to_string(s.memory_events_left_out) + " [memory] events) left out; at most " +
+             std::to_string(kMaxMemoryDevices) + " are summarised.\n";
+    }
   }
   return out;
 }

@@ -155,6 +155,11 @@ std::string SummaryToText(const Summary& s) {
              FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, site.bytes))).c_str(), site.name.c_str());
     }
   }
+  if (s.memory_devices_left_out > 0) {
+    Append(&out, "\nMemory: %llu more devices (%llu [memory] events) left out; at most %zu are summarised\n",
+           static_cast<unsigned long long>(s.memory_devices_left_out),
+           static_cast<unsigned long long>(s.memory_events_left_out), kMaxMemoryDevices);
+  }
   Append(&out, "\nFindings: %zu\n", s.findings.size());
   for (const Finding& f : s.findings) {
     if (f.device >= 0) Append(&out, "* [%s] GPU %lld: %s\n", f.id.c_str(), static_cast<long long>(f.device), f.title.c_str());

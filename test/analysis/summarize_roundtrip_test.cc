@@ -495,5 +495,52 @@ TEST_CASE("hostile [memory] values are clamped and summed without overflow") {
   CHECK(s.memory[0].freed_bytes == 4 * kMemoryBytesLimit);
 }
 
+// Issue 30: a foreign trace whose [memory] events free addresses never allocated, reuse an
+// address without its free, carry absurd sizes and negative totals, and name 100 GPUs and the
+// host. Device 0's numbers are exact; the summary keeps 64 devices and counts the rest (before,
+// 100,000 devices gave a 48 MB summary and an 11.7 MB text).
+TEST_CASE("hostile [memory] events: unknown frees, reuse, absurd sizes, 100 devices", "[abuse]") {
+  std::string events;
+  auto mem = [&events](int ts, int type, int dev, uint64_t addr, const std::string& bytes, const std::string& total) {
+    events += std::string(events.empty() ? "" : ",") +
+              "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,"
+              "\"tid\":1,\"ts\":" + std::to_string(ts) + ",\"args\":{\"Device Type\":" + std::to_string(type) +
+              ",\"Device Id\":" + std::to_string(dev) + ",\"Addr\":" + std::to_string(addr) + ",\"Bytes\":" + bytes +
+              ",\"Total Allocated\":" + total + ",\"Total Reserved\":" + total + "}}";
+  };
+  mem(100, 1, 0, 1, "-100", "900");              // a free of an address never allocated
+  mem(101, 1, 0, 2, "200", "1100");
+  mem(102, 1, 0, 2, "300", "1400");              // the same address again: its free was lost
+  mem(103, 1, 0, 2, "-300", "1100");
+  mem(104, 1, 0, 3, "4611686018427387904", "4611686018427387904");  // 4 EiB: clamped
+  mem(105, 1, 0, 3, "-4611686018427387904", "-5");                  // a negative total
+  for (int dev = 1; dev < 100; ++dev) mem(200 + dev, 1, dev, 4096, "64", "64");
+  mem(400, 0, -1, 8, "16", "16");
+  const std::string text = "{\"traceEvents\":[" + events + "]}";
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTraceText(text, AnalysisRead());
+  REQUIRE(back.ok());
+  REQUIRE(back->memory.size() == 106);
+  const Summary s = Analyze(*back);
+  REQUIRE(s.memory.size() == kMaxMemoryDevices);
+  CHECK(s.memory_devices_left_out == 101 - kMaxMemoryDevices);  // GPUs 64..99 and the host
+  CHECK(s.memory_events_left_out == 101 - kMaxMemoryDevices);
+  CHECK(s.memory.back().device == 63);
+  const MemorySummary& d0 = s.memory[0];
+  CHECK(d0.device == 0);
+  CHECK(d0.allocs == 3);
+  CHECK(d0.frees == 3);
+  CHECK(d0.allocated_bytes == 500 + kMemoryBytesLimit);
+  CHECK(d0.freed_bytes == 400 + kMemoryBytesLimit);
+  CHECK(d0.not_freed_count == 0);
+  CHECK(d0.start_allocated == 1000);
+  CHECK(d0.peak_allocated == kMemoryBytesLimit);
+  CHECK(d0.end_allocated == -5);
+  const std::string summary_text = SummaryToText(s);
+  CHECK(summary_text.find("Memory: 37 more devices (37 [memory] events) left out; at most 64 are summarised") !=
+        std::string::npos);
+  CHECK(SummaryToJson(s).find("\"memory_devices_left_out\":37") != std::string::npos);
+  CHECK(SummaryToMarkdown(s).find("37 more devices (37 [memory] events) left out") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace kairos
