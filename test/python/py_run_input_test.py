@@ -134,6 +134,18 @@ r = run(["--config", cfg_window, second])
 path = k.trace_of(r)
 f.check(r.returncode == 0 and path is not None and os.path.isfile(path),
         "1 s script, no warm-up period: trace written (%s)" % r.stderr.strip())
+# ';' separates --config lines for the library; the run's own checks read it the same way
+# (a ';'-separated PROFILE_REPORT_INPUT_SHAPES=true used to leave the bridge without shapes).
+from kairos import __main__ as kmain  # noqa: E402
+f.check(kmain._wants_shapes("ACTIVITIES_DURATION_MSECS=5;PROFILE_REPORT_INPUT_SHAPES=true"),
+        "';'-separated config: shapes asked for")
+f.check(kmain._wants_flops("PROFILE_WITH_FLOPS=true ; ACTIVITIES_DURATION_MSECS=5"),
+        "';'-separated config: FLOPs asked for")
+f.check(kmain._from_start("ACTIVITIES_DURATION_MSECS=5;ACTIVITIES_WARMUP_PERIOD_SECS=0") and
+        not kmain._from_start("ACTIVITIES_WARMUP_PERIOD_SECS=0;PROFILE_START_ITERATION=3") and
+        not kmain._from_start("ACTIVITIES_DURATION_MSECS=5"),
+        "a time window from the first line is recognised, iteration windows are not")
+
 # Issue 30: a script shorter than the profiler's own warm-up, with the warm-up period at 0
 # (';'-separated config): the run starts the script once the window records, so it gets its
 # trace with the script's frames in it (before: "no trace").

@@ -57,7 +57,9 @@ def _wait_for_window(lib, bound_s=10.0):
 
 
 def _config_texts(text):
-    texts = [text or "", os.environ.get("KAIROS_CONFIG_TEXT", "").replace(";", "\n")]
+    """This run's config text and the environment's, ';' read as a line break (as the
+    library reads --config and KAIROS_CONFIG_TEXT)."""
+    texts = [(text or "").replace(";", "\n"), os.environ.get("KAIROS_CONFIG_TEXT", "").replace(";", "\n")]
     for var in ("KAIROS_CONFIG", "KINETO_CONFIG"):
         path = os.environ.get(var)
         if path:
@@ -187,7 +189,7 @@ def _run(args):
     except _UserError as e:
         sys.stderr.write("%s: %s\n" % (PROG, e))
         return 2
-    decoded = text.decode("utf-8", "replace").replace(";", "\n") if text else None
+    decoded = text.decode("utf-8", "replace") if text else None
     shapes = _wants_shapes(decoded)
     flops = _wants_flops(decoded)
     if sys.modules.get("torch") is not None:
