@@ -405,5 +405,41 @@ TEST_CASE("memory totals never go negative: unknown frees raise the start", "[me
   CHECK(again.warnings.empty());
 }
 
+// Issue 30: CUPTI memory records no driver should send: 2^64-1 bytes, an unknown memory
+// kind, a double free, a free before its allocation in the same buffer. Sizes are clamped to
+// 2^50, totals stay exact and never negative, nothing is dropped silently.
+TEST_CASE("absurd CUPTI memory records: clamped sizes, double frees, exact totals", "[memory][abuse]") {
+  RecordBuffer b;
+  b.Add(MemRecord(1, 1000, 0xA000, UINT64_MAX, true));   // 16 EiB
+  b.Add(MemRecord(2, 2000, 0xA000, UINT64_MAX, false));
+  b.Add(MemRecord(3, 3000, 0xB000, 4096, false));        // freed before its allocation...
+  b.Add(MemRecord(4, 4000, 0xB000, 4096, true));         // ...which comes later
+  b.Add(MemRecord(5, 5000, 0xB000, 4096, false));
+  b.Add(MemRecord(6, 6000, 0xB000, 4096, false));        // freed twice
+  auto odd = MemRecord(7, 7000, 0xC000, 512, true);
+  odd.memoryKind = static_cast<CUpti_ActivityMemoryKind>(200);  // no such kind
+  b.Add(odd);
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(b.data(), b.size());
+  CHECK(c.stats().memory_records == 7);
+  TraceData data;
+  data.pid = 9;
+  MergeIntoTraceData(c, data);
+  data.SortTracks();
+  CHECK(MemoryAt(data, 1).bytes == kMemoryBytesLimit);
+  CHECK(MemoryAt(data, 2).bytes == -kMemoryBytesLimit);
+  CHECK(MemoryAt(data, 7).device_type == 1);  // an unknown kind counts against the device
+  const MemoryTotalsResult t = ComputeMemoryTotals(data, {{0, 10000, uint64_t{80} << 30}}, 100);
+  CHECK(t.events == 7);
+  CHECK(t.frees_before_window == 2);  // the early free and the second free of 0xB000
+  std::vector<int64_t> totals;
+  for (uint32_t corr = 1; corr <= 7; ++corr) totals.push_back(MemoryAt(data, corr).total_allocated);
+  CHECK(totals == std::vector<int64_t>{10000 + kMemoryBytesLimit, 10000, 10000 - 4096, 10000, 10000 - 4096,
+                                       10000 - 8192, 10000 - 8192 + 512});
+  CHECK(data.warnings.empty());  // the baseline covers the frees
+  AddMemoryCounters(data);
+  for (const CounterSample& s : data.counter_samples) CHECK(s.value >= 0);
+}
+
 }  // namespace
 }  // namespace kairos::internal
