@@ -4,8 +4,8 @@
 #include "metrics_store.h"
 
 #include <cmath>
-#include <iterator>
 #include <cstdio>
+#include <iterator>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
