@@ -330,19 +330,29 @@ TEST_CASE("trigger client: clear errors for no relay and for a relay that dies m
 
 // --- /metrics (docs/FLEET.md) ---
 
-int ConnectLoopback(int port) {
+// -1 when the connection fails. No Catch2 assertion: callable from client threads.
+int ConnectLoopbackQuiet(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
   return fd;
 }
 
-// Sends `request`, reads until the server closes (or 3 s pass) and returns what came.
-std::string HttpExchange(int port, const std::string& request) {
-  const int fd = ConnectLoopback(port);
+int ConnectLoopback(int port) {
+  const int fd = ConnectLoopbackQuiet(port);
+  REQUIRE(fd >= 0);
+  return fd;
+}
+
+// Sends `request` on `fd`, reads until the server closes (or 3 s pass), closes `fd` and
+// returns what came. No Catch2 assertion: callable from client threads.
+std::string HttpExchangeOn(int fd, const std::string& request) {
   size_t sent = 0;
   while (sent < request.size()) {
     const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
@@ -360,6 +370,10 @@ std::string HttpExchange(int port, const std::string& request) {
   }
   close(fd);
   return out;
+}
+
+std::string HttpExchange(int port, const std::string& request) {
+  return HttpExchangeOn(ConnectLoopback(port), request);
 }
 
 std::string Scrape(int port) {
@@ -489,7 +503,10 @@ TEST_CASE("relay metrics: slowloris at the connection cap, garbage heads from ma
   std::vector<std::string> answers(garbage.size());
   std::vector<std::thread> clients;
   for (size_t i = 0; i < garbage.size(); ++i)
-    clients.emplace_back([&, i] { answers[i] = HttpExchange(relay.metrics_port(), garbage[i].first); });
+    clients.emplace_back([&, i] {  // Catch2 asserts only on the main thread
+      const int fd = ConnectLoopbackQuiet(relay.metrics_port());
+      answers[i] = fd >= 0 ? HttpExchangeOn(fd, garbage[i].first) : std::string("connect failed");
+    });
   for (std::thread& t : clients) t.join();
   for (size_t i = 0; i < garbage.size(); ++i) {
     INFO("garbage " << i);
