@@ -451,7 +451,8 @@ TEST_CASE("relay metrics: slow and hostile scrapers never block polls, RPCs or o
   const std::string huge = "GET /metrics HTTP/1.1\r\nX: " + std::string(1 << 20, 'a');
   CHECK(HttpExchange(relay.metrics_port(), huge).rfind("HTTP/1.1 431 ", 0) == 0);
   CHECK(HttpExchange(relay.metrics_port(), "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0) == 0);
-  // More connections than the cap: the extra are refused, scrapes work once they close.
+  // More connections than the cap: each newcomer past it closes the oldest idle one (counted);
+  // scrapes work throughout and after.
   std::vector<int> more;
   for (int i = 0; i < 20; ++i) more.push_back(ConnectLoopback(relay.metrics_port()));
   CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}", 2000) == "{\"status\":1}");
