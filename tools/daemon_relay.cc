@@ -243,10 +243,25 @@ void Relay::OnMetricsAccept() {
     const int fd = accept4(metrics_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
     if (static_cast<int>(http_connections_.size()) >= options_.max_metrics_connections) {
+      // Full. Refusing the newcomer would let a few idle connections (slowloris) hold every
+      // slot and keep Prometheus out for good; instead the oldest connection that has not yet
+      // sent a whole request makes room (a real scraper sends its request with the connect,
+      // and is answered in the loop's next turn). Only when every slot is writing a response
+      // is the newcomer refused.
+      auto oldest = http_connections_.end();
+      for (auto it = http_connections_.begin(); it != http_connections_.end(); ++it) {
+        if (it->out.empty() && (oldest == http_connections_.end() || it->deadline_ms < oldest->deadline_ms))
+          oldest = it;
+      }
       ++stats_.http_dropped;
-      LogLimited(http_log_, "too many metrics connections; refused one");
-      close(fd);
-      continue;
+      if (oldest == http_connections_.end()) {
+        LogLimited(http_log_, "too many metrics connections; refused one");
+        close(fd);
+        continue;
+      }
+      LogLimited(http_log_, "too many metrics connections; closed the oldest idle one");
+      close(oldest->fd);
+      http_connections_.erase(oldest);
     }
     Connection c;
     c.fd = fd;

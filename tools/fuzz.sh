@@ -13,7 +13,7 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo 
   -DKAIROS_WITH_CUDA=OFF -DKAIROS_BUILD_BENCH=OFF -DKAIROS_BUILD_EXAMPLES=OFF \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_daemon_protocol fuzz_daemon_rpc \
-  fuzz_json_reader fuzz_json_escape fuzz_perfetto_reader
+  fuzz_json_reader fuzz_json_escape fuzz_perfetto_reader fuzz_metrics_agent
 
 rm -rf build-fuzz/artifacts
 mkdir -p build-fuzz/artifacts
@@ -47,7 +47,8 @@ n=0
 for spec in "fuzz_config test/config/corpus" "fuzz_daemon_protocol test/daemon/corpus" \
             "fuzz_daemon_rpc test/daemon/rpc_corpus" "fuzz_json_reader test/fuzz/corpus/json_reader" \
             "fuzz_json_escape test/output/corpus/json_escape" \
-            "fuzz_perfetto_reader test/fuzz/corpus/perfetto_reader"; do
+            "fuzz_perfetto_reader test/fuzz/corpus/perfetto_reader" \
+            "fuzz_metrics_agent test/daemon/metrics_corpus"; do
   # shellcheck disable=SC2086
   (run $spec) &
   batch="$batch $!"

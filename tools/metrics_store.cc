@@ -3,10 +3,13 @@
 // Threading: relay event-loop thread only.
 #include "metrics_store.h"
 
+#include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "json/json_escape.h"
 #include "json/json_reader.h"
 
 namespace kairos::tools {
@@ -25,8 +28,31 @@ bool OptDouble(const JsonValue& o, std::string_view key, std::optional<double>* 
   const JsonValue* v = o.Find(key);
   if (v == nullptr || v->type == JsonValue::Type::kNull) return true;
   if (!v->is_number()) return false;
-  *out = v->AsDouble();
+  // 1e999 parses as infinity: no gauge is infinite, and "inf" is not the exposition format's
+  // spelling (+Inf), so such a line is malformed.
+  const double d = v->AsDouble();
+  if (!std::isfinite(d)) return false;
+  *out = d;
   return true;
+}
+
+// Unix seconds with millisecond precision from nanoseconds, for any int64 (a negative value
+// keeps one sign: "-1.500", never "-1.-500", which breaks the whole scrape).
+std::string Seconds3(int64_t ns) {
+  const uint64_t mag = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  char buf[48];
+  snprintf(buf, sizeof(buf), "%s%llu.%03llu", ns < 0 ? "-" : "",
+           static_cast<unsigned long long>(mag / 1000000000),
+           static_cast<unsigned long long>((mag / 1000000) % 1000));
+  return buf;
+}
+
+// The first `max` bytes of UTF-8 text, cut before a character that would not fit whole.
+std::string_view CutUtf8(std::string_view s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
 }
 
 bool OptInt(const JsonValue& o, std::string_view key, std::optional<int64_t>* out) {
@@ -36,6 +62,15 @@ bool OptInt(const JsonValue& o, std::string_view key, std::optional<int64_t>* ou
   if (!v->AsExactInt(&n)) return false;
   *out = n;
   return true;
+}
+
+// Adds `delta` to `total`, saturating: a counter that wrapped would read as a reset (a huge
+// rate() spike).
+void AddSaturating(std::optional<uint64_t>& total, const std::optional<int64_t>& delta) {
+  if (!delta) return;
+  uint64_t sum = 0;
+  if (__builtin_add_overflow(total.value_or(0), static_cast<uint64_t>(*delta), &sum)) sum = UINT64_MAX;
+  total = sum;
 }
 
 }  // namespace
@@ -54,11 +89,26 @@ const char* MetricsRejectName(MetricsReject r) {
 std::string EscapeLabelValue(std::string_view value) {
   std::string out;
   out.reserve(value.size());
-  for (char c : value) {
+  for (size_t i = 0; i < value.size();) {
+    const unsigned char c = static_cast<unsigned char>(value[i]);
+    if (c >= 0x80) {
+      // Prometheus refuses a scrape with a label value that is not UTF-8 (every series of the
+      // agent is lost): an invalid byte becomes U+FFFD.
+      const size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+      if (len > 1 && i + len <= value.size() && IsValidUtf8(value.substr(i, len))) {
+        out.append(value.data() + i, len);
+        i += len;
+      } else {
+        out += "\xEF\xBF\xBD";
+        ++i;
+      }
+      continue;
+    }
     if (c == '\\') out += "\\\\";
     else if (c == '"') out += "\\\"";
     else if (c == '\n') out += "\\n";
-    else out += c;
+    else out += static_cast<char>(c);
+    ++i;
   }
   return out;
 }
@@ -87,6 +137,16 @@ size_t MetricsStore::Ingest(std::string_view payload, int64_t now_ms, const Know
   return taken;
 }
 
+bool MetricsStore::WithinRate(Sender& sender, int64_t now_ms) {
+  if (now_ms - sender.window_start_ms >= 1000) {
+    sender.window_start_ms = now_ms;
+    sender.count = 0;
+  }
+  if (sender.count >= kMaxLinesPerSecond) return false;
+  ++sender.count;
+  return true;
+}
+
 bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known& known) {
   JsonParseOptions parse;
   parse.max_depth = 2;
@@ -106,7 +166,8 @@ bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known
   if (f_pid == nullptr || !f_pid->AsExactInt(&pid) || pid <= 0 || pid > INT32_MAX ||
       f_dev == nullptr || !f_dev->AsExactInt(&device) || device < 0 || device > 4095 ||
       f_ts == nullptr || !f_ts->AsExactInt(&ts_ns) || f_int == nullptr ||
-      !f_int->AsExactInt(&interval_ns) || interval_ns <= 0 || !OptInt(o, "job_id", &s.job_id) ||
+      !f_int->AsExactInt(&interval_ns) || interval_ns <= 0 || interval_ns > kMaxIntervalNs ||
+      !OptInt(o, "job_id", &s.job_id) ||
       !OptInt(o, "rank", &s.rank) || !OptDouble(o, "gpu_busy_pct", &s.busy) ||
       !OptDouble(o, "sm_active_pct", &s.sm) ||
       !OptDouble(o, "achieved_occupancy_pct", &s.occupancy) ||
@@ -126,39 +187,33 @@ bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known
     return false;
   }
   if (const JsonValue* uuid = o.Find("gpu_uuid"); uuid != nullptr && uuid->is_string())
-    s.gpu_uuid = uuid->text.substr(0, 64);
+    s.gpu_uuid = std::string(CutUtf8(uuid->text, 64));
   if (!known(s.job_id.value_or(0), pid)) {
     Reject(MetricsReject::kUnknownProcess);
     return false;
   }
-  // Rate: counted per line, so a flood of one-line datagrams and one of full datagrams cost
-  // the same.
-  Sender& sender = senders_[pid];
-  if (now_ms - sender.window_start_ms >= 1000) {
-    sender.window_start_ms = now_ms;
-    sender.count = 0;
-  }
-  if (sender.count >= kMaxLinesPerSecond) {
+  if (!WithinRate(senders_[pid], now_ms)) {
     Reject(MetricsReject::kRateLimited);
     return false;
   }
-  ++sender.count;
   const auto key = std::make_pair(pid, static_cast<uint32_t>(device));
   auto it = series_.find(key);
   if (it == series_.end()) {
-    if (series_.size() >= options_.max_series) {
+    // The cap, and a share of it per process: one process (a bug, or a forged pid) naming
+    // thousands of devices would otherwise hold every slot and blind the agent to the rest.
+    const size_t of_pid = static_cast<size_t>(
+        std::distance(series_.lower_bound(std::make_pair(pid, uint32_t{0})),
+                      series_.lower_bound(std::make_pair(pid + 1, uint32_t{0}))));
+    if (series_.size() >= options_.max_series || of_pid >= kMaxDevicesPerProcess) {
       ++dropped_series_;
       return false;
     }
     it = series_.emplace(key, Series{}).first;
   }
   Series& old = it->second;
-  auto add = [](std::optional<uint64_t>& total, const std::optional<int64_t>& delta) {
-    if (delta) total = total.value_or(0) + static_cast<uint64_t>(*delta);
-  };
-  add(old.kernels, kernels);
-  add(old.memcpy_bytes, bytes);
-  add(old.steps, steps);
+  AddSaturating(old.kernels, kernels);
+  AddSaturating(old.memcpy_bytes, bytes);
+  AddSaturating(old.steps, steps);
   s.kernels = old.kernels;
   s.memcpy_bytes = old.memcpy_bytes;
   s.steps = old.steps;
@@ -258,12 +313,7 @@ std::string MetricsStore::Render() const {
        }},
       {"kairos_telemetry_timestamp_seconds", "gauge",
        "End of the last telemetry interval, Unix seconds (the line's ts_ns).",
-       [](const Series& s) -> std::optional<std::string> {
-         char buf[40];
-         snprintf(buf, sizeof(buf), "%lld.%03lld", static_cast<long long>(s.ts_ns / 1000000000),
-                  static_cast<long long>((s.ts_ns / 1000000) % 1000));
-         return std::string(buf);
-       }},
+       [](const Series& s) -> std::optional<std::string> { return Seconds3(s.ts_ns); }},
   };
   const std::string host = EscapeLabelValue(options_.host);
   std::string out;

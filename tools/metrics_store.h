@@ -45,6 +45,12 @@ class MetricsStore {
   // partial interval): 64 lines a second is 8 GPUs at 8 intervals a second.
   static constexpr int kMaxLinesPerSecond = 64;
   static constexpr size_t kMaxLinesPerDatagram = 64;
+  // Series one pid may hold (a process sends one line per GPU it sees, at most a datagram's
+  // worth); lines of more devices are counted as dropped series.
+  static constexpr size_t kMaxDevicesPerProcess = kMaxLinesPerDatagram;
+  // KAIROS_TELEMETRY_INTERVAL_SECS is at most 86400; a longer interval is malformed (it
+  // would keep a series alive for days after its sender went quiet).
+  static constexpr int64_t kMaxIntervalNs = int64_t{2} * 86400 * 1000000000;
   // (job id, pid) -> the daemon knows this process (it polls under that job id).
   using Known = std::function<bool(int64_t job_id, int64_t pid)>;
   using Alive = std::function<bool(int64_t pid)>;
@@ -85,6 +91,9 @@ class MetricsStore {
     int count = 0;
   };
   bool IngestLine(std::string_view line, int64_t now_ms, const Known& known);
+  // Counts a line against `sender`'s per-second budget; false when over it. Counted per line,
+  // so a flood of one-line datagrams and one of full datagrams cost the same.
+  static bool WithinRate(Sender& sender, int64_t now_ms);
   void Reject(MetricsReject r) { ++rejected_[static_cast<size_t>(r)]; }
 
   MetricsStoreOptions options_;
@@ -95,7 +104,8 @@ class MetricsStore {
 };
 
 // Prometheus label value escaping (text format 0.0.4): backslash, double quote and line feed
-// become \\, \" and \n; everything else is copied.
+// become \\, \" and \n; a byte that is not part of valid UTF-8 becomes U+FFFD (Prometheus
+// fails the whole scrape on one invalid label value); everything else is copied.
 std::string EscapeLabelValue(std::string_view value);
 
 }  // namespace kairos::tools

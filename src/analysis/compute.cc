@@ -190,19 +190,19 @@ void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
   double peak_ns = 0;  // sum over ops of flops / peak: time at peak
   bool all_peaks = true;
   for (CountedOp& op : ops) {
-    out.total_flops += op.flops;
+    out.total_flops = SaturatingAdd(out.total_flops, op.flops);  // a read trace's counts can be anything
     ++out.op_count;
     int64_t kernel_ns = 0;
     bool tf32 = false;
     for (const Event* k : op.kernels) {
-      kernel_ns += k->end_ns - k->start_ns;
+      kernel_ns = SaturatingAdd(kernel_ns, k->end_ns - k->start_ns);
       if (data.strings.Get(k->name).find("tf32") != std::string_view::npos) tf32 = true;
     }
     if (op.precision == Precision::kFp32 && tf32) op.precision = Precision::kTf32;
     const double pk = op.kernels.empty() ? -1 : peak(op.precision);
     if (!op.kernels.empty()) {
-      out.gpu_flops += op.flops;
-      out.kernel_ns += kernel_ns;
+      out.gpu_flops = SaturatingAdd(out.gpu_flops, op.flops);
+      out.kernel_ns = SaturatingAdd(out.kernel_ns, kernel_ns);
       if (pk > 0) {
         peak_ns += static_cast<double>(op.flops) / pk / 1e3;
       } else {
@@ -214,7 +214,7 @@ void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
                                          : 1.0 / static_cast<double>(op.kernels.size());
       const size_t c = static_cast<size_t>(ClassifyKernelName(data.strings.Get(k->name)));
       out.class_flops[c] += static_cast<double>(op.flops) * share;
-      out.class_ns[c] += k->end_ns - k->start_ns;
+      out.class_ns[c] = SaturatingAdd(out.class_ns[c], k->end_ns - k->start_ns);
       if (pk > 0) {
         out.class_peak_ns[c] += static_cast<double>(op.flops) * share / pk / 1e3;
       } else {
@@ -230,8 +230,8 @@ void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
     }
     OpCompute& row = out.top_ops[it->second];
     ++row.count;
-    row.flops += op.flops;
-    row.kernel_ns += kernel_ns;
+    row.flops = SaturatingAdd(row.flops, op.flops);
+    row.kernel_ns = SaturatingAdd(row.kernel_ns, kernel_ns);
     if (row.precision != PrecisionId(op.precision)) row.precision = "mixed";
     if (pk > 0 && !op.kernels.empty()) {
       row.peak_ns += static_cast<double>(op.flops) / pk / 1e3;
@@ -248,7 +248,7 @@ void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
         out.step_peak_ns.assign(ctx.steps.size(), 0);
         out.step_peak_unknown.assign(ctx.steps.size(), 0);
       }
-      out.step_flops[s] += op.flops;
+      out.step_flops[s] = SaturatingAdd(out.step_flops[s], op.flops);
       if (!op.kernels.empty()) {
         if (pk > 0) {
           out.step_peak_ns[s] += static_cast<double>(op.flops) / pk / 1e3;

@@ -7,6 +7,7 @@
 // Threading: calling thread only.
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -298,6 +299,14 @@ void ComputeMemory(const AnalysisContext& ctx, Summary* summary) {
   const std::vector<MemRef> all = CollectMemoryEvents(ctx);
   std::map<std::pair<int, int32_t>, std::vector<const MemRef*>> by_device;
   for (const MemRef& r : all) by_device[{r.row->device_type == 1 ? 0 : 1, r.row->device}].push_back(&r);
+  // Bounded output: a read trace whose events name thousands of devices would otherwise give
+  // a summary (and a report) entry for each; the rest are counted.
+  while (by_device.size() > kMaxMemoryDevices) {
+    auto last = std::prev(by_device.end());
+    ++summary->memory_devices_left_out;
+    summary->memory_events_left_out += last->second.size();
+    by_device.erase(last);
+  }
   for (const auto& [key, refs] : by_device) {
     MemorySummary m;
     Summarise(ctx, refs, &m);

@@ -336,6 +336,11 @@ struct PhaseSummary {
   std::vector<StepPhases> steps;
 };
 
+// The most (Device Type, Device Id) groups the memory analysis summarises (GPU ids in order,
+// then the host): more than a process sees (8 GPUs x 7 MIG instances is 56), and a bound on
+// the summary and report of a trace whose [memory] events name thousands of devices.
+inline constexpr size_t kMaxMemoryDevices = 64;
+
 struct Summary {
   int64_t window_start_ns = 0, window_end_ns = 0;
   uint64_t event_count = 0;
@@ -357,6 +362,8 @@ struct Summary {
   std::vector<PythonFlameNode> python_flame;
   uint64_t python_flame_cut = 0;
   std::vector<MemorySummary> memory;      // [memory] events by (Device Type, Device Id)
+  // Devices past kMaxMemoryDevices (a read trace can name any number): not summarised, counted.
+  uint64_t memory_devices_left_out = 0, memory_events_left_out = 0;
   ComputeSummary compute;                 // FLOPs, TFLOP/s, MFU (docs/FLOPS.md)
   PhaseSummary phases;                    // where each step went (docs/SUMMARY.md)
 };

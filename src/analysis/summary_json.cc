@@ -309,6 +309,10 @@ std::string SummaryToJson(const Summary& s) {
   Phases(j, s.phases);
   Findings(j, s.findings);
   Memory(j, s.memory);
+  if (s.memory_devices_left_out > 0) {  // only a read trace naming > kMaxMemoryDevices devices
+    j.Key("memory_devices_left_out").Int(static_cast<int64_t>(s.memory_devices_left_out));
+    j.Key("memory_events_left_out").Int(static_cast<int64_t>(s.memory_events_left_out));
+  }
   j.Close('}');
   return j.out();
 }

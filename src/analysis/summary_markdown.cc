@@ -45,6 +45,68 @@ void Table(std::string* out, const char* title, const std::vector<Hotspot>& rows
   }
 }
 
+// Every finding: title, id, share, evidence, examples, advice.
+void FindingsMarkdown(const Summary& s, std::string* out) {
+  *out += "\n### Findings (" + std::to_string(s.findings.size()) + ")\n";
+  if (s.findings.empty()) *out += "\nNone above the reporting floor.\n";
+  for (const Finding& f : s.findings) {
+    *out += "\n#### " + f.title;
+    if (f.device >= 0) *out += " (GPU " + std::to_string(f.device) + ")";
+    char share[64];
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * f.window_share);
+    *out += "\n\n`" + f.id + "` · concerns " + FormatDuration(f.time_ns) + " (" + share +
+           " of the window) · confidence " + f.confidence + "\n\n";
+    std::string ev;
+    for (const auto& [k, v] : f.evidence) ev += (ev.empty() ? "" : ", ") + k + "=" + FormatNumber(v);
+    *out += "- evidence: " + ev + "\n";
+    for (const EventRef& r : f.examples) {
+      *out += "- e.g. id " + std::to_string(r.id) + " at +" + FormatDuration(r.ts_ns - s.window_start_ns) + ": " +
+             Code(r.name) + "\n";
+    }
+    *out += "- advice: " + f.recommendation + "\n";
+  }
+}
+
+// NCCL collectives with their bandwidths.
+void CollectivesMarkdown(const Summary& s, std::string* out) {
+  if (!s.collectives.empty()) {
+    *out += "\n### NCCL collectives\n\n| GPU | collective | dtype | group | calls | time | per call | algbw GB/s | busbw GB/s | best busbw |\n"
+           "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const CollectiveSummary& c : s.collectives) {
+      const bool sized = c.busbw_gbps >= 0;
+      *out += "| " + std::to_string(c.device) + " | " + c.name + " | " + c.dtype + " | " +
+             std::to_string(c.group_size) + " | " + std::to_string(c.calls) + " | " +
+             FormatDuration(c.time_ns) + " | " + (sized ? FormatBytes(c.median_bytes) : "?") + " | " +
+             (sized ? FormatNumber(c.algbw_gbps) : "?") + " | " + (sized ? FormatNumber(c.busbw_gbps) : "?") + " | " +
+             (c.best_busbw_gbps >= 0 ? FormatNumber(c.best_busbw_gbps) : "?") + " |\n";
+    }
+    *out += "\nA collective kernel's time includes waiting for the slowest rank: on a rank that waits, "
+           "these bandwidths are lower bounds.\n";
+  }
+}
+
+// Peak memory per device and what was not freed.
+void MemoryMarkdown(const Summary& s, std::string* out) {
+  if (!s.memory.empty()) {  // [memory] events (docs/MEMORY.md)
+    *out += "\n### Memory\n\n| memory | peak allocated | of device | peak reserved | step | at | not freed |\n"
+           "|---|---:|---:|---:|---:|---|---:|\n";
+    for (const MemorySummary& m : s.memory) {
+      const auto bytes = [](int64_t b) { return FormatBytes(static_cast<uint64_t>(b > 0 ? b : 0)); };
+      *out += "| " + (m.device_type == 1 ? "GPU " + std::to_string(m.device) : std::string("host")) + " | " +
+             bytes(m.peak_allocated) + " | " +
+             (m.peak_share >= 0 ? FormatNumber(100.0 * m.peak_share) + "%" : std::string("?")) + " | " +
+             bytes(m.peak_reserved) + " | " + (m.peak_step >= 0 ? std::to_string(m.peak_step) : std::string("-")) +
+             " | " + Code(m.peak_site) + " | " + std::to_string(m.not_freed_count) + " (" +
+             bytes(m.not_freed_bytes) + ") |\n";
+    }
+    if (s.memory_devices_left_out > 0) {
+      *out += "\n" + std::to_string(s.memory_devices_left_out) + " more devices (" +
+             std::to_string(s.memory_events_left_out) + " [memory] events) left out; at most " +
+             std::to_string(kMaxMemoryDevices) + " are summarised.\n";
+    }
+  }
+}
+
 }  // namespace
 
 std::string SummaryToMarkdown(const Summary& s) {
@@ -92,54 +154,12 @@ std::string SummaryToMarkdown(const Summary& s) {
       out += "- outlier: `ProfilerStep#" + std::to_string(o.step) + "` took " + FormatDuration(o.duration_ns) + "\n";
     }
   }
-  out += "\n### Findings (" + std::to_string(s.findings.size()) + ")\n";
-  if (s.findings.empty()) out += "\nNone above the reporting floor.\n";
-  for (const Finding& f : s.findings) {
-    out += "\n#### " + f.title;
-    if (f.device >= 0) out += " (GPU " + std::to_string(f.device) + ")";
-    char share[64];
-    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * f.window_share);
-    out += "\n\n`" + f.id + "` · concerns " + FormatDuration(f.time_ns) + " (" + share +
-           " of the window) · confidence " + f.confidence + "\n\n";
-    std::string ev;
-    for (const auto& [k, v] : f.evidence) ev += (ev.empty() ? "" : ", ") + k + "=" + FormatNumber(v);
-    out += "- evidence: " + ev + "\n";
-    for (const EventRef& r : f.examples) {
-      out += "- e.g. id " + std::to_string(r.id) + " at +" + FormatDuration(r.ts_ns - s.window_start_ns) + ": " +
-             Code(r.name) + "\n";
-    }
-    out += "- advice: " + f.recommendation + "\n";
-  }
+  FindingsMarkdown(s, &out);
   Table(&out, "Top kernels", s.top_kernels);
-  if (!s.collectives.empty()) {
-    out += "\n### NCCL collectives\n\n| GPU | collective | dtype | group | calls | time | per call | algbw GB/s | busbw GB/s | best busbw |\n"
-           "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
-    for (const CollectiveSummary& c : s.collectives) {
-      const bool sized = c.busbw_gbps >= 0;
-      out += "| " + std::to_string(c.device) + " | " + c.name + " | " + c.dtype + " | " +
-             std::to_string(c.group_size) + " | " + std::to_string(c.calls) + " | " +
-             FormatDuration(c.time_ns) + " | " + (sized ? FormatBytes(c.median_bytes) : "?") + " | " +
-             (sized ? FormatNumber(c.algbw_gbps) : "?") + " | " + (sized ? FormatNumber(c.busbw_gbps) : "?") + " | " +
-             (c.best_busbw_gbps >= 0 ? FormatNumber(c.best_busbw_gbps) : "?") + " |\n";
-    }
-    out += "\nA collective kernel's time includes waiting for the slowest rank: on a rank that waits, "
-           "these bandwidths are lower bounds.\n";
-  }
+  CollectivesMarkdown(s, &out);
   Table(&out, "Top memcpys", s.top_memcpys);
   Table(&out, "Top CPU ranges", s.top_cpu_ranges);
-  if (!s.memory.empty()) {  // [memory] events (docs/MEMORY.md)
-    out += "\n### Memory\n\n| memory | peak allocated | of device | peak reserved | step | at | not freed |\n"
-           "|---|---:|---:|---:|---:|---|---:|\n";
-    for (const MemorySummary& m : s.memory) {
-      const auto bytes = [](int64_t b) { return FormatBytes(static_cast<uint64_t>(b > 0 ? b : 0)); };
-      out += "| " + (m.device_type == 1 ? "GPU " + std::to_string(m.device) : std::string("host")) + " | " +
-             bytes(m.peak_allocated) + " | " +
-             (m.peak_share >= 0 ? FormatNumber(100.0 * m.peak_share) + "%" : std::string("?")) + " | " +
-             bytes(m.peak_reserved) + " | " + (m.peak_step >= 0 ? std::to_string(m.peak_step) : std::string("-")) +
-             " | " + Code(m.peak_site) + " | " + std::to_string(m.not_freed_count) + " (" +
-             bytes(m.not_freed_bytes) + ") |\n";
-    }
-  }
+  MemoryMarkdown(s, &out);
   return out;
 }
 

@@ -148,6 +148,11 @@ void MemoryText(const Summary& s, std::string* out) {
              FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, site.bytes))).c_str(), site.name.c_str());
     }
   }
+  if (s.memory_devices_left_out > 0) {
+    Append(out, "\nMemory: %llu more devices (%llu [memory] events) left out; at most %zu are summarised\n",
+           static_cast<unsigned long long>(s.memory_devices_left_out),
+           static_cast<unsigned long long>(s.memory_events_left_out), kMaxMemoryDevices);
+  }
 }
 
 // Every finding with its evidence, examples and advice.

@@ -7,8 +7,9 @@
 // for those the functions give exactly its values (checked against torch 1.13 in
 // test/python/torch_flops_test.py); the others are the standard counts (2 FLOPs per
 // multiply-add) for operators PyTorch leaves without.
-// All functions return -1 when the sizes do not fit the formula (the caller then writes no
-// "flops"), never throw, and compute in 64-bit unsigned arithmetic as PyTorch does.
+// All functions return -1 when the sizes do not fit the formula or the count does not fit
+// 63 bits (the caller then writes no "flops"), never throw, and compute in checked 64-bit
+// unsigned arithmetic (PyTorch's own values wherever they fit, which real shapes always do).
 #ifndef KAIROS_SRC_FLOPS_H_
 #define KAIROS_SRC_FLOPS_H_
 
@@ -26,13 +27,32 @@ struct Dims {
   int64_t operator[](size_t i) const { return d[i]; }
 };
 
+// Checked arithmetic. Real shapes never come near 2^63 FLOPs, but a read trace's "Input Dims"
+// can say anything (negative sizes, sizes whose product overflows): a count that does not fit
+// is unknown, never a wrapped number. kBad marks a negative size or an overflow and stays
+// kBad through every operation below; Result turns it (and anything past INT64_MAX) into -1.
+inline constexpr uint64_t kBad = UINT64_MAX;
+inline uint64_t Size(int64_t v) { return v < 0 ? kBad : static_cast<uint64_t>(v); }
+inline uint64_t Mul(uint64_t a, uint64_t b) {
+  uint64_t r;
+  if (a == kBad || b == kBad || __builtin_mul_overflow(a, b, &r)) return kBad;
+  return r;
+}
+inline uint64_t Add(uint64_t a, uint64_t b) {
+  uint64_t r;
+  if (a == kBad || b == kBad || __builtin_add_overflow(a, b, &r)) return kBad;
+  return r;
+}
+// a / b for b > 0 (callers check 0).
+inline uint64_t Div(uint64_t a, uint64_t b) { return a == kBad || b == kBad ? kBad : a / b; }
+
 inline uint64_t Product(Dims x, size_t from = 0) {
   uint64_t p = 1;
-  for (size_t i = from; i < x.n; ++i) p *= static_cast<uint64_t>(x[i]);
+  for (size_t i = from; i < x.n; ++i) p = Mul(p, Size(x[i]));
   return p;
 }
 
-inline int64_t Result(uint64_t v) { return static_cast<int64_t>(v & 0x7fffffffffffffffull); }
+inline int64_t Result(uint64_t v) { return v > static_cast<uint64_t>(INT64_MAX) ? -1 : static_cast<int64_t>(v); }
 
 // aten::mm / aten::addmm (PyTorch's rule): 2 * prod(mat1) / mat1[-1] * prod(mat2), i.e.
 // 2*M*K*N for [M,K] x [K,N]; 0 when K is 0.
@@ -40,7 +60,7 @@ inline int64_t Gemm(Dims mat1, Dims mat2) {
   if (mat1.n == 0) return 0;
   const int64_t k = mat1[mat1.n - 1];
   if (k == 0) return 0;
-  return Result(Product(mat1) / static_cast<uint64_t>(k) * Product(mat2) * 2);
+  return Result(Mul(Mul(Div(Product(mat1), Size(k)), Product(mat2)), 2));
 }
 
 // aten::bmm / aten::baddbmm (PyTorch's rule): 2 * prod(mat1) / mat1[-1] / mat1[0] *
@@ -49,19 +69,23 @@ inline int64_t BatchedGemm(Dims mat1, Dims mat2) {
   if (mat1.n == 0) return 0;
   const int64_t b = mat1[0], k = mat1[mat1.n - 1];
   if (b == 0 || k == 0) return 0;
-  return Result(Product(mat1) / static_cast<uint64_t>(k) / static_cast<uint64_t>(b) *
-                Product(mat2) * 2);
+  return Result(Mul(Mul(Div(Div(Product(mat1), Size(k)), Size(b)), Product(mat2)), 2));
 }
 
 // aten::mul / aten::add (PyTorch's rule): one FLOP per element of the first input.
 inline int64_t Elementwise(Dims self) { return Result(Product(self)); }
 
-// Output size of one spatial dimension of a convolution (PyTorch's shape formula, in its
-// unsigned 64-bit arithmetic: no signed overflow whatever the sizes).
+// Output size of one spatial dimension of a convolution (PyTorch's shape formula):
+// (in + 2*padding - dilation*(kernel-1) - 1) / stride + 1; kBad for negative sizes, a
+// stride of 0, an empty output or a value past 64 bits.
 inline uint64_t ConvOut(int64_t in, int64_t kernel, int64_t stride, int64_t padding,
                         int64_t dilation) {
-  const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
-  return (u(in) + 2 * u(padding) - u(dilation) * (u(kernel) - 1) - 1) / u(stride) + 1;
+  if (in < 0 || kernel < 1 || stride < 1 || padding < 0 || dilation < 0) return kBad;
+  const __int128 num = static_cast<__int128>(in) + 2 * static_cast<__int128>(padding) -
+                       static_cast<__int128>(dilation) * (kernel - 1) - 1;
+  if (num < 0) return kBad;
+  const __int128 out = num / stride + 1;
+  return out > static_cast<__int128>(INT64_MAX) ? kBad : static_cast<uint64_t>(out);
 }
 
 // aten::conv1d/2d/3d: input [N, C_in, s...], weight [C_out, C_in/groups, k...], stride,
@@ -75,14 +99,13 @@ inline int64_t Conv(Dims input, Dims weight, Dims stride, Dims padding, Dims dil
   auto at = [](Dims v, size_t i) -> int64_t { return v.n == 1 ? v[0] : v[i]; };
   for (Dims v : {stride, padding, dilation})
     if (v.n != 1 && v.n != sp) return -1;
-  uint64_t flops = 2 * static_cast<uint64_t>(input[0]);
+  uint64_t flops = Mul(2, Size(input[0]));
   for (size_t i = 0; i < sp; ++i) {
     if (at(stride, i) == 0) return -1;
-    flops *= ConvOut(input[2 + i], weight[2 + i], at(stride, i), at(padding, i), at(dilation, i));
-    flops *= static_cast<uint64_t>(weight[2 + i]);
+    flops = Mul(flops, ConvOut(input[2 + i], weight[2 + i], at(stride, i), at(padding, i), at(dilation, i)));
+    flops = Mul(flops, Size(weight[2 + i]));
   }
-  return Result(flops * static_cast<uint64_t>(input[1]) * static_cast<uint64_t>(weight[0]) /
-                static_cast<uint64_t>(groups));
+  return Result(Div(Mul(Mul(flops, Size(input[1])), Size(weight[0])), static_cast<uint64_t>(groups)));
 }
 
 // A convolution's multiply-adds from the tensor the weights slide over: every element of
@@ -91,7 +114,7 @@ inline int64_t Conv(Dims input, Dims weight, Dims stride, Dims padding, Dims dil
 // weight [C_in, C_out/g, k...]). 2 * numel(x) * prod(weight[1:]).
 inline int64_t ConvFromSlid(Dims x, Dims weight) {
   if (x.n < 3 || weight.n != x.n) return -1;
-  return Result(2 * Product(x) * Product(weight, 1));
+  return Result(Mul(Mul(2, Product(x)), Product(weight, 1)));
 }
 
 // aten::conv_transpose1d/2d/3d: input [N, C_in, i...], weight [C_in, C_out/groups, k...]:
@@ -106,7 +129,7 @@ inline int64_t ConvBackward(Dims grad_output, Dims input, Dims weight, bool tran
                             bool grad_input, bool grad_weight) {
   const int64_t fwd = transposed ? ConvFromSlid(input, weight) : ConvFromSlid(grad_output, weight);
   if (fwd < 0) return -1;
-  return Result(static_cast<uint64_t>(fwd) * ((grad_input ? 1u : 0u) + (grad_weight ? 1u : 0u)));
+  return Result(Mul(static_cast<uint64_t>(fwd), (grad_input ? 1u : 0u) + (grad_weight ? 1u : 0u)));
 }
 
 // Scaled-dot-product attention: query [..., L, E], key [..., S, E], value [..., S, Ev] (the
@@ -116,15 +139,14 @@ inline int64_t ConvBackward(Dims grad_output, Dims input, Dims weight, bool tran
 // discounted (the kernels' work is counted as dense, like PyTorch's flop counter).
 inline int64_t Attention(Dims query, Dims key, Dims value, bool backward) {
   if (query.n < 2 || key.n != query.n || value.n != query.n) return -1;
-  const uint64_t b = Product(query) /
-                     static_cast<uint64_t>(query[query.n - 1] ? query[query.n - 1] : 1) /
-                     static_cast<uint64_t>(query[query.n - 2] ? query[query.n - 2] : 1);
-  const uint64_t l = static_cast<uint64_t>(query[query.n - 2]);
-  const uint64_t s = static_cast<uint64_t>(key[key.n - 2]);
-  const uint64_t e = static_cast<uint64_t>(query[query.n - 1]);
-  const uint64_t ev = static_cast<uint64_t>(value[value.n - 1]);
-  const uint64_t fwd = 2 * b * l * s * (e + ev);
-  return Result(backward ? 2 * fwd : fwd);
+  const uint64_t b = Div(Div(Product(query), query[query.n - 1] ? Size(query[query.n - 1]) : 1),
+                         query[query.n - 2] ? Size(query[query.n - 2]) : 1);
+  const uint64_t l = Size(query[query.n - 2]);
+  const uint64_t s = Size(key[key.n - 2]);
+  const uint64_t e = Size(query[query.n - 1]);
+  const uint64_t ev = Size(value[value.n - 1]);
+  const uint64_t fwd = Mul(Mul(Mul(Mul(2, b), l), s), Add(e, ev));
+  return Result(backward ? Mul(2, fwd) : fwd);
 }
 
 // ---- From a trace's "Input Dims" (kairos summarize on traces without "flops" args) ----
@@ -195,22 +217,22 @@ inline Dims DimsOf(const Shapes& s, size_t i) {
 // broadcast batch of the leading sizes: 2 * batch * M * K * N.
 inline int64_t Matmul(Dims a, Dims b) {
   if (a.n == 0 || b.n == 0) return -1;
-  const uint64_t k = static_cast<uint64_t>(a[a.n - 1]);
-  const uint64_t m = a.n >= 2 ? static_cast<uint64_t>(a[a.n - 2]) : 1;
-  const uint64_t n = b.n >= 2 ? static_cast<uint64_t>(b[b.n - 1]) : 1;
+  const uint64_t k = Size(a[a.n - 1]);
+  const uint64_t m = a.n >= 2 ? Size(a[a.n - 2]) : 1;
+  const uint64_t n = b.n >= 2 ? Size(b[b.n - 1]) : 1;
   uint64_t batch = 1;
   const size_t ab = a.n > 2 ? a.n - 2 : 0, bb = b.n > 2 ? b.n - 2 : 0;
   for (size_t i = 0; i < (ab > bb ? ab : bb); ++i) {  // broadcast, right-aligned
     const int64_t x = i < ab ? a[ab - 1 - i] : 1, y = i < bb ? b[bb - 1 - i] : 1;
-    batch *= static_cast<uint64_t>(x > y ? x : y);
+    batch = Mul(batch, x < 0 || y < 0 ? kBad : Size(x > y ? x : y));
   }
-  return Result(2 * batch * m * k * n);
+  return Result(Mul(Mul(Mul(Mul(2, batch), m), k), n));
 }
 
 // aten::linear: input [..., in], weight [out, in]: 2 * prod(input) * out.
 inline int64_t Linear(Dims input, Dims weight) {
   if (input.n == 0 || weight.n != 2) return -1;
-  return Result(2 * Product(input) * static_cast<uint64_t>(weight[0]));
+  return Result(Mul(Mul(2, Product(input)), Size(weight[0])));
 }
 
 enum class ShapeRule : uint8_t {

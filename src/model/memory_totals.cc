@@ -46,6 +46,7 @@ MemoryTotalsResult ComputeMemoryTotals(TraceData& data, const std::vector<Memory
   }
   // Live window allocations: (device key, address) -> bytes.
   absl::flat_hash_map<std::pair<int64_t, uint64_t>, int64_t> live;
+  std::map<int64_t, int64_t> lowest;  // device key -> lowest running total
   for (const Ref& r : RowsInTimeOrder(data)) {
     MemoryDetail& m = data.memory[r.row];
     ++result.events;
@@ -74,6 +75,26 @@ MemoryTotalsResult ComputeMemoryTotals(TraceData& data, const std::vector<Memory
     }
     m.total_allocated = total;
     m.total_reserved = total;
+    int64_t& low = lowest[key];
+    low = std::min(low, total);
+  }
+  // Memory in use is never negative. A total below 0 means the window freed more than the
+  // baseline says was there (no baseline: 0; frees of blocks allocated before the window, or
+  // allocations whose records were lost): at least that much was in use at the start, so the
+  // device's totals start from there instead of drawing a counter track below zero.
+  for (const auto& [key, low] : lowest) {
+    if (low >= 0) continue;
+    const int64_t raise = SaturatingAdd(0, -low);
+    for (MemoryDetail& m : data.memory) {
+      if (DeviceKey(m) != key) continue;
+      m.total_allocated = SaturatingAdd(m.total_allocated, raise);
+      m.total_reserved = m.total_allocated;
+    }
+    const int32_t device = static_cast<int32_t>(static_cast<uint32_t>(key));
+    data.warnings.push_back(absl::StrCat(
+        "memory: ", (key >> 32) == 1 ? absl::StrCat("GPU ", device) : std::string("host"), ": the window freed ", raise,
+        " bytes more than its baseline and allocations account for; its totals start from ", raise,
+        " bytes in use (the least the frees prove)"));
   }
   return result;
 }

@@ -36,7 +36,9 @@ struct MemoryTotalsResult {
 // and still subtracted: it frees part of the baseline. Reserved equals allocated for CUDA
 // driver allocations (each cudaMalloc'd byte is held by the process); the torch allocator's
 // own events carry their reserved totals and are not passed here. Live addresses tracked at
-// most `max_live` (beyond: counted, their frees treated as pre-window frees).
+// most `max_live` (beyond: counted, their frees treated as pre-window frees). A device whose
+// running total would go below 0 (its frees exceed baseline plus allocations) starts from
+// the deficit instead, with a warning in data.warnings: totals are never negative.
 MemoryTotalsResult ComputeMemoryTotals(TraceData& data, const std::vector<MemoryBaseline>& baselines,
                                        size_t max_live);
 

@@ -459,6 +459,11 @@ void MemorySection(std::string* out, const std::vector<Analysed>& all, const Rep
         *out += "</table>";
       }
     }
+    if (a.summary.memory_devices_left_out > 0) {
+      *out += "<p class=\"note\">" + std::to_string(a.summary.memory_devices_left_out) + " more devices (" +
+              std::to_string(a.summary.memory_events_left_out) + " [memory] events) left out; at most " +
+              std::to_string(kMaxMemoryDevices) + " are summarised.</p>";
+    }
   });
   *out += "</section>";
 }

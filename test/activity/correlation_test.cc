@@ -350,5 +350,96 @@ TEST_CASE("memory totals stay bounded: live addresses beyond the bound are count
   CHECK(data.memory.back().total_allocated == 0);  // the totals are still exact
 }
 
+// Issue 30: frees of addresses the window never saw allocated, beyond what the baseline
+// holds (no baseline here: cuMemGetInfo unavailable), and an address reused without its free.
+// The old totals went to -1536 and drew the "GPU memory allocated" counter below zero; now the
+// device starts from the deficit the frees prove, every total is >= 0, and the trace says so.
+TEST_CASE("memory totals never go negative: unknown frees raise the start", "[memory][abuse]") {
+  struct Op { int64_t ts; uint64_t addr; int64_t bytes; };
+  const Op ops[] = {{100, 0xB000, -1024},  // allocated before the window
+                    {200, 0xA000, 4096},
+                    {300, 0xA000, 2048},   // reused: the free of the 4096 was lost
+                    {400, 0xA000, -2048},
+                    {500, 0xC000, -512}};  // allocated before the window
+  auto fill = [&ops](TraceData& data) {
+    data.pid = 1;
+    const uint32_t track = data.AddTrack(Track{});
+    for (const Op& op : ops) {
+      MemoryDetail m{};
+      m.addr = op.addr;
+      m.bytes = op.bytes;
+      m.device_type = 1;
+      m.device = 2;
+      m.stream = kNoStream;
+      Event e{};
+      e.kind = EventKind::kInstant;
+      e.aux = kAuxMemory;
+      e.start_ns = e.end_ns = op.ts;
+      e.track = track;
+      e.detail = static_cast<uint32_t>(data.memory.size());
+      data.memory.push_back(m);
+      data.events_by_track[track].push_back(e);
+    }
+  };
+  TraceData data;
+  fill(data);
+  const MemoryTotalsResult r = ComputeMemoryTotals(data, {}, 100);
+  CHECK(r.frees_before_window == 2);
+  CHECK(r.address_reused == 1);
+  std::vector<int64_t> totals;
+  for (const MemoryDetail& m : data.memory) totals.push_back(m.total_allocated);
+  // Running sums -1024, 3072, 1024, -1024, -1536, raised by 1536.
+  CHECK(totals == std::vector<int64_t>{512, 4608, 2560, 512, 0});
+  CHECK(data.memory[1].total_reserved == 4608);
+  REQUIRE(data.warnings.size() == 1);
+  CHECK(data.warnings[0] == "memory: GPU 2: the window freed 1536 bytes more than its baseline and allocations "
+                            "account for; its totals start from 1536 bytes in use (the least the frees prove)");
+  AddMemoryCounters(data);
+  REQUIRE(data.counter_samples.size() == 10);
+  for (const CounterSample& c : data.counter_samples) CHECK(c.value >= 0);
+  // A baseline that covers the frees changes nothing: no raise, no warning.
+  TraceData again;
+  fill(again);
+  ComputeMemoryTotals(again, {{2, 1536, uint64_t{80} << 30}}, 100);
+  CHECK(again.memory.back().total_allocated == 0);
+  CHECK(again.warnings.empty());
+}
+
+// Issue 30: CUPTI memory records no driver should send: 2^64-1 bytes, an unknown memory
+// kind, a double free, a free before its allocation in the same buffer. Sizes are clamped to
+// 2^50, totals stay exact and never negative, nothing is dropped silently.
+TEST_CASE("absurd CUPTI memory records: clamped sizes, double frees, exact totals", "[memory][abuse]") {
+  RecordBuffer b;
+  b.Add(MemRecord(1, 1000, 0xA000, UINT64_MAX, true));   // 16 EiB
+  b.Add(MemRecord(2, 2000, 0xA000, UINT64_MAX, false));
+  b.Add(MemRecord(3, 3000, 0xB000, 4096, false));        // freed before its allocation...
+  b.Add(MemRecord(4, 4000, 0xB000, 4096, true));         // ...which comes later
+  b.Add(MemRecord(5, 5000, 0xB000, 4096, false));
+  b.Add(MemRecord(6, 6000, 0xB000, 4096, false));        // freed twice
+  auto odd = MemRecord(7, 7000, 0xC000, 512, true);
+  odd.memoryKind = static_cast<CUpti_ActivityMemoryKind>(200);  // no such kind
+  b.Add(odd);
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(b.data(), b.size());
+  CHECK(c.stats().memory_records == 7);
+  TraceData data;
+  data.pid = 9;
+  MergeIntoTraceData(c, data);
+  data.SortTracks();
+  CHECK(MemoryAt(data, 1).bytes == kMemoryBytesLimit);
+  CHECK(MemoryAt(data, 2).bytes == -kMemoryBytesLimit);
+  CHECK(MemoryAt(data, 7).device_type == 1);  // an unknown kind counts against the device
+  const MemoryTotalsResult t = ComputeMemoryTotals(data, {{0, 10000, uint64_t{80} << 30}}, 100);
+  CHECK(t.events == 7);
+  CHECK(t.frees_before_window == 2);  // the early free and the second free of 0xB000
+  std::vector<int64_t> totals;
+  for (uint32_t corr = 1; corr <= 7; ++corr) totals.push_back(MemoryAt(data, corr).total_allocated);
+  CHECK(totals == std::vector<int64_t>{10000 + kMemoryBytesLimit, 10000, 10000 - 4096, 10000, 10000 - 4096,
+                                       10000 - 8192, 10000 - 8192 + 512});
+  CHECK(data.warnings.empty());  // the baseline covers the frees
+  AddMemoryCounters(data);
+  for (const CounterSample& s : data.counter_samples) CHECK(s.value >= 0);
+}
+
 }  // namespace
 }  // namespace kairos::internal

@@ -63,6 +63,38 @@ TEST_CASE("FLOP formulas: PyTorch's rules and kairos' own, hand-computed") {
   CHECK(flops::Linear(D({64, 256}), D({512, 256})) == 16777216);
 }
 
+// Issue 30: sizes no tensor has (a read trace can say anything): every formula gives -1 (no
+// count) where the old unsigned arithmetic wrapped to a number, and stays exact at the edge.
+TEST_CASE("FLOP formulas: negative sizes and 64-bit overflow give no count", "[abuse]") {
+  const int64_t big = int64_t{1} << 62;
+  CHECK(flops::Elementwise(D({-1})) == -1);
+  CHECK(flops::Elementwise(D({big, 4})) == -1);
+  CHECK(flops::Elementwise(D({big, 1})) == big);  // the largest count that fits, exact
+  CHECK(flops::Gemm(D({big, 4}), D({4, big})) == -1);
+  CHECK(flops::Gemm(D({-4, 8}), D({8, -3})) == -1);
+  CHECK(flops::BatchedGemm(D({3037000500, 3037000500, 2}), D({3037000500, 2, 3037000500})) == -1);
+  CHECK(flops::Conv(D({2, 4, 9, 9}), D({6, 2, 3, 3}), D({1}), D({big}), D({1}), 1) == -1);
+  CHECK(flops::Conv(D({2, 4, 9, 9}), D({6, 2, 3, 3}), D({-1}), D({0}), D({1}), 1) == -1);
+  CHECK(flops::Conv(D({2, 4, 9, 9}), D({6, 2, 3, 3}), D({1}), D({0}), D({INT64_MAX}), 1) == -1);
+  CHECK(flops::Conv(D({2, 4, 2, 2}), D({6, 2, 3, 3}), D({1}), D({0}), D({1}), 1) == -1);  // empty output
+  CHECK(flops::ConvTranspose(D({2, 4, 5, big}), D({4, 3, 3, 3})) == -1);
+  CHECK(flops::ConvBackward(D({2, 4, big, 6}), D({2, 3, 6, 6}), D({4, 3, 3, 3}), false, true, true) == -1);
+  const int64_t t = int64_t{1} << 40;
+  CHECK(flops::Attention(D({t, 8, 128, 64}), D({t, 8, 256, 64}), D({t, 8, 256, 64}), false) == -1);
+  CHECK(flops::Attention(D({2, 8, 128, -64}), D({2, 8, 256, 64}), D({2, 8, 256, 32}), false) == -1);
+  CHECK(flops::Matmul(D({4294967296, 4294967296, 4, 8}), D({8, 5})) == -1);
+  CHECK(flops::Matmul(D({-2, 4, 8}), D({8, 5})) == -1);
+  CHECK(flops::Linear(D({4294967296, 4294967296}), D({4, 4294967296})) == -1);
+  // The text parser refuses what is not a list of integer lists, and sizes past int64.
+  flops::Shapes s;
+  CHECK_FALSE(flops::ParseInputDims("[[9223372036854775808]]", &s));
+  CHECK_FALSE(flops::ParseInputDims("[[[1]]]", &s));
+  CHECK_FALSE(flops::ParseInputDims("[[1.5]]", &s));
+  CHECK_FALSE(flops::ParseInputDims(std::string(100000, '['), &s));
+  REQUIRE(flops::ParseInputDims("[[-4611686018427387904, 2], [2, 3]]", &s));
+  CHECK(flops::FromShapes(flops::ShapeRule::kGemm, s) == -1);
+}
+
 TEST_CASE("FLOPs from Input Dims text, by operator name") {
   flops::Shapes s;
   REQUIRE(flops::ParseInputDims("[[5, 4, 3], [5, 4, 8], [5, 8, 3], [], []]", &s));

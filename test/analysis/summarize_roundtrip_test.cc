@@ -195,6 +195,65 @@ TEST_CASE("summarize computes FLOPs from Input Dims of a PyTorch trace") {
   CHECK(Analyze(*back).compute.total_flops == 16777216);
 }
 
+// Issue 30: hostile "Input Dims" in a foreign trace (sizes whose products overflow 64 bits,
+// negative, nested deeper than a size list, not numbers) and "flops" args of INT64_MAX. Before
+// the fix the formulas wrapped (aten::mul of [-1] counted 2^63-1 FLOPs) and the sums of counts
+// overflowed int64 (undefined behaviour, reported by UBSan). Now a count that does not fit is
+// unknown (the op has no FLOPs) and the sums saturate.
+TEST_CASE("hostile Input Dims and flops args: no wrapped counts, sums saturate", "[abuse]") {
+  const char* const ops[][3] = {
+      {"aten::mm", "[[4611686018427387904,4],[4,4611686018427387904]]", ""},
+      {"aten::mul", "[[-1]]", ""},
+      {"aten::mm", "[[[1,2],[3]],[2,3]]", ""},
+      {"aten::mm", "[[\"a\",\"b\"],[2,3]]", ""},
+      {"aten::mm", "[[1e300,2],[2,3]]", ""},
+      {"aten::addmm", "[[], [-4, 8], [8, -3]]", ""},
+      {"aten::bmm", "[[3037000500,3037000500,2],[3037000500,2,3037000500]]", ""},
+      {"aten::conv2d", "[[2,4,9,9],[6,2,3,3],[],[],[],[],[]]",
+       "[\"\",\"\",\"\",\"[1, 1]\",\"[4611686018427387904, 1]\",\"[1, 1]\",\"1\"]"},
+      {"aten::conv2d", "[[2,4,9,9],[6,2,3,3],[],[],[],[],[]]",
+       "[\"\",\"\",\"\",\"[-1, 1]\",\"[0, 0]\",\"[1, 1]\",\"1\"]"},
+      {"aten::conv2d", "[[2,4,9,9],[6,2,3,3],[],[],[],[],[]]",
+       "[\"\",\"\",\"\",\"[1, 1]\",\"[0, 0]\",\"[9223372036854775807, 1]\",\"1\"]"},
+      {"aten::conv_transpose2d", "[[2,4,5,4611686018427387904],[4,3,3,3]]", ""},
+      {"aten::_scaled_dot_product_attention", "[[1099511627776,8,128,64],[1099511627776,8,256,64],[1099511627776,8,256,64]]", ""},
+      {"aten::matmul", "[[4294967296,4294967296,4,8],[8,5]]", ""},
+      {"aten::linear", "[[4294967296,4294967296],[4,4294967296]]", ""},
+      {"aten::mm", "[[4,8],[8,3]]", ""},  // the one honest op: 192
+  };
+  std::string events;
+  int ts = 10;
+  for (const auto& op : ops) {
+    events += std::string(events.empty() ? "" : ",") + "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" + op[0] +
+              "\",\"pid\":1,\"tid\":1,\"ts\":" + std::to_string(ts) + ",\"dur\":5,\"args\":{\"Input Dims\":" + op[1] +
+              (*op[2] ? std::string(",\"Concrete Inputs\":") + op[2] : std::string()) + "}}";
+    ts += 10;
+  }
+  for (int i = 0; i < 3; ++i) {
+    events += ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"my::op\",\"pid\":1,\"tid\":1,\"ts\":" + std::to_string(ts) +
+              ",\"dur\":5,\"args\":{\"flops\":9223372036854775807}}";
+    ts += 10;
+  }
+  const std::string text = "{\"schemaVersion\":1,\"traceEvents\":[" + events + "]}";
+  absl::StatusOr<TraceData> lean = ReadKinetoJsonTraceText(text, AnalysisRead());
+  absl::StatusOr<TraceData> full = ReadKinetoJsonTraceText(text);
+  REQUIRE(lean.ok());
+  REQUIRE(full.ok());
+  for (const TraceData* t : {&*lean, &*full}) {
+    const Summary s = Analyze(*t);
+    REQUIRE(s.compute.present);
+    CHECK(s.compute.op_count == 4);
+    CHECK(s.compute.total_flops == INT64_MAX);
+    REQUIRE(s.compute.top_ops.size() == 2);
+    for (const OpCompute& row : s.compute.top_ops) {
+      INFO(row.name);
+      CHECK(row.flops == (row.name == "aten::mm" ? 192 : INT64_MAX));
+      CHECK(row.count == (row.name == "aten::mm" ? 1u : 3u));
+    }
+    CHECK(!SummaryToText(s).empty());
+  }
+}
+
 // GPU counter tracks (PM sampling) survive JSON and Perfetto: under the GPU's process, one
 // track per metric and device, and the summary's measured values are recomputed from them.
 TEST_CASE("PM-sampling counters round-trip through JSON and Perfetto") {
@@ -434,6 +493,53 @@ TEST_CASE("hostile [memory] values are clamped and summed without overflow") {
   REQUIRE(s.memory.size() == 1);
   CHECK(s.memory[0].allocated_bytes == 4 * kMemoryBytesLimit);
   CHECK(s.memory[0].freed_bytes == 4 * kMemoryBytesLimit);
+}
+
+// Issue 30: a foreign trace whose [memory] events free addresses never allocated, reuse an
+// address without its free, carry absurd sizes and negative totals, and name 100 GPUs and the
+// host. Device 0's numbers are exact; the summary keeps 64 devices and counts the rest (before,
+// 100,000 devices gave a 48 MB summary and an 11.7 MB text).
+TEST_CASE("hostile [memory] events: unknown frees, reuse, absurd sizes, 100 devices", "[abuse]") {
+  std::string events;
+  auto mem = [&events](int ts, int type, int dev, uint64_t addr, const std::string& bytes, const std::string& total) {
+    events += std::string(events.empty() ? "" : ",") +
+              "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,"
+              "\"tid\":1,\"ts\":" + std::to_string(ts) + ",\"args\":{\"Device Type\":" + std::to_string(type) +
+              ",\"Device Id\":" + std::to_string(dev) + ",\"Addr\":" + std::to_string(addr) + ",\"Bytes\":" + bytes +
+              ",\"Total Allocated\":" + total + ",\"Total Reserved\":" + total + "}}";
+  };
+  mem(100, 1, 0, 1, "-100", "900");              // a free of an address never allocated
+  mem(101, 1, 0, 2, "200", "1100");
+  mem(102, 1, 0, 2, "300", "1400");              // the same address again: its free was lost
+  mem(103, 1, 0, 2, "-300", "1100");
+  mem(104, 1, 0, 3, "4611686018427387904", "4611686018427387904");  // 4 EiB: clamped
+  mem(105, 1, 0, 3, "-4611686018427387904", "-5");                  // a negative total
+  for (int dev = 1; dev < 100; ++dev) mem(200 + dev, 1, dev, 4096, "64", "64");
+  mem(400, 0, -1, 8, "16", "16");
+  const std::string text = "{\"traceEvents\":[" + events + "]}";
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTraceText(text, AnalysisRead());
+  REQUIRE(back.ok());
+  REQUIRE(back->memory.size() == 106);
+  const Summary s = Analyze(*back);
+  REQUIRE(s.memory.size() == kMaxMemoryDevices);
+  CHECK(s.memory_devices_left_out == 101 - kMaxMemoryDevices);  // GPUs 64..99 and the host
+  CHECK(s.memory_events_left_out == 101 - kMaxMemoryDevices);
+  CHECK(s.memory.back().device == 63);
+  const MemorySummary& d0 = s.memory[0];
+  CHECK(d0.device == 0);
+  CHECK(d0.allocs == 3);
+  CHECK(d0.frees == 3);
+  CHECK(d0.allocated_bytes == 500 + kMemoryBytesLimit);
+  CHECK(d0.freed_bytes == 400 + kMemoryBytesLimit);
+  CHECK(d0.not_freed_count == 0);
+  CHECK(d0.start_allocated == 1000);
+  CHECK(d0.peak_allocated == kMemoryBytesLimit);
+  CHECK(d0.end_allocated == -5);
+  const std::string summary_text = SummaryToText(s);
+  CHECK(summary_text.find("Memory: 37 more devices (37 [memory] events) left out; at most 64 are summarised") !=
+        std::string::npos);
+  CHECK(SummaryToJson(s).find("\"memory_devices_left_out\":37") != std::string::npos);
+  CHECK(SummaryToMarkdown(s).find("37 more devices (37 [memory] events) left out") != std::string::npos);
 }
 
 }  // namespace

@@ -24,6 +24,20 @@ extern "C" int KairosFuzzDaemonProtocol(const uint8_t* data, size_t size) {
       }
       auto text = DecodeDaemonConfigReply(bytes);
       if (!text.ok() || *text != datagram->payload) abort();
+    } else if (datagram->kind == DaemonMessageKind::kTelemetry) {
+      // "tlm" (docs/FLEET.md): an offer the client parses, or lines the agent ingests
+      // (metrics_agent_fuzz.cc fuzzes those). The envelope round-trips; an accepted offer's
+      // interval is within [1, 86400] and re-encodes to an offer with the same value.
+      const std::string encoded = EncodeDaemonTelemetry(datagram->payload);  // payload views it
+      auto round = DecodeDaemonDatagram(encoded);
+      if (!round.ok() || round->kind != DaemonMessageKind::kTelemetry || round->payload != datagram->payload)
+        abort();
+      auto offer = ParseDaemonTelemetryOffer(datagram->payload);
+      if (offer.ok()) {
+        if (*offer < 1 || *offer > 86400) abort();
+        auto again = ParseDaemonTelemetryOffer(DaemonTelemetryOffer(*offer));
+        if (!again.ok() || *again != *offer) abort();
+      }
     } else {
       auto ctxt = DecodeDaemonContext(datagram->payload);
       if (ctxt.ok() && EncodeDaemonContext(*ctxt).substr(kDaemonHeaderSize) != datagram->payload) {
@@ -36,5 +50,6 @@ extern "C" int KairosFuzzDaemonProtocol(const uint8_t* data, size_t size) {
   (void)DecodeDaemonRequest(bytes);
   (void)DecodeDaemonContext(bytes);
   (void)DecodeDaemonContextReply(bytes);
+  (void)ParseDaemonTelemetryOffer(bytes);
   return 0;
 }

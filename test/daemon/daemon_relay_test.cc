@@ -330,19 +330,29 @@ TEST_CASE("trigger client: clear errors for no relay and for a relay that dies m
 
 // --- /metrics (docs/FLEET.md) ---
 
-int ConnectLoopback(int port) {
+// -1 when the connection fails. No Catch2 assertion: callable from client threads.
+int ConnectLoopbackQuiet(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
   return fd;
 }
 
-// Sends `request`, reads until the server closes (or 3 s pass) and returns what came.
-std::string HttpExchange(int port, const std::string& request) {
-  const int fd = ConnectLoopback(port);
+int ConnectLoopback(int port) {
+  const int fd = ConnectLoopbackQuiet(port);
+  REQUIRE(fd >= 0);
+  return fd;
+}
+
+// Sends `request` on `fd`, reads until the server closes (or 3 s pass), closes `fd` and
+// returns what came. No Catch2 assertion: callable from client threads.
+std::string HttpExchangeOn(int fd, const std::string& request) {
   size_t sent = 0;
   while (sent < request.size()) {
     const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
@@ -360,6 +370,10 @@ std::string HttpExchange(int port, const std::string& request) {
   }
   close(fd);
   return out;
+}
+
+std::string HttpExchange(int port, const std::string& request) {
+  return HttpExchangeOn(ConnectLoopback(port), request);
 }
 
 std::string Scrape(int port) {
@@ -437,7 +451,8 @@ TEST_CASE("relay metrics: slow and hostile scrapers never block polls, RPCs or o
   const std::string huge = "GET /metrics HTTP/1.1\r\nX: " + std::string(1 << 20, 'a');
   CHECK(HttpExchange(relay.metrics_port(), huge).rfind("HTTP/1.1 431 ", 0) == 0);
   CHECK(HttpExchange(relay.metrics_port(), "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0) == 0);
-  // More connections than the cap: the extra are refused, scrapes work once they close.
+  // More connections than the cap: each newcomer past it closes the oldest idle one (counted);
+  // scrapes work throughout and after.
   std::vector<int> more;
   for (int i = 0; i < 20; ++i) more.push_back(ConnectLoopback(relay.metrics_port()));
   CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}", 2000) == "{\"status\":1}");
@@ -450,6 +465,60 @@ TEST_CASE("relay metrics: slow and hostile scrapers never block polls, RPCs or o
   relay.Stop();
   CHECK(relay.stats().http_dropped >= 4);  // 16 slots: 6 + 20 asked
   CHECK(relay.stats().http_errors == 2);
+}
+
+// Issue 30: idle connections at the cap (slowloris) used to keep every scraper out for as long
+// as they stayed (each newcomer was refused); now the oldest idle one makes room. Garbage and
+// oversized request lines from many clients at once get their status and nothing else.
+TEST_CASE("relay metrics: slowloris at the connection cap, garbage heads from many clients", "[abuse]") {
+  const std::string name = UniqueEndpoint("slowloris");
+  RelayOptions o = Options(name);
+  o.metrics_port = 0;
+  o.rpc_timeout_ms = 60000;  // the idle clients would hold their slots for a minute
+  RunningRelay relay(o);
+  std::vector<int> idle;
+  for (int i = 0; i < o.max_metrics_connections; ++i) idle.push_back(ConnectLoopback(relay.metrics_port()));
+  // The oldest trickles a head that never ends (slowloris).
+  REQUIRE(send(idle[0], "GET /metrics HTTP/1.1\r\nX-a: b", 28, 0) == 28);
+  // Every slot is held: a scrape still gets through, the oldest idle client makes room.
+  CHECK(Scrape(relay.metrics_port()).rfind("HTTP/1.1 200 OK", 0) == 0);
+  pollfd p0{idle[0], POLLIN, 0};
+  REQUIRE(poll(&p0, 1, 3000) == 1);
+  char b;
+  CHECK(recv(idle[0], &b, 1, 0) <= 0);  // closed by the relay (FIN, or RST if it had unread bytes)
+  pollfd p1{idle[1], POLLIN, 0};
+  CHECK(poll(&p1, 1, 100) == 0);  // the others keep their slots
+  for (int fd : idle) close(fd);
+  // One RPC round trip: the relay has seen those closes before it answers.
+  CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}", 2000) == "{\"status\":1}");
+  // Garbage request lines from 8 clients at once: each gets its status, the relay goes on.
+  const std::vector<std::pair<std::string, std::string>> garbage = {
+      {std::string("\0\0\0\0\r\n\r\n", 8), "HTTP/1.1 400 "},
+      {"\r\n\r\n", "HTTP/1.1 400 "},
+      {"GET " + std::string(9000, '/') + " HTTP/1.1\r\n\r\n", "HTTP/1.1 431 "},
+      {"GET /metrics\xff\xfe HTTP/1.1\r\n\r\n", "HTTP/1.1 404 "},
+      {"GET /metrics HTTP/9.9\r\n\r\n", "HTTP/1.1 400 "},
+      {"DELETE /metrics HTTP/1.1\r\n\r\n", "HTTP/1.1 405 "},
+      {"GET\t/metrics HTTP/1.1\r\n\r\n", "HTTP/1.1 400 "},
+      {"GET /metrics?a=\"\n\n", "HTTP/1.1 400 "}};
+  std::vector<std::string> answers(garbage.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < garbage.size(); ++i)
+    clients.emplace_back([&, i] {  // Catch2 asserts only on the main thread
+      const int fd = ConnectLoopbackQuiet(relay.metrics_port());
+      answers[i] = fd >= 0 ? HttpExchangeOn(fd, garbage[i].first) : std::string("connect failed");
+    });
+  for (std::thread& t : clients) t.join();
+  for (size_t i = 0; i < garbage.size(); ++i) {
+    INFO("garbage " << i);
+    CHECK(answers[i].rfind(garbage[i].second, 0) == 0);
+  }
+  CHECK(*relay.Rpc("{\"fn\":\"getStatus\"}", 2000) == "{\"status\":1}");
+  CHECK(Scrape(relay.metrics_port()).rfind("HTTP/1.1 200 OK", 0) == 0);
+  relay.Stop();
+  CHECK(relay.stats().scrapes == 2);
+  CHECK(relay.stats().http_errors == garbage.size());
+  CHECK(relay.stats().http_dropped == 1);  // the evicted idle client
 }
 
 TEST_CASE("relay metrics: a flood from a known process is rate-limited and every line accounted") {

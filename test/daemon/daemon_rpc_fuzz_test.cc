@@ -1,6 +1,6 @@
 // File: daemon_rpc_fuzz_test.cc
 // Layer: test (daemon). Replays test/daemon/rpc_corpus through the daemon RPC fuzz entry
-// point in every build (the sanitizer builds check it too), plus edge inputs; tools/fuzz.sh
+// point, and test/daemon/metrics_corpus through the metrics agent's, in every build (the sanitizer builds check it too), plus edge inputs; tools/fuzz.sh
 // runs the same entry under libFuzzer.
 // Threading: single-threaded.
 #include <catch2/catch.hpp>
@@ -9,6 +9,7 @@
 #include "fuzz/corpus_replay.h"
 
 extern "C" int KairosFuzzDaemonRpc(const uint8_t* data, size_t size);
+extern "C" int KairosFuzzMetricsAgent(const uint8_t* data, size_t size);
 
 namespace {
 
@@ -28,6 +29,26 @@ TEST_CASE("daemon RPC edge inputs", "[fuzz]") {
   CHECK(Run("{\"fn\":\"setKinetOnDemandRequest\",\"config\":\"x\",\"pids\":[" +
             std::string(100000, '1') + "]}") == 0);               // a huge pid number
   CHECK(Run("{\"fn\":\"getStatus\",\"fn\":\"getVersion\"}") == 0); // repeated key
+}
+
+}  // namespace
+
+namespace {
+
+int Agent(const std::string& s) { return kairos::testing::RunFuzzEntry(KairosFuzzMetricsAgent, s); }
+
+TEST_CASE("metrics agent corpus replays through the fuzz entry point", "[fuzz]") {
+  CHECK(kairos::testing::ReplayCorpus(KairosFuzzMetricsAgent, KAIROS_METRICS_CORPUS_DIR) >= 8);
+}
+
+TEST_CASE("metrics agent edge inputs", "[fuzz]") {
+  CHECK(Agent("") == 0);
+  CHECK(Agent(std::string(1, '\0')) == 0);
+  CHECK(Agent(std::string(70, '\n')) == 0);
+  CHECK(Agent(std::string(9000, 'G')) == 0);                       // past the head limit
+  CHECK(Agent("{\"pid\":1,\"device\":0,\"ts_ns\":-9223372036854775808,\"interval_ns\":1}") == 0);
+  CHECK(Agent("\xff\xfe{\"pid\":7,\"device\":4095,\"ts_ns\":1,\"interval_ns\":1,"
+              "\"gpu_uuid\":\"\\u0000\\\"\\n\"}") == 0);          // hostile host and uuid
 }
 
 }  // namespace

@@ -7,9 +7,15 @@
 #include "metrics_store.h"
 
 #include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
 #include <set>
 #include <string>
 
+#include "daemon/exposition_check.h"
 #include "metrics_http.h"
 
 namespace kairos::tools {
@@ -178,6 +184,97 @@ TEST_CASE("metrics store: series of exited or silent processes are dropped at th
   CHECK(store.Sweep(22000, probe) == 0);
   CHECK(store.Sweep(22001, probe) == 1);
   CHECK(store.series() == 0);
+}
+
+// What Prometheus' own parser says of `text` ("" = accepted; promtool prints the parse error
+// otherwise); nullopt when promtool is not installed.
+std::optional<std::string> PromtoolParseError(const std::string& text) {
+  char path[] = "/tmp/kairos_expo_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return std::nullopt;
+  FILE* f = fdopen(fd, "w");
+  fwrite(text.data(), 1, text.size(), f);
+  fclose(f);
+  const std::string cmd = std::string("command -v promtool >/dev/null 2>&1 || exit 77; promtool check metrics < ") +
+                          path + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  for (size_t n; p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int rc = p != nullptr ? pclose(p) : -1;
+  unlink(path);
+  if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) return std::nullopt;
+  // promtool also lints names and help texts; only a parse error loses the scrape.
+  const size_t at = out.find("parsing error");
+  return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+}
+
+// Issue 30: lines from a process the agent knows, with values no telemetry thread writes.
+// Before the fix each of these produced text Prometheus refuses whole ("-1.-500", "inf", a
+// label cut inside a UTF-8 character), a counter that wrapped to a small value, or let one pid
+// take 100 of the series slots.
+TEST_CASE("metrics store: hostile values never break the exposition text", "[abuse]") {
+  MetricsStoreOptions o;
+  o.host = "node\xff\xfe";  // a host name that is not UTF-8
+  MetricsStore store(o);
+  auto with = [](int64_t pid, const std::string& from, const std::string& to) {
+    std::string l = Line(pid, 0);
+    const size_t at = l.find(from);
+    REQUIRE(at != std::string::npos);
+    return l.replace(at, from.size(), to);
+  };
+  // A timestamp before 1970: one sign, not "-1.-500".
+  CHECK(store.Ingest(with(1, "\"ts_ns\":1790000010000000000", "\"ts_ns\":-1500000000"), 0, KnowsAll()) == 1);
+  // A gauge that parses as infinity, and an interval of 31 years: malformed.
+  CHECK(store.Ingest(with(2, "\"gpu_busy_pct\":71.2", "\"gpu_busy_pct\":1e999"), 0, KnowsAll()) == 0);
+  CHECK(store.Ingest(with(2, "\"interval_ns\":10000000000", "\"interval_ns\":1000000000000000000"), 0, KnowsAll()) == 0);
+  CHECK(store.rejected(MetricsReject::kMalformed) == 2);
+  // A uuid whose 64-byte cut falls inside a two-byte character: cut before it.
+  CHECK(store.Ingest(Line(3, 0, ",\"gpu_uuid\":\"" + std::string(63, 'a') + "\xc3\xa9\""), 0, KnowsAll()) == 1);
+  // Quotes, line feeds and backslashes in a label value: escaped.
+  CHECK(store.Ingest(Line(4, 0, ",\"gpu_uuid\":\"G\\\"\\n\\\\\""), 0, KnowsAll()) == 1);
+  // Counter deltas of INT64_MAX three times: the total saturates instead of wrapping.
+  for (int64_t t : {0, 1000, 2000})
+    CHECK(store.Ingest(with(5, "\"kernels\":18231", "\"kernels\":9223372036854775807"), t, KnowsAll()) == 1);
+  // One pid naming 100 devices (over two seconds, under the rate limit): 64 series kept.
+  const size_t per_pid = 64;  // MetricsStore::kMaxDevicesPerProcess
+  size_t taken = 0;
+  for (int dev = 0; dev < 100; ++dev) taken += store.Ingest(Line(6, dev), dev < 64 ? 0 : 1000, KnowsAll());
+  CHECK(taken == per_pid);
+  CHECK(store.dropped_series() == 100 - per_pid);
+  CHECK(store.series() == 4 + per_pid);
+
+  const std::string text = store.Render();
+  INFO(text.substr(0, 4000));
+  CHECK(testing::ExpositionProblem(text) == "");
+  const std::string host = "host=\"node\xef\xbf\xbd\xef\xbf\xbd\"";
+  CHECK(Grep(text, "kairos_telemetry_timestamp_seconds{" + host + ",job_id=\"991\",rank=\"3\",device=\"0\",gpu_uuid=\"\",pid=\"1\"}") ==
+        std::vector<std::string>{"kairos_telemetry_timestamp_seconds{" + host +
+                                 ",job_id=\"991\",rank=\"3\",device=\"0\",gpu_uuid=\"\",pid=\"1\"} -1.500"});
+  CHECK(Grep(text, "kairos_steps_total{" + host + ",job_id=\"991\",rank=\"3\",device=\"0\",gpu_uuid=\"" +
+                       std::string(63, 'a') + "\",pid=\"3\"} 12").size() == 1);
+  CHECK(Grep(text, "kairos_steps_total{" + host + ",job_id=\"991\",rank=\"3\",device=\"0\",gpu_uuid=\"G\\\"\\n\\\\\",pid=\"4\"} 12").size() == 1);
+  CHECK(Grep(text, "kairos_gpu_kernels_total{" + host + ",job_id=\"991\",rank=\"3\",device=\"0\",gpu_uuid=\"\",pid=\"5\"}") ==
+        std::vector<std::string>{"kairos_gpu_kernels_total{" + host +
+                                 ",job_id=\"991\",rank=\"3\",device=\"0\",gpu_uuid=\"\",pid=\"5\"} 18446744073709551615"});
+  CHECK(Grep(text, "kairos_gpu_busy_ratio{").size() == 4 + per_pid);
+  // The independent reference: Prometheus' own parser takes the whole text.
+  const std::optional<std::string> promtool = PromtoolParseError(text);
+  if (promtool.has_value()) CHECK(*promtool == "");
+  else WARN("promtool not installed: Prometheus' own parser not run");
+}
+
+// The checker itself catches what the fixes above prevent (so a pass means something).
+TEST_CASE("exposition checker: refuses what Prometheus refuses") {
+  const std::string head = "# HELP a_seconds x\n# TYPE a_seconds gauge\n";
+  CHECK(testing::ExpositionProblem(head + "a_seconds{pid=\"1\"} 1.5\n") == "");
+  CHECK(testing::ExpositionProblem(head + "a_seconds{pid=\"1\"} -1.-500\n") != "");
+  CHECK(testing::ExpositionProblem(head + "a_seconds{pid=\"1\"} inf\n") != "");
+  CHECK(testing::ExpositionProblem(head + "a_seconds{pid=\"\xe2\x82\"} 1\n") != "");
+  CHECK(testing::ExpositionProblem(head + "a_seconds{pid=\"a\"b\"} 1\n") != "");
+  CHECK(testing::ExpositionProblem("a_seconds 1\n") != "");  // no TYPE line
+  const std::optional<std::string> promtool = PromtoolParseError(head + "a_seconds{pid=\"1\"} -1.-500\n");
+  if (promtool.has_value()) CHECK(*promtool != "");
 }
 
 TEST_CASE("metrics http: request heads") {

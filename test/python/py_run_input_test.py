@@ -6,7 +6,8 @@
   (the old code printed a traceback and still wrote the window's trace);
 - kairos._input.read_input_file itself: every refusal's exact line, without blocking;
 - a script that ends before a time window opens: one line saying why there is no trace (the
-  old code said nothing); with ACTIVITIES_WARMUP_PERIOD_SECS=0 a 1 s script gets its trace."""
+  old code said nothing); with ACTIVITIES_WARMUP_PERIOD_SECS=0 a 1 s script gets its trace, and
+  so does an instant one (the run starts it once the window records)."""
 import os
 import subprocess
 import sys
@@ -133,6 +134,32 @@ r = run(["--config", cfg_window, second])
 path = k.trace_of(r)
 f.check(r.returncode == 0 and path is not None and os.path.isfile(path),
         "1 s script, no warm-up period: trace written (%s)" % r.stderr.strip())
+# ';' separates --config lines for the library; the run's own checks read it the same way
+# (a ';'-separated PROFILE_REPORT_INPUT_SHAPES=true used to leave the bridge without shapes).
+from kairos import __main__ as kmain  # noqa: E402
+f.check(kmain._wants_shapes("ACTIVITIES_DURATION_MSECS=5;PROFILE_REPORT_INPUT_SHAPES=true"),
+        "';'-separated config: shapes asked for")
+f.check(kmain._wants_flops("PROFILE_WITH_FLOPS=true ; ACTIVITIES_DURATION_MSECS=5"),
+        "';'-separated config: FLOPs asked for")
+f.check(kmain._from_start("ACTIVITIES_DURATION_MSECS=5;ACTIVITIES_WARMUP_PERIOD_SECS=0") and
+        not kmain._from_start("ACTIVITIES_WARMUP_PERIOD_SECS=0;PROFILE_START_ITERATION=3") and
+        not kmain._from_start("ACTIVITIES_DURATION_MSECS=5"),
+        "a time window from the first line is recognised, iteration windows are not")
+
+# Issue 30: a script shorter than the profiler's own warm-up, with the warm-up period at 0
+# (';'-separated config): the run starts the script once the window records, so it gets its
+# trace with the script's frames in it (before: "no trace").
+instant = os.path.join(d, "instant.py")
+with open(instant, "w") as s:
+    s.write("def work():\n    return sum(range(10))\nwork()\n")
+r = run(["--with-stack", "--config", cfg_window.replace("200", "5000"), instant])
+path = k.trace_of(r)
+f.check(r.returncode == 0 and path is not None and os.path.isfile(path),
+        "instant script, no warm-up period: trace written (%s)" % r.stderr.strip())
+if path:
+    names = [e["name"] for e in k.load(path)["traceEvents"] if e.get("cat") == "python_function"]
+    f.eq([n for n in names if n.startswith(instant)], [instant + "(1): <module>", instant + "(1): work"],
+         "instant script: its frames are in the window")
 
 # --profile-memory: PROFILE_PROFILE_MEMORY=true joins the run's config (and so the trace's),
 # after --config-file's text as after --config's; without it, it stays off.

@@ -8,7 +8,11 @@
 - 100 threads started in the window, a file name that is not UTF-8: all recorded, the name
   escaped;
 - `python3 -m kairos run --with-stack` of a script that exits mid-window: trace written,
-  open frames unfinished.
+  open frames unfinished;
+- hostile use (issue 30): 100,000 frames of recursion inside the window unwound by an
+  exception, 2,000 short-lived threads, 300 threads at once (past KAIROS_MAX_THREADS),
+  1 MB / quote / newline / NUL / lone-surrogate frame names, and a ring that fills: every
+  frame exact or every loss counted, the trace valid JSON.
 Each script runs in its own interpreter."""
 import collections
 import json
@@ -171,6 +175,91 @@ outer()
 '''
 
 
+HOSTILE_DEEP = r'''
+import sys
+import kairos
+sys.setrecursionlimit(250000)
+
+def down(n):
+    if n == 0:
+        raise ValueError("bottom")
+    return down(n - 1)
+
+with kairos.profile(path=sys.argv[1], with_stack=True, on_trace_ready=print):
+    try:
+        down(100000)
+    except ValueError:
+        pass
+'''
+
+SHORT_THREADS = r'''
+import sys, threading
+import kairos
+
+def leaf():
+    return 1
+
+def worker():
+    leaf()
+
+with kairos.profile(path=sys.argv[1], with_stack=True, on_trace_ready=print):
+    for _ in range(40):
+        ts = [threading.Thread(target=worker) for _ in range(50)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+'''
+
+AT_ONCE = r'''
+import sys, threading
+import kairos
+N = 300
+barrier = threading.Barrier(N)
+
+def leaf():
+    return 1
+
+def worker():
+    barrier.wait()
+    leaf()
+
+with kairos.profile(path=sys.argv[1], with_stack=True, on_trace_ready=print):
+    ts = [threading.Thread(target=worker) for _ in range(N)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+'''
+
+NAMES = r'''
+import sys
+import kairos
+
+def f():
+    return 1
+
+huge = type(f)(f.__code__.replace(co_name="n" * 1000000, co_filename="/tmp/" + "F" * 200000), {})
+odd = type(f)(f.__code__.replace(co_name='a"b\n\\c\x00d\ud800e', co_filename='/tmp/x"y\n.py'), {})
+with kairos.profile(path=sys.argv[1], with_stack=True, on_trace_ready=print):
+    huge()
+    odd()
+'''
+
+RING_FULL = r'''
+import sys
+import kairos
+
+def leaf():
+    return 1
+
+with kairos.profile(path=sys.argv[1], with_stack=True, on_trace_ready=print,
+                    config="KAIROS_CPU_BUFFER_KB_PER_THREAD=64"):
+    for _ in range(100000):
+        leaf()
+'''
+
+
 def run_script(name, text, *args, kairos_run=None, extra_env=None):
     path = os.path.join(d, name)
     with open(path, "w") as fh:
@@ -327,5 +416,82 @@ if tp:
     evs = py_events(k.load(tp))
     f.eq([short(e) for e in evs if e["name"].startswith(path + "(")], ["<module>", "busy"],
          "the tracer joined the window that opened at library load")
+
+
+# ---- Hostile use (issue 30) ----
+def hostile(name, text):
+    path, p = run_script(name + ".py", text, os.path.join(d, name + ".json"))
+    f.eq(p.returncode, 0, "%s script exit status (stderr: %s)" % (name, p.stderr[-2000:]))
+    if p.returncode != 0:
+        return path, None, None
+    t = k.load(p.stdout.strip().splitlines()[-1])
+    return path, t, py_events(t)
+
+# 100,000 frames of recursion inside the window, unwound by an exception: every frame, one
+# chain, every one closed.
+path, t, evs = hostile("hostile_deep", HOSTILE_DEEP)
+if t:
+    by_id = check_ids(evs, "hostile deep")
+    downs = [e for e in evs if short(e) == "down"]
+    f.eq(len(downs), 100001, "every frame of the 100,000-deep recursion")
+    f.eq(sum(1 for e in downs if e["args"].get("finished", True) is not True), 0,
+         "frames unwound by the exception are closed")
+    deepest = max(downs, key=lambda e: e["ts"])
+    depth = 0
+    while deepest["args"].get("Python parent id") is not None:
+        deepest = by_id[deepest["args"]["Python parent id"]]
+        depth += short(deepest) == "down"
+    f.eq(depth, 100000, "the deepest frame sits under the whole chain")
+    f.eq(t["kairos_stats"].get("python_unmatched_returns"), 0, "no unmatched return")
+
+# 2,000 short-lived threads (50 at a time): each recorded on its own thread row.
+path, t, evs = hostile("short_threads", SHORT_THREADS)
+if t:
+    check_ids(evs, "short threads")
+    workers = [e for e in evs if short(e) == "worker"]
+    f.eq(len(workers), 2000, "one worker frame per short-lived thread")
+    f.eq(len({e["args"]["Python thread"] for e in workers}), 2000, "on 2000 Python threads")
+    f.eq(t["kairos_stats"].get("python_threads"), 2001, "2001 Python threads counted")
+    f.eq(t["kairos_stats"].get("cpu_dropped"), 0, "nothing dropped")
+
+# 300 threads alive at once: the first 256 (KAIROS_MAX_THREADS, the main thread one of them)
+# get a ring, the rest are dropped, counted and said.
+path, t, evs = hostile("at_once", AT_ONCE)
+if t:
+    check_ids(evs, "at once")
+    st = t["kairos_stats"]
+    workers = [e for e in evs if short(e) == "worker"]
+    f.eq((len(workers), st.get("python_threads"), st.get("cpu_threads")), (255, 256, 301),
+         "workers with a ring, Python threads recorded, threads seen")
+    f.check(st.get("cpu_dropped", 0) > 0, "the other threads' records counted as dropped")
+    f.check(any("KAIROS_MAX_THREADS" in w for w in t.get("kairos_warnings", [])),
+            "the loss is said in kairos_warnings")
+
+# Frame names of 1 MB, and with quotes, a line feed, a backslash, NUL and a lone surrogate.
+path, t, evs = hostile("names", NAMES)
+if t:
+    check_ids(evs, "names")
+    mine = [e["name"] for e in evs if e["name"].startswith(("/tmp/F", "/tmp/x"))]
+    f.eq(len(mine), 2, "both hostile frames recorded")
+    big = [n for n in mine if n.startswith("/tmp/FFFF")]
+    f.check(len(big) == 1 and len(big[0].encode()) <= 1024 and big[0].endswith("..."),
+            "the 1 MB name cut to 1 KiB and marked (%r)" % [len(n) for n in big])
+    f.check('/tmp/x"y\n.py(%d): a"b\n\\c\x00d\\ud800e' % (NAMES.count("\n", 0, NAMES.index("def f")) + 1) in mine,
+            "the odd name kept, escaped only where it is not UTF-8 (%r)" % mine)
+
+# A 64 KiB ring, 100,000 calls: it fills; every record kept or counted, frames consistent.
+path, t, evs = hostile("ring_full", RING_FULL)
+if t:
+    check_ids(evs, "ring full")
+    st = t["kairos_stats"]
+    leaves = [e for e in evs if short(e) == "leaf"]
+    f.check(0 < len(leaves) < 100000, "some leaf frames recorded (%d)" % len(leaves))
+    f.check(st.get("cpu_dropped", 0) >= 2 * (100000 - len(leaves)),
+            "every lost call and return counted (%s dropped)" % st.get("cpu_dropped"))
+    f.eq(st.get("python_unmatched_returns"), 0, "no unmatched return")
+    f.check(any("cpu_dropped" in w for w in t.get("kairos_warnings", [])), "the loss is said")
+    unfinished = [e for e in evs if e["args"].get("finished", True) is not True]
+    f.eq(len(unfinished), st.get("python_unfinished_frames"), "frames cut by the full ring are marked")
+
 
 f.done()

@@ -33,10 +33,33 @@ def _wants_flops(text):
     return _wants(text, "KAIROS_TORCH_WITH_FLOPS", "PROFILE_WITH_FLOPS")
 
 
-def _wants(text, env, keys):
-    if os.environ.get(env, "") in ("1", "true", "yes"):
-        return True
-    texts = [text or "", os.environ.get("KAIROS_CONFIG_TEXT", "").replace(";", "\n")]
+def _from_start(text):
+    """True when this run's config (its --config / --config-file text, or the environment's)
+    asks for a time window with ACTIVITIES_WARMUP_PERIOD_SECS=0: a window meant to hold the
+    script from its first line. Iteration windows and PROFILE_START_TIME open when the script
+    gets there, so they are not waited for."""
+    texts = _config_texts(text)
+    zero = re.compile(r"^\s*ACTIVITIES_WARMUP_PERIOD_SECS\s*=\s*0+\s*$", re.M)
+    later = re.compile(r"^\s*(PROFILE_START_ITERATION|PROFILE_START_ITERATION_ROUNDUP|"
+                       r"ACTIVITIES_ITERATIONS|PROFILE_START_TIME)\s*=", re.M)
+    return any(zero.search(t) for t in texts) and not any(later.search(t) for t in texts)
+
+
+def _wait_for_window(lib, bound_s=10.0):
+    """Waits (at most bound_s) until a window records: the profiler's own warm-up is
+    milliseconds without a GPU and about 0.3 s with CUPTI, and a script that ran meanwhile
+    would be outside its window (a script shorter than that got no trace at all)."""
+    import time
+    flag = lib.kairos_recording_flag()
+    deadline = time.monotonic() + bound_s
+    while not flag[0] and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+def _config_texts(text):
+    """This run's config text and the environment's, ';' read as a line break (as the
+    library reads --config and KAIROS_CONFIG_TEXT)."""
+    texts = [(text or "").replace(";", "\n"), os.environ.get("KAIROS_CONFIG_TEXT", "").replace(";", "\n")]
     for var in ("KAIROS_CONFIG", "KINETO_CONFIG"):
         path = os.environ.get(var)
         if path:
@@ -45,6 +68,13 @@ def _wants(text, env, keys):
             except _input.InputFileError:
                 pass  # libkairos refuses the same file and says why
             break  # the library reads KINETO_CONFIG only when KAIROS_CONFIG is unset
+    return texts
+
+
+def _wants(text, env, keys):
+    if os.environ.get(env, "") in ("1", "true", "yes"):
+        return True
+    texts = _config_texts(text)
     pat = re.compile(r"^\s*(" + keys + r")\s*=\s*(true|1|yes)\s*$", re.I | re.M)
     return any(pat.search(t) for t in texts)
 
@@ -159,12 +189,18 @@ def _run(args):
     except _UserError as e:
         sys.stderr.write("%s: %s\n" % (PROG, e))
         return 2
-    shapes = _wants_shapes(text.decode("utf-8", "replace") if text else None)
-    flops = _wants_flops(text.decode("utf-8", "replace") if text else None)
+    decoded = text.decode("utf-8", "replace") if text else None
+    shapes = _wants_shapes(decoded)
+    flops = _wants_flops(decoded)
     if sys.modules.get("torch") is not None:
         _torch.attach_if_imported(shapes, flops)
     else:
         sys.meta_path.insert(0, _TorchImportHook(shapes, flops))
+
+    if _from_start(decoded):
+        # The window was asked for from the script's first line: start the script once it
+        # records, so even a script shorter than the profiler's warm-up gets its trace.
+        _wait_for_window(lib)
 
     sys.argv = [args.script] + args.args
     sys.path.insert(0, os.path.dirname(os.path.abspath(args.script)))
