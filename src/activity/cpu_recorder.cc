@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <mutex>
 #include <string_view>
 
 #include "util/fork_abandon.h"
@@ -32,9 +33,6 @@ std::atomic<CollectStatsHook> g_cpu_collect_stats_hook{nullptr};
 thread_local ThreadState* t_thread_state __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
-
-std::atomic<uint32_t> g_epoch_counter{0};
-std::atomic<uint32_t> g_next_id_block{1};
 
 // Every thread state created in this process image and not yet retired. Heap-allocated and
 // never freed: threads may still record while the process exits, after static destructors.
@@ -79,29 +77,53 @@ struct Registry {
   } python;
 };
 
-std::atomic<Registry*> g_registry{nullptr};
-
-pthread_key_t g_exit_key;
-void OnThreadExit(void* state);
-
-Registry* GetRegistry() {
-  Registry* r = g_registry.load(std::memory_order_acquire);
-  if (r != nullptr) return r;
+// The recorder's process-wide part, in one owner: the hot path's slow branch (a thread's
+// first record, its exit through a pthread key) reaches it without a root, and epochs and
+// range ids must be unique per process. Constant-initialised (no guard, no destructor at
+// exit: threads may still record after static destructors). After fork the child replaces
+// `registry` (CpuRecorderAfterForkChild) and keeps the rest: the counters stay unique, the
+// key and the dead state stay valid.
+struct ProcessRecorder {
+  // Every thread state of this process image; nullptr until the first use.
+  std::atomic<Registry*> registry{nullptr};
+  // Once per process: creates `exit_key` and `dead`.
+  std::once_flag init;
   // A pthread key (not a C++ thread_local destructor) notices thread exit: registering a
   // thread_local destructor allocates and glibc aborts when that fails; pthread_setspecific
   // on one of the first keys does not allocate. Key destructors also run after C++
   // thread_local destructors, so ranges recorded there are kept.
-  static const bool key_ok = pthread_key_create(&g_exit_key, OnThreadExit) == 0;
-  (void)key_ok;
+  pthread_key_t exit_key{};
+  // What an exiting thread's slot points to: epoch 0 never matches a session.
+  ThreadState* dead = nullptr;
+  std::atomic<uint32_t> epoch_counter{0};   // ReserveEpoch
+  std::atomic<uint32_t> next_id_block{1};   // RefillIdBlock: range ids unique per process
+  std::atomic<uint64_t> slow_acquires{0};   // first records that took the slow branch
+  std::atomic<uint64_t> prearmed_claims{0};  // ... of which claimed a pre-armed state
+};
+ProcessRecorder g_recorder;
+
+void OnThreadExit(void* state);
+
+void InitProcessRecorder() {
+  std::call_once(g_recorder.init, [] {
+    (void)pthread_key_create(&g_recorder.exit_key, OnThreadExit);
+    g_recorder.dead = new ThreadState;
+  });
+}
+
+Registry* GetRegistry() {
+  Registry* r = g_recorder.registry.load(std::memory_order_acquire);
+  if (r != nullptr) return r;
+  InitProcessRecorder();
   auto* fresh = new Registry;
-  if (g_registry.compare_exchange_strong(r, fresh, std::memory_order_acq_rel)) return fresh;
+  if (g_recorder.registry.compare_exchange_strong(r, fresh, std::memory_order_acq_rel)) return fresh;
   delete fresh;
   return r;
 }
 
 ThreadState* DeadState() {
-  static ThreadState* dead = new ThreadState;  // epoch 0 never matches a session
-  return dead;
+  InitProcessRecorder();
+  return g_recorder.dead;
 }
 
 // One args slot per push: framework operators (kairos_op_push) carry args on every range, and
@@ -208,7 +230,7 @@ void OnThreadExit(void* state) {
   auto* s = static_cast<ThreadState*>(state);
   t_thread_state = DeadState();
   if (s == nullptr || s == DeadState()) return;
-  Registry* reg = g_registry.load(std::memory_order_acquire);
+  Registry* reg = g_recorder.registry.load(std::memory_order_acquire);
   if (reg == nullptr) return;
   std::lock_guard<std::mutex> lock(reg->mu);
   if (s->generation != reg->generation) return;  // the parent's, before fork()
@@ -259,14 +281,12 @@ void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte
 }
 
 namespace {
-std::atomic<uint64_t> g_slow_acquires{0};
-std::atomic<uint64_t> g_prearmed_claims{0};
 
 // The first record of a thread that never recorded: takes a state the controller pre-armed
 // for `epoch` (ring prefaulted, names reserved), or nullptr when none is offered. No lock,
 // no allocation: one CAS and a gettid.
 ThreadState* ClaimPreArmed(uint32_t epoch) {
-  Registry* reg = g_registry.load(std::memory_order_acquire);
+  Registry* reg = g_recorder.registry.load(std::memory_order_acquire);
   if (reg == nullptr) return nullptr;
   uint64_t cur = reg->ready_cursor.load(std::memory_order_acquire);
   for (;;) {
@@ -280,16 +300,16 @@ ThreadState* ClaimPreArmed(uint32_t epoch) {
       // the thread names itself at exit, the collector reads it from procfs otherwise.
       s->tid = static_cast<int64_t>(syscall(SYS_gettid));
       t_thread_state = s;
-      pthread_setspecific(g_exit_key, s);  // one of the first keys: no allocation
+      pthread_setspecific(g_recorder.exit_key, s);  // one of the first keys: no allocation
       s->owner_known.store(true, std::memory_order_release);
-      g_prearmed_claims.fetch_add(1, std::memory_order_relaxed);
+      g_recorder.prearmed_claims.fetch_add(1, std::memory_order_relaxed);
       return s;
     }
   }
 }
 
 ThreadState* AcquireThreadStateImpl(uint32_t epoch) {
-  g_slow_acquires.fetch_add(1, std::memory_order_relaxed);
+  g_recorder.slow_acquires.fetch_add(1, std::memory_order_relaxed);
   ThreadState* s = t_thread_state;
   if (s == DeadState()) return nullptr;  // thread is exiting
   Registry* reg = GetRegistry();
@@ -307,7 +327,7 @@ ThreadState* AcquireThreadStateImpl(uint32_t epoch) {
     s = fresh.release();
     reg->states.push_back(s);
     t_thread_state = s;
-    pthread_setspecific(g_exit_key, s);
+    pthread_setspecific(g_recorder.exit_key, s);
   }
   // Only a head on this (the application's) thread: the feeder grows the rest.
   EnsureRing(reg, s, kPreArmedPrefaultBytes);
@@ -326,7 +346,7 @@ ThreadState* AcquireThreadStateSlow(uint32_t epoch) {
   try {
     return AcquireThreadStateImpl(epoch);
   } catch (...) {
-    if (Registry* reg = g_registry.load(std::memory_order_acquire))
+    if (Registry* reg = g_recorder.registry.load(std::memory_order_acquire))
       reg->alloc_failures.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
@@ -547,7 +567,7 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
 }
 
 void RefillIdBlock(ThreadState* s) {
-  uint32_t base = g_next_id_block.fetch_add(1, std::memory_order_relaxed) * kIdBlock;
+  uint32_t base = g_recorder.next_id_block.fetch_add(1, std::memory_order_relaxed) * kIdBlock;
   if (base == 0) base = 1;  // after wrap-around: 0 means "no range"
   s->next_id = base;
   s->id_limit = base - (base % kIdBlock) + kIdBlock;
@@ -587,7 +607,7 @@ void ForEachPythonName(const std::vector<uint32_t>& ids,
 
 void CpuRecorderAfterForkChild() {
   g_cpu_epoch.store(0, std::memory_order_relaxed);
-  Registry* old = g_registry.load(std::memory_order_relaxed);
+  Registry* old = g_recorder.registry.load(std::memory_order_relaxed);
   auto* fresh = new Registry;  // the parent's is leaked: its mutex may be held forever
   KeepAbandonedAfterFork(old);  // reachable for leak checkers in the child
   if (old != nullptr) {
@@ -596,7 +616,7 @@ void CpuRecorderAfterForkChild() {
     fresh->max_threads = old->max_threads;
     fresh->name_budget = old->name_budget;
   }
-  g_registry.store(fresh, std::memory_order_release);
+  g_recorder.registry.store(fresh, std::memory_order_release);
 }
 
 size_t RegisteredThreadCount() {
@@ -609,8 +629,8 @@ uint64_t NameBytesInUse() {
   return GetRegistry()->name_bytes.load(std::memory_order_relaxed);
 }
 
-uint64_t SlowAcquiresForTest() { return g_slow_acquires.load(std::memory_order_relaxed); }
-uint64_t PreArmedClaimsForTest() { return g_prearmed_claims.load(std::memory_order_relaxed); }
+uint64_t SlowAcquiresForTest() { return g_recorder.slow_acquires.load(std::memory_order_relaxed); }
+uint64_t PreArmedClaimsForTest() { return g_recorder.prearmed_claims.load(std::memory_order_relaxed); }
 size_t PreArmedUnclaimedForTest() {
   Registry* reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
@@ -627,8 +647,8 @@ uint64_t TakeAllocFailures() {
 
 namespace {
 uint32_t ReserveEpoch() {
-  uint32_t e = g_epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (e == 0) e = g_epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  uint32_t e = g_recorder.epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (e == 0) e = g_recorder.epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
   return e;
 }
 }  // namespace
@@ -802,7 +822,7 @@ void MeasureWriter(const ThreadRing& ring, ThreadRing::FeedState& f, size_t n, s
 
 FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
   FeedPass pass;
-  Registry* reg = g_registry.load(std::memory_order_acquire);
+  Registry* reg = g_recorder.registry.load(std::memory_order_acquire);
   if (reg == nullptr) return pass;
   std::lock_guard<std::mutex> lock(reg->mu);
   // One budget for the whole pass, so the registry mutex is held for about one chunk however
