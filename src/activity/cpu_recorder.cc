@@ -28,8 +28,6 @@
 namespace kairos::internal {
 
 std::atomic<uint32_t> g_cpu_epoch{0};
-std::atomic<ThreadNameLookup> g_thread_name_lookup{nullptr};
-std::atomic<CollectStatsHook> g_cpu_collect_stats_hook{nullptr};
 thread_local ThreadState* t_thread_state __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
@@ -99,6 +97,10 @@ struct ProcessRecorder {
   std::atomic<uint32_t> next_id_block{1};   // RefillIdBlock: range ids unique per process
   std::atomic<uint64_t> slow_acquires{0};   // first records that took the slow branch
   std::atomic<uint64_t> prearmed_claims{0};  // ... of which claimed a pre-armed state
+  // The collector's hooks (SetCollectorHooks): set by NVTX injection, called on the session
+  // thread; nullptr = none.
+  std::atomic<ThreadNameLookup> thread_name_lookup{nullptr};
+  std::atomic<CollectStatsHook> collect_stats_hook{nullptr};
 };
 ProcessRecorder g_recorder;
 
@@ -125,6 +127,21 @@ ThreadState* DeadState() {
   InitProcessRecorder();
   return g_recorder.dead;
 }
+
+}  // namespace
+
+void SetCollectorHooks(ThreadNameLookup lookup, CollectStatsHook stats) {
+  g_recorder.thread_name_lookup.store(lookup, std::memory_order_release);
+  g_recorder.collect_stats_hook.store(stats, std::memory_order_release);
+}
+ThreadNameLookup CollectorThreadNameLookup() {
+  return g_recorder.thread_name_lookup.load(std::memory_order_acquire);
+}
+CollectStatsHook CollectorStatsHook() {
+  return g_recorder.collect_stats_hook.load(std::memory_order_acquire);
+}
+
+namespace {
 
 // One args slot per push: framework operators (kairos_op_push) carry args on every range, and
 // a range is at least two records, so ring / 2 never runs out before the ring does. Only the
