@@ -206,7 +206,7 @@ void Collector::AddThread(ThreadState& s) {
   t.name = !s.thread_name.empty() || s.exited.load(std::memory_order_acquire)
                ? s.thread_name
                : ThreadNameOf(s.tid);
-  if (ThreadNameLookup lookup = g_thread_name_lookup.load(std::memory_order_acquire)) {
+  if (ThreadNameLookup lookup = CollectorThreadNameLookup()) {
     std::string named = lookup(s.tid);
     if (!named.empty()) t.name = std::move(named);
   }
@@ -390,7 +390,7 @@ void CpuRecorder::Collect(TraceData& data) {
         "recorded (they are the Python tracer's names for Module._call_impl frames, recorded "
         "with the stacks)");
   }
-  if (CollectStatsHook hook = g_cpu_collect_stats_hook.load(std::memory_order_acquire)) hook(data);
+  if (CollectStatsHook hook = CollectorStatsHook()) hook(data);
 }
 
 }  // namespace kairos::internal

@@ -19,90 +19,62 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <mutex>
 #include <string_view>
 
+#include "activity/cpu_process_state.h"
 #include "util/fork_abandon.h"
 #include "util/log.h"
 
 namespace kairos::internal {
 
 std::atomic<uint32_t> g_cpu_epoch{0};
-std::atomic<ThreadNameLookup> g_thread_name_lookup{nullptr};
-std::atomic<CollectStatsHook> g_cpu_collect_stats_hook{nullptr};
 thread_local ThreadState* t_thread_state __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 
-std::atomic<uint32_t> g_epoch_counter{0};
-std::atomic<uint32_t> g_next_id_block{1};
+using Registry = CpuThreadRegistry;
 
-// Every thread state created in this process image and not yet retired. Heap-allocated and
-// never freed: threads may still record while the process exits, after static destructors.
-struct Registry {
-  std::mutex mu;
-  std::vector<ThreadState*> states;
-  uint64_t generation = 0;
-  size_t ring_records = 0;  // set by ConfigureRings before any thread records
-  size_t max_threads = 256;
-  size_t live_with_ring = 0;  // live threads holding a slot (<= max_threads)
-  // Rings of exited threads, reset with their head resident: the next new thread takes one
-  // instead of allocating. Freed at the end of each session.
-  std::vector<std::unique_ptr<ThreadRing>> spare_rings;
-  // Records kept for exited threads until the flush; bounded by max_threads full rings.
-  size_t retained_records = 0;
-  // Rings replaced by a size change while their thread lives: a thread that read a stale
-  // epoch may still write to one, so they are only released to the kernel, never unmapped.
-  std::vector<std::unique_ptr<ThreadRing>> retired_rings;
-  std::atomic<uint64_t> name_bytes{0};
-  uint64_t name_budget = kDefaultNameByteBudget;
-  // Records dropped because the thread's state could not be allocated.
-  std::atomic<uint64_t> alloc_failures{0};
-  // States pre-armed for threads that never recorded (ArmRegisteredThreads): ready[i] for
-  // i < count are offered; a first record claims the next one by advancing ready_cursor
-  // (epoch << 32 | count << 16 | next) with one compare-and-swap. The controller closes the
-  // cursor (a new epoch, count 0) before it rewrites ready[], so a claim that read an entry
-  // of another epoch fails its compare-and-swap. `prearmed` mirrors ready[] (mutex).
-  std::atomic<ThreadState*> ready[kMaxPreArmed] = {};
-  std::atomic<uint64_t> ready_cursor{0};
-  std::vector<ThreadState*> prearmed;
-  // Where the ring feeder's next pass starts (FeedRings): after a pass that ran out of
-  // budget, at the ring it stopped on.
-  size_t feed_cursor = 0;
-  // Python frame names (InternPythonName): process-wide ids the python tracer caches per code
-  // object, so a frame's record carries no text. Own mutex: a new code object on a Python
-  // thread never waits for the registry.
-  struct PythonNames {
-    std::mutex mu;
-    std::deque<std::string> names{std::string()};  // [0] = "" (dropped); deque: views stay valid
-    absl::flat_hash_map<std::string_view, uint32_t> index;
-    uint64_t bytes = 0;
-  } python;
-};
+ProcessRecorder g_recorder;
 
-std::atomic<Registry*> g_registry{nullptr};
-
-pthread_key_t g_exit_key;
 void OnThreadExit(void* state);
 
+void InitProcessRecorder() {
+  std::call_once(g_recorder.init, [] {
+    (void)pthread_key_create(&g_recorder.exit_key, OnThreadExit);
+    g_recorder.dead = new ThreadState;
+  });
+}
+
 Registry* GetRegistry() {
-  Registry* r = g_registry.load(std::memory_order_acquire);
+  Registry* r = g_recorder.registry.load(std::memory_order_acquire);
   if (r != nullptr) return r;
-  // A pthread key (not a C++ thread_local destructor) notices thread exit: registering a
-  // thread_local destructor allocates and glibc aborts when that fails; pthread_setspecific
-  // on one of the first keys does not allocate. Key destructors also run after C++
-  // thread_local destructors, so ranges recorded there are kept.
-  static const bool key_ok = pthread_key_create(&g_exit_key, OnThreadExit) == 0;
-  (void)key_ok;
+  InitProcessRecorder();
   auto* fresh = new Registry;
-  if (g_registry.compare_exchange_strong(r, fresh, std::memory_order_acq_rel)) return fresh;
+  if (g_recorder.registry.compare_exchange_strong(r, fresh, std::memory_order_acq_rel)) return fresh;
   delete fresh;
   return r;
 }
 
 ThreadState* DeadState() {
-  static ThreadState* dead = new ThreadState;  // epoch 0 never matches a session
-  return dead;
+  InitProcessRecorder();
+  return g_recorder.dead;
 }
+
+}  // namespace
+
+void SetCollectorHooks(ThreadNameLookup lookup, CollectStatsHook stats) {
+  g_recorder.thread_name_lookup.store(lookup, std::memory_order_release);
+  g_recorder.collect_stats_hook.store(stats, std::memory_order_release);
+}
+ThreadNameLookup CollectorThreadNameLookup() {
+  return g_recorder.thread_name_lookup.load(std::memory_order_acquire);
+}
+CollectStatsHook CollectorStatsHook() {
+  return g_recorder.collect_stats_hook.load(std::memory_order_acquire);
+}
+
+namespace {
 
 // One args slot per push: framework operators (kairos_op_push) carry args on every range, and
 // a range is at least two records, so ring / 2 never runs out before the ring does. Only the
@@ -208,7 +180,7 @@ void OnThreadExit(void* state) {
   auto* s = static_cast<ThreadState*>(state);
   t_thread_state = DeadState();
   if (s == nullptr || s == DeadState()) return;
-  Registry* reg = g_registry.load(std::memory_order_acquire);
+  Registry* reg = g_recorder.registry.load(std::memory_order_acquire);
   if (reg == nullptr) return;
   std::lock_guard<std::mutex> lock(reg->mu);
   if (s->generation != reg->generation) return;  // the parent's, before fork()
@@ -259,14 +231,12 @@ void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte
 }
 
 namespace {
-std::atomic<uint64_t> g_slow_acquires{0};
-std::atomic<uint64_t> g_prearmed_claims{0};
 
 // The first record of a thread that never recorded: takes a state the controller pre-armed
 // for `epoch` (ring prefaulted, names reserved), or nullptr when none is offered. No lock,
 // no allocation: one CAS and a gettid.
 ThreadState* ClaimPreArmed(uint32_t epoch) {
-  Registry* reg = g_registry.load(std::memory_order_acquire);
+  Registry* reg = g_recorder.registry.load(std::memory_order_acquire);
   if (reg == nullptr) return nullptr;
   uint64_t cur = reg->ready_cursor.load(std::memory_order_acquire);
   for (;;) {
@@ -280,16 +250,16 @@ ThreadState* ClaimPreArmed(uint32_t epoch) {
       // the thread names itself at exit, the collector reads it from procfs otherwise.
       s->tid = static_cast<int64_t>(syscall(SYS_gettid));
       t_thread_state = s;
-      pthread_setspecific(g_exit_key, s);  // one of the first keys: no allocation
+      pthread_setspecific(g_recorder.exit_key, s);  // one of the first keys: no allocation
       s->owner_known.store(true, std::memory_order_release);
-      g_prearmed_claims.fetch_add(1, std::memory_order_relaxed);
+      g_recorder.prearmed_claims.fetch_add(1, std::memory_order_relaxed);
       return s;
     }
   }
 }
 
 ThreadState* AcquireThreadStateImpl(uint32_t epoch) {
-  g_slow_acquires.fetch_add(1, std::memory_order_relaxed);
+  g_recorder.slow_acquires.fetch_add(1, std::memory_order_relaxed);
   ThreadState* s = t_thread_state;
   if (s == DeadState()) return nullptr;  // thread is exiting
   Registry* reg = GetRegistry();
@@ -307,7 +277,7 @@ ThreadState* AcquireThreadStateImpl(uint32_t epoch) {
     s = fresh.release();
     reg->states.push_back(s);
     t_thread_state = s;
-    pthread_setspecific(g_exit_key, s);
+    pthread_setspecific(g_recorder.exit_key, s);
   }
   // Only a head on this (the application's) thread: the feeder grows the rest.
   EnsureRing(reg, s, kPreArmedPrefaultBytes);
@@ -326,7 +296,7 @@ ThreadState* AcquireThreadStateSlow(uint32_t epoch) {
   try {
     return AcquireThreadStateImpl(epoch);
   } catch (...) {
-    if (Registry* reg = g_registry.load(std::memory_order_acquire))
+    if (Registry* reg = g_recorder.registry.load(std::memory_order_acquire))
       reg->alloc_failures.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
@@ -547,7 +517,7 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
 }
 
 void RefillIdBlock(ThreadState* s) {
-  uint32_t base = g_next_id_block.fetch_add(1, std::memory_order_relaxed) * kIdBlock;
+  uint32_t base = g_recorder.next_id_block.fetch_add(1, std::memory_order_relaxed) * kIdBlock;
   if (base == 0) base = 1;  // after wrap-around: 0 means "no range"
   s->next_id = base;
   s->id_limit = base - (base % kIdBlock) + kIdBlock;
@@ -587,7 +557,7 @@ void ForEachPythonName(const std::vector<uint32_t>& ids,
 
 void CpuRecorderAfterForkChild() {
   g_cpu_epoch.store(0, std::memory_order_relaxed);
-  Registry* old = g_registry.load(std::memory_order_relaxed);
+  Registry* old = g_recorder.registry.load(std::memory_order_relaxed);
   auto* fresh = new Registry;  // the parent's is leaked: its mutex may be held forever
   KeepAbandonedAfterFork(old);  // reachable for leak checkers in the child
   if (old != nullptr) {
@@ -596,7 +566,7 @@ void CpuRecorderAfterForkChild() {
     fresh->max_threads = old->max_threads;
     fresh->name_budget = old->name_budget;
   }
-  g_registry.store(fresh, std::memory_order_release);
+  g_recorder.registry.store(fresh, std::memory_order_release);
 }
 
 size_t RegisteredThreadCount() {
@@ -609,8 +579,8 @@ uint64_t NameBytesInUse() {
   return GetRegistry()->name_bytes.load(std::memory_order_relaxed);
 }
 
-uint64_t SlowAcquiresForTest() { return g_slow_acquires.load(std::memory_order_relaxed); }
-uint64_t PreArmedClaimsForTest() { return g_prearmed_claims.load(std::memory_order_relaxed); }
+uint64_t SlowAcquiresForTest() { return g_recorder.slow_acquires.load(std::memory_order_relaxed); }
+uint64_t PreArmedClaimsForTest() { return g_recorder.prearmed_claims.load(std::memory_order_relaxed); }
 size_t PreArmedUnclaimedForTest() {
   Registry* reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
@@ -627,8 +597,8 @@ uint64_t TakeAllocFailures() {
 
 namespace {
 uint32_t ReserveEpoch() {
-  uint32_t e = g_epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (e == 0) e = g_epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  uint32_t e = g_recorder.epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (e == 0) e = g_recorder.epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
   return e;
 }
 }  // namespace
@@ -802,7 +772,7 @@ void MeasureWriter(const ThreadRing& ring, ThreadRing::FeedState& f, size_t n, s
 
 FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
   FeedPass pass;
-  Registry* reg = g_registry.load(std::memory_order_acquire);
+  Registry* reg = g_recorder.registry.load(std::memory_order_acquire);
   if (reg == nullptr) return pass;
   std::lock_guard<std::mutex> lock(reg->mu);
   // One budget for the whole pass, so the registry mutex is held for about one chunk however

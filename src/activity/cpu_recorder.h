@@ -406,12 +406,16 @@ std::string ThreadNameOf(int64_t tid);
 // the session thread when a thread's track is named; returns "" when it has none for `tid`.
 // nullptr = none installed.
 using ThreadNameLookup = std::string (*)(int64_t tid);
-extern std::atomic<ThreadNameLookup> g_thread_name_lookup;
 
 // Optional extra statistics added to the trace at the end of the cpu source's Collect (NVTX
 // counters: the cpu source takes part in every session, whenever a source was registered).
 using CollectStatsHook = void (*)(TraceData& data);
-extern std::atomic<CollectStatsHook> g_cpu_collect_stats_hook;
+
+// The collector's two hooks, held by the recorder's process part (activity's collector may
+// not depend on NVTX): set once when NVTX attaches, kept after fork (plain functions).
+void SetCollectorHooks(ThreadNameLookup lookup, CollectStatsHook stats);
+ThreadNameLookup CollectorThreadNameLookup();
+CollectStatsHook CollectorStatsHook();
 
 // For tests: number of registered thread states; bytes of interned names (all threads).
 size_t RegisteredThreadCount();

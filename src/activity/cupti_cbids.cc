@@ -69,30 +69,37 @@ constexpr uint32_t kKeptDriver[] = {
 }  // namespace
 
 namespace {
-// Bitmaps over cbids: the conversion worker checks every API record.
+// Bitmaps over cbids: the conversion worker checks every API record. Built by the compiler
+// (constexpr), so they are read-only data, not state built on first use.
 struct CbidSet {
   template <size_t N>
-  explicit CbidSet(const uint32_t (&table)[N]) {
+  constexpr explicit CbidSet(const uint32_t (&table)[N]) {
     for (uint32_t c : table) bits[c / 64] |= uint64_t{1} << (c % 64);
   }
-  bool Has(uint32_t c) const { return c < 1024 && (bits[c / 64] >> (c % 64) & 1) != 0; }
+  constexpr bool Has(uint32_t c) const { return c < 1024 && (bits[c / 64] >> (c % 64) & 1) != 0; }
   uint64_t bits[16] = {};
 };
+constexpr CbidSet kFilteredRuntimeSet(kFilteredRuntime);
+constexpr CbidSet kKeptDriverSet(kKeptDriver);
+// A cbid past the bitmap would be silently "not in the set": fail the build instead.
+template <size_t N>
+constexpr bool AllBelow1024(const uint32_t (&table)[N]) {
+  for (uint32_t c : table) {
+    if (c >= 1024) return false;
+  }
+  return true;
+}
+static_assert(AllBelow1024(kFilteredRuntime) && AllBelow1024(kKeptDriver),
+              "CbidSet holds cbids below 1024");
 }  // namespace
 
-bool IsFilteredRuntimeCbid(uint32_t cbid) {
-  static const CbidSet set(kFilteredRuntime);
-  return set.Has(cbid);
-}
+bool IsFilteredRuntimeCbid(uint32_t cbid) { return kFilteredRuntimeSet.Has(cbid); }
 
 std::vector<uint32_t> FilteredRuntimeCbids() {
   return std::vector<uint32_t>(std::begin(kFilteredRuntime), std::end(kFilteredRuntime));
 }
 
-bool IsKeptDriverCbid(uint32_t cbid) {
-  static const CbidSet set(kKeptDriver);
-  return set.Has(cbid);
-}
+bool IsKeptDriverCbid(uint32_t cbid) { return kKeptDriverSet.Has(cbid); }
 
 bool IsKernelLaunchRuntimeCbid(uint32_t cbid) {
   switch (cbid) {

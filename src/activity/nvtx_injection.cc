@@ -214,8 +214,7 @@ int NvtxAttach(nvtx::GetExportTableFn get_export_table) {
   if (cb == nullptr || cb->struct_size < sizeof(nvtx::ExportTableCallbacks) ||
       cb->GetModuleFunctionTable == nullptr)
     return 0;
-  g_thread_name_lookup.store(&NvtxThreadName, std::memory_order_release);
-  g_cpu_collect_stats_hook.store(&NvtxAddStats, std::memory_order_release);
+  SetCollectorHooks(&NvtxThreadName, &NvtxAddStats);
   const Slot core[] = {
       {nvtx::kMarkEx, Fp(&MarkEx)},           {nvtx::kMarkA, Fp(&MarkA)},
       {nvtx::kMarkW, Fp(&MarkW)},             {nvtx::kRangeStartEx, Fp(&RangeStartEx)},

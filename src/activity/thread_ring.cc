@@ -18,12 +18,12 @@ namespace {
 // few records would waste most of the page.
 constexpr size_t kMapThreshold = 64 * 1024;
 
+// Asked each time (glibc answers from the auxiliary vector, no system call): every caller
+// maps, populates or releases pages around it (never per record), and a cached copy would be
+// one more piece of process state.
 size_t PageSize() {
-  static const size_t page = [] {
-    const long p = sysconf(_SC_PAGESIZE);
-    return p > 0 ? static_cast<size_t>(p) : size_t{4096};
-  }();
-  return page;
+  const long p = sysconf(_SC_PAGESIZE);
+  return p > 0 ? static_cast<size_t>(p) : size_t{4096};
 }
 
 }  // namespace

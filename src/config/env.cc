@@ -96,13 +96,16 @@ std::optional<LogLevel> DecodeLogLevel(const EnvLookup& lookup,
 
 const char* RealGetenv(const char* name) { return std::getenv(name); }
 
-std::atomic<const EnvSettings*> g_env{nullptr};
+// One decoded environment, and the ones ReloadEnvForTest() replaced: those stay allocated,
+// reachable through `previous`, so references handed out earlier never dangle.
+struct EnvNode {
+  EnvSettings settings;
+  const EnvNode* previous = nullptr;
+};
 
-const EnvSettings* ReadEnvOnce() {
-  const EnvSettings* e = new EnvSettings(DecodeEnv(RealGetenv));
-  g_env.store(e, std::memory_order_release);
-  return e;
-}
+// The process's environment: the only state of this module, read before the root exists
+// (the root is built from it). nullptr until the first Env().
+std::atomic<const EnvNode*> g_env{nullptr};
 
 absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
   // The readers' open (input_file.h): O_NONBLOCK, so KAIROS_CONFIG naming a FIFO does not
@@ -256,17 +259,23 @@ double PeakTflopsFromEnv(const char* who) {
 }
 
 const EnvSettings& Env() {
-  static const EnvSettings* const first = ReadEnvOnce();
-  (void)first;
-  return *g_env.load(std::memory_order_acquire);
+  const EnvNode* e = g_env.load(std::memory_order_acquire);
+  if (e != nullptr) return e->settings;
+  // First call: decode and publish. Threads that race here each decode the same environment;
+  // the first to publish wins and the others discard theirs, so every caller sees one value.
+  auto* mine = new EnvNode{DecodeEnv(RealGetenv), nullptr};
+  const EnvNode* expected = nullptr;
+  if (g_env.compare_exchange_strong(expected, mine, std::memory_order_acq_rel)) {
+    return mine->settings;
+  }
+  delete mine;
+  return expected->settings;
 }
 
 void ReloadEnvForTest() {
   Env();  // make sure the first read has happened so it cannot overwrite the reload
-  // Old values stay allocated (and reachable) so references handed out earlier stay valid.
-  static auto* graveyard = new std::vector<const EnvSettings*>;
-  graveyard->push_back(g_env.load(std::memory_order_acquire));
-  g_env.store(new EnvSettings(DecodeEnv(RealGetenv)), std::memory_order_release);
+  const EnvNode* old = g_env.load(std::memory_order_acquire);
+  g_env.store(new EnvNode{DecodeEnv(RealGetenv), old}, std::memory_order_release);
 }
 
 absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,

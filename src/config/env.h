@@ -2,8 +2,9 @@
 // Layer: kairos_config. The one place the library reads environment variables
 // (config-and-env.md §7, docs/CONFIG.md "Environment variables"). A test
 // (test/config/no_getenv_test) fails if getenv appears anywhere else in src/, bindings/, tools/.
-// Threading: Env() is read once, on first use, under C++ static-init locking, and is an
-// immutable value afterwards; ReloadEnvForTest() is for single-threaded tests only.
+// Threading: Env() is read once, on first use (lock-free: a racing second decode is
+// discarded), and is an immutable value afterwards; ReloadEnvForTest() is for
+// single-threaded tests only.
 #ifndef KAIROS_SRC_CONFIG_ENV_H_
 #define KAIROS_SRC_CONFIG_ENV_H_
 

@@ -31,10 +31,6 @@ class RealProcReader : public ProcReader {
   }
 };
 
-RealProcReader* DefaultReader() {
-  static RealProcReader* reader = new RealProcReader();  // never destroyed: may outlive main
-  return reader;
-}
 
 // Fixed metrics first, then two per core. The order is the track order in the trace.
 enum Metric : uint32_t {
@@ -46,7 +42,8 @@ enum Metric : uint32_t {
 
 HostSampler::HostSampler(HostSamplerOptions options)
     : options_(std::move(options)),
-      reader_(options_.reader != nullptr ? options_.reader : DefaultReader()) {
+      own_reader_(options_.reader != nullptr ? nullptr : std::make_unique<RealProcReader>()),
+      reader_(options_.reader != nullptr ? options_.reader : own_reader_.get()) {
   if (options_.ticks_per_second <= 0) options_.ticks_per_second = sysconf(_SC_CLK_TCK);
   if (options_.ticks_per_second <= 0) options_.ticks_per_second = 100;
   if (options_.page_size <= 0) options_.page_size = sysconf(_SC_PAGESIZE);

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -90,6 +91,9 @@ class HostSampler : public TraceSource {
   int64_t Now() const;
 
   HostSamplerOptions options_;
+  // The real /proc reader when none is injected: the sampler's own (it lives as long as the
+  // sampler's thread that reads through it), not a process-wide one.
+  std::unique_ptr<ProcReader> own_reader_;
   ProcReader* reader_;
   std::mutex mu_;
   std::condition_variable cv_;

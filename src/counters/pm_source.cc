@@ -17,10 +17,8 @@
 
 namespace kairos {
 
-const std::vector<std::string>& DefaultPmMetrics() {
-  static const std::vector<std::string>* metrics = new std::vector<std::string>{
-      kPmSmActive, kPmOccupancy, kPmTensorActive, kPmDramThroughput};
-  return *metrics;
+std::vector<std::string> DefaultPmMetrics() {
+  return {kPmSmActive, kPmOccupancy, kPmTensorActive, kPmDramThroughput};
 }
 
 bool PmSamplingRequested(const Config& config) {

@@ -29,8 +29,9 @@ namespace kairos {
 
 class Telemetry;
 
-// The metrics sampled when hardware_counters is enabled without CUPTI_PM_SAMPLING_METRICS.
-const std::vector<std::string>& DefaultPmMetrics();
+// The metrics sampled when hardware_counters is enabled without CUPTI_PM_SAMPLING_METRICS
+// (a fresh list per call: read when a source is configured, not per sample).
+std::vector<std::string> DefaultPmMetrics();
 
 // Whether `config` asks for PM sampling, and with which metrics.
 bool PmSamplingRequested(const Config& config);

@@ -58,10 +58,8 @@ std::optional<double> MedianStepMs(const TelemetryStepRing& ring, int64_t first,
   return ms[mid];
 }
 
-const std::vector<std::string>& TelemetryMetrics() {
-  static const std::vector<std::string>* m = new std::vector<std::string>{
-      kGpuBusy, kPmSmActive, kPmOccupancy, kPmTensorActive, kPmDramThroughput};
-  return *m;
+std::vector<std::string> TelemetryMetrics() {
+  return {kGpuBusy, kPmSmActive, kPmOccupancy, kPmTensorActive, kPmDramThroughput};
 }
 
 std::string TelemetryLine(const TelemetryRecord& r) {
@@ -272,7 +270,7 @@ void Telemetry::StartSamplersLocked() {
   for (Gpu& g : gpus_) {
     if (g.sampler) continue;
     std::unique_ptr<PmSampler> s = platform_->Open();
-    absl::Status st = s ? s->Start(g.device, TelemetryMetrics(), options_.sample_interval_ns)
+    absl::Status st = s ? s->Start(g.device, metrics_, options_.sample_interval_ns)
                         : absl::UnavailableError("no PM sampler");
     if (st.ok()) {
       g.sampler = std::move(s);
@@ -290,7 +288,7 @@ void Telemetry::PollLocked() {
     scratch_.clear();
     bool overflowed = false;
     (void)g.sampler->Poll(&scratch_, &overflowed);  // a failed decode leaves nulls
-    for (const PmSample& s : scratch_) g.agg.Add(TelemetryMetrics(), s);
+    for (const PmSample& s : scratch_) g.agg.Add(metrics_, s);
   }
 }
 

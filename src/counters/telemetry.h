@@ -58,8 +58,8 @@ std::optional<double> MedianStepMs(const TelemetryStepRing& ring, int64_t first,
                                    double ns_per_tick);
 
 // The metrics telemetry samples: GPU busy (graphics/compute engine active) plus the four
-// defaults of the PM source.
-const std::vector<std::string>& TelemetryMetrics();
+// defaults of the PM source. A fresh list per call (the Telemetry object keeps its copy).
+std::vector<std::string> TelemetryMetrics();
 
 // One GPU's aggregate over one telemetry interval. Means are time-weighted over the sampled
 // part of the interval; nullopt where unknown.
@@ -213,6 +213,7 @@ class Telemetry {
   std::unique_ptr<PmPlatform> platform_;
   std::vector<Gpu> gpus_;
   std::vector<PmSample> scratch_;
+  const std::vector<std::string> metrics_ = TelemetryMetrics();  // what every sampler samples
   int64_t last_ns_ = 0;
   int64_t last_iterations_ = 0;
   bool activity_on_ = false;

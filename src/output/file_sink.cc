@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <utility>
@@ -67,16 +66,19 @@ absl::Status ErrnoStatus(int err, const std::string& msg) {
 }
 
 // 64 unpredictable bits for the temp name. getrandom never blocks with GRND_NONBLOCK; if the
-// pool is not ready (early boot) a per-process mix of clock, pid and a counter still gives
-// names no one can plant in advance by guessing the pid alone.
-uint64_t RandomBits() {
+// pool is not ready (early boot) a mix of clock, pid, the calling thread's stack address
+// (ASLR-placed, distinct per thread) and the caller's attempt number still gives names no one
+// can plant in advance by guessing the pid alone, and two threads of one process, or two
+// attempts, do not draw the same name in one clock tick (O_EXCL catches any that still do).
+uint64_t RandomBits(uint64_t attempt) {
   uint64_t r = 0;
   if (::getrandom(&r, sizeof(r), GRND_NONBLOCK) == static_cast<ssize_t>(sizeof(r))) return r;
-  static std::atomic<uint64_t> counter{0};
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   uint64_t z = static_cast<uint64_t>(ts.tv_nsec) ^ (static_cast<uint64_t>(ts.tv_sec) << 32) ^
-               (static_cast<uint64_t>(::getpid()) << 16) ^ counter.fetch_add(1);
+               (static_cast<uint64_t>(::getpid()) << 16) ^
+               (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&r)) * 0x9e3779b97f4a7c15ULL) ^
+               (attempt << 56);
   z += 0x9e3779b97f4a7c15ULL;  // splitmix64 finaliser
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -260,7 +262,7 @@ absl::StatusOr<std::unique_ptr<AtomicFileSink>> AtomicFileSink::Create(
   for (int attempt = 0; attempt < 16; ++attempt) {
     char suffix[48];
     snprintf(suffix, sizeof(suffix), ".tmp.%ld.%016llx", static_cast<long>(::getpid()),
-             static_cast<unsigned long long>(RandomBits()));
+             static_cast<unsigned long long>(RandomBits(static_cast<uint64_t>(attempt))));
     std::string temp_name = name + suffix;
     const int fd = ::openat(dir_fd, temp_name.c_str(),
                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, options.mode);

@@ -46,8 +46,6 @@
 namespace kairos {
 namespace {
 
-std::atomic<Root*> g_root{nullptr};
-std::once_flag g_root_once;
 // What fork() abandoned (the parent's root, its CUPTI pool) stays reachable for leak
 // checkers in the child (fork_abandon.h).
 void KeepReachable(const void* p) { internal::KeepAbandonedAfterFork(p); }
@@ -159,10 +157,19 @@ struct FlushOnSignal {
   struct sigaction prev_term = {}, prev_int = {};  // the dispositions installed before kairos'
   siginfo_t info = {};  // the signal being flushed for (written by the handler before the wake)
 };
-FlushOnSignal g_signal;
+
+// What this file holds process-wide, in one object: the root pointer the rest hangs from
+// (created once, through `created`; replaced, not re-created, by the fork hook) and the
+// signal flush's state beside it (reset by the fork hook).
+struct ProcessRoot {
+  std::atomic<Root*> current{nullptr};
+  std::once_flag created;
+  FlushOnSignal signal;
+};
+ProcessRoot g_root;
 
 void ChainToPrevious(int sig, siginfo_t* info, void* ctx) {
-  const struct sigaction& prev = sig == SIGTERM ? g_signal.prev_term : g_signal.prev_int;
+  const struct sigaction& prev = sig == SIGTERM ? g_root.signal.prev_term : g_root.signal.prev_int;
   sigaction(sig, &prev, nullptr);  // later deliveries go straight to it
   if (prev.sa_flags & SA_SIGINFO) {
     if (prev.sa_sigaction != nullptr) prev.sa_sigaction(sig, info, ctx);
@@ -178,16 +185,16 @@ void ChainToPrevious(int sig, siginfo_t* info, void* ctx) {
 
 void FlushSignalHandler(int sig, siginfo_t* info, void* ctx) {
   const int saved_errno = errno;
-  if (g_signal.watcher_alive.load() && !g_signal.in_progress.exchange(true)) {
+  if (g_root.signal.watcher_alive.load() && !g_root.signal.in_progress.exchange(true)) {
     if (info != nullptr) {
-      g_signal.info = *info;
+      g_root.signal.info = *info;
     } else {
-      g_signal.info = siginfo_t{};
-      g_signal.info.si_signo = sig;
-      g_signal.info.si_code = SI_USER;
+      g_root.signal.info = siginfo_t{};
+      g_root.signal.info.si_signo = sig;
+      g_root.signal.info.si_code = SI_USER;
     }
     const char byte = static_cast<char>(sig);
-    if (write(g_signal.wake[1], &byte, 1) == 1) {
+    if (write(g_root.signal.wake[1], &byte, 1) == 1) {
       errno = saved_errno;
       return;  // the watcher delivers the signal to the previous disposition after the flush
     }
@@ -201,10 +208,10 @@ void FlushSignalHandler(int sig, siginfo_t* info, void* ctx) {
 // program; re-queued with the original siginfo (a process may queue any si_code to itself),
 // so the program's handler sees the real sender.
 void RedeliverToPrevious(int sig) {
-  const struct sigaction& prev = sig == SIGTERM ? g_signal.prev_term : g_signal.prev_int;
+  const struct sigaction& prev = sig == SIGTERM ? g_root.signal.prev_term : g_root.signal.prev_int;
   sigaction(sig, &prev, nullptr);
   if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler == SIG_IGN) return;
-  siginfo_t info = g_signal.info;
+  siginfo_t info = g_root.signal.info;
   info.si_signo = sig;
   if (syscall(SYS_rt_sigqueueinfo, getpid(), sig, &info) != 0) kill(getpid(), sig);
 }
@@ -213,7 +220,7 @@ void SignalWatcherMain() {
   NameThisThread("signal");
   for (;;) {
     char byte = 0;
-    const ssize_t n = read(g_signal.wake[0], &byte, 1);
+    const ssize_t n = read(g_root.signal.wake[0], &byte, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     KAIROS_LOG_INFO("signal %d: closing and writing the open trace window", byte);
@@ -223,7 +230,7 @@ void SignalWatcherMain() {
 }
 
 void InstallFlushOnSignal() {
-  if (pipe2(g_signal.wake, O_CLOEXEC) != 0) return;
+  if (pipe2(g_root.signal.wake, O_CLOEXEC) != 0) return;
   // The watcher must never receive the signals it hands on (they would wake it again).
   sigset_t block, old;
   sigemptyset(&block);
@@ -237,13 +244,13 @@ void InstallFlushOnSignal() {
     return;
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  g_signal.watcher_alive.store(true);
+  g_root.signal.watcher_alive.store(true);
   struct sigaction sa = {};
   sa.sa_sigaction = FlushSignalHandler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, &g_signal.prev_term);
-  sigaction(SIGINT, &sa, &g_signal.prev_int);
+  sigaction(SIGTERM, &sa, &g_root.signal.prev_term);
+  sigaction(SIGINT, &sa, &g_root.signal.prev_int);
   KAIROS_LOG_VERBOSE("KAIROS_FLUSH_ON_SIGNAL: SIGTERM/SIGINT flush an open window");
 }
 
@@ -355,9 +362,9 @@ void ChildAfterFork() {
   TelemetryAfterForkChild();  // the parent's kairos-telem thread does not exist here
   StepStateAfterForkChild();
   // The watcher thread does not exist here: the handler chains at once.
-  g_signal.watcher_alive.store(false);
-  g_signal.in_progress.store(false);
-  Root* old = g_root.load(std::memory_order_relaxed);
+  g_root.signal.watcher_alive.store(false);
+  g_root.signal.in_progress.store(false);
+  Root* old = g_root.current.load(std::memory_order_relaxed);
   if (old == nullptr) return;
   // The poller thread does not exist in the child; drop the inherited socket (bound to the
   // parent's name) so the child never reads the parent's replies. Not restarted.
@@ -366,7 +373,7 @@ void ChildAfterFork() {
   const bool framework_ops = old->framework_ops_attached.load(std::memory_order_relaxed);
   auto* const python_observer = old->python_observer.load(std::memory_order_relaxed);
   void* const python_ctx = old->python_observer_ctx.load(std::memory_order_relaxed);
-  g_root.store(CreateRoot(true), std::memory_order_release);
+  g_root.current.store(CreateRoot(true), std::memory_order_release);
   // The Python tracer attached in the parent keeps its observer in the child.
   if (python_observer != nullptr) api::AttachPythonTracer(python_observer, python_ctx);
   // A framework bridge attached in the parent (torch imported before DataLoader workers fork)
@@ -375,7 +382,7 @@ void ChildAfterFork() {
 }
 
 void AtExitHandler() {
-  Root* r = g_root.load(std::memory_order_acquire);
+  Root* r = g_root.current.load(std::memory_order_acquire);
   if (r != nullptr) r->session.AtExit();
   // After the window's close (which fed telemetry its samples): the last, partial interval.
   if (r != nullptr && r->telemetry != nullptr) r->telemetry->Finish();
@@ -387,14 +394,14 @@ void AtExitHandler() {
 }  // namespace
 
 Root& GetRoot() {
-  Root* r = g_root.load(std::memory_order_acquire);
+  Root* r = g_root.current.load(std::memory_order_acquire);
   if (r != nullptr) return *r;
-  std::call_once(g_root_once, [] {
+  std::call_once(g_root.created, [] {
     const EnvSettings& env = Env();
     if (env.log_level.has_value()) SetLogLevel(*env.log_level);
     for (const std::string& w : env.warnings) KAIROS_LOG_WARNING("%s", w.c_str());
     Root* fresh = CreateRoot(false);
-    g_root.store(fresh, std::memory_order_release);
+    g_root.current.store(fresh, std::memory_order_release);
     pthread_atfork(BeforeFork, ParentAfterFork, ChildAfterFork);
     std::atexit(AtExitHandler);
     // The daemon client (its own thread) starts only when the environment asks for it. Its
@@ -411,7 +418,7 @@ Root& GetRoot() {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     if (env.flush_on_signal) InstallFlushOnSignal();
   });
-  return *g_root.load(std::memory_order_acquire);
+  return *g_root.current.load(std::memory_order_acquire);
 }
 
 SessionController& SessionController::Get() { return GetRoot().session; }

@@ -13,7 +13,21 @@
 
 namespace kairos {
 namespace {
-std::atomic<int> g_level{static_cast<int>(LogLevel::kWarning)};
+
+// The logger's process-wide state, in one owner: every layer logs, also before the root
+// exists (and after fork, in the child, before anything is rebuilt), so it cannot live in
+// the root. Constant-initialised (every member has a constexpr constructor): no static
+// initialisation order to lose, no guard. After fork the child keeps it all (the level, the
+// parent's invariant breaks, each site's budget).
+struct Logger {
+  std::atomic<int> level{static_cast<int>(LogLevel::kWarning)};
+  // dcheck.h's release form: broken KAIROS_DCHECKs, counted into every later trace.
+  std::atomic<uint64_t> invariant_breaks{0};
+  // KAIROS_LOG_LIMITED / KAIROS_LOG_ONCE call sites.
+  internal::LogSites sites;
+};
+Logger g_log;
+
 const char* LevelName(LogLevel l) {
   switch (l) {
     case LogLevel::kVerbose: return "verbose";
@@ -80,7 +94,7 @@ void VLog(LogLevel level, const char* suffix, const char* fmt, va_list ap) {
 }
 
 bool Enabled(LogLevel level) {
-  return static_cast<int>(level) >= g_level.load(std::memory_order_relaxed);
+  return static_cast<int>(level) >= g_log.level.load(std::memory_order_relaxed);
 }
 
 int64_t MonotonicNs() {
@@ -96,12 +110,9 @@ void WriteLogLine(std::string_view prefix, std::string_view text, std::string_vi
 }
 
 namespace internal {
-namespace {
-std::atomic<uint64_t> g_invariant_breaks{0};
-}  // namespace
 
 void NoteInvariantBreak(const char* file, int line, const char* cond, const char* msg) {
-  const uint64_t n = g_invariant_breaks.fetch_add(1, std::memory_order_relaxed) + 1;
+  const uint64_t n = g_log.invariant_breaks.fetch_add(1, std::memory_order_relaxed) + 1;
   if (n <= kLoggedInvariantBreaks) {
     Log(LogLevel::kError,
         "internal invariant broken at %s:%d: %s (%s); kairos carries on, counted in "
@@ -110,11 +121,36 @@ void NoteInvariantBreak(const char* file, int line, const char* cond, const char
   }
 }
 
-uint64_t InvariantBreaks() { return g_invariant_breaks.load(std::memory_order_relaxed); }
+uint64_t InvariantBreaks() { return g_log.invariant_breaks.load(std::memory_order_relaxed); }
+
+LogSites::Slot& LogSites::Find(uint64_t key) {
+  const size_t start = static_cast<size_t>(key % kCapacity);
+  for (size_t i = 0; i < kCapacity; ++i) {
+    Slot& s = slots_[(start + i) % kCapacity];
+    uint64_t seen = s.key.load(std::memory_order_acquire);
+    if (seen == 0 && s.key.compare_exchange_strong(seen, key, std::memory_order_acq_rel)) {
+      return s;
+    }
+    if (seen == key) return s;  // ours, or claimed for this key by another thread just now
+  }
+  return overflow_;
+}
+
+size_t LogSites::claimed() const {
+  size_t n = 0;
+  for (const Slot& s : slots_) n += s.key.load(std::memory_order_relaxed) != 0 ? 1 : 0;
+  return n;
+}
+
+LogRateLimiter& LogSiteLimiter(uint64_t key) { return g_log.sites.Find(key).limiter; }
+
+bool FirstAtLogSite(uint64_t key) {
+  return !g_log.sites.Find(key).logged_once.exchange(true, std::memory_order_relaxed);
+}
 }  // namespace internal
 
-void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
-LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }
+void SetLogLevel(LogLevel level) { g_log.level.store(static_cast<int>(level), std::memory_order_relaxed); }
+LogLevel GetLogLevel() { return static_cast<LogLevel>(g_log.level.load(std::memory_order_relaxed)); }
 
 void Log(LogLevel level, const char* fmt, ...) {
   if (!Enabled(level)) return;

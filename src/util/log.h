@@ -33,12 +33,12 @@ void Log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 
 #define KAIROS_LOG_WARNING(...) ::kairos::Log(::kairos::LogLevel::kWarning, __VA_ARGS__)
 #define KAIROS_LOG_ERROR(...) ::kairos::Log(::kairos::LogLevel::kError, __VA_ARGS__)
 
-// Logs at most once per call site for the life of the process.
-#define KAIROS_LOG_ONCE(level, ...)                                   \
-  do {                                                                \
-    static std::atomic<bool> kairos_logged_once_{false};              \
-    if (!kairos_logged_once_.exchange(true, std::memory_order_relaxed)) \
-      ::kairos::Log(level, __VA_ARGS__);                              \
+// Logs at most once per call site for the life of the process. The site's flag is a slot of
+// the logger's site table (internal::LogSites below), not a static of its own.
+#define KAIROS_LOG_ONCE(level, ...)                                                  \
+  do {                                                                               \
+    constexpr uint64_t kairos_site_ = ::kairos::internal::LogSiteKey(__FILE__, __LINE__); \
+    if (::kairos::internal::FirstAtLogSite(kairos_site_)) ::kairos::Log(level, __VA_ARGS__); \
   } while (0)
 
 // LogRateLimiter
@@ -53,7 +53,10 @@ class LogRateLimiter {
   static constexpr int kDefaultBurst = 5;
   static constexpr int64_t kDefaultIntervalNs = 60LL * 1000 * 1000 * 1000;  // 60 s
 
-  explicit LogRateLimiter(int burst = kDefaultBurst, int64_t interval_ns = kDefaultIntervalNs)
+  // constexpr: the logger's site table (an array of these) is constant-initialised, so a
+  // message logged by another library's static initialiser finds it ready.
+  constexpr explicit LogRateLimiter(int burst = kDefaultBurst,
+                                    int64_t interval_ns = kDefaultIntervalNs)
       : burst_(burst), interval_ns_(interval_ns) {}
   LogRateLimiter(const LogRateLimiter&) = delete;
   LogRateLimiter& operator=(const LogRateLimiter&) = delete;
@@ -81,13 +84,62 @@ void LogLimited(LogRateLimiter& limiter, LogLevel level, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 // One limiter per call site: for any warning an outside party (a daemon request, a datagram,
-// a hostile input file) can trigger at will.
-#define KAIROS_LOG_LIMITED(level, ...)                              \
-  do {                                                              \
-    static ::kairos::LogRateLimiter kairos_log_limiter_;            \
-    ::kairos::LogLimited(kairos_log_limiter_, level, __VA_ARGS__);  \
+// a hostile input file) can trigger at will. The limiter is the site's slot in the logger's
+// site table (internal::LogSites), found by a key computed at compile time from file and line.
+#define KAIROS_LOG_LIMITED(level, ...)                                                  \
+  do {                                                                                  \
+    constexpr uint64_t kairos_site_ = ::kairos::internal::LogSiteKey(__FILE__, __LINE__); \
+    ::kairos::LogLimited(::kairos::internal::LogSiteLimiter(kairos_site_), level, __VA_ARGS__); \
   } while (0)
 #define KAIROS_LOG_WARNING_LIMITED(...) KAIROS_LOG_LIMITED(::kairos::LogLevel::kWarning, __VA_ARGS__)
+
+namespace internal {
+
+// A call site's key: FNV-1a of its file name and line, never 0 (0 marks a free slot). Two
+// sites on one line of one file share a key, so they share one limit and one "once" flag.
+constexpr uint64_t LogSiteKey(const char* file, int line) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char* p = file; *p != '\0'; ++p) {
+    h = (h ^ static_cast<unsigned char>(*p)) * 0x100000001b3ULL;
+  }
+  h = (h ^ static_cast<uint64_t>(static_cast<uint32_t>(line))) * 0x100000001b3ULL;
+  return h | 1;
+}
+
+// LogSites
+//
+// The per-call-site state of KAIROS_LOG_LIMITED and KAIROS_LOG_ONCE, owned by the logger (one
+// process-wide table in log.cc, instead of one static per site): a fixed array of slots, each
+// claimed by the first message of its site (lock-free: one compare-and-swap of the key,
+// linear probing from the key's hash). A limit must outlive the object that logs (a flood of
+// datagrams spans daemon clients), so the table lives as long as the process. When all
+// kCapacity slots are claimed, every further site shares one overflow slot (one limit, one
+// "once" flag): bounded memory, and still no flood. Thread-safe; never on the hot path.
+class LogSites {
+ public:
+  static constexpr size_t kCapacity = 64;
+  struct Slot {
+    std::atomic<uint64_t> key{0};     // 0: free
+    std::atomic<bool> logged_once{false};
+    LogRateLimiter limiter;
+  };
+  // The slot of `key` (not 0), claimed on first use; the overflow slot when the table is full.
+  Slot& Find(uint64_t key);
+  // How many slots are claimed (the overflow slot not counted).
+  size_t claimed() const;
+  const Slot& overflow() const { return overflow_; }
+
+ private:
+  Slot slots_[kCapacity];
+  Slot overflow_;
+};
+
+// The process's table (log.cc's logger state): the site's limiter, and whether this is the
+// first message of a KAIROS_LOG_ONCE site (true once per site).
+LogRateLimiter& LogSiteLimiter(uint64_t key);
+bool FirstAtLogSite(uint64_t key);
+
+}  // namespace internal
 
 }  // namespace kairos
 

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "abuse/abuse_util.h"
 
@@ -63,6 +64,62 @@ TEST_CASE("log lines are one inert line of at most 1 KiB", "[log]") {
   // A cut line keeps its suppressed count.
   CHECK(lines[3].size() == 1023);
   CHECK(lines[3] == "tool: " + std::string(982, 'y') + "... (suppressed 3 similar messages)");
+}
+
+TEST_CASE("a limited call site prints its burst, then a count; another site has its own", "[log]") {
+  const LogLevel saved = GetLogLevel();
+  SetLogLevel(LogLevel::kWarning);
+  testing::StderrCapture capture;
+  constexpr uint64_t key_a = internal::LogSiteKey(__FILE__, __LINE__ + 1);
+  for (int i = 0; i < LogRateLimiter::kDefaultBurst + 3; ++i) KAIROS_LOG_WARNING_LIMITED("site a %d", i);
+  for (int i = 0; i < 2; ++i) KAIROS_LOG_WARNING_LIMITED("site b %d", i);
+  for (int i = 0; i < 3; ++i) KAIROS_LOG_ONCE(LogLevel::kWarning, "once c %d", i);
+  for (int i = 0; i < 3; ++i) KAIROS_LOG_ONCE(LogLevel::kWarning, "once d %d", i);
+  const std::vector<std::string> lines = capture.Stop();
+  SetLogLevel(saved);
+  REQUIRE(lines.size() == static_cast<size_t>(LogRateLimiter::kDefaultBurst) + 4);
+  for (int i = 0; i < LogRateLimiter::kDefaultBurst; ++i) {
+    CHECK(lines[static_cast<size_t>(i)] == "kairos: warning: site a " + std::to_string(i));
+  }
+  const size_t b = static_cast<size_t>(LogRateLimiter::kDefaultBurst);
+  CHECK(lines[b] == "kairos: warning: site b 0");
+  CHECK(lines[b + 1] == "kairos: warning: site b 1");
+  CHECK(lines[b + 2] == "kairos: warning: once c 0");
+  CHECK(lines[b + 3] == "kairos: warning: once d 0");
+  // Site a's three refused lines wait in its slot of the logger's table.
+  CHECK(internal::LogSiteLimiter(key_a).pending_suppressed() == 3);
+}
+
+TEST_CASE("log site keys are per file and line, never 0", "[log]") {
+  constexpr uint64_t a = internal::LogSiteKey("src/a.cc", 10);
+  static_assert(a == internal::LogSiteKey("src/a.cc", 10), "computed at compile time");
+  CHECK(a != internal::LogSiteKey("src/a.cc", 11));
+  CHECK(a != internal::LogSiteKey("src/b.cc", 10));
+  CHECK(internal::LogSiteKey("", 0) != 0);
+}
+
+TEST_CASE("the site table gives each key its own slot until full, then one shared slot", "[log]") {
+  static internal::LogSites sites;  // ~6 KiB: not on the test's stack
+  std::vector<internal::LogSites::Slot*> slots;
+  // Keys that all hash to slot 0 probe onward and still get distinct slots.
+  for (uint64_t i = 0; i < internal::LogSites::kCapacity; ++i) {
+    slots.push_back(&sites.Find(i * internal::LogSites::kCapacity + 7));
+  }
+  CHECK(sites.claimed() == internal::LogSites::kCapacity);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    for (size_t j = i + 1; j < slots.size(); ++j) CHECK(slots[i] != slots[j]);
+    CHECK(slots[i] != &sites.overflow());
+    // A second lookup finds the same slot.
+    CHECK(&sites.Find(i * internal::LogSites::kCapacity + 7) == slots[i]);
+  }
+  // Full: new keys share the overflow slot, and so share one limit.
+  internal::LogSites::Slot& x = sites.Find(1000003);
+  internal::LogSites::Slot& y = sites.Find(1000005);
+  CHECK(&x == &sites.overflow());
+  CHECK(&y == &x);
+  uint64_t suppressed = 0;
+  for (int i = 0; i < LogRateLimiter::kDefaultBurst; ++i) CHECK(x.limiter.Admit(i, &suppressed));
+  CHECK_FALSE(y.limiter.Admit(10, &suppressed));
 }
 
 }  // namespace

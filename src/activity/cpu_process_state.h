@@ -1,0 +1,100 @@
+// File: cpu_process_state.h
+// Layer: kairos_activity. The CPU recorder's process-wide state: the thread registry and the
+// one ProcessRecorder object (defined in cpu_recorder.cc, its only user) that holds it with
+// the thread-exit key, the epoch and range-id counters and the collector's hooks.
+// docs/ARCHITECTURE.md "Process state" lists it.
+// Threading: as each field says; the registry's fields under its mutex unless atomic.
+#ifndef KAIROS_SRC_ACTIVITY_CPU_PROCESS_STATE_H_
+#define KAIROS_SRC_ACTIVITY_CPU_PROCESS_STATE_H_
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "activity/cpu_recorder.h"
+#include "activity/thread_ring.h"
+
+namespace kairos::internal {
+
+// Every thread state created in this process image and not yet retired. Heap-allocated and
+// never freed: threads may still record while the process exits, after static destructors.
+struct CpuThreadRegistry {
+  std::mutex mu;
+  std::vector<ThreadState*> states;
+  uint64_t generation = 0;
+  size_t ring_records = 0;  // set by ConfigureRings before any thread records
+  size_t max_threads = 256;
+  size_t live_with_ring = 0;  // live threads holding a slot (<= max_threads)
+  // Rings of exited threads, reset with their head resident: the next new thread takes one
+  // instead of allocating. Freed at the end of each session.
+  std::vector<std::unique_ptr<ThreadRing>> spare_rings;
+  // Records kept for exited threads until the flush; bounded by max_threads full rings.
+  size_t retained_records = 0;
+  // Rings replaced by a size change while their thread lives: a thread that read a stale
+  // epoch may still write to one, so they are only released to the kernel, never unmapped.
+  std::vector<std::unique_ptr<ThreadRing>> retired_rings;
+  std::atomic<uint64_t> name_bytes{0};
+  uint64_t name_budget = kDefaultNameByteBudget;
+  // Records dropped because the thread's state could not be allocated.
+  std::atomic<uint64_t> alloc_failures{0};
+  // States pre-armed for threads that never recorded (ArmRegisteredThreads): ready[i] for
+  // i < count are offered; a first record claims the next one by advancing ready_cursor
+  // (epoch << 32 | count << 16 | next) with one compare-and-swap. The controller closes the
+  // cursor (a new epoch, count 0) before it rewrites ready[], so a claim that read an entry
+  // of another epoch fails its compare-and-swap. `prearmed` mirrors ready[] (mutex).
+  std::atomic<ThreadState*> ready[kMaxPreArmed] = {};
+  std::atomic<uint64_t> ready_cursor{0};
+  std::vector<ThreadState*> prearmed;
+  // Where the ring feeder's next pass starts (FeedRings): after a pass that ran out of
+  // budget, at the ring it stopped on.
+  size_t feed_cursor = 0;
+  // Python frame names (InternPythonName): process-wide ids the python tracer caches per code
+  // object, so a frame's record carries no text. Own mutex: a new code object on a Python
+  // thread never waits for the registry.
+  struct PythonNames {
+    std::mutex mu;
+    std::deque<std::string> names{std::string()};  // [0] = "" (dropped); deque: views stay valid
+    absl::flat_hash_map<std::string_view, uint32_t> index;
+    uint64_t bytes = 0;
+  } python;
+};
+
+// The recorder's process-wide part, in one owner: the hot path's slow branch (a thread's
+// first record, its exit through a pthread key) reaches it without a root, and epochs and
+// range ids must be unique per process. Constant-initialised (no guard, no destructor at
+// exit: threads may still record after static destructors). After fork the child replaces
+// `registry` (CpuRecorderAfterForkChild) and keeps the rest: the counters stay unique, the
+// key and the dead state stay valid.
+struct ProcessRecorder {
+  // Every thread state of this process image; nullptr until the first use.
+  std::atomic<CpuThreadRegistry*> registry{nullptr};
+  // Once per process: creates `exit_key` and `dead`.
+  std::once_flag init;
+  // A pthread key (not a C++ thread_local destructor) notices thread exit: registering a
+  // thread_local destructor allocates and glibc aborts when that fails; pthread_setspecific
+  // on one of the first keys does not allocate. Key destructors also run after C++
+  // thread_local destructors, so ranges recorded there are kept.
+  pthread_key_t exit_key{};
+  // What an exiting thread's slot points to: epoch 0 never matches a session.
+  ThreadState* dead = nullptr;
+  std::atomic<uint32_t> epoch_counter{0};   // ReserveEpoch
+  std::atomic<uint32_t> next_id_block{1};   // RefillIdBlock: range ids unique per process
+  std::atomic<uint64_t> slow_acquires{0};   // first records that took the slow branch
+  std::atomic<uint64_t> prearmed_claims{0};  // ... of which claimed a pre-armed state
+  // The collector's hooks (SetCollectorHooks): set by NVTX injection, called on the session
+  // thread; nullptr = none.
+  std::atomic<ThreadNameLookup> thread_name_lookup{nullptr};
+  std::atomic<CollectStatsHook> collect_stats_hook{nullptr};
+};
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SRC_ACTIVITY_CPU_PROCESS_STATE_H_
