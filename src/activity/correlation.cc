@@ -221,27 +221,34 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
   for (const Event& e : events) ++per_track[track_map[e.track]];
   for (size_t t = 0; t < per_track.size(); ++t)
     if (per_track[t]) data.events_by_track[t].reserve(data.events_by_track[t].size() + per_track[t]);
-  for (Event& e : events) {
-    e.name = name_map[e.name];
-    const uint32_t track = track_map[e.track];
-    e.track = track;
-    if (e.detail != kNoDetail) {
-      switch (e.kind) {
-        case EventKind::kKernel: e.detail += kernel_base; break;
-        case EventKind::kMemcpy: e.detail += memcpy_base; break;
-        case EventKind::kMemset: e.detail += memset_base; break;
-        case EventKind::kSync:
-        case EventKind::kCudaEvent: e.detail += sync_base; break;
-        case EventKind::kInstant:
-          if (e.aux == kAuxMemory) e.detail += memory_base;
-          break;
-        default: break;
+  // Chunk by chunk, each handed back to the kernel once copied: the store and the per-track
+  // copy are not both whole at the peak of the flush.
+  for (size_t c = 0; c < events.chunk_count(); ++c) {
+    Event* chunk = events.chunk(c);
+    const size_t n = events.chunk_size(c);
+    for (size_t i = 0; i < n; ++i) {
+      Event& e = chunk[i];
+      e.name = name_map[e.name];
+      const uint32_t track = track_map[e.track];
+      e.track = track;
+      if (e.detail != kNoDetail) {
+        switch (e.kind) {
+          case EventKind::kKernel: e.detail += kernel_base; break;
+          case EventKind::kMemcpy: e.detail += memcpy_base; break;
+          case EventKind::kMemset: e.detail += memset_base; break;
+          case EventKind::kSync:
+          case EventKind::kCudaEvent: e.detail += sync_base; break;
+          case EventKind::kInstant:
+            if (e.aux == kAuxMemory) e.detail += memory_base;
+            break;
+          default: break;
+        }
       }
+      data.events_by_track[track].push_back(e);
     }
-    data.events_by_track[track].push_back(e);
+    events.ReleaseChunk(c);
   }
-  events.clear();
-  events.shrink_to_fit();
+  events.Release();
   return result;
 }
 

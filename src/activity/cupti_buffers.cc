@@ -174,10 +174,11 @@ void CuptiBufferPool::Complete(uint8_t* buffer, size_t valid_size) {
   work_cv_.notify_one();
 }
 
-void CuptiBufferPool::Start(ProcessFn process) {
+void CuptiBufferPool::Start(ProcessFn process, IdleFn idle) {
   Stop();
   std::lock_guard<std::mutex> lock(mu_);
   process_ = std::move(process);
+  idle_ = std::move(idle);
   stop_ = false;
   // A pool started with fewer than kGrowChunk free buffers fills up on the worker first.
   grow_requested_ = WantGrowLocked();
@@ -227,8 +228,14 @@ void CuptiBufferPool::WorkerLoop() {
     lock.unlock();
     if (process_) process_(c.buffer, c.valid_size);
     lock.lock();
-    busy_ = false;
     free_.push_back(c.buffer);
+    if (queue_head_ == queue_.size() && idle_ && !stop_) {
+      // Caught up: still busy_ (Drain waits), the mutex free for CUPTI's callbacks.
+      lock.unlock();
+      idle_();
+      lock.lock();
+    }
+    busy_ = false;
     if (queue_head_ == queue_.size()) idle_cv_.notify_all();
   }
 }

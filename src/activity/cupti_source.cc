@@ -314,7 +314,11 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
   }
   own_timestamps_ = api_->ActivityRegisterTimestampCallback != nullptr &&
                     api_->ActivityRegisterTimestampCallback(UnixTimestamp) == CUPTI_SUCCESS;
-  pool.Start([this](const uint8_t* b, size_t n) { OnBuffer(b, n); });
+  pool.Start([this](const uint8_t* b, size_t n) { OnBuffer(b, n); },
+             [this] {  // caught up: the event store resident ahead of the next buffer
+               const Phase p = phase_.load(std::memory_order_acquire);
+               if (p == Phase::kRecording || p == Phase::kStarting) converter_->PrepareStore();
+             });
   phase_.store(Phase::kWarmup, std::memory_order_release);
   absl::Status s = Call(api_->ActivityRegisterCallbacks(BufferRequested, BufferCompleted),
                         "cuptiActivityRegisterCallbacks");
