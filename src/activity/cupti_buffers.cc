@@ -23,7 +23,7 @@ CuptiBufferPool::~CuptiBufferPool() {
 namespace {
 // Free buffers kept ahead of CUPTI: when fewer are free, the worker adds exactly the
 // missing ones (prefaulted). One: CUPTI fills a buffer before it asks for the next, and each
-// extra prefaulted 4 MiB buffer is resident memory the job pays for (issue 12: two spares
+// extra prefaulted buffer (1 MiB) is resident memory the job pays for (issue 12: two spares
 // grown in pairs left 5 buffers, 21 MB, resident for a 2000-step loop that needs 2).
 constexpr size_t kGrowChunk = 1;
 }  // namespace

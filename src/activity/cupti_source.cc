@@ -22,7 +22,11 @@
 namespace kairos::internal {
 namespace {
 
-constexpr size_t kDefaultBufferSize = 4u << 20;
+// 1 MiB (about 5 k kernel records): the pool keeps one with CUPTI, one spare and one being
+// converted resident (prefaulted, so CUPTI's writes take no fault on an application thread),
+// so this size sets most of kairos' memory in a window; 4 MiB buffers made that 12.6 MB
+// (docs/PERFORMANCE.md, issue 29 item 2).
+constexpr size_t kDefaultBufferSize = 1u << 20;
 // Link table: at most 1 M pairs (8 MiB of address space); the first 64 KiB (8192 calls) are
 // prefaulted in warm-up.
 constexpr size_t kMaxLinks = size_t{1} << 20;
@@ -280,7 +284,8 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
   const int64_t mb = std::max<int64_t>(config.max_gpu_buffer_mb, 1);
   const size_t size = options_.buffer_size != 0 ? options_.buffer_size : kDefaultBufferSize;
   const size_t count =
-      options_.buffer_count != 0 ? options_.buffer_count : 1 + static_cast<size_t>(mb / 4);
+      options_.buffer_count != 0 ? options_.buffer_count
+                                 : 1 + static_cast<size_t>(mb) * (size_t{1} << 20) / size;
   CuptiBufferPool& pool = ProcessCuptiPool();
   // No buffer on this (the caller's) path: the pool's worker prefaults the first ones as soon
   // as it starts and adds more as CUPTI uses them (memory follows use).
