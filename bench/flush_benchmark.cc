@@ -456,6 +456,28 @@ int main(int argc, char** argv) {
   std::remove(kpath.c_str());
   std::remove(kairos::SummaryPathFor(kpath).c_str());
   std::remove(bpath.c_str());
+  // The same flush to the other formats (issue 29 item 3: where the JSON's bytes are the
+  // limit, the smaller outputs measured beside it): Perfetto protobuf and JSON + zstd level 1.
+  struct Other {
+    const char* ext;
+    const char* metric;
+    Timing best{1e30, 1e30, 0};
+  };
+  Other others[] = {{".pftrace", "kineto_like_vs_kairos_pftrace"},
+                    {".json.zst", "kineto_like_vs_kairos_json_zst"}};
+  if (only.empty()) {
+    for (Other& o : others) {
+      const std::string path = dir + "/kairos_flush_bench." + std::to_string(getpid()) + o.ext;
+      for (int rep = 0; rep < kReps; ++rep) {
+        size_t ev = 0;
+        long pk = 0;
+        const Timing t = RunKairos(b, path, &ev, &pk);
+        if (t.cpu < o.best.cpu) o.best = t;
+      }
+      std::remove(path.c_str());
+      std::remove(kairos::SummaryPathFor(path).c_str());
+    }
+  }
   std::printf("flush: %zu launches (%zu kernels, %zu memcpys, %zu CUPTI buffers), best of %d, thread CPU time\n",
               launches, launches, launches / 8, b.storage.size(), kReps);
   std::printf("  kairos stop+write:  %8.1f ms CPU (%.1f ms wall), %zu events, %.1f MB JSON, flush peak +%.1f MiB RSS "
@@ -467,6 +489,13 @@ int main(int argc, char** argv) {
   std::printf("  ratio baseline/kairos: %.2fx (target >= 8x)\n", best_b.cpu / best_k.cpu);
   kairos::bench::Headline("flush_benchmark", "kineto_like_vs_kairos", best_b.cpu / best_k.cpu,
                           kairos::bench::Better::kHigher, "x", 8);
+  for (const Other& o : others) {
+    if (o.best.bytes == 0) continue;
+    std::printf("  kairos stop+write to %-9s %8.1f ms CPU, %.1f MB: %.2fx the libkineto-like JSON\n",
+                o.ext, o.best.cpu * 1e3, o.best.bytes / 1e6, best_b.cpu / o.best.cpu);
+    kairos::bench::Headline("flush_benchmark", o.metric, best_b.cpu / o.best.cpu,
+                            kairos::bench::Better::kHigher, "x");
+  }
   kairos::bench::Headline("flush_benchmark", "flush_rss_growth_vs_events",
                           peak_kb / 1024.0 / (events * sizeof(kairos::Event) / 1048576.0),
                           kairos::bench::Better::kLower, "x");
