@@ -106,8 +106,9 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
     auto it = launch_sparse.find(correlation);
     return it == launch_sparse.end() ? kNoLaunch : it->second;
   };
-  for (uint32_t i = 0; i < events.size(); ++i) {
-    const Event& e = events[i];
+  uint32_t i = UINT32_MAX;
+  for (const Event& e : events) {
+    ++i;
     if (!IsApi(e.kind) || e.correlation == 0) continue;
     uint32_t* l = slot(e.correlation);
     if (*l == kNoLaunch ||
@@ -116,11 +117,29 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
     }
   }
 
-  // Pass 2: external ids and flows.
+  // Pass 2: external ids and flows. With dense ids the links are copied into an array by
+  // correlation id first (one hash probe per event was a third of the merge); only links whose
+  // id some event carries can match, and those are in [min_corr, max_corr].
   const auto& external = converter.external_ids();
+  std::vector<uint32_t> ext_dense;
+  std::vector<uint8_t> ext_present;
+  if (dense) {
+    ext_dense.assign(launch_dense.size(), 0);
+    ext_present.assign(launch_dense.size(), 0);
+    for (const auto& [correlation, id] : external) {
+      if (correlation < min_corr || correlation > max_corr) continue;
+      ext_dense[correlation - min_corr] = static_cast<uint32_t>(id);
+      ext_present[correlation - min_corr] = 1;
+    }
+  }
   for (Event& e : events) {
     if (e.correlation == 0) continue;
-    if (auto ext = external.find(e.correlation); ext != external.end()) {
+    if (dense) {
+      if (ext_present[e.correlation - min_corr]) {
+        e.external_id = ext_dense[e.correlation - min_corr];
+        ++result.linked_to_cpu;
+      }
+    } else if (auto ext = external.find(e.correlation); ext != external.end()) {
       e.external_id = static_cast<uint32_t>(ext->second);
       ++result.linked_to_cpu;
     }

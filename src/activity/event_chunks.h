@@ -79,6 +79,8 @@ class EventChunks {
   // Pages made resident ahead of the writer so far (tests, benchmarks).
   uint64_t ready_bytes() const { return ready_bytes_; }
 
+  // Walks the chunks with a plain pointer (an index through the chunk table per event made
+  // the merge's passes a third slower than over a vector).
   template <typename E, typename Store>
   class Iter {
    public:
@@ -87,26 +89,38 @@ class EventChunks {
     using difference_type = std::ptrdiff_t;
     using pointer = E*;
     using reference = E&;
-    Iter(Store* s, size_t i) : s_(s), i_(i) {}
-    E& operator*() const { return (*s_)[i_]; }
-    E* operator->() const { return &(*s_)[i_]; }
+    Iter(Store* s, size_t left) : s_(s), left_(left) {
+      if (left_ != 0) {
+        p_ = s_->chunks_[0];
+        chunk_end_ = p_ + kChunkEvents;
+      }
+    }
+    E& operator*() const { return *p_; }
+    E* operator->() const { return p_; }
     Iter& operator++() {
-      ++i_;
+      ++p_;
+      if (--left_ != 0 && p_ == chunk_end_) {
+        p_ = s_->chunks_[++c_];
+        chunk_end_ = p_ + kChunkEvents;
+      }
       return *this;
     }
-    bool operator==(const Iter& o) const { return i_ == o.i_; }
-    bool operator!=(const Iter& o) const { return i_ != o.i_; }
+    bool operator==(const Iter& o) const { return left_ == o.left_; }
+    bool operator!=(const Iter& o) const { return left_ != o.left_; }
 
    private:
     Store* s_;
-    size_t i_;
+    size_t left_;  // events from here to the end
+    size_t c_ = 0;
+    E* p_ = nullptr;
+    E* chunk_end_ = nullptr;
   };
   using iterator = Iter<Event, EventChunks>;
   using const_iterator = Iter<const Event, const EventChunks>;
-  iterator begin() { return iterator(this, 0); }
-  iterator end() { return iterator(this, size_); }
-  const_iterator begin() const { return const_iterator(this, 0); }
-  const_iterator end() const { return const_iterator(this, size_); }
+  iterator begin() { return iterator(this, size_); }
+  iterator end() { return iterator(this, 0); }
+  const_iterator begin() const { return const_iterator(this, size_); }
+  const_iterator end() const { return const_iterator(this, 0); }
 
  private:
   bool AddChunk();
