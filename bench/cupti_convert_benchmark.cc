@@ -117,7 +117,6 @@ double ProcessWindow(size_t pairs, bool memory, int reps, size_t* memory_events)
   double best = 1e30;
   for (int rep = 0; rep < reps; ++rep) {
     kairos::internal::CuptiConverter c(ApiName, pairs * 8);
-    c.Reserve();
     kairos::TraceData data;
     data.pid = 1;
     const double t0 = kairos::bench::ThreadCpuSeconds();
@@ -160,13 +159,11 @@ int main(int argc, char** argv) {
   for (int rep = 0; rep < kReps; ++rep) {
     {
       kairos::internal::CuptiConverter c(Name, records * kBuffers);
-      c.Reserve();
       const double t0 = kairos::bench::ThreadCpuSeconds();
       for (int i = 0; i < kBuffers; ++i) c.ConvertBuffer(buffer, valid);
       best_cold = std::min(best_cold, kairos::bench::ThreadCpuSeconds() - t0);
     }
     kairos::internal::CuptiConverter c(Name, records * kBuffers);
-    c.Reserve();
     double convert = 0, prepare = 0;
     for (int i = 0; i < kBuffers; ++i) {
       const double t0 = kairos::bench::ThreadCpuSeconds();

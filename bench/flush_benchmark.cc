@@ -185,7 +185,6 @@ Timing RunKairos(const Buffers& b, const std::string& path, size_t* events, long
   TraceData data = CpuData(b.launches);
   internal::CuptiConverter c(Name, b.launches * 3);
   c.SetWindow(0, INT64_MAX);
-  c.Reserve();
   std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM := current RSS
   const long rss0 = ProcStatusKb("VmRSS:");
   auto w0 = std::chrono::steady_clock::now();

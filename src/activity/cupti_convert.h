@@ -175,9 +175,8 @@ class CuptiConverter {
     window_start_ = start_ns;
     window_end_ = end_ns;
   }
-  // Kept for the warm-up call: the store needs nothing up front (its chunk table is sized in
-  // the constructor; chunks come as the window fills, up to max_events).
-  void Reserve() {}
+  // The event store needs nothing up front: its chunk table is sized here, chunks come as the
+  // window fills (up to max_events), made resident ahead by PrepareStore().
   void ConvertBuffer(const uint8_t* buffer, size_t valid_size);
   // Makes the event store resident ahead of the next buffer's events (as many as the last
   // buffer stored, at least a quarter chunk), so converting it takes no page fault. For the

@@ -279,8 +279,8 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
     return absl::OkStatus();
   }
 
-  // Buffers and the event store before any kind is enabled: nothing is allocated once
-  // records flow.
+  // Buffers and the event store set up before any kind is enabled; once records flow the store
+  // grows on the conversion worker (event_chunks.h), never on CUPTI's calling thread.
   const int64_t mb = std::max<int64_t>(config.max_gpu_buffer_mb, 1);
   const size_t size = options_.buffer_size != 0 ? options_.buffer_size : kDefaultBufferSize;
   const size_t count =
@@ -298,7 +298,6 @@ absl::Status CuptiSource::StartWarmup(const Config& config) {
                                 ? options_.max_events
                                 : static_cast<size_t>(mb) * (1u << 20) / sizeof(Event);
   converter_ = std::make_unique<CuptiConverter>(api_->GetCallbackName, max_events);
-  converter_->Reserve();
   if (options_.current_range_id != nullptr) {
     // Zero pages, not a zeroed array: the first warm-up of a CUDA process used to spend
     // tens of ms faulting in and clearing 8 MiB while kairos_start() waited.
