@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "analysis/summary.h"
+#include "bench_clock.h"
 #include "bench_headline.h"
 #include "bench_trace.h"
 #include "output/json_reader.h"
@@ -169,28 +170,32 @@ int main(int argc, char** argv) {
     Build(&data, events);
     const size_t n = data.EventCount();
     // Baseline: one pass over every event.
-    double best_base = 1e9, best = 1e9;
+    double best_base = 1e9, best = 1e9, best_wall = 1e9;
     volatile int64_t sink = 0;
-    for (int rep = 0; rep < 3; ++rep) {
-      const double t0 = Now();
+    // Thread CPU time (the shared 2-core VM's wall time measures the scheduler), best of 5.
+    for (int rep = 0; rep < 5; ++rep) {
+      const double t0 = bench::ThreadCpuSeconds();
       int64_t acc = 0;
       for (const auto& v : data.events_by_track) {
         for (const Event& e : v) acc += (e.end_ns - e.start_ns) * (1 + static_cast<int>(e.kind));
       }
       sink = acc;
-      best_base = std::min(best_base, Now() - t0);
-      const double t1 = Now();
+      best_base = std::min(best_base, bench::ThreadCpuSeconds() - t0);
+      const double t1 = bench::ThreadCpuSeconds(), w1 = Now();
       const Summary s = Analyze(data);
-      best = std::min(best, Now() - t1);
+      best = std::min(best, bench::ThreadCpuSeconds() - t1);
+      best_wall = std::min(best_wall, Now() - w1);
       sink = sink + static_cast<int64_t>(s.findings.size());
     }
-    std::printf("analysis: %zu events, Analyze best of 3: %.3f s = %.1f M events/s "
+    std::printf("analysis: %zu events, Analyze best of 5 (thread CPU): %.3f s = %.1f M events/s "
                 "(target >= 10) -> %s\n",
                 n, best, static_cast<double>(n) / best / 1e6,
                 static_cast<double>(n) / best >= 1e7 ? "OK" : "UNDER TARGET");
     std::printf("  baseline one pass over all events: %.4f s = %.0f M events/s; Analyze costs "
                 "%.1fx the baseline\n",
                 best_base, static_cast<double>(n) / best_base / 1e6, best / best_base);
+    std::printf("  Analyze wall time, best of 5: %.3f s = %.1f M events/s (load-dependent)\n",
+                best_wall, static_cast<double>(n) / best_wall / 1e6);
     bench::Headline("analysis_benchmark", "analyze_events_per_s",
                     static_cast<double>(n) / best / 1e6, bench::Better::kHigher, "M/s", 10);
     bench::Headline("analysis_benchmark", "analyze_vs_one_pass", best / best_base,

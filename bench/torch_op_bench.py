@@ -1,6 +1,8 @@
 """Per-operator overhead of the torch bridge, all modes in one process and one run:
   none        no RecordFunction callback registered
   empty cb    a global callback that does nothing (PyTorch's own cost of any callback)
+  empty+in    the same asking for the operator inputs (PyTorch's own cost of any callback
+              that records shapes: the floor of rec+shapes)
   idle        bridge attached, no kairos window recording (one flag load per op)
   recording   bridge attached, a kairos window recording (kairos.start)
   rec+shapes  bridge attached with record_shapes, recording with PROFILE_REPORT_INPUT_SHAPES
@@ -65,6 +67,14 @@ def empty():
         bridge.kairos_torch_uninstall()
 
 
+def empty_inputs():
+    bridge.kairos_torch_install_empty_inputs()
+    try:
+        return timed()
+    finally:
+        bridge.kairos_torch_uninstall()
+
+
 def idle():
     bridge.kairos_torch_install(0, 0, 0)
     try:
@@ -95,7 +105,7 @@ def legacy(shapes, flops=False):
     return run
 
 
-modes = {"none": none, "empty cb": empty, "idle": idle, "recording": recording(False),
+modes = {"none": none, "empty cb": empty, "empty+in": empty_inputs, "idle": idle, "recording": recording(False),
          "rec+shapes": recording(True), "rec+flops": recording(False, True),
          "rec+sh+flops": recording(True, True), "legacy": legacy(False),
          "legacy+shapes": legacy(True), "legacy+flops": legacy(False, True)}
@@ -114,6 +124,9 @@ print("kairos recording overhead / legacy profiler overhead:  %.2f"
       % ((best["recording"] - base) / (best["legacy"] - base)))
 print("kairos rec+shapes overhead / legacy+shapes overhead:   %.2f"
       % ((best["rec+shapes"] - base) / (best["legacy+shapes"] - base)))
+print("floor (PyTorch's own callback cost) / legacy overhead:        %.2f   (with inputs / legacy+shapes: %.2f)"
+      % ((best["empty cb"] - base) / (best["legacy"] - base),
+         (best["empty+in"] - base) / (best["legacy+shapes"] - base)))
 print("kairos rec+flops overhead / legacy+flops overhead:     %.2f"
       % ((best["rec+flops"] - base) / (best["legacy+flops"] - base)))
 print("kairos rec+sh+flops overhead / legacy+flops overhead:  %.2f"

@@ -362,6 +362,20 @@ __attribute__((visibility("default"))) int kairos_torch_install_empty(void) {
   }
 }
 
+// The same with the operator inputs requested (what record_shapes or with_flops costs PyTorch
+// before any callback reads them): the floor of the bridge with shapes.
+__attribute__((visibility("default"))) int kairos_torch_install_empty_inputs(void) {
+  std::lock_guard<std::mutex> lock(g_install_mu);
+  if (g_ops_handle != 0) return -1;
+  try {
+    g_ops_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(&EmptyStart, &EmptyEnd).needsInputs(true));
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
 // Removes the callbacks (PyTorch requires that no operator runs concurrently).
 __attribute__((visibility("default"))) void kairos_torch_uninstall(void) {
   std::lock_guard<std::mutex> lock(g_install_mu);

@@ -106,8 +106,9 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
     auto it = launch_sparse.find(correlation);
     return it == launch_sparse.end() ? kNoLaunch : it->second;
   };
-  for (uint32_t i = 0; i < events.size(); ++i) {
-    const Event& e = events[i];
+  uint32_t i = UINT32_MAX;
+  for (const Event& e : events) {
+    ++i;
     if (!IsApi(e.kind) || e.correlation == 0) continue;
     uint32_t* l = slot(e.correlation);
     if (*l == kNoLaunch ||
@@ -116,11 +117,29 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
     }
   }
 
-  // Pass 2: external ids and flows.
+  // Pass 2: external ids and flows. With dense ids the links are copied into an array by
+  // correlation id first (one hash probe per event was a third of the merge); only links whose
+  // id some event carries can match, and those are in [min_corr, max_corr].
   const auto& external = converter.external_ids();
+  std::vector<uint32_t> ext_dense;
+  std::vector<uint8_t> ext_present;
+  if (dense) {
+    ext_dense.assign(launch_dense.size(), 0);
+    ext_present.assign(launch_dense.size(), 0);
+    for (const auto& [correlation, id] : external) {
+      if (correlation < min_corr || correlation > max_corr) continue;
+      ext_dense[correlation - min_corr] = static_cast<uint32_t>(id);
+      ext_present[correlation - min_corr] = 1;
+    }
+  }
   for (Event& e : events) {
     if (e.correlation == 0) continue;
-    if (auto ext = external.find(e.correlation); ext != external.end()) {
+    if (dense) {
+      if (ext_present[e.correlation - min_corr]) {
+        e.external_id = ext_dense[e.correlation - min_corr];
+        ++result.linked_to_cpu;
+      }
+    } else if (auto ext = external.find(e.correlation); ext != external.end()) {
       e.external_id = static_cast<uint32_t>(ext->second);
       ++result.linked_to_cpu;
     }
@@ -221,27 +240,34 @@ MergeResult MergeIntoTraceData(CuptiConverter& converter, TraceData& data) {
   for (const Event& e : events) ++per_track[track_map[e.track]];
   for (size_t t = 0; t < per_track.size(); ++t)
     if (per_track[t]) data.events_by_track[t].reserve(data.events_by_track[t].size() + per_track[t]);
-  for (Event& e : events) {
-    e.name = name_map[e.name];
-    const uint32_t track = track_map[e.track];
-    e.track = track;
-    if (e.detail != kNoDetail) {
-      switch (e.kind) {
-        case EventKind::kKernel: e.detail += kernel_base; break;
-        case EventKind::kMemcpy: e.detail += memcpy_base; break;
-        case EventKind::kMemset: e.detail += memset_base; break;
-        case EventKind::kSync:
-        case EventKind::kCudaEvent: e.detail += sync_base; break;
-        case EventKind::kInstant:
-          if (e.aux == kAuxMemory) e.detail += memory_base;
-          break;
-        default: break;
+  // Chunk by chunk, each handed back to the kernel once copied: the store and the per-track
+  // copy are not both whole at the peak of the flush.
+  for (size_t c = 0; c < events.chunk_count(); ++c) {
+    Event* chunk = events.chunk(c);
+    const size_t n = events.chunk_size(c);
+    for (size_t i = 0; i < n; ++i) {
+      Event& e = chunk[i];
+      e.name = name_map[e.name];
+      const uint32_t track = track_map[e.track];
+      e.track = track;
+      if (e.detail != kNoDetail) {
+        switch (e.kind) {
+          case EventKind::kKernel: e.detail += kernel_base; break;
+          case EventKind::kMemcpy: e.detail += memcpy_base; break;
+          case EventKind::kMemset: e.detail += memset_base; break;
+          case EventKind::kSync:
+          case EventKind::kCudaEvent: e.detail += sync_base; break;
+          case EventKind::kInstant:
+            if (e.aux == kAuxMemory) e.detail += memory_base;
+            break;
+          default: break;
+        }
       }
+      data.events_by_track[track].push_back(e);
     }
-    data.events_by_track[track].push_back(e);
+    events.ReleaseChunk(c);
   }
-  events.clear();
-  events.shrink_to_fit();
+  events.Release();
   return result;
 }
 

@@ -52,8 +52,14 @@ class CuptiBufferPool {
   // ignored and counted in foreign().
   void Complete(uint8_t* buffer, size_t valid_size);
 
-  // Starts the worker that calls `process` for each completed buffer, in completion order.
-  void Start(ProcessFn process);
+  // Runs on the worker thread when it has processed a buffer and none is waiting: work that
+  // readies the next buffer's processing (the converter's event store, cupti_convert.h), off
+  // the path of processing one. Drain() and Stop() wait for it like for a buffer.
+  using IdleFn = std::function<void()>;
+
+  // Starts the worker that calls `process` for each completed buffer, in completion order,
+  // and `idle` (if set) whenever it has caught up.
+  void Start(ProcessFn process, IdleFn idle = {});
   // Blocks until every buffer completed so far has been processed.
   void Drain();
   // Drains, then stops and joins the worker.
@@ -101,6 +107,7 @@ class CuptiBufferPool {
   bool stop_ = false;
   uint64_t refused_ = 0, foreign_ = 0, completed_ = 0;
   ProcessFn process_;
+  IdleFn idle_;
   std::thread worker_;
 };
 

@@ -119,37 +119,14 @@ uint64_t CountCuptiRecords(const uint8_t* buffer, size_t valid_size) {
 
 CuptiConverter::CuptiConverter(CallbackNameFn callback_name, size_t max_events)
     : callback_name_(callback_name), max_events_(max_events) {
+  events_.SetBound(max_events);
   Clear();
 }
 
-namespace {
-// Without the whole bound as address space (a huge max_events, or a mapping refused), the
-// store starts at this many events (2.5 MiB) and doubles as the window fills.
-constexpr size_t kInitialStoreEvents = size_t{1} << 16;
-// Address space reserved up front at most (2.5 GiB of 40-byte events).
-constexpr size_t kMaxReservedEvents = size_t{1} << 26;
-}  // namespace
-
-void CuptiConverter::Reserve() {
-  // The whole bound's address space now (warm-up), so the store never reallocates: a
-  // doubling vector copied every event it held and faulted the copy in again (a third of the
-  // conversion's time at 1.6 M events). Pages are touched by the conversion worker as events
-  // arrive: never on an application thread, not on the path of a caller waiting for the
-  // window to open, and resident memory follows use.
-  try {
-    events_.reserve(std::min(max_events_, kMaxReservedEvents));
-  } catch (...) {
-    GrowStore();
-  }
-}
-
-bool CuptiConverter::GrowStore() {
-  try {
-    events_.reserve(std::min(max_events_, std::max(kInitialStoreEvents, 2 * events_.capacity())));
-    return true;
-  } catch (...) {
-    return false;  // out of memory: the record is counted in store_full
-  }
+size_t CuptiConverter::PrepareStore() {
+  const size_t lead = std::min(std::max(last_buffer_events_, EventChunks::kChunkEvents / 4),
+                               max_events_ - std::min(max_events_, events_.size()));
+  return events_.MakeReadyAhead(lead);
 }
 
 void CuptiConverter::Clear() {
@@ -251,7 +228,7 @@ bool CuptiConverter::Keep(uint64_t start, uint64_t end) {
     ++stats_.out_of_range;
     return false;
   }
-  if (events_.size() >= max_events_ || (events_.size() == events_.capacity() && !GrowStore())) {
+  if (events_.size() >= max_events_ || (events_.size() == events_.capacity() && !events_.Grow())) {
     ++stats_.store_full;
     return false;
   }
@@ -259,9 +236,8 @@ bool CuptiConverter::Keep(uint64_t start, uint64_t end) {
 }
 
 Event* CuptiConverter::Append() {
-  events_.emplace_back();
   ++stats_.events;
-  Event* e = &events_.back();
+  Event* e = events_.Append();  // Keep() made room
   e->detail = kNoDetail;
   e->flags = kFlagNone;
   e->aux = 0;
@@ -291,7 +267,13 @@ void CuptiConverter::ConvertBuffer(const uint8_t* buffer, size_t valid_size) {
       default: ++stats_.unknown_kind; break;
     }
   };
+  // Normally a no-op: the worker's idle hook made the pages resident already. When buffers
+  // come back to back it did not get to, and one populate per chunk here still costs a third
+  // less than taking the chunk's 160 page faults one by one.
+  PrepareStore();
+  const size_t before = events_.size();
   if (ForEachCuptiRecord(buffer, valid_size, convert) != valid_size) ++stats_.truncated_buffers;
+  last_buffer_events_ = events_.size() - before;
 }
 
 void CuptiConverter::OnKernel(const uint8_t* p) {
@@ -552,7 +534,7 @@ void CuptiConverter::DropEvents(Pred drop) {
   const size_t dropped = events_.size() - kept;
   stats_.out_of_range += dropped;
   stats_.events -= dropped;
-  events_.resize(kept);
+  events_.Truncate(kept);
   size_t w = 0;
   for (const auto& [index, sync_id] : waits_) {
     if (remap[index] != kUnresolved) waits_[w++] = {remap[index], sync_id};

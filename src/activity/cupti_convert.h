@@ -20,7 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "activity/demangle.h"
-#include "activity/mapped_allocator.h"
+#include "activity/event_chunks.h"
 #include "model/event.h"
 #include "model/string_table.h"
 #include "model/trace_data.h"
@@ -81,7 +81,9 @@ struct ConvertStats {
 using CallbackNameFn = CUptiResult (*)(CUpti_CallbackDomain, uint32_t, const char**);
 
 // A cheap word-wise hash of a side-table row (rows are small and built from zeroed memory);
-// absl's string hash cost more than the rest of a record's conversion.
+// absl's string hash cost more than the rest of a record's conversion. The words are
+// multiplied independently and summed (no serial multiply chain: a kernel row is 10 words),
+// then mixed once.
 template <typename T>
 struct BytesHash {
   size_t operator()(const T& v) const {
@@ -91,47 +93,76 @@ struct BytesHash {
     for (; i + 8 <= sizeof(T); i += 8) {
       uint64_t w;
       std::memcpy(&w, p + i, 8);
-      h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-      h ^= h >> 32;
+      const unsigned r = static_cast<unsigned>(i * 3 % 64);  // position matters
+      h += ((w << r) | (w >> ((64 - r) & 63))) * (0xFF51AFD7ED558CCDull + 2 * i);
     }
     for (; i < sizeof(T); ++i) h = (h ^ p[i]) * 0x100000001B3ull;
-    return static_cast<size_t>(h ^ (h >> 29));
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 29;
+    return static_cast<size_t>(h);
   }
 };
+// Compares whole words (inlined; a memcmp call was 9% of the conversion).
 template <typename T>
 struct BytesEq {
-  bool operator()(const T& a, const T& b) const { return std::memcmp(&a, &b, sizeof(T)) == 0; }
+  bool operator()(const T& a, const T& b) const {
+    const auto* x = reinterpret_cast<const unsigned char*>(&a);
+    const auto* y = reinterpret_cast<const unsigned char*>(&b);
+    uint64_t diff = 0;
+    size_t i = 0;
+    for (; i + 8 <= sizeof(T); i += 8) {
+      uint64_t u, w;
+      std::memcpy(&u, x + i, 8);
+      std::memcpy(&w, y + i, 8);
+      diff |= u ^ w;
+    }
+    for (; i < sizeof(T); ++i) diff |= static_cast<uint64_t>(x[i] ^ y[i]);
+    return diff == 0;
+  }
 };
 
 // Interns side-table rows by their bytes (rows must be built from zeroed memory so padding
-// compares equal); the last row is cached because launches repeat back to back.
+// compares equal). A small direct-mapped cache by hash sits in front of the hash map: launches
+// repeat a few rows (grid sizes, streams) in short cycles, which a last-row check missed.
 template <typename T>
 class DetailTable {
  public:
   uint32_t Intern(const T& row) {
-    if (!rows_.empty() && BytesEq<T>()(row, rows_[last_])) return last_;
+    const size_t h = BytesHash<T>()(row);
+    Slot& slot = cache_[h & (kCacheSlots - 1)];
+    if (slot.hash == h && slot.index < rows_.size() && BytesEq<T>()(row, rows_[slot.index])) {
+      return slot.index;
+    }
     auto [it, inserted] = index_.try_emplace(row, static_cast<uint32_t>(rows_.size()));
     if (inserted) rows_.push_back(row);
-    last_ = it->second;
-    return last_;
+    slot = Slot{h, it->second};
+    return it->second;
   }
   const std::vector<T>& rows() const { return rows_; }
+  // Callers that rewrite rows in place must call Clear() or not Intern again (ShiftTime and
+  // Finalize change rows only after the last Intern of a key they touch; the cache compares
+  // the row's bytes, so a changed row is a miss, never a wrong hit).
   std::vector<T>& mutable_rows() { return rows_; }
   void Clear() {
     rows_.clear();
     index_.clear();
-    last_ = 0;
+    for (Slot& s : cache_) s = Slot();
   }
 
  private:
+  static constexpr size_t kCacheSlots = 64;
+  struct Slot {
+    size_t hash = 0;
+    uint32_t index = UINT32_MAX;
+  };
   std::vector<T> rows_;
   absl::flat_hash_map<T, uint32_t, BytesHash<T>, BytesEq<T>> index_;
-  uint32_t last_ = 0;
+  Slot cache_[kCacheSlots];
 };
 
-// The converted events: the whole bound (max_events) reserved as address space at warm-up,
-// touched as events arrive (mapped_allocator.h).
-using EventStore = std::vector<Event, MappedAllocator<Event>>;
+// The converted events, in chunks that grow with use (event_chunks.h).
+using EventStore = EventChunks;
 
 class CuptiConverter {
  public:
@@ -144,10 +175,14 @@ class CuptiConverter {
     window_start_ = start_ns;
     window_end_ = end_ns;
   }
-  // Reserves the first chunk of the event store (call during warm-up); it grows on the
-  // conversion worker as the window fills, up to max_events.
-  void Reserve();
+  // The event store needs nothing up front: its chunk table is sized here, chunks come as the
+  // window fills (up to max_events), made resident ahead by PrepareStore().
   void ConvertBuffer(const uint8_t* buffer, size_t valid_size);
+  // Makes the event store resident ahead of the next buffer's events (as many as the last
+  // buffer stored, at least a quarter chunk), so converting it takes no page fault. For the
+  // conversion worker while it has no buffer waiting (CuptiBufferPool's idle hook): off the
+  // converting path. Returns the bytes made resident.
+  size_t PrepareStore();
   // After the last buffer: maps context-keyed sync rows to devices (learned from kernel,
   // memcpy, memset and CUDA event records) and fills wait_on_* of Event Sync / Stream Wait
   // Event rows from the matching CUDA event records.
@@ -203,8 +238,6 @@ class CuptiConverter {
     last_context_ = context;
   }
   Event* Append();
-  // Doubles the event store's capacity (bounded by max_events); false when out of memory.
-  bool GrowStore();
 
   void OnKernel(const uint8_t* p);
   void OnMemcpy(const uint8_t* p);
@@ -225,6 +258,7 @@ class CuptiConverter {
   int64_t window_end_ = INT64_MAX;
 
   EventStore events_;
+  size_t last_buffer_events_ = 0;  // events the last buffer stored (PrepareStore's lead)
   std::vector<LocalTrack> tracks_;
   absl::flat_hash_map<uint64_t, uint32_t> track_index_[10];  // [type], [5 + type] by context
   // Direct-mapped cache in front of track_index_ (records alternate between a few streams

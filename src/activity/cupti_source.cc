@@ -15,7 +15,11 @@
 namespace kairos::internal {
 namespace {
 
-constexpr size_t kDefaultBufferSize = 4u << 20;
+// 1 MiB (about 5 k kernel records): the pool keeps one with CUPTI, one spare and one being
+// converted resident (prefaulted, so CUPTI's writes take no fault on an application thread),
+// so this size sets most of kairos' memory in a window; 4 MiB buffers made that 12.6 MB
+// (docs/PERFORMANCE.md, issue 29 item 2).
+constexpr size_t kDefaultBufferSize = 1u << 20;
 // Kernel and copy records outside windows: small buffers, flushed every telemetry interval.
 constexpr size_t kTotalsBufferSize = 1u << 20;
 constexpr size_t kTotalsBuffers = 4;
@@ -155,12 +159,13 @@ absl::Status CuptiSource::SetUpWindow(const CuptiApi& api, const Config& config)
 }
 
 absl::Status CuptiSource::AllocateBuffers(const CuptiApi& api, const Config& config) {
-  // Buffers and the event store before any kind is enabled: nothing is allocated once
-  // records flow.
+  // Buffers and the event store set up before any kind is enabled; once records flow the store
+  // grows on the conversion worker (event_chunks.h), never on CUPTI's calling thread.
   const int64_t mb = std::max<int64_t>(config.max_gpu_buffer_mb, 1);
   const size_t size = options_.buffer_size != 0 ? options_.buffer_size : kDefaultBufferSize;
   const size_t count =
-      options_.buffer_count != 0 ? options_.buffer_count : 1 + static_cast<size_t>(mb / 4);
+      options_.buffer_count != 0 ? options_.buffer_count
+                                 : 1 + static_cast<size_t>(mb) * (size_t{1} << 20) / size;
   // No buffer on this (the caller's) path: the pool's worker prefaults the first ones as soon
   // as it starts and adds more as CUPTI uses them (memory follows use).
   if (absl::Status s = ProcessCuptiPool().Allocate(size, count, /*initial=*/0); !s.ok()) {
@@ -185,7 +190,9 @@ absl::Status CuptiSource::EnableRecording(const CuptiApi& api, const Config& con
     KAIROS_LOG_VERBOSE("cuptiSetThreadIdType(SYSTEM) failed; runtime rows use pthread ids");
   }
   clock_.UseUnixTimestamps(api);
-  ProcessCuptiPool().Start([this](const uint8_t* b, size_t n) { OnBuffer(b, n); });
+  // Caught up: the event store made resident ahead of the next buffer (event_chunks.h).
+  ProcessCuptiPool().Start([this](const uint8_t* b, size_t n) { OnBuffer(b, n); },
+                           [this] { trace_.OnIdle(); });
   trace_.TakeWarmupBuffers();
   absl::Status s = RegisterBufferCallbacks(api);
   // The API callbacks come on before the records: every kernel record then has had its

@@ -53,8 +53,8 @@ struct CuptiSourceOptions {
   std::string library_path;
   // Use this table instead of loading libcupti (tests). Must outlive the source.
   const CuptiApi* api = nullptr;
-  size_t buffer_size = 0;   // 0 = 4 MiB (about 20 k kernel records)
-  size_t buffer_count = 0;  // 0 = 1 + ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB / 4
+  size_t buffer_size = 0;   // 0 = 1 MiB (about 5 k kernel records)
+  size_t buffer_count = 0;  // 0 = 1 + ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB / buffer_size
   size_t max_events = 0;    // 0 = ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB worth of 40-byte events
   // Id of the CPU range open on the calling thread (internal::CurrentCpuRangeId); pushed as
   // a CUPTI external correlation id around each runtime/driver call. nullptr = no linking

@@ -73,7 +73,6 @@ absl::Status CuptiTrace::EnableCallbacks(const CuptiApi& api) {
 
 void CuptiTrace::CreateConverter(const CuptiApi& api, size_t max_events) {
   converter_ = std::make_unique<CuptiConverter>(api.GetCallbackName, max_events);
-  converter_->Reserve();
 }
 
 void CuptiTrace::CreateLinks(size_t max_events) {

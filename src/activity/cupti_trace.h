@@ -125,6 +125,12 @@ class CuptiTrace {
   void OnBuffer(const uint8_t* buffer, size_t valid_size) {
     handler_.load(std::memory_order_acquire)(*this, buffer, valid_size);
   }
+  // Buffer worker, when it has caught up: while buffers are converted (the window starting or
+  // recording), the event store is made resident ahead of the next buffer.
+  void OnIdle() {
+    const BufferFn h = handler_.load(std::memory_order_acquire);
+    if (h == &Convert || h == &ConvertWarmupLeftovers) converter_->PrepareStore();
+  }
   // CUPTI's API-enter callback (application thread): pushes the CPU range open on this thread
   // as the call's external correlation id and records the pair, while `recording`.
   void LinkEnter(const CUpti_CallbackData& d, bool recording);

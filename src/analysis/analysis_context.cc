@@ -205,6 +205,42 @@ void ResolveLaunches(AnalysisContext& ctx) {
       }
     }
   }
+  std::vector<uint32_t>& dense = ctx.launches.dense_;
+  dense.clear();
+  uint32_t lo = UINT32_MAX, hi = 0;
+  for (uint32_t id : ids) {
+    lo = std::min(lo, id);
+    hi = std::max(hi, id);
+  }
+  if (!ids.empty() && uint64_t{hi} - lo < 2 * uint64_t{ids.size()} + 1024) {
+    // Dense: slots in first-seen order, the calls found with one array read each.
+    ctx.launches.base_ = lo;
+    dense.assign(size_t{hi} - lo + 1, 0);
+    launches.clear();
+    for (uint32_t id : ids) {
+      uint32_t& slot = dense[id - lo];
+      if (slot == 0) {
+        launches.push_back(Launch{0, INT64_MIN});
+        slot = static_cast<uint32_t>(launches.size());
+      }
+    }
+    std::vector<uint32_t>().swap(ids);
+    for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+      if (data.tracks[t].type != TrackType::kThread) continue;
+      for (const Event& e : data.events_by_track[t]) {
+        if ((e.kind != EventKind::kRuntime && e.kind != EventKind::kDriver) || e.correlation == 0) continue;
+        if (e.correlation < lo || e.correlation > hi) continue;
+        const uint32_t slot = dense[e.correlation - lo];
+        // The last call with the id wins, as it did in the map this replaced.
+        if (slot != 0) launches[slot - 1] = Launch{e.start_ns, e.end_ns};
+      }
+    }
+    // Ids whose launch is not in the trace: a lookup miss means "unknown".
+    for (uint32_t& slot : dense) {
+      if (slot != 0 && launches[slot - 1].end_ns == INT64_MIN) slot = 0;
+    }
+    return;
+  }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   ids.shrink_to_fit();

@@ -38,13 +38,50 @@ void ComputeHotspots(const AnalysisContext& ctx, Summary* summary) {
       }
     }
   };
-  absl::flat_hash_map<Durations*, absl::flat_hash_map<StringId, size_t>> counts;
-  visit([&](Durations& table, StringId name, int64_t) { ++counts[&table][name]; });
-  for (auto& [table, by_name] : counts) {
-    for (const auto& [name, n] : by_name) (*table)[name].reserve(n);
+  // Per table, a count per name; runs of one name (a kernel launched in a loop) skip the
+  // hash probe. A map keyed by the table, probed per event, was half of this pass.
+  struct Counts {
+    absl::flat_hash_map<StringId, size_t> by_name;
+    StringId last = 0;
+    size_t pending = 0;  // occurrences of `last` not yet added to by_name
+    void Add(StringId name) {
+      if (pending != 0 && name == last) {
+        ++pending;
+        return;
+      }
+      if (pending != 0) by_name[last] += pending;
+      last = name;
+      pending = 1;
+    }
+    void Flush() {
+      if (pending != 0) by_name[last] += pending;
+      pending = 0;
+    }
+  };
+  Counts k_counts, m_counts, c_counts;
+  auto counts_of = [&](const Durations& table) -> Counts& {
+    return &table == &kernels ? k_counts : &table == &memcpys ? m_counts : c_counts;
+  };
+  visit([&](Durations& table, StringId name, int64_t) { counts_of(table).Add(name); });
+  for (Durations* table : {&kernels, &memcpys, &cpu}) {
+    Counts& c = counts_of(*table);
+    c.Flush();
+    for (const auto& [name, n] : c.by_name) (*table)[name].reserve(n);
+    c.by_name = {};
   }
-  counts.clear();
-  visit([](Durations& table, StringId name, int64_t d) { table[name].push_back(d); });
+  // The same runs skip the probe when storing.
+  struct Last {
+    StringId name = 0;
+    std::vector<int64_t>* v = nullptr;
+  } k_last, m_last, c_last;
+  visit([&](Durations& table, StringId name, int64_t d) {
+    Last& l = &table == &kernels ? k_last : &table == &memcpys ? m_last : c_last;
+    if (l.v == nullptr || l.name != name) {
+      l.v = &table[name];  // reserved above: no insert, so the pointer stays valid
+      l.name = name;
+    }
+    l.v->push_back(d);
+  });
   auto fill = [&](Durations& by_name, std::vector<Hotspot>* out) {
     // Rank by total first, then compute order statistics for the shown rows only.
     std::vector<std::pair<int64_t, StringId>> totals;

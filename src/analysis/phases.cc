@@ -44,6 +44,54 @@ struct Segment {
   int phase;
 };
 
+// CPU range start by external id, the first range seen with an id winning. Range ids are
+// handed out by one counter, so they are usually dense: a flat array then (a hash map of
+// millions of ranges was a third of the phase pass), else a sorted array.
+class RangeStarts {
+ public:
+  explicit RangeStarts(std::vector<std::pair<uint32_t, int64_t>> starts) {
+    if (starts.empty()) return;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (const auto& [id, t] : starts) {
+      lo = std::min(lo, id);
+      hi = std::max(hi, id);
+    }
+    if (uint64_t{hi} - lo < 2 * uint64_t{starts.size()} + 1024) {
+      base_ = lo;
+      dense_.assign(size_t{hi} - lo + 1, kNone);
+      for (const auto& [id, t] : starts) {
+        int64_t& slot = dense_[id - lo];
+        if (slot == kNone) slot = t;
+      }
+      return;
+    }
+    std::stable_sort(starts.begin(), starts.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    starts.erase(std::unique(starts.begin(), starts.end(),
+                             [](const auto& a, const auto& b) { return a.first == b.first; }),
+                 starts.end());
+    sorted_ = std::move(starts);
+  }
+  bool Find(uint32_t id, int64_t* t) const {
+    if (!dense_.empty()) {
+      if (id < base_ || id - base_ >= dense_.size() || dense_[id - base_] == kNone) return false;
+      *t = dense_[id - base_];
+      return true;
+    }
+    auto it = std::lower_bound(sorted_.begin(), sorted_.end(), id,
+                               [](const auto& a, uint32_t v) { return a.first < v; });
+    if (it == sorted_.end() || it->first != id) return false;
+    *t = it->second;
+    return true;
+  }
+
+ private:
+  static constexpr int64_t kNone = INT64_MIN;
+  uint32_t base_ = 0;
+  std::vector<int64_t> dense_;
+  std::vector<std::pair<uint32_t, int64_t>> sorted_;
+};
+
 }  // namespace
 
 void ComputePhases(const AnalysisContext& ctx, Summary* summary) {
@@ -52,17 +100,18 @@ void ComputePhases(const AnalysisContext& ctx, Summary* summary) {
   // The track each step is on (its ProfilerStep#N range), and each CPU range's start by its
   // external id (kernels name their launching range).
   absl::flat_hash_map<int64_t, uint32_t> step_track;
-  absl::flat_hash_map<uint32_t, int64_t> range_start;
+  std::vector<std::pair<uint32_t, int64_t>> starts;  // (external id, start), first seen first
   for (uint32_t t = 0; t < data.events_by_track.size(); ++t) {
     for (const Event& e : data.events_by_track[t]) {
       if (!IsCpuRange(e.kind)) continue;
-      if (e.external_id != 0) range_start.emplace(e.external_id, e.start_ns);
+      if (e.external_id != 0) starts.emplace_back(e.external_id, e.start_ns);
       int64_t n = 0;
       if (e.kind == EventKind::kUserAnnotation && ctx.IsStepName(e.name) &&
           ParseStepName(ctx.Name(e), &n))
         step_track.emplace(n, t);
     }
   }
+  const RangeStarts range_start(std::move(starts));
   PhaseSummary& out = summary->phases;
   std::vector<uint32_t> own_track(ctx.steps.size(), UINT32_MAX);
   for (size_t si = 0; si < ctx.steps.size(); ++si) {
@@ -72,12 +121,27 @@ void ComputePhases(const AnalysisContext& ctx, Summary* summary) {
   // One pass over the CPU ranges: each phase range adds its edges to the steps it overlaps
   // (steps are sorted and disjoint: a binary search finds the first). Forward takes only the
   // outermost operators of a track (events come enclosing-first), so nesting adds no edges.
+  // Forward ranges, nearly all of them, are kept as intervals in one array instead: a step's
+  // come from its own track only, in time order and disjoint, so they are one contiguous run
+  // already sorted (fw_begin/fw_end), and the sweep merges them with the few other edges
+  // (sorting two edges per operator was most of this pass).
   std::vector<std::vector<Edge>> edges(ctx.steps.size());
+  std::vector<Interval> forward;
+  std::vector<size_t> fw_begin(ctx.steps.size(), 0), fw_end(ctx.steps.size(), 0);
+  // A name's phase, decided once per name (the string searches cost more than the rest of
+  // the pass when done per range).
+  std::vector<int8_t> name_phase(data.strings.size(), -1);
   for (uint32_t t = 0; t < data.events_by_track.size(); ++t) {
     int64_t forward_end = INT64_MIN;
     for (const Event& e : data.events_by_track[t]) {
       if (!IsCpuRange(e.kind) || e.end_ns <= e.start_ns) continue;
-      int p = PhaseOfName(ctx.Name(e));
+      int p;
+      if (e.name < name_phase.size()) {
+        if (name_phase[e.name] < 0) name_phase[e.name] = static_cast<int8_t>(PhaseOfName(ctx.Name(e)));
+        p = name_phase[e.name];
+      } else {
+        p = PhaseOfName(ctx.Name(e));
+      }
       if (p == kPhaseOther) {
         if (e.kind != EventKind::kCpuOp || e.start_ns < forward_end) continue;
         p = kPhaseForward;
@@ -88,7 +152,13 @@ void ComputePhases(const AnalysisContext& ctx, Summary* summary) {
       if (first != ctx.steps.begin() && (first - 1)->end_ns > e.start_ns) --first;
       for (auto st = first; st != ctx.steps.end() && st->start_ns < e.end_ns; ++st) {
         const size_t si = static_cast<size_t>(st - ctx.steps.begin());
-        if (p == kPhaseForward && own_track[si] != t) continue;
+        if (p == kPhaseForward) {
+          if (own_track[si] != t) continue;
+          if (fw_end[si] == 0) fw_begin[si] = forward.size();
+          forward.push_back({std::max(e.start_ns, st->start_ns), std::min(e.end_ns, st->end_ns)});
+          fw_end[si] = forward.size();
+          continue;
+        }
         edges[si].push_back({std::max(e.start_ns, st->start_ns), p, +1});
         edges[si].push_back({std::min(e.end_ns, st->end_ns), p, -1});
       }
@@ -122,9 +192,24 @@ void ComputePhases(const AnalysisContext& ctx, Summary* summary) {
       }
       prev = until;
     };
-    for (const Edge& e : ev) {
-      close_segment(e.t);
-      open[e.phase] += e.delta;
+    // Edges at one instant may be taken in any order: the first closes the segment up to
+    // it, the rest close nothing (zero length), and the open counts after them are the same.
+    size_t f = fw_begin[si];
+    const size_t f_end = fw_end[si];
+    bool f_open = false;  // inside forward[f] (its start taken, its end not yet)
+    size_t o = 0;
+    while (o < ev.size() || f < f_end) {
+      const int64_t ft = f < f_end ? (f_open ? forward[f].end_ns : forward[f].start_ns) : INT64_MAX;
+      if (o < ev.size() && ev[o].t <= ft) {
+        close_segment(ev[o].t);
+        open[ev[o].phase] += ev[o].delta;
+        ++o;
+      } else {
+        close_segment(ft);
+        open[kPhaseForward] += f_open ? -1 : +1;
+        if (f_open) ++f;
+        f_open = !f_open;
+      }
     }
     close_segment(st.end_ns);
     std::vector<Edge>().swap(ev);
@@ -134,9 +219,8 @@ void ComputePhases(const AnalysisContext& ctx, Summary* summary) {
   for (const DeviceWork& dw : ctx.devices) {
     for (const GpuOp& g : dw.ops) {
       if (g.event->kind != EventKind::kKernel || g.event->external_id == 0) continue;
-      auto it = range_start.find(g.event->external_id);
-      if (it == range_start.end()) continue;
-      const int64_t t = it->second;
+      int64_t t;
+      if (!range_start.Find(g.event->external_id, &t)) continue;
       auto step = std::upper_bound(ctx.steps.begin(), ctx.steps.end(), t,
                                    [](int64_t v, const Step& s) { return v < s.start_ns; });
       if (step == ctx.steps.begin()) continue;

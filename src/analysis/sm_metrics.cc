@@ -74,13 +74,24 @@ void ComputeMeasuredCounters(const AnalysisContext& ctx, Summary* summary) {
   absl::flat_hash_map<std::string_view, size_t> row_of;
   for (size_t i = 0; i < summary->top_kernels.size(); ++i) row_of[summary->top_kernels[i].name] = i;
   std::vector<Acc> acc(summary->top_kernels.size());
+  // Row by name id, looked up once per name (a string hash per kernel was most of this pass).
+  constexpr int32_t kUnseen = -2, kNoRow = -1;
+  std::vector<int32_t> row_by_name(ctx.data->strings.size(), kUnseen);
   for (const DeviceWork& dw : ctx.devices) {
     ShapeCache shapes(*ctx.data, ctx.Device(dw.device));
     for (const GpuOp& op : dw.ops) {
       if (op.event->kind != EventKind::kKernel) continue;
-      auto it = row_of.find(ctx.Name(*op.event));
-      if (it == row_of.end()) continue;
-      Acc& a = acc[it->second];
+      int32_t row = kNoRow;
+      const StringId name = op.event->name;
+      if (name < row_by_name.size() && row_by_name[name] != kUnseen) {
+        row = row_by_name[name];
+      } else {
+        auto it = row_of.find(ctx.Name(*op.event));
+        row = it == row_of.end() ? kNoRow : static_cast<int32_t>(it->second);
+        if (name < row_by_name.size()) row_by_name[name] = row;
+      }
+      if (row == kNoRow) continue;
+      Acc& a = acc[static_cast<size_t>(row)];
       const double t = static_cast<double>(ctx.End(op) - ctx.Start(op));
       const KernelShape s = shapes.Get(*op.event);
       if (s.occupancy_valid) {

@@ -266,7 +266,7 @@ std::vector<ConfigKey>* BuildTable() {
                             "Warm-up iterations before the start iteration"),
                         100000));
   t->push_back(Int("ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB", &Config::max_gpu_buffer_mb, "128",
-                   "Cap on CUPTI host buffers: at most 1 + size/4 MiB buffers of 4 MiB. "
+                   "Cap on CUPTI host buffers: at most 1 + size buffers of 1 MiB. "
                    "Base config only (it bounds the job's memory)"));
   {
     ConfigKey k = Bool("PROFILE_MEMORY", &Config::memory_snapshot, "false",

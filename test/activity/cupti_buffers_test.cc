@@ -52,6 +52,37 @@ TEST_CASE("a pool hands out its buffers, refuses when empty, and recycles", "[cu
   CHECK(pool.buffer_count() == 0);
 }
 
+TEST_CASE("the idle hook runs once the worker has caught up, and Drain waits for it",
+          "[cupti_buffers]") {
+  CuptiBufferPool pool;
+  REQUIRE(pool.Allocate(64, 3).ok());
+  uint8_t* a = pool.Acquire();
+  uint8_t* b = pool.Acquire();
+  REQUIRE(a != nullptr);
+  REQUIRE(b != nullptr);
+  std::atomic<bool> release{false};
+  std::vector<int> order;  // 1 = a buffer, 2 = the idle hook (worker thread only until Drain)
+  std::atomic<int> idles{0};
+  pool.Start(
+      [&](const uint8_t*, size_t) {
+        // Holds the first buffer until the second is queued: the hook must not run between.
+        while (!release.load()) std::this_thread::yield();
+        order.push_back(1);
+      },
+      [&] {
+        order.push_back(2);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // Drain must wait this out
+        idles.fetch_add(1);
+      });
+  pool.Complete(a, 8);
+  pool.Complete(b, 8);
+  release.store(true);
+  pool.Drain();
+  CHECK(idles.load() == 1);
+  CHECK(order == std::vector<int>{1, 1, 2});
+  pool.Stop();
+}
+
 TEST_CASE("a new geometry is refused while CUPTI holds buffers", "[cupti_buffers]") {
   CuptiBufferPool pool;
   REQUIRE(pool.Allocate(64, 1).ok());

@@ -3,9 +3,13 @@
 // Threading: single-threaded.
 #include "activity/cupti_convert.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <vector>
 
+#include "activity/correlation.h"
 #include "cupti_records.h"
 
 namespace kairos::internal {
@@ -94,6 +98,124 @@ TEST_CASE("identical launch configurations share one detail row", "[cupti_conver
   CHECK(c.events()[3].detail == 0);
   CHECK(c.events()[0].name == c.events()[3].name);
   CHECK(c.strings().size() == 2);  // "" and the demangled name
+}
+
+// Pages of [p, p + bytes) the kernel has resident (mincore).
+size_t ResidentPages(const void* p, size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> v((bytes + page - 1) / page);
+  if (mincore(const_cast<void*>(p), bytes, v.data()) != 0) return SIZE_MAX;
+  size_t n = 0;
+  for (unsigned char c : v) n += c & 1;
+  return n;
+}
+
+TEST_CASE("event chunks grow one chunk at a time and never move an event", "[cupti_convert]") {
+  constexpr size_t kChunk = EventChunks::kChunkEvents;
+  const size_t chunk_pages = EventChunks::kChunkBytes / static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  EventChunks s;
+  s.SetBound(3 * kChunk + 5);
+  CHECK(s.capacity() == 0);
+  // Ready ahead: the current chunk and the one the next 100 appends reach (the same one).
+  CHECK(s.MakeReadyAhead(100) == EventChunks::kChunkBytes);
+  REQUIRE(s.capacity() == kChunk);
+  CHECK(ResidentPages(s.chunk(0), EventChunks::kChunkBytes) == chunk_pages);
+  Event* first = s.Append();
+  REQUIRE(first != nullptr);
+  *first = Event{};
+  first->correlation = 1;
+  for (uint32_t i = 1; i < kChunk + 10; ++i) {
+    Event* e = s.Append();
+    REQUIRE(e != nullptr);
+    *e = Event{};
+    e->correlation = i + 1;
+  }
+  CHECK(s.size() == kChunk + 10);
+  CHECK(s.capacity() == 2 * kChunk);   // grown by one chunk, not doubled
+  CHECK(&s[0] == first);               // nothing moved
+  // The second chunk was mapped by the append itself, so only what was written is resident
+  // (one page; a kernel with multi-size THP may fault in a larger folio, never the chunk);
+  // making it ready populates the rest without changing the ten events in it.
+  CHECK(ResidentPages(s.chunk(1), EventChunks::kChunkBytes) < chunk_pages);
+  CHECK(s.MakeReadyAhead(kChunk) == 2 * EventChunks::kChunkBytes);  // chunk 1 and chunk 2
+  CHECK(ResidentPages(s.chunk(1), EventChunks::kChunkBytes) == chunk_pages);
+  CHECK(s.capacity() == 3 * kChunk);
+  for (uint32_t i = 0; i < kChunk + 10; ++i) REQUIRE(s[i].correlation == i + 1);
+  uint64_t sum = 0;
+  for (const Event& e : s) sum += e.correlation;
+  CHECK(sum == uint64_t{kChunk + 10} * (kChunk + 11) / 2);
+  // Up to the bound: 3 chunks + 5 events round up to 4 chunks, no more.
+  while (s.Append() != nullptr) {}
+  CHECK(s.size() == 4 * kChunk);
+  CHECK(s.MakeReadyAhead(kChunk) == 0);  // all four written whole; a fifth is past the bound
+  // Truncate hands whole chunks past the kept events back.
+  s.Truncate(kChunk + 1);
+  CHECK(s.size() == kChunk + 1);
+  CHECK(s.capacity() == 2 * kChunk);
+  CHECK(s[kChunk].correlation == kChunk + 1);
+  CHECK(s.chunk_count() == 2);
+  CHECK(s.chunk_size(0) == kChunk);
+  CHECK(s.chunk_size(1) == 1);
+  s.Release();
+  CHECK(s.size() == 0);
+  CHECK(s.capacity() == 0);
+}
+
+TEST_CASE("launch configurations cycling through more rows than one intern each",
+          "[cupti_convert]") {
+  // Three grid sizes on two streams in a cycle of six (the benchmark's shape): a last-row
+  // check missed every one; the rows are still interned once each, in first-seen order.
+  RecordBuffer buf;
+  for (uint32_t i = 0; i < 60; ++i) {
+    buf.Add(testing::Kernel(i + 1, 100 + 10 * i, 105 + 10 * i, kMatmul, 0, 7 + i % 2,
+                            128 << (i % 3)));
+  }
+  CuptiConverter c(FakeCallbackName, 100);
+  c.ConvertBuffer(buf.data(), buf.size());
+  REQUIRE(c.events().size() == 60);
+  REQUIRE(c.kernels().size() == 6);
+  for (uint32_t i = 0; i < 60; ++i) {
+    REQUIRE(c.events()[i].detail == i % 6);
+    const KernelDetail& d = c.kernels()[c.events()[i].detail];
+    CHECK(d.grid[0] == (128u << (i % 3)));
+    CHECK(d.stream == 7 + i % 2);
+  }
+}
+
+TEST_CASE("a window across several store chunks converts and merges every event",
+          "[cupti_convert]") {
+  // 40,000 launches (runtime call + kernel) fill five chunks of the event store; the merge
+  // hands every chunk back.
+  constexpr uint32_t kLaunches = 40000;
+  RecordBuffer buf;
+  for (uint32_t i = 0; i < kLaunches; ++i) {
+    const uint64_t t = 1000 + 100 * uint64_t{i};
+    buf.Add(testing::Runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, i + 1, t, t + 10));
+    buf.Add(testing::Kernel(i + 1, t + 20, t + 90, kMatmul));
+  }
+  CuptiConverter c(FakeCallbackName, 1u << 20);
+  CHECK(c.PrepareStore() == EventChunks::kChunkBytes);  // a quarter chunk ahead: one chunk
+  c.ConvertBuffer(buf.data(), buf.size());
+  REQUIRE(c.events().size() == 2 * kLaunches);
+  CHECK(c.events().capacity() == 5 * EventChunks::kChunkEvents);
+  // The next buffer is expected to be as large: its 80,000 events ahead, 10 chunks in all;
+  // the current (fifth, partly written) chunk and the five after it are populated.
+  CHECK(c.PrepareStore() == 6 * EventChunks::kChunkBytes);
+  CHECK(c.events().capacity() == 10 * EventChunks::kChunkEvents);
+  for (uint32_t i = 0; i < kLaunches; ++i) {
+    REQUIRE(c.events()[2 * i].kind == EventKind::kRuntime);
+    REQUIRE(c.events()[2 * i + 1].kind == EventKind::kKernel);
+    REQUIRE(c.events()[2 * i + 1].correlation == i + 1);
+  }
+  TraceData data;
+  data.pid = 99;
+  const MergeResult m = MergeIntoTraceData(c, data);
+  CHECK(m.flows == kLaunches);
+  CHECK(c.events().size() == 0);
+  CHECK(c.events().capacity() == 0);
+  size_t merged = 0;
+  for (const auto& track : data.events_by_track) merged += track.size();
+  CHECK(merged == 2 * kLaunches);
 }
 
 TEST_CASE("memcpy, memset, runtime and driver names follow Kineto", "[cupti_convert]") {

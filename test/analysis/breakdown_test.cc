@@ -18,20 +18,23 @@ using kairos::testing::TraceBuilder;
 //   memcpy [1500,1550) s7  corr 3, launch [1450,1530) (returns after the copy started)
 //   memset [1700,1720) s7  corr 4, launch [1600,1610)
 // Host: "forward" [1040,1300), "dataloader" [1380,1520).
-TraceData HandTrace(TraceBuilder& b) {
+// `stride` spaces the correlation ids (1, 1 + stride, ...): 1 gives CUPTI's dense ids, a
+// large stride sparse ones (the launch table's two lookups).
+TraceData HandTrace(TraceBuilder& b, uint32_t stride = 1) {
+  auto corr = [stride](uint32_t k) { return 1 + (k - 1) * stride; };
   b.Device(0, /*num_sms=*/10);
   const uint32_t th = b.Thread();
   const uint32_t s7 = b.Stream(0, 7), s8 = b.Stream(0, 8);
   b.Range(th, "forward", 1040, 1300);
-  b.Launch(th, 1050, 1060, 1);
-  b.Launch(th, 1200, 1210, 2);
+  b.Launch(th, 1050, 1060, corr(1));
+  b.Launch(th, 1200, 1210, corr(2));
   b.Range(th, "dataloader", 1380, 1520);
-  b.Launch(th, 1450, 1530, 3, "cudaMemcpyAsync");
-  b.Launch(th, 1600, 1610, 4, "cudaMemsetAsync");
-  b.Kernel(s7, "gemm", 1100, 1300, 1, /*grid=*/20);
-  b.Kernel(s8, "ncclKernel_AllReduce_RING", 1250, 1400, 2, /*grid=*/5);
-  b.Memcpy(s7, 1500, 1550, 3, 4096);
-  b.Memset(s7, 1700, 1720, 4, 128);
+  b.Launch(th, 1450, 1530, corr(3), "cudaMemcpyAsync");
+  b.Launch(th, 1600, 1610, corr(4), "cudaMemsetAsync");
+  b.Kernel(s7, "gemm", 1100, 1300, corr(1), /*grid=*/20);
+  b.Kernel(s8, "ncclKernel_AllReduce_RING", 1250, 1400, corr(2), /*grid=*/5);
+  b.Memcpy(s7, 1500, 1550, corr(3), 4096);
+  b.Memset(s7, 1700, 1720, corr(4), 128);
   return std::move(b.Done());
 }
 
@@ -57,7 +60,8 @@ TEST_CASE("Temporal breakdown matches the hand computation and sums to the windo
 
 TEST_CASE("Idle breakdown splits each gap at the end of the next op's launch call") {
   TraceBuilder b(1000, 2000);
-  const TraceData data = HandTrace(b);
+  const uint32_t stride = GENERATE(1u, 1000000u);  // dense and sparse correlation ids
+  const TraceData data = HandTrace(b, stride);
   const DeviceSummary d = Analyze(data).devices[0];
   // [1000,1100): launch ends 1060 -> 60 host, 40 kernel.  [1400,1500): launch ends 1530 ->
   // 100 host.  [1550,1700): ends 1610 -> 60 host, 90 kernel.  [1720,2000): trailing, 280 other.

@@ -85,6 +85,55 @@ TEST_CASE("step phases: priority, backward thread, sums, GPU time by launching p
   CHECK(found);
 }
 
+// Forward ranges crossing a step boundary and meeting end to start, nested ops, a backward
+// range over forward, and range ids far apart (the sparse lookup of launching ranges).
+// Step 1 [0, 1000 us): other [0, 100); forward A [100, 300) and B [300, 1200) minus backward
+// [250, 400) on the autograd thread: forward 150 + 600, backward 150. Step 2 [1000, 2000):
+// forward 200 (B's tail), optimizer [1200, 1500), loader on a worker thread [1500, 1600),
+// other 400. GPU: 30 us launched from A (forward); 40 us from B, which starts under the
+// backward range (backward), and 60 us from the backward range.
+TEST_CASE("step phases: forward across steps, ties, nesting, sparse range ids") {
+  TraceBuilder b(0, 2000 * kUs);
+  b.HopperDevice(0);
+  const uint32_t main = b.Thread(1), bwd = b.Thread(2), worker = b.Thread(3), st = b.Stream(0, 7);
+  b.Step(main, 1, 0, 1000 * kUs);
+  b.Step(main, 2, 1000 * kUs, 2000 * kUs);
+  auto op = [&](uint32_t th, const char* name, int64_t s, int64_t e, uint32_t ext) {
+    b.Add(th, EventKind::kCpuOp, name, s * kUs, e * kUs).external_id = ext;
+  };
+  auto kernel = [&](int64_t s, int64_t e, uint32_t ext) {
+    b.Kernel(st, "ampere_sgemm_64x64_nn", s * kUs, e * kUs, ext);
+    b.data().events_by_track[st].back().external_id = ext;
+  };
+  op(main, "aten::conv2d", 100, 300, 7);
+  op(main, "aten::convolution", 150, 250, 8);  // nested: adds nothing
+  op(main, "aten::linear", 300, 1200, 5000000);
+  op(bwd, "autograd::engine::evaluate_function: MmBackward0", 250, 400, 9);
+  b.Range(main, "Optimizer.step#Adam.step", 1200 * kUs, 1500 * kUs);
+  b.Range(worker, kNext, 1500 * kUs, 1600 * kUs);
+  kernel(200, 230, 7);
+  kernel(500, 540, 5000000);
+  kernel(600, 660, 9);
+  const Summary s = Analyze(std::move(b.Done()));
+  const PhaseSummary& p = s.phases;
+  REQUIRE(p.present);
+  REQUIRE(p.steps.size() == 2);
+  const StepPhases& a = p.steps[0];
+  CHECK(a.host_ns[kPhaseOther] == 100 * kUs);
+  CHECK(a.host_ns[kPhaseForward] == 750 * kUs);
+  CHECK(a.host_ns[kPhaseBackward] == 150 * kUs);
+  CHECK(a.host_ns[kPhaseOptimizer] == 0);
+  CHECK(a.host_ns[kPhaseDataLoading] == 0);
+  CHECK(a.gpu_ns[kPhaseForward] == 30 * kUs);
+  CHECK(a.gpu_ns[kPhaseBackward] == 100 * kUs);
+  const StepPhases& c = p.steps[1];
+  CHECK(c.host_ns[kPhaseForward] == 200 * kUs);
+  CHECK(c.host_ns[kPhaseOptimizer] == 300 * kUs);
+  CHECK(c.host_ns[kPhaseDataLoading] == 100 * kUs);
+  CHECK(c.host_ns[kPhaseOther] == 400 * kUs);
+  CHECK(c.host_ns[kPhaseBackward] == 0);
+}
+
 TEST_CASE("data_loader_bound: not with a fast loader; no phases without steps") {
   // 300 + 10 of 2000 us: 15.5% < 20%.
   const Summary s = Analyze(PhaseTrace(10));
