@@ -184,15 +184,17 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
   return ctx;
 }
 
-void ResolveLaunches(AnalysisContext& ctx) {
+namespace {
+
+// The correlation ids whose launch call the analysis asks about: the op after each idle gap
+// and each small device-to-host copy (copy-back syncs).
+void CollectLaunchIds(const AnalysisContext& ctx, std::vector<uint32_t>* ids) {
   constexpr uint8_t kCopyDtoH = 2;
   const TraceData& data = *ctx.data;
-  std::vector<uint32_t>& ids = ctx.launches.ids_;
-  std::vector<Launch>& launches = ctx.launches.launches_;
-  ids.clear();
+  ids->clear();
   for (const DeviceWork& dw : ctx.devices) {
     for (const IdleGap& g : dw.gaps) {
-      if (g.next != nullptr && g.next->correlation != 0) ids.push_back(g.next->correlation);
+      if (g.next != nullptr && g.next->correlation != 0) ids->push_back(g.next->correlation);
     }
     for (const GpuOp& op : dw.ops) {
       if (op.event->kind != EventKind::kMemcpy || op.event->correlation == 0 ||
@@ -201,10 +203,19 @@ void ResolveLaunches(AnalysisContext& ctx) {
       }
       const MemcpyDetail& m = data.memcpys[op.event->detail];
       if (m.copy_kind == kCopyDtoH && m.bytes <= ctx.options->copy_back_max_bytes) {
-        ids.push_back(op.event->correlation);
+        ids->push_back(op.event->correlation);
       }
     }
   }
+}
+
+}  // namespace
+
+void ResolveLaunches(AnalysisContext& ctx) {
+  const TraceData& data = *ctx.data;
+  std::vector<uint32_t>& ids = ctx.launches.ids_;
+  std::vector<Launch>& launches = ctx.launches.launches_;
+  CollectLaunchIds(ctx, &ids);
   std::vector<uint32_t>& dense = ctx.launches.dense_;
   dense.clear();
   uint32_t lo = UINT32_MAX, hi = 0;

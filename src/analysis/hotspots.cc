@@ -11,6 +11,51 @@ namespace {
 
 using Durations = absl::flat_hash_map<StringId, std::vector<int64_t>>;
 
+// Per table, a count per name; runs of one name (a kernel launched in a loop) skip the hash
+// probe. A map keyed by the table, probed per event, was half of this pass.
+struct NameCounts {
+  absl::flat_hash_map<StringId, size_t> by_name;
+  StringId last = 0;
+  size_t pending = 0;  // occurrences of `last` not yet added to by_name
+  void Add(StringId name) {
+    if (pending != 0 && name == last) {
+      ++pending;
+      return;
+    }
+    if (pending != 0) by_name[last] += pending;
+    last = name;
+    pending = 1;
+  }
+  void Flush() {
+    if (pending != 0) by_name[last] += pending;
+    pending = 0;
+  }
+};
+
+// The top rows of one table: ranked by total first, order statistics for the shown rows only.
+void TopRows(const AnalysisContext& ctx, Durations& by_name, std::vector<Hotspot>* out) {
+  const TraceData& data = *ctx.data;
+  std::vector<std::pair<int64_t, StringId>> totals;
+  totals.reserve(by_name.size());
+  for (auto& [name, d] : by_name) {
+    int64_t t = 0;
+    for (int64_t v : d) t += v;
+    totals.emplace_back(t, name);
+  }
+  auto order = [&](const std::pair<int64_t, StringId>& a, const std::pair<int64_t, StringId>& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return data.strings.Get(a.second) < data.strings.Get(b.second);
+  };
+  const size_t n = std::min(ctx.options->top_n, totals.size());
+  std::partial_sort(totals.begin(), totals.begin() + n, totals.end(), order);
+  for (size_t i = 0; i < n; ++i) {
+    Hotspot h;
+    h.name = std::string(data.strings.Get(totals[i].second));
+    h.stats = StatsOf(by_name[totals[i].second]);
+    out->push_back(std::move(h));
+  }
+}
+
 }  // namespace
 
 void ComputeHotspots(const AnalysisContext& ctx, Summary* summary) {
@@ -38,33 +83,13 @@ void ComputeHotspots(const AnalysisContext& ctx, Summary* summary) {
       }
     }
   };
-  // Per table, a count per name; runs of one name (a kernel launched in a loop) skip the
-  // hash probe. A map keyed by the table, probed per event, was half of this pass.
-  struct Counts {
-    absl::flat_hash_map<StringId, size_t> by_name;
-    StringId last = 0;
-    size_t pending = 0;  // occurrences of `last` not yet added to by_name
-    void Add(StringId name) {
-      if (pending != 0 && name == last) {
-        ++pending;
-        return;
-      }
-      if (pending != 0) by_name[last] += pending;
-      last = name;
-      pending = 1;
-    }
-    void Flush() {
-      if (pending != 0) by_name[last] += pending;
-      pending = 0;
-    }
-  };
-  Counts k_counts, m_counts, c_counts;
-  auto counts_of = [&](const Durations& table) -> Counts& {
+  NameCounts k_counts, m_counts, c_counts;
+  auto counts_of = [&](const Durations& table) -> NameCounts& {
     return &table == &kernels ? k_counts : &table == &memcpys ? m_counts : c_counts;
   };
   visit([&](Durations& table, StringId name, int64_t) { counts_of(table).Add(name); });
   for (Durations* table : {&kernels, &memcpys, &cpu}) {
-    Counts& c = counts_of(*table);
+    NameCounts& c = counts_of(*table);
     c.Flush();
     for (const auto& [name, n] : c.by_name) (*table)[name].reserve(n);
     c.by_name = {};
@@ -82,31 +107,9 @@ void ComputeHotspots(const AnalysisContext& ctx, Summary* summary) {
     }
     l.v->push_back(d);
   });
-  auto fill = [&](Durations& by_name, std::vector<Hotspot>* out) {
-    // Rank by total first, then compute order statistics for the shown rows only.
-    std::vector<std::pair<int64_t, StringId>> totals;
-    totals.reserve(by_name.size());
-    for (auto& [name, d] : by_name) {
-      int64_t t = 0;
-      for (int64_t v : d) t += v;
-      totals.emplace_back(t, name);
-    }
-    auto order = [&](const std::pair<int64_t, StringId>& a, const std::pair<int64_t, StringId>& b) {
-      if (a.first != b.first) return a.first > b.first;
-      return data.strings.Get(a.second) < data.strings.Get(b.second);
-    };
-    const size_t n = std::min(ctx.options->top_n, totals.size());
-    std::partial_sort(totals.begin(), totals.begin() + n, totals.end(), order);
-    for (size_t i = 0; i < n; ++i) {
-      Hotspot h;
-      h.name = std::string(data.strings.Get(totals[i].second));
-      h.stats = StatsOf(by_name[totals[i].second]);
-      out->push_back(std::move(h));
-    }
-  };
-  fill(kernels, &summary->top_kernels);
-  fill(memcpys, &summary->top_memcpys);
-  fill(cpu, &summary->top_cpu_ranges);
+  TopRows(ctx, kernels, &summary->top_kernels);
+  TopRows(ctx, memcpys, &summary->top_memcpys);
+  TopRows(ctx, cpu, &summary->top_cpu_ranges);
 }
 
 }  // namespace kairos::internal

@@ -92,32 +92,115 @@ class RangeStarts {
   std::vector<std::pair<uint32_t, int64_t>> sorted_;
 };
 
-}  // namespace
+// One step's host time by phase: its edges and its forward intervals (forward[fw_begin,
+// fw_end), already in time order) swept together; the step's phase segments are appended to
+// `segments` for the GPU attribution.
+StepPhases SweepStep(const Step& st, std::vector<Edge>& ev, const std::vector<Interval>& forward,
+                     size_t fw_begin, size_t fw_end, std::vector<Segment>* segments) {
+  std::sort(ev.begin(), ev.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+  StepPhases row;
+  row.step = st.number;
+  row.duration_ns = st.end_ns - st.start_ns;
+  int open[kNumPhases] = {};
+  int64_t prev = st.start_ns;
+  auto close_segment = [&](int64_t until) {
+    if (until <= prev) return;
+    int p = kPhaseOther;
+    for (int k = 0; k < kNumPhases; ++k) {  // phases are numbered by priority
+      if (k != kPhaseOther && open[k] > 0) {
+        p = k;
+        break;
+      }
+    }
+    row.host_ns[p] += until - prev;
+    if (!segments->empty() && segments->back().phase == p &&
+        segments->back().end == prev) {
+      segments->back().end = until;
+    } else {
+      segments->push_back({prev, until, p});
+    }
+    prev = until;
+  };
+  // Edges at one instant may be taken in any order: the first closes the segment up to
+  // it, the rest close nothing (zero length), and the open counts after them are the same.
+  size_t f = fw_begin;
+  const size_t f_end = fw_end;
+  bool f_open = false;  // inside forward[f] (its start taken, its end not yet)
+  size_t o = 0;
+  while (o < ev.size() || f < f_end) {
+    const int64_t ft = f < f_end ? (f_open ? forward[f].end_ns : forward[f].start_ns) : INT64_MAX;
+    if (o < ev.size() && ev[o].t <= ft) {
+      close_segment(ev[o].t);
+      open[ev[o].phase] += ev[o].delta;
+      ++o;
+    } else {
+      close_segment(ft);
+      open[kPhaseForward] += f_open ? -1 : +1;
+      if (f_open) ++f;
+      f_open = !f_open;
+    }
+  }
+  close_segment(st.end_ns);
+  std::vector<Edge>().swap(ev);
+  return row;
+}
 
-void ComputePhases(const AnalysisContext& ctx, Summary* summary) {
-  if (ctx.steps.empty()) return;
+// GPU time: each kernel to the phase its launching range started in.
+void AttributeGpuTime(const AnalysisContext& ctx, const RangeStarts& range_start,
+                      const std::vector<std::vector<Segment>>& segments, PhaseSummary* out) {
+  for (const DeviceWork& dw : ctx.devices) {
+    for (const GpuOp& g : dw.ops) {
+      if (g.event->kind != EventKind::kKernel || g.event->external_id == 0) continue;
+      int64_t t;
+      if (!range_start.Find(g.event->external_id, &t)) continue;
+      auto step = std::upper_bound(ctx.steps.begin(), ctx.steps.end(), t,
+                                   [](int64_t v, const Step& s) { return v < s.start_ns; });
+      if (step == ctx.steps.begin()) continue;
+      const size_t si = static_cast<size_t>(step - ctx.steps.begin()) - 1;
+      if (t >= ctx.steps[si].end_ns) continue;
+      for (const Segment& sg : segments[si]) {
+        if (t >= sg.start && t < sg.end) {
+          out->steps[si].gpu_ns[sg.phase] += ctx.End(g) - ctx.Start(g);
+          break;
+        }
+      }
+    }
+  }
+}
+
+// The track each step is on (its ProfilerStep#N range; UINT32_MAX when none), and each CPU
+// range's start by its external id (kernels name their launching range).
+std::vector<uint32_t> StepTracks(const AnalysisContext& ctx,
+                                 std::vector<std::pair<uint32_t, int64_t>>* starts) {
   const TraceData& data = *ctx.data;
-  // The track each step is on (its ProfilerStep#N range), and each CPU range's start by its
-  // external id (kernels name their launching range).
   absl::flat_hash_map<int64_t, uint32_t> step_track;
-  std::vector<std::pair<uint32_t, int64_t>> starts;  // (external id, start), first seen first
   for (uint32_t t = 0; t < data.events_by_track.size(); ++t) {
     for (const Event& e : data.events_by_track[t]) {
       if (!IsCpuRange(e.kind)) continue;
-      if (e.external_id != 0) starts.emplace_back(e.external_id, e.start_ns);
+      if (e.external_id != 0) starts->emplace_back(e.external_id, e.start_ns);
       int64_t n = 0;
       if (e.kind == EventKind::kUserAnnotation && ctx.IsStepName(e.name) &&
           ParseStepName(ctx.Name(e), &n))
         step_track.emplace(n, t);
     }
   }
-  const RangeStarts range_start(std::move(starts));
-  PhaseSummary& out = summary->phases;
   std::vector<uint32_t> own_track(ctx.steps.size(), UINT32_MAX);
   for (size_t si = 0; si < ctx.steps.size(); ++si) {
     auto it = step_track.find(ctx.steps[si].number);
     if (it != step_track.end()) own_track[si] = it->second;
   }
+  return own_track;
+}
+
+}  // namespace
+
+void ComputePhases(const AnalysisContext& ctx, Summary* summary) {
+  if (ctx.steps.empty()) return;
+  const TraceData& data = *ctx.data;
+  std::vector<std::pair<uint32_t, int64_t>> starts;  // (external id, start), first seen first
+  const std::vector<uint32_t> own_track = StepTracks(ctx, &starts);
+  const RangeStarts range_start(std::move(starts));
+  PhaseSummary& out = summary->phases;
   // One pass over the CPU ranges: each phase range adds its edges to the steps it overlaps
   // (steps are sorted and disjoint: a binary search finds the first). Forward takes only the
   // outermost operators of a track (events come enclosing-first), so nesting adds no edges.
@@ -166,74 +249,10 @@ void ComputePhases(const AnalysisContext& ctx, Summary* summary) {
   }
   std::vector<std::vector<Segment>> segments(ctx.steps.size());
   for (size_t si = 0; si < ctx.steps.size(); ++si) {
-    const Step& st = ctx.steps[si];
-    std::vector<Edge>& ev = edges[si];
-    std::sort(ev.begin(), ev.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
-    StepPhases row;
-    row.step = st.number;
-    row.duration_ns = st.end_ns - st.start_ns;
-    int open[kNumPhases] = {};
-    int64_t prev = st.start_ns;
-    auto close_segment = [&](int64_t until) {
-      if (until <= prev) return;
-      int p = kPhaseOther;
-      for (int k = 0; k < kNumPhases; ++k) {  // phases are numbered by priority
-        if (k != kPhaseOther && open[k] > 0) {
-          p = k;
-          break;
-        }
-      }
-      row.host_ns[p] += until - prev;
-      if (!segments[si].empty() && segments[si].back().phase == p &&
-          segments[si].back().end == prev) {
-        segments[si].back().end = until;
-      } else {
-        segments[si].push_back({prev, until, p});
-      }
-      prev = until;
-    };
-    // Edges at one instant may be taken in any order: the first closes the segment up to
-    // it, the rest close nothing (zero length), and the open counts after them are the same.
-    size_t f = fw_begin[si];
-    const size_t f_end = fw_end[si];
-    bool f_open = false;  // inside forward[f] (its start taken, its end not yet)
-    size_t o = 0;
-    while (o < ev.size() || f < f_end) {
-      const int64_t ft = f < f_end ? (f_open ? forward[f].end_ns : forward[f].start_ns) : INT64_MAX;
-      if (o < ev.size() && ev[o].t <= ft) {
-        close_segment(ev[o].t);
-        open[ev[o].phase] += ev[o].delta;
-        ++o;
-      } else {
-        close_segment(ft);
-        open[kPhaseForward] += f_open ? -1 : +1;
-        if (f_open) ++f;
-        f_open = !f_open;
-      }
-    }
-    close_segment(st.end_ns);
-    std::vector<Edge>().swap(ev);
-    out.steps.push_back(row);
+    out.steps.push_back(SweepStep(ctx.steps[si], edges[si], forward, fw_begin[si], fw_end[si],
+                                  &segments[si]));
   }
-  // GPU time: each kernel to the phase its launching range started in.
-  for (const DeviceWork& dw : ctx.devices) {
-    for (const GpuOp& g : dw.ops) {
-      if (g.event->kind != EventKind::kKernel || g.event->external_id == 0) continue;
-      int64_t t;
-      if (!range_start.Find(g.event->external_id, &t)) continue;
-      auto step = std::upper_bound(ctx.steps.begin(), ctx.steps.end(), t,
-                                   [](int64_t v, const Step& s) { return v < s.start_ns; });
-      if (step == ctx.steps.begin()) continue;
-      const size_t si = static_cast<size_t>(step - ctx.steps.begin()) - 1;
-      if (t >= ctx.steps[si].end_ns) continue;
-      for (const Segment& sg : segments[si]) {
-        if (t >= sg.start && t < sg.end) {
-          out.steps[si].gpu_ns[sg.phase] += ctx.End(g) - ctx.Start(g);
-          break;
-        }
-      }
-    }
-  }
+  AttributeGpuTime(ctx, range_start, segments, &out);
   const double n = static_cast<double>(out.steps.size());
   for (int k = 0; k < kNumPhases; ++k) {
     double host = 0, gpu = 0;
