@@ -131,21 +131,6 @@ kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
 kairos_nccl_result_t NcclPluginStopEvent(void* handle) { return internal::NcclPluginStopEvent(handle); }
 kairos_nccl_result_t NcclPluginFinalize(void* context) { return internal::NcclPluginFinalize(context); }
 
-void OfferNcclPlugin(const char* library_path) {
-  const EnvSettings& env = Env();
-  if (!env.kairos_preloaded || !env.nccl_plugin_auto || !env.nccl_profiler_plugin.empty() ||
-      library_path == nullptr || library_path[0] != '/') {
-    return;
-  }
-  // overwrite=0: a value that appeared since Env() was read still wins.
-  if (setenv("NCCL_PROFILER_PLUGIN", library_path, 0) == 0) {
-    KAIROS_LOG_VERBOSE("NCCL_PROFILER_PLUGIN=%s (kairos describes NCCL collectives)", library_path);
-    // The owner's pid beside it: a child the job starts without LD_PRELOAD inherits both, and
-    // its kairos, if NCCL loads it, knows the variable was not meant for it.
-    setenv("KAIROS_NCCL_PLUGIN_PID", std::to_string(getpid()).c_str(), 1);
-  }
-}
-
 void OnCudaInjection() { Session().WaitForStartupWindow(); }
 
 int AttachNvtx(const void* (*get_export_table)(uint32_t)) {

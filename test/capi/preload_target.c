@@ -4,7 +4,10 @@
  * preloaded library starts no thread unless a trace is configured. With "range" as argv[2]
  * it first records one range through the preloaded library, found with dlsym (a process
  * that records nothing of its own writes no trace). With "step" it calls kairos_step once
- * (a training process, for the telemetry readiness rule).
+ * (a training process, for the telemetry readiness rule). With "init" it calls
+ * kairos_init(NULL) and prints "init=<code> <kairos_last_error()>". With PRELOAD_TARGET_MAPS
+ * set it also prints "core=1" when libkairos_core.so (the implementation the libkairos.so
+ * shim loads) is mapped into the process at the end, "core=0" when it is not.
  * Threading: single-threaded itself. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -28,6 +31,14 @@ int main(int argc, char** argv) {
     void (*step)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "kairos_step");
     if (step) step();
   }
+  if (argc > 2 && strcmp(argv[2], "init") == 0) {
+    int (*init)(const char*) = (int (*)(const char*))dlsym(RTLD_DEFAULT, "kairos_init");
+    const char* (*last_error)(void) = (const char* (*)(void))dlsym(RTLD_DEFAULT, "kairos_last_error");
+    if (init && last_error) {
+      const int rc = init(NULL);
+      printf("init=%d %s\n", rc, last_error());
+    }
+  }
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
   do {
@@ -41,5 +52,14 @@ int main(int argc, char** argv) {
     closedir(d);
   }
   printf("threads=%d\n", threads);
+  if (getenv("PRELOAD_TARGET_MAPS") != NULL) {
+    int core = 0;
+    char line[4096];
+    FILE* maps = fopen("/proc/self/maps", "r");
+    while (maps != NULL && fgets(line, sizeof(line), maps) != NULL)
+      if (strstr(line, "/libkairos_core.so") != NULL) core = 1;
+    if (maps != NULL) fclose(maps);
+    printf("core=%d\n", core);
+  }
   return 0;
 }
