@@ -214,7 +214,8 @@ static inline int Recording(void) {
  * KINETO_* variable with a value (config file and text, the daemon, telemetry, the trace
  * directory, a log level...), or KINETO_USE_DAEMON set at all (libkineto's rule), except
  * the two that only steer the NCCL offer below (a job's children inherit
- * KAIROS_NCCL_PLUGIN_PID from a preloaded launcher). */
+ * KAIROS_NCCL_PLUGIN_PID from a preloaded launcher) and KAIROS_LIBRARY (where the Python
+ * package finds this file). */
 static int EnvConfiguresKairos(void) {
   for (char** e = environ; e != NULL && *e != NULL; ++e) {
     const char* v = *e;
@@ -226,7 +227,8 @@ static int EnvConfiguresKairos(void) {
     if (n == 17 && strncmp(v, "KINETO_USE_DAEMON", n) == 0) return 1;
     if (eq[1] == '\0') continue;
     if ((n == 22 && strncmp(v, "KAIROS_NCCL_PLUGIN_PID", n) == 0) ||
-        (n == 18 && strncmp(v, "KAIROS_NCCL_PLUGIN", n) == 0))
+        (n == 18 && strncmp(v, "KAIROS_NCCL_PLUGIN", n) == 0) ||
+        (n == 14 && strncmp(v, "KAIROS_LIBRARY", n) == 0))
       continue;
     return 1;
   }
