@@ -15,10 +15,11 @@
 //           path and libcudart loaded) in a CUDA process with CUPTI (target: under 10 ms).
 // Peak RSS is the child's ru_maxrss from wait4().
 // Usage: footprint_benchmark [steps=2000] [start_repetitions=10]
-//        footprint_benchmark --startup [runs=200]   (issue 29 item 1: only the start-up part,
-//        runs of /bin/true alternated bare / LD_PRELOAD / LD_PRELOAD + a window, medians and
-//        p10, and what the dynamic loader does for libkairos: objects it initialises,
-//        relocations, and the static initialisers of the kairos libraries themselves)
+//        footprint_benchmark --startup [runs=200] [reference.so]   (issue 29 item 1: only the
+//        start-up part, runs of /bin/true alternated bare / LD_PRELOAD / LD_PRELOAD + a window
+//        (and LD_PRELOAD of reference.so, e.g. an empty library: the floor of any preload),
+//        medians and p10, and what the dynamic loader does for libkairos: objects it
+//        initialises, relocations, and the static initialisers of the kairos libraries)
 // Threading: single-threaded; workloads run in child processes, one at a time.
 #include <dlfcn.h>
 #include <elf.h>
@@ -178,7 +179,8 @@ double Percentile(std::vector<double> v, double q) {
 
 // --startup: issue 29 item 1 on its own (target: LD_PRELOAD with nothing configured within
 // 1.5x the bare process, or within 1 ms of it).
-int StartupMode(const std::string& build, int runs, const std::string& dir) {
+int StartupMode(const std::string& build, int runs, const std::string& dir,
+                const std::string& reference) {
   const std::string lib = build + "/lib/libkairos.so";
   const std::string core = build + "/lib/libkairos_core.so";
   const std::vector<std::string> no_config = {"KAIROS_CONFIG=", "KAIROS_CONFIG_TEXT=",
@@ -199,13 +201,20 @@ int StartupMode(const std::string& build, int runs, const std::string& dir) {
   std::printf("  static initialisers (.init_array entries): libkairos.so %d", InitArrayEntries(lib));
   if (Exists(core)) std::printf(", libkairos_core.so %d", InitArrayEntries(core));
   std::printf("\n");
-  std::vector<double> base_ms, loaded_ms, armed_ms;
+  std::vector<std::string> ref_env = no_config;
+  ref_env.push_back("LD_PRELOAD=" + reference);
+  std::vector<double> base_ms, loaded_ms, armed_ms, ref_ms;
   for (int i = 0; i < runs; ++i) {
     base_ms.push_back(Spawn({"/bin/true"}, no_config).wall_ms);
     loaded_ms.push_back(Spawn({"/bin/true"}, idle_env).wall_ms);
     armed_ms.push_back(Spawn({"/bin/true"}, armed_env).wall_ms);
+    if (!reference.empty()) ref_ms.push_back(Spawn({"/bin/true"}, ref_env).wall_ms);
   }
   RemoveAll(dir);
+  if (!reference.empty()) {
+    std::printf("  /bin/true with LD_PRELOAD=%s: median %.3f ms (p10 %.3f)\n", reference.c_str(),
+                Median(ref_ms), Percentile(ref_ms, 0.1));
+  }
   const double b = Median(base_ms), l = Median(loaded_ms), a = Median(armed_ms);
   std::printf("  /bin/true, %d runs each, alternated: bare median %.3f ms (p10 %.3f)  "
               "LD_PRELOAD %.3f ms (p10 %.3f; %.2fx, +%.3f ms)  LD_PRELOAD + window from start "
@@ -236,7 +245,8 @@ int main(int argc, char** argv) {
     const char* dir = mkdtemp(tmpl);
     if (dir == nullptr) return 1;
     std::printf("footprint_benchmark --startup\n");
-    const int rc = StartupMode(build, argc > 2 ? std::max(1, std::atoi(argv[2])) : 200, dir);
+    const int rc = StartupMode(build, argc > 2 ? std::max(1, std::atoi(argv[2])) : 200, dir,
+                               argc > 3 ? argv[3] : "");
     RemoveAll(dir);
     rmdir(dir);
     return rc;
