@@ -205,7 +205,9 @@ static inline const kairos_core_api* Core(void) {
 /* The hot path's gate: non-zero only while the loaded core records. */
 static inline int Recording(void) {
   const volatile uint32_t* flag = __atomic_load_n(&g_shim.flag, __ATOMIC_ACQUIRE);
-  return *flag != 0;
+  /* A relaxed atomic load, as the core's own check (the core stores it atomically; a plain
+   * load is the same instruction but a data race to ThreadSanitizer). */
+  return __atomic_load_n((const uint32_t*)flag, __ATOMIC_RELAXED) != 0;
 }
 
 /* ---- The decision at load ---- */
