@@ -87,7 +87,7 @@ static void FindSelf(char* path_out, size_t path_size) {
   Dl_info info;
   path_out[0] = '\0';
   g_shim.dir[0] = '\0';
-  if (dladdr((const void*)&kairos_version, &info) == 0 || info.dli_fname == NULL) return;
+  if (dladdr((const void*)&g_shim, &info) == 0 || info.dli_fname == NULL) return;
   const char* path = info.dli_fname;
   char resolved[PATH_MAX];
   if (path[0] != '/' && realpath(path, resolved) != NULL) path = resolved;
@@ -128,7 +128,9 @@ static const kairos_core_api* DoLoad(uint64_t mine) {
       const char* e = dlerror();
       Fail("cannot load the implementation", e != NULL ? e : path);
     } else {
-      kairos_core_get_fn get = (kairos_core_get_fn)dlsym(handle, "kairos_core_get");
+      void* sym = dlsym(handle, "kairos_core_get");
+      kairos_core_get_fn get = NULL;
+      memcpy(&get, &sym, sizeof(get)); /* POSIX: a function's address as dlsym returns it */
       const kairos_core_api* t = get != NULL ? get() : NULL;
       if (t == NULL || t->abi_version != KAIROS_CORE_ABI_VERSION ||
           t->size != sizeof(kairos_core_api)) {
