@@ -5,17 +5,30 @@
  * it first records one range through the preloaded library, found with dlsym (a process
  * that records nothing of its own writes no trace). With "step" it calls kairos_step once
  * (a training process, for the telemetry readiness rule). With "init" it calls
- * kairos_init(NULL) and prints "init=<code> <kairos_last_error()>". With PRELOAD_TARGET_MAPS
+ * kairos_init(NULL) and prints "init=<code> <kairos_last_error()>"; with "race" 8 threads
+ * make the process's first control call at once (kairos_init(NULL), the one that loads the
+ * core) and it prints "race=<how many returned 0>". With PRELOAD_TARGET_MAPS
  * set it also prints "core=1" when libkairos_core.so (the implementation the libkairos.so
  * shim loads) is mapped into the process at the end, "core=0" when it is not.
  * Threading: single-threaded itself. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+enum { kRaceThreads = 8 };
+static pthread_barrier_t g_race_barrier;
+static int (*g_race_init)(const char*);
+
+static void* RaceThread(void* arg) {
+  pthread_barrier_wait(&g_race_barrier);
+  *(int*)arg = g_race_init(NULL);
+  return NULL;
+}
 
 int main(int argc, char** argv) {
   long ms = argc > 1 ? atol(argv[1]) : 0;
@@ -38,6 +51,21 @@ int main(int argc, char** argv) {
       const int rc = init(NULL);
       printf("init=%d %s\n", rc, last_error());
     }
+  }
+  if (argc > 2 && strcmp(argv[2], "race") == 0) {
+    g_race_init = (int (*)(const char*))dlsym(RTLD_DEFAULT, "kairos_init");
+    int rc[kRaceThreads];
+    pthread_t t[kRaceThreads];
+    int ok = 0;
+    if (g_race_init != NULL) {
+      pthread_barrier_init(&g_race_barrier, NULL, kRaceThreads);
+      for (int i = 0; i < kRaceThreads; ++i) pthread_create(&t[i], NULL, RaceThread, &rc[i]);
+      for (int i = 0; i < kRaceThreads; ++i) {
+        pthread_join(t[i], NULL);
+        if (rc[i] == 0) ++ok;
+      }
+    }
+    printf("race=%d\n", ok);
   }
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);

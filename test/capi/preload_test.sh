@@ -102,6 +102,9 @@ out=$(maps KAIROS_TRACE_DIR="$dir" LD_PRELOAD="$pre" "$target" 0 2>>"$dir/err7")
 [ "$out" = "$(printf 'threads=1\ncore=1')" ] || { echo "FAIL: KAIROS_TRACE_DIR did not load the core: '$out'"; exit 1; }
 out=$(maps LD_PRELOAD="$pre" "$target" 0 init 2>>"$dir/err7")
 [ "$out" = "$(printf 'init=0 \nthreads=1\ncore=1')" ] || { echo "FAIL: kairos_init did not load the core: '$out'"; exit 1; }
+# Eight threads make the first control call at once: every one succeeds, against one core.
+out=$(maps LD_PRELOAD="$pre" "$target" 0 race 2>>"$dir/err7")
+[ "$out" = "$(printf 'race=8\nthreads=1\ncore=1')" ] || { echo "FAIL: concurrent first calls: '$out'"; exit 1; }
 [ ! -s "$dir/err7" ] || { echo "FAIL: stderr:"; cat "$dir/err7"; exit 1; }
 # Without the core: the shim alone in a directory of its own.
 mkdir "$dir/alone"
