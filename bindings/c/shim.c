@@ -75,7 +75,7 @@ static struct ShimState {
   uint64_t load;              /* load state word (above) */
   long loader_tid;            /* the thread running the load (re-entry from it fails fast) */
   uint32_t zero;
-  char dir[PATH_MAX];         /* this file's directory, resolved in the constructor */
+  char dir[PATH_MAX];         /* this file's directory (absolute), found by the constructor */
   char error[PATH_MAX + 256]; /* why the core could not be loaded ("" if it was not tried) */
 } g_shim = {&g_shim.zero, {0}, NULL, 0, 0, 0, {0}, {0}};
 
@@ -258,13 +258,12 @@ static void OfferNcclPlugin(const char* self) {
 }
 
 __attribute__((constructor)) static void KairosShimLoad(void) {
+  /* Now, in the directory the process started in: a relative load path ("./lib/libkairos.so")
+   * must not be resolved after the program changed directory. */
+  char self[PATH_MAX];
+  FindSelf(self, sizeof(self));
   const char* preload = getenv("LD_PRELOAD");
-  const int preloaded = preload != NULL && strstr(preload, "libkairos") != NULL;
-  if (preloaded) {
-    char self[PATH_MAX];
-    FindSelf(self, sizeof(self));
-    OfferNcclPlugin(self);
-  }
+  if (preload != NULL && strstr(preload, "libkairos") != NULL) OfferNcclPlugin(self);
   if (EnvConfiguresKairos()) (void)LoadCore();
 }
 

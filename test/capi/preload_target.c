@@ -5,7 +5,9 @@
  * it first records one range through the preloaded library, found with dlsym (a process
  * that records nothing of its own writes no trace). With "step" it calls kairos_step once
  * (a training process, for the telemetry readiness rule). With "init" it calls
- * kairos_init(NULL) and prints "init=<code> <kairos_last_error()>"; with "race" 8 threads
+ * kairos_init(NULL) (after chdir to $PRELOAD_TARGET_CHDIR when set) and prints
+ * "init=<code> <kairos_last_error()>"; with PRELOAD_TARGET_DLOPEN set it first dlopen()s that
+ * libkairos (a run-time load, as Python's); with "race" 8 threads
  * make the process's first control call at once (kairos_init(NULL), the one that loads the
  * core) and it prints "race=<how many returned 0>". With PRELOAD_TARGET_MAPS
  * set it also prints "core=1" when libkairos_core.so (the implementation the libkairos.so
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { kRaceThreads = 8 };
 static pthread_barrier_t g_race_barrier;
@@ -32,6 +35,12 @@ static void* RaceThread(void* arg) {
 
 int main(int argc, char** argv) {
   long ms = argc > 1 ? atol(argv[1]) : 0;
+  /* PRELOAD_TARGET_DLOPEN: load libkairos at run time (as Python's ctypes does), by this path. */
+  const char* open_path = getenv("PRELOAD_TARGET_DLOPEN");
+  if (open_path != NULL && dlopen(open_path, RTLD_NOW | RTLD_GLOBAL) == NULL) {
+    printf("dlopen: %s\n", dlerror());
+    return 4;
+  }
   if (argc > 2 && strcmp(argv[2], "range") == 0) {
     void (*push)(const char*) = (void (*)(const char*))dlsym(RTLD_DEFAULT, "kairos_range_push");
     void (*pop)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "kairos_range_pop");
@@ -45,6 +54,9 @@ int main(int argc, char** argv) {
     if (step) step();
   }
   if (argc > 2 && strcmp(argv[2], "init") == 0) {
+    /* PRELOAD_TARGET_CHDIR: the program changes directory before its first kairos call. */
+    const char* cd = getenv("PRELOAD_TARGET_CHDIR");
+    if (cd != NULL && chdir(cd) != 0) return 3;
     int (*init)(const char*) = (int (*)(const char*))dlsym(RTLD_DEFAULT, "kairos_init");
     const char* (*last_error)(void) = (const char* (*)(void))dlsym(RTLD_DEFAULT, "kairos_last_error");
     if (init && last_error) {

@@ -102,6 +102,15 @@ out=$(maps KAIROS_TRACE_DIR="$dir" LD_PRELOAD="$pre" "$target" 0 2>>"$dir/err7")
 [ "$out" = "$(printf 'threads=1\ncore=1')" ] || { echo "FAIL: KAIROS_TRACE_DIR did not load the core: '$out'"; exit 1; }
 out=$(maps LD_PRELOAD="$pre" "$target" 0 init 2>>"$dir/err7")
 [ "$out" = "$(printf 'init=0 \nthreads=1\ncore=1')" ] || { echo "FAIL: kairos_init did not load the core: '$out'"; exit 1; }
+# Preloaded by a relative path, the program changes directory before its first call: the core
+# is still found beside the shim (its directory was resolved at load).
+out=$(cd "$(dirname "$lib")" && maps LD_PRELOAD="$rel_pre" PRELOAD_TARGET_CHDIR=/ "$target" 0 init 2>>"$dir/err7")
+[ "$out" = "$(printf 'init=0 \nthreads=1\ncore=1')" ] || { echo "FAIL: relative preload, chdir, kairos_init: '$out'"; exit 1; }
+# The same for a run-time load by a relative path (Python's ctypes): nothing configured, so the
+# core is loaded only by the call after the chdir.
+rel_lib=./$(basename "$lib")
+out=$(cd "$(dirname "$lib")" && maps LD_PRELOAD="$(echo "$pre" | sed "s|$lib\$||")" PRELOAD_TARGET_DLOPEN="$rel_lib" PRELOAD_TARGET_CHDIR=/ "$target" 0 init 2>>"$dir/err7")
+[ "$out" = "$(printf 'init=0 \nthreads=1\ncore=1')" ] || { echo "FAIL: dlopen by a relative path, chdir, kairos_init: '$out'"; exit 1; }
 # Eight threads make the first control call at once: every one succeeds, against one core.
 out=$(maps LD_PRELOAD="$pre" "$target" 0 race 2>>"$dir/err7")
 [ "$out" = "$(printf 'race=8\nthreads=1\ncore=1')" ] || { echo "FAIL: concurrent first calls: '$out'"; exit 1; }
