@@ -102,7 +102,14 @@ void OnLibraryLoad() {
                        "inert");
     return;
   }
-  Profiler& p = Session();
+  Profiler& p = Session();  // also applies KAIROS_LOG_LEVEL
+  // The preload shim named itself NCCL's profiler plugin before the core read the environment
+  // (bindings/c/shim.c, OfferNcclPlugin): say so at the verbose level, as before the split.
+  if (Env().nccl_plugin_owner_pid == static_cast<int64_t>(getpid()) &&
+      !Env().nccl_profiler_plugin.empty()) {
+    KAIROS_LOG_VERBOSE("NCCL_PROFILER_PLUGIN=%s (kairos describes NCCL collectives)",
+                       Env().nccl_profiler_plugin.c_str());
+  }
   // Only under LD_PRELOAD: a library loaded by dlopen() (NVTX or CUDA injection, Python)
   // runs its constructor with the loader lock held, and the runner's warm-up (libcupti
   // loading the driver) would wait for that lock; CUDA injection waits in OnCudaInjection.
