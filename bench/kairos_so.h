@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core_abi.h"
+
 namespace kairos::bench {
 
 struct KairosSo {
@@ -56,6 +58,27 @@ struct KairosSo {
       return false;
     }
     return true;
+  }
+};
+
+// The implementation libkairos.so loaded (libkairos_core.so beside it), called through its
+// table directly, without the shim's trampolines: the benchmarks' "before the shim" path.
+// Empty when the core is not loaded yet (Find after the first control call).
+struct KairosCoreDirect {
+  void (*push)(const char*) = nullptr;
+  void (*pop)() = nullptr;
+
+  static KairosCoreDirect Find(const std::string& shim_path = KairosSo::DefaultPath()) {
+    KairosCoreDirect d;
+    const std::string core = shim_path.substr(0, shim_path.rfind('/')) + "/libkairos_core.so";
+    void* lib = dlopen(core.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (lib == nullptr) return d;
+    auto get = reinterpret_cast<kairos_core_get_fn>(dlsym(lib, "kairos_core_get"));
+    if (get == nullptr) return d;
+    const kairos_core_api* h = get();
+    d.push = h->range_push;
+    d.pop = h->range_pop;
+    return d;
   }
 };
 

@@ -14,8 +14,15 @@
  * The bounds are fixed in the library; the one configurable bound,
  * KAIROS_EXIT_FLUSH_TIMEOUT_MS, is taken from the base config only (file, environment or
  * kairos_init; an on-demand daemon request cannot change it) and never exceeds 60 s.
- * The first call of a process (any function but the hot path) also creates the profiler
- * from the environment: a few ms, plus the wait of a startup window under LD_PRELOAD.
+ * The first call of a process (any function but the hot path, kairos_version,
+ * kairos_status_string, kairos_last_error and kairos_current_iteration) also loads the
+ * implementation, libkairos_core.so beside libkairos.so (libkairos.so itself is a libc-only
+ * shim, so a process that preloads kairos and configures nothing stays cheap), and creates the
+ * profiler from the environment: a few ms, plus the wait of a startup window under
+ * LD_PRELOAD. When the environment configures kairos (a KAIROS_* / KINETO_* variable), this
+ * happens at load instead. If libkairos_core.so cannot be loaded, one error line is printed,
+ * the hot path does nothing, and every call with a code returns KAIROS_ERR_UNAVAILABLE with
+ * the reason in kairos_last_error().
  *
  * Recording cost: the range, mark and step functions are the hot path. When no trace is
  * recording they cost one relaxed atomic load and a branch (plus the call itself through
@@ -47,7 +54,7 @@ extern "C" {
 #define KAIROS_OK 0
 #define KAIROS_ERR_INVALID_ARGUMENT (-1)    /* bad config text or argument */
 #define KAIROS_ERR_FAILED_PRECONDITION (-2) /* e.g. "profiler busy", nothing recording */
-#define KAIROS_ERR_UNAVAILABLE (-3)         /* timed out waiting for the controller */
+#define KAIROS_ERR_UNAVAILABLE (-3)         /* timed out waiting for the controller, or no libkairos_core.so */
 #define KAIROS_ERR_RESOURCE_EXHAUSTED (-4)  /* e.g. cannot start a thread */
 #define KAIROS_ERR_IO (-5)                  /* the trace could not be written */
 #define KAIROS_ERR_INTERNAL (-6)            /* a kairos bug (or std::bad_alloc) */

@@ -1,6 +1,7 @@
 // File: kairos_c.cc
-// Layer: bindings/c. The C ABI of libkairos.so: argument checks, the exception barrier,
-// error codes and the thread-local last-error string, the LD_PRELOAD constructor. Every call
+// Layer: bindings/c (libkairos_core.so; libkairos.so, the shim, forwards here through
+// core_table.cc). The C ABI's implementation: argument checks, the exception barrier,
+// error codes and the thread-local last-error string. Every call
 // forwards to the core's public entry points (src/session/api.h) and nothing else.
 // Threading: every entry point is callable from any thread at any time (see kairos.h).
 //
@@ -222,14 +223,3 @@ KAIROS_API const volatile uint32_t* kairos_recording_flag(void) {
 }
 
 }  // extern "C"
-
-namespace {
-// LD_PRELOAD (and ordinary linking): initialise from the environment when the library is
-// loaded. Cheap in a process that never profiles: it decodes the environment once and
-// starts no thread unless a trace is configured. Under LD_PRELOAD, a window the
-// environment opens at once (warm-up 0) is open before main() runs, so a short program is
-// traced from its start (see api::OnLibraryLoad).
-__attribute__((constructor)) void KairosLoadInit() {
-  GuardedVoid("library load", [] { kairos::api::OnLibraryLoad(); });
-}
-}  // namespace

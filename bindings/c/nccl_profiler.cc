@@ -1,16 +1,13 @@
 // File: nccl_profiler.cc
-// Layer: bindings/c. Exports `ncclProfiler_v4`, so NCCL (2.26 and later) loads libkairos as its
-// profiler plugin when NCCL_PROFILER_PLUGIN names it: NCCL then describes every collective and
-// point-to-point operation to kairos, which writes them on the operation's kernel
-// ("Collective name", "In msg nelems", ..., docs/OUTPUT.md). Under LD_PRELOAD kairos names
-// itself there at load unless the user chose a plugin (api::OfferNcclPlugin). The logic lives
-// in src/activity/nccl_collectives.cc.
+// Layer: bindings/c (libkairos_core.so). NCCL's profiler plugin v4: libkairos.so (the shim)
+// exports `ncclProfiler_v4`, so NCCL (2.26 and later) loads kairos as its profiler plugin when
+// NCCL_PROFILER_PLUGIN names it, and forwards to these functions: NCCL then describes every
+// collective and point-to-point operation to kairos, which writes them on the operation's
+// kernel ("Collective name", "In msg nelems", ..., docs/OUTPUT.md). Under LD_PRELOAD the shim
+// names itself there at load unless the user chose a plugin (shim.c, OfferNcclPlugin). The
+// logic lives in src/activity/nccl_collectives.cc.
 // Threading: NCCL calls these from its own threads; each is non-blocking and never throws
 // into NCCL (Barrier below).
-#include <dlfcn.h>
-#include <limits.h>
-#include <stdlib.h>
-
 #include "kairos.h"
 #include "model/nccl_profiler_abi.h"
 #include "session/api.h"
@@ -61,28 +58,11 @@ kairos_nccl_result_t Finalize(void* context) {
 
 }  // namespace
 
-extern "C" {
-KAIROS_API extern const kairos_nccl_profiler_v4_t ncclProfiler_v4;
-const kairos_nccl_profiler_v4_t ncclProfiler_v4 = {"kairos", Init, StartEvent, StopEvent,
-                                                   RecordEventState, Finalize};
-}  // extern "C"
-
-namespace {
-// Runs before kairos_c.cc's load constructor would matter to NCCL: NCCL reads the variable
-// when the program creates its first communicator, long after load.
-__attribute__((constructor)) void OfferSelfAsNcclPlugin() {
-  try {
-    Dl_info info{};
-    if (dladdr(static_cast<const void*>(&ncclProfiler_v4), &info) != 0 && info.dli_fname != nullptr) {
-      // LD_PRELOAD=./lib/libkairos.so: NCCL opens the plugin later, maybe from another
-      // directory, so name it by its absolute path (resolved now, in the starting directory).
-      char resolved[PATH_MAX];
-      const char* path = info.dli_fname;
-      if (path[0] != '/' && realpath(path, resolved) != nullptr) path = resolved;
-      kairos::api::OfferNcclPlugin(path);
-    }
-  } catch (...) {
-    kairos::api::LogBarrierError("NCCL plugin offer", "exception");
-  }
-}
-}  // namespace
+// Handed to the shim through the core table (core_table.cc); the shim exports
+// `ncclProfiler_v4` with trampolines into these (shim.c), so NCCL finds the plugin in the file
+// it was told to load, libkairos.so, whether or not the core is loaded yet.
+namespace kairos::bindings {
+extern const kairos_nccl_profiler_v4_t kNcclPlugin;
+const kairos_nccl_profiler_v4_t kNcclPlugin = {"kairos", Init, StartEvent, StopEvent,
+                                               RecordEventState, Finalize};
+}  // namespace kairos::bindings

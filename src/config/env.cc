@@ -224,7 +224,6 @@ EnvSettings DecodeEnv(const EnvLookup& lookup) {
   e.cupti_library = Get(lookup, "KAIROS_CUPTI_LIBRARY");
   e.kairos_preloaded = Get(lookup, "LD_PRELOAD").find("libkairos") != std::string::npos;
   e.nccl_profiler_plugin = Get(lookup, "NCCL_PROFILER_PLUGIN");
-  e.nccl_plugin_auto = Get(lookup, "KAIROS_NCCL_PLUGIN") != "0";
   {
     const std::string owner = Get(lookup, "KAIROS_NCCL_PLUGIN_PID");
     int64_t pid = 0;

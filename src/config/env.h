@@ -78,10 +78,9 @@ struct EnvSettings {
   // LD_PRELOAD names libkairos: the library was preloaded (not dlopen'ed), so its load-time
   // constructor may wait for a startup window without holding the loader lock of a dlopen.
   bool kairos_preloaded = false;
-  // NCCL_PROFILER_PLUGIN as set by the user; KAIROS_NCCL_PLUGIN exactly "0" stops a preloaded
-  // kairos from naming itself there (bindings/c/nccl_profiler.cc).
+  // NCCL_PROFILER_PLUGIN as the process found it (the preload shim, bindings/c/shim.c, names
+  // itself there before the core reads the environment, unless KAIROS_NCCL_PLUGIN=0).
   std::string nccl_profiler_plugin;
-  bool nccl_plugin_auto = true;
   // KAIROS_NCCL_PLUGIN_PID: the process whose preloaded kairos set NCCL_PROFILER_PLUGIN (0 =
   // none). Set beside it, and inherited with it by every child.
   int64_t nccl_plugin_owner_pid = 0;

@@ -4,6 +4,7 @@
 // NCCL_PROFILER_PLUGIN). Declared from the published layout, field for field: kairos exports
 // the struct (bindings/c/nccl_profiler.cc), reads the Coll and P2p descriptors
 // (src/activity/nccl_collectives.cc), and the simulator's libnccl calls it.
+// Plain C as well: the preload shim (bindings/c/shim.c) exports the struct and is built as C.
 // Threading: declarations only.
 #ifndef KAIROS_SRC_NCCL_PROFILER_ABI_H_
 #define KAIROS_SRC_NCCL_PROFILER_ABI_H_
@@ -12,7 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#ifdef __cplusplus
 extern "C" {
+#endif
 
 // ncclResult_t values the plugin returns (ncclSuccess; init may fail to disable the plugin).
 typedef int kairos_nccl_result_t;
@@ -109,6 +112,8 @@ typedef struct {
   kairos_nccl_result_t (*finalize)(void* context);
 } kairos_nccl_profiler_v4_t;
 
+#ifdef __cplusplus
 }  // extern "C"
+#endif
 
 #endif  // KAIROS_SRC_NCCL_PROFILER_ABI_H_

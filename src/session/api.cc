@@ -102,7 +102,14 @@ void OnLibraryLoad() {
                        "inert");
     return;
   }
-  SessionController& p = Session();
+  SessionController& p = Session();  // also applies KAIROS_LOG_LEVEL
+  // The preload shim named itself NCCL's profiler plugin before the core read the environment
+  // (bindings/c/shim.c, OfferNcclPlugin): say so at the verbose level, as before the split.
+  if (Env().nccl_plugin_owner_pid == static_cast<int64_t>(getpid()) &&
+      !Env().nccl_profiler_plugin.empty()) {
+    KAIROS_LOG_VERBOSE("NCCL_PROFILER_PLUGIN=%s (kairos describes NCCL collectives)",
+                       Env().nccl_profiler_plugin.c_str());
+  }
   // Only under LD_PRELOAD: a library loaded by dlopen() (NVTX or CUDA injection, Python)
   // runs its constructor with the loader lock held, and the runner's warm-up (libcupti
   // loading the driver) would wait for that lock; CUDA injection waits in OnCudaInjection.
@@ -130,21 +137,6 @@ kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
 }
 kairos_nccl_result_t NcclPluginStopEvent(void* handle) { return internal::NcclPluginStopEvent(handle); }
 kairos_nccl_result_t NcclPluginFinalize(void* context) { return internal::NcclPluginFinalize(context); }
-
-void OfferNcclPlugin(const char* library_path) {
-  const EnvSettings& env = Env();
-  if (!env.kairos_preloaded || !env.nccl_plugin_auto || !env.nccl_profiler_plugin.empty() ||
-      library_path == nullptr || library_path[0] != '/') {
-    return;
-  }
-  // overwrite=0: a value that appeared since Env() was read still wins.
-  if (setenv("NCCL_PROFILER_PLUGIN", library_path, 0) == 0) {
-    KAIROS_LOG_VERBOSE("NCCL_PROFILER_PLUGIN=%s (kairos describes NCCL collectives)", library_path);
-    // The owner's pid beside it: a child the job starts without LD_PRELOAD inherits both, and
-    // its kairos, if NCCL loads it, knows the variable was not meant for it.
-    setenv("KAIROS_NCCL_PLUGIN_PID", std::to_string(getpid()).c_str(), 1);
-  }
-}
 
 void OnCudaInjection() { Session().WaitForStartupWindow(); }
 

@@ -35,8 +35,9 @@ absl::Status Start();
 absl::Status Stop();
 absl::StatusOr<std::string> Flush();
 absl::Status SetMetadata(std::string key, std::string value);
-// Library load (LD_PRELOAD/linking constructor): creates the root; when kairos was preloaded
-// and the environment opens a window at once, waits (bounded) until it is open.
+// Library load (the shim calls it once it has loaded the core; bindings/c/core_abi.h):
+// creates the root; when kairos was preloaded and the environment opens a window at once,
+// waits (bounded) until it is open.
 void OnLibraryLoad();
 // CUDA injection: creates the root and waits (bounded) for a startup window.
 void OnCudaInjection();
@@ -51,10 +52,6 @@ kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
                                           const kairos_nccl_event_descr_v4_t* descr);
 kairos_nccl_result_t NcclPluginStopEvent(void* handle);
 kairos_nccl_result_t NcclPluginFinalize(void* context);
-// At load under LD_PRELOAD: names `library_path` in NCCL_PROFILER_PLUGIN unless the user set
-// that variable or KAIROS_NCCL_PLUGIN=0 (before main, while the process has one thread:
-// setenv is not safe later).
-void OfferNcclPlugin(const char* library_path);
 
 // ---- Hot path ----
 inline void RangePush(const char* name) { internal::PushRange(name); }

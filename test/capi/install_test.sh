@@ -1,7 +1,8 @@
 #!/bin/sh
 # File: install_test.sh
 # Layer: test/capi. `cmake --install` into a scratch prefix, then build and run a tiny C
-# program against the installed package with pkg-config (and check the CMake package files).
+# program against the installed package with pkg-config (and check the CMake package files);
+# its kairos_init loads the installed libkairos_core.so beside libkairos.so.
 # Usage: install_test.sh BUILD_DIR C_COMPILER
 set -eu
 build=$1; cc=$2
@@ -17,6 +18,11 @@ cat > "$prefix/hello.c" <<'C'
 int main(void) {
   kairos_range_push("hello");
   kairos_range_pop();
+  /* The first control call loads libkairos_core.so from beside the installed libkairos.so. */
+  if (kairos_init(NULL) != KAIROS_OK) {
+    printf("kairos_init: %s\n", kairos_last_error());
+    return 2;
+  }
   printf("%d\n", kairos_version() == KAIROS_VERSION_NUMBER);
   return kairos_version() == KAIROS_VERSION_NUMBER ? 0 : 1;
 }

@@ -9,7 +9,12 @@
 #   3. the same with no CUPTI to be had (a CPU-only job on a machine without CUDA): exit 0,
 #      a CPU trace, and in CUDA builds exactly one warning line, also in the trace;
 #   4. NCCL_PROFILER_PLUGIN names libkairos (absolute path) unless the user set it or opted out;
-#   5. with telemetry on, shell tools leave no file and no warning; a stepping process writes.
+#   5. with telemetry on, shell tools leave no file and no warning; a stepping process writes;
+#   6. libkairos.so is a shim (issue 29 item 1): with nothing configured (also with the NCCL
+#      variables a preloaded launcher hands its children) the implementation,
+#      libkairos_core.so, is not loaded; a KAIROS_* setting loads it before main, the first
+#      control call loads it otherwise; without the core beside the shim the program still
+#      runs, with one error line, and control calls fail with KAIROS_ERR_UNAVAILABLE.
 # Usage: preload_test.sh LIBKAIROS TARGET
 set -eu
 lib=$1; target=$2
@@ -87,4 +92,38 @@ env -u KAIROS_CONFIG -u KINETO_CONFIG \
   LD_PRELOAD="$pre" "$target" 1500 step >/dev/null 2>"$dir/err6"
 n=$(cat "$dir"/telem/t_*.jsonl 2>/dev/null | wc -l)
 [ "$n" -ge 1 ] || { echo "FAIL: a stepping process wrote no telemetry line"; cat "$dir/err6"; exit 1; }
+# 6. The shim loads the core only when something needs it.
+maps() { env -u KAIROS_CONFIG -u KINETO_CONFIG -u KAIROS_CONFIG_TEXT PRELOAD_TARGET_MAPS=1 "$@"; }
+out=$(maps LD_PRELOAD="$pre" "$target" 0 2>"$dir/err7")
+[ "$out" = "$(printf 'threads=1\ncore=0')" ] || { echo "FAIL: idle preload loaded the core: '$out'"; exit 1; }
+out=$(maps NCCL_PROFILER_PLUGIN="$real" KAIROS_NCCL_PLUGIN_PID=1 KAIROS_CONFIG_TEXT= LD_PRELOAD="$pre" "$target" 0 2>>"$dir/err7")
+[ "$out" = "$(printf 'threads=1\ncore=0')" ] || { echo "FAIL: a launcher's child loaded the core: '$out'"; exit 1; }
+out=$(maps KAIROS_TRACE_DIR="$dir" LD_PRELOAD="$pre" "$target" 0 2>>"$dir/err7")
+[ "$out" = "$(printf 'threads=1\ncore=1')" ] || { echo "FAIL: KAIROS_TRACE_DIR did not load the core: '$out'"; exit 1; }
+out=$(maps LD_PRELOAD="$pre" "$target" 0 init 2>>"$dir/err7")
+[ "$out" = "$(printf 'init=0 \nthreads=1\ncore=1')" ] || { echo "FAIL: kairos_init did not load the core: '$out'"; exit 1; }
+# Preloaded by a relative path, the program changes directory before its first call: the core
+# is still found beside the shim (its directory was resolved at load).
+out=$(cd "$(dirname "$lib")" && maps LD_PRELOAD="$rel_pre" PRELOAD_TARGET_CHDIR=/ "$target" 0 init 2>>"$dir/err7")
+[ "$out" = "$(printf 'init=0 \nthreads=1\ncore=1')" ] || { echo "FAIL: relative preload, chdir, kairos_init: '$out'"; exit 1; }
+# The same for a run-time load by a relative path (Python's ctypes): nothing configured, so the
+# core is loaded only by the call after the chdir.
+rel_lib=./$(basename "$lib")
+out=$(cd "$(dirname "$lib")" && maps LD_PRELOAD="$(echo "$pre" | sed "s|$lib\$||")" PRELOAD_TARGET_DLOPEN="$rel_lib" PRELOAD_TARGET_CHDIR=/ "$target" 0 init 2>>"$dir/err7")
+[ "$out" = "$(printf 'init=0 \nthreads=1\ncore=1')" ] || { echo "FAIL: dlopen by a relative path, chdir, kairos_init: '$out'"; exit 1; }
+# Eight threads make the first control call at once: every one succeeds, against one core.
+out=$(maps LD_PRELOAD="$pre" "$target" 0 race 2>>"$dir/err7")
+[ "$out" = "$(printf 'race=8\nthreads=1\ncore=1')" ] || { echo "FAIL: concurrent first calls: '$out'"; exit 1; }
+[ ! -s "$dir/err7" ] || { echo "FAIL: stderr:"; cat "$dir/err7"; exit 1; }
+# Without the core: the shim alone in a directory of its own.
+mkdir "$dir/alone"
+cp "$(realpath "$lib")" "$dir/alone/libkairos.so"
+alone_pre=$(echo "$pre" | sed "s|$lib\$|$dir/alone/libkairos.so|")
+want="kairos: error: kairos unavailable: cannot load the implementation: $dir/alone/libkairos_core.so: cannot open shared object file: No such file or directory"
+out=$(maps LD_PRELOAD="$alone_pre" "$target" 0 init 2>"$dir/err8")
+[ "$out" = "$(printf 'init=-3 %s\nthreads=1\ncore=0' "${want#kairos: error: }")" ] || { echo "FAIL: no core, init: '$out'"; exit 1; }
+[ "$(cat "$dir/err8")" = "$want" ] || { echo "FAIL: no core, stderr:"; cat "$dir/err8"; exit 1; }
+out=$(maps KAIROS_CONFIG_TEXT="ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=100" LD_PRELOAD="$alone_pre" "$target" 0 range 2>"$dir/err9")
+[ "$out" = "$(printf 'threads=1\ncore=0')" ] || { echo "FAIL: no core, configured: '$out'"; exit 1; }
+[ "$(cat "$dir/err9")" = "$want" ] || { echo "FAIL: no core, configured, stderr:"; cat "$dir/err9"; exit 1; }
 echo "PASS"

@@ -32,6 +32,9 @@ std::vector<std::string> Offenders(const fs::path& root, const std::string& dir)
     if (!entry.is_regular_file() || !IsSource(entry.path())) continue;
     const std::string rel = fs::relative(entry.path(), root).generic_string();
     if (rel.rfind("src/config/", 0) == 0) continue;
+    // The preload shim decides whether to load the core at all, before src/config exists in
+    // the process (it is C, libc only): its environment walk is the one other reader.
+    if (rel == "bindings/c/shim.c") continue;
     std::ifstream in(entry.path());
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {

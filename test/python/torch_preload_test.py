@@ -1,6 +1,7 @@
 """The bridge loads into a process that already has libkairos (LD_PRELOAD) and into one that
 does not (the package dlopens it): both record operators, and with LD_PRELOAD there is one
-kairos in the process (the package uses the preloaded copy, the bridge binds to it)."""
+kairos in the process (the package uses the preloaded copy, the bridge binds to it; one
+libkairos.so shim and the one libkairos_core.so it loaded)."""
 import os
 import re
 import subprocess
@@ -20,7 +21,10 @@ kairos.start()
 torch.mm(torch.ones(4, 4), torch.ones(4, 4))
 print("flushed", kairos.flush())
 maps = [l.split()[-1] for l in open("/proc/self/maps") if "libkairos" in l]
-print("copies", len(set(maps)), "lib", L.library_path())
+# libkairos.so is the shim; libkairos_core.so beside it the implementation it loaded.
+shims = set(m for m in maps if "libkairos_core" not in m)
+cores = set(m for m in maps if "libkairos_core" in m)
+print("copies", len(shims), "cores", len(cores), "lib", L.library_path())
 '''
 for label, preload in (("without LD_PRELOAD", None), ("with LD_PRELOAD", os.environ["KAIROS_LIB"])):
     path = os.path.join(d, "t_%d.json" % (preload is not None))
@@ -28,7 +32,7 @@ for label, preload in (("without LD_PRELOAD", None), ("with LD_PRELOAD", os.envi
                        capture_output=True, text=True, timeout=120)
     print(r.stdout, r.stderr)
     f.eq(r.returncode, 0, "%s: exit status" % label)
-    f.check("copies 1 " in r.stdout, "%s: one libkairos mapped" % label)
+    f.check("copies 1 cores 1 " in r.stdout, "%s: one libkairos and one core mapped" % label)
     m = re.search(r"^flushed (.*)$", r.stdout, re.M)
     if m and os.path.exists(m.group(1)):
         f.eq(len(k.events(k.load(m.group(1)), cat="cpu_op", name="aten::mm")), 1, "%s: op recorded" % label)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The library's writable symbols equal the process-state table in docs/ARCHITECTURE.md.
 
-Reads the built libkairos.so with `nm -C --defined-only -f sysv` (demangled names, the
-section of each symbol) and keeps every data symbol a running process can write:
+Reads the built libraries (--lib, once per file: libkairos.so, the preload shim, and
+libkairos_core.so, the implementation it loads) with `nm -C --defined-only -f sysv` (demangled
+names, the section of each symbol) and keeps every data symbol a running process can write:
 
   * nm type B b D d V v u: .bss, .data, .tbss/.tdata (thread-locals), .data.rel.ro;
   * minus what the toolchain emits for a symbol that is listed or for no state of ours:
@@ -98,14 +99,17 @@ def table_symbols(doc):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
+    ap.add_argument("--lib", required=True, action="append",
+                    help="a library to read (repeat: the shim and the core)")
     ap.add_argument("--doc", required=True)
     ap.add_argument("--list", action="store_true", help="print the writable symbols and exit")
     ap.add_argument("--cuda", default="ON", help="ON: a CUDA build (the default); OFF: CPU only")
     ap.add_argument("--forget", help="probe: drop this name from the table")
     ap.add_argument("--phantom", help="probe: add this name to the table")
     args = ap.parse_args()
-    found = writable_symbols(args.lib)
+    found = collections.Counter()
+    for lib in args.lib:
+        found += writable_symbols(lib)
     if args.list:
         for n in sorted(found.elements()):
             print(n)

@@ -4,7 +4,7 @@
 # (default gpu-kit/, under the 64 MiB the device tool carries) everything run.sh needs on a
 # GPU machine that has the CUDA 13 driver, toolkit and its own Python with torch, but no
 # Debian -dev packages:
-#   lib/      libkairos.so
+#   lib/      libkairos.so (the preload shim) and libkairos_core.so (the implementation it loads)
 #   bin/      the kairos CLI
 #   deps/     every shared library libkairos or the CLI needs beyond glibc (abseil, zstd,
 #             libstdc++ ...); run.sh puts on the library path only those the machine lacks
@@ -34,13 +34,14 @@ for c in "$(grep -s '^CUDAToolkit_NVCC_EXECUTABLE:' "$build/CMakeCache.txt" | cu
   if [ -n "$c" ] && [ -x "$c" ]; then nvcc="$c"; break; fi
 done
 [ -n "$nvcc" ] || { echo "pack.sh: nvcc not found (the CUDA toolkit is needed to build the workloads)" >&2; exit 1; }
-for t in "$build/lib/libkairos.so" "$build/bin/kairos"; do
+for t in "$build/lib/libkairos.so" "$build/lib/libkairos_core.so" "$build/bin/kairos"; do
   [ -f "$t" ] || { echo "pack.sh: $t missing: build first (cmake --build $build --target kairos kairos_cli)" >&2; exit 1; }
 done
 
 rm -rf "$out"
 mkdir -p "$out"/{lib,bin,deps,cuda,python,torch_bridge,check}
 cp -L "$build/lib/libkairos.so" "$out/lib/libkairos.so"
+cp "$build/lib/libkairos_core.so" "$out/lib/"  # beside the shim, where it looks
 ln -s libkairos.so "$out/lib/libkairos.so.0"  # the torch bridge's NEEDED name
 cp "$build/bin/kairos" "$out/bin/"
 
@@ -48,7 +49,7 @@ cp "$build/bin/kairos" "$out/bin/"
 # which every Linux image has. libcuda and libcupti are never shipped: kairos loads the
 # device's own (libcupti by dlopen).
 glibc_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so)'
-for bin in "$out/lib/libkairos.so" "$out/bin/kairos"; do
+for bin in "$out/lib/libkairos.so" "$out/lib/libkairos_core.so" "$out/bin/kairos"; do
   ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
     if [[ "$name" =~ $glibc_re ]]; then continue; fi
     case "$name" in libcuda.so*|libcupti.so*|libnvidia*) continue ;; esac
@@ -82,7 +83,7 @@ git rev-parse --short HEAD > "$out/VERSION" 2>/dev/null || echo unknown > "$out/
 size_kib=$(du -sk "$out" | cut -f1)
 # The newest glibc symbol version libkairos, the CLI and the workloads need: the GPU machine's
 # glibc must be at least that (run.sh's info part prints the machine's).
-glibc_need=$(for f in "$out/lib/libkairos.so" "$out/bin/kairos" "$out"/cuda/*; do objdump -T "$f" 2>/dev/null; done |
+glibc_need=$(for f in "$out/lib/libkairos.so" "$out/lib/libkairos_core.so" "$out/bin/kairos" "$out"/cuda/*; do objdump -T "$f" 2>/dev/null; done |
   grep -o 'GLIBC_2\.[0-9]*' | sort -u -t. -k2 -n | tail -1)
 echo "${glibc_need#GLIBC_}" > "$out/GLIBC_NEEDED"
 {

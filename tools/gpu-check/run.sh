@@ -73,13 +73,13 @@ record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$results"; log "$1:
 needed="$work/deps-needed"
 mkdir -p "$needed"
 base_path="${sim:+$sim:}${LD_LIBRARY_PATH:-}"
-LD_LIBRARY_PATH="$base_path" ldd "$kit/lib/libkairos.so" "$kit/bin/kairos" 2>&1 |
+LD_LIBRARY_PATH="$base_path" ldd "$kit/lib/libkairos.so" "$kit/lib/libkairos_core.so" "$kit/bin/kairos" 2>&1 |
   awk '/not found/ {print $1}' | sed 's/:$//' | sort -u | while read -r lib; do
     if [ -f "$kit/deps/$lib" ]; then ln -sf "$kit/deps/$lib" "$needed/$lib"; fi
   done
 # A library found but of too old a version ("version `GLIBCXX_3.4.30' not found (required by
 # ...)"): ship the kit's copy of the library that lacks the version.
-LD_LIBRARY_PATH="$base_path" ldd "$kit/lib/libkairos.so" "$kit/bin/kairos" 2>&1 |
+LD_LIBRARY_PATH="$base_path" ldd "$kit/lib/libkairos.so" "$kit/lib/libkairos_core.so" "$kit/bin/kairos" 2>&1 |
   sed -n "s/.*: \(.*\): version .* not found.*/\1/p" | sort -u | while read -r path; do
     lib=$(basename "$path")
     if [ -f "$kit/deps/$lib" ]; then ln -sf "$kit/deps/$lib" "$needed/$lib"; fi
@@ -89,9 +89,9 @@ libk="$kit/lib/libkairos.so"
 cuda="$kit/cuda"
 check="$repo/tools/gpu-check/check_trace.py"
 [ -f "$check" ] || check="$kit/check/check_trace.py"
-unmet=$(ldd "$libk" "$kit/bin/kairos" 2>&1 | grep -c "not found")
+unmet=$(ldd "$libk" "$kit/lib/libkairos_core.so" "$kit/bin/kairos" 2>&1 | grep -c "not found")
 log "kit $(cat "$kit/VERSION" 2>/dev/null), $(ls "$needed" | wc -l) kit libraries used, $unmet unresolved"
-[ "$unmet" = 0 ] || ldd "$libk" "$kit/bin/kairos" 2>&1 | grep "not found" | sed 's/^/  /'
+[ "$unmet" = 0 ] || ldd "$libk" "$kit/lib/libkairos_core.so" "$kit/bin/kairos" 2>&1 | grep "not found" | sed 's/^/  /'
 
 # Budgets in seconds (quick: the dry run's shorter versions).
 if [ "$quick" = 1 ]; then
