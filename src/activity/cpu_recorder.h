@@ -54,6 +54,20 @@ namespace kairos::internal {
 // Readable before init (zero-initialised, constant-initialised). Exposed read-only to C
 // callers through kairos_recording_flag().
 extern std::atomic<uint32_t> g_cpu_epoch;
+// Whether a session records now: the hot path's one relaxed load.
+inline bool CpuRecording() { return g_cpu_epoch.load(std::memory_order_relaxed) != 0; }
+// Switches recording on with `epoch` at once (the step hook's early start at the warm-up
+// boundary, with the epoch the session prepared for its window).
+inline void SwitchRecordingOn(uint32_t epoch) {
+  g_cpu_epoch.store(epoch, std::memory_order_release);
+}
+// The epoch as C callers read it (kairos_recording_flag): std::atomic<uint32_t> has the size
+// and representation of uint32_t, and a plain volatile read of it is what Perfetto's C ABI
+// offers its callers too.
+inline const volatile uint32_t* RecordingFlagWord() {
+  static_assert(sizeof(g_cpu_epoch) == sizeof(uint32_t), "flag layout");
+  return reinterpret_cast<const volatile uint32_t*>(&g_cpu_epoch);
+}
 
 // NVTX-style arguments of a range (copied into CpuArgs of the trace). The strings may be
 // temporaries: they are interned like range names.

@@ -237,11 +237,6 @@ void AttachFrameworkOps() {
   root.session.RegisterTraceSource(std::make_unique<FrameworkOpsSource>());
 }
 
-const volatile uint32_t* RecordingFlag() {
-  // std::atomic<uint32_t> has the size and representation of uint32_t (static_assert below);
-  // a plain volatile read of it is what Perfetto's C ABI offers its callers too.
-  static_assert(sizeof(internal::g_cpu_epoch) == sizeof(uint32_t), "flag layout");
-  return reinterpret_cast<const volatile uint32_t*>(&internal::g_cpu_epoch);
-}
+const volatile uint32_t* RecordingFlag() { return internal::RecordingFlagWord(); }
 
 }  // namespace kairos::api

@@ -19,6 +19,7 @@
 #include "counters/telemetry.h"
 #include "util/dcheck.h"
 #include "util/log.h"
+#include "util/signal_mask.h"
 
 namespace kairos {
 
@@ -218,21 +219,14 @@ absl::Status SessionController::RequestLocked(const Config& config, ConfigSource
 
 absl::Status SessionController::EnsureRunnerLocked() {
   if (runner_started_) return absl::OkStatus();
-  // kairos threads never take the job's SIGTERM/SIGINT (its handlers, and the flush on
-  // signal, run on the job's threads): the runner, and the threads it starts, block them.
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
+  // The runner, and the threads it starts, never take the job's SIGTERM/SIGINT.
+  const JobSignalsBlocked blocked;
   try {
     std::thread t([this] { RunnerMain(); });
     t.detach();  // the session is never destroyed, so the thread never outlives its object
   } catch (...) {
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     return absl::ResourceExhaustedError("cannot start the kairos session thread");
   }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   runner_started_ = true;
   return absl::OkStatus();
 }
@@ -457,7 +451,7 @@ void StepHook() {
     // Record first: once the runner is woken it may close the window at this boundary, and
     // the step that ends the window must be in it. If the boundary is the warm-up boundary,
     // OnStepBoundary switches recording on, and the step is recorded after it.
-    const bool was_recording = internal::g_cpu_epoch.load(std::memory_order_relaxed) != 0;
+    const bool was_recording = internal::CpuRecording();
     if (was_recording) internal::RecordStep(n, raw);
     SessionController::Get().OnStepBoundary(n, raw);
     if (!was_recording) internal::RecordStep(n, raw);

@@ -42,6 +42,7 @@
 #endif
 #include "util/fork_abandon.h"
 #include "util/thread_name.h"
+#include "util/signal_mask.h"
 
 namespace kairos {
 namespace {
@@ -64,7 +65,7 @@ class CpuSource final : public internal::CpuRecorder {
   // must not be used here: until StartWarmup runs it is still the previous session's.
   void StartEarly() override {
     const uint32_t e = armed_.exchange(0, std::memory_order_acq_rel);
-    if (e != 0) internal::g_cpu_epoch.store(e, std::memory_order_release);
+    if (e != 0) internal::SwitchRecordingOn(e);
   }
   void CancelEarlyStart() override {
     armed_.store(0, std::memory_order_relaxed);
@@ -232,18 +233,12 @@ void SignalWatcherMain() {
 void InstallFlushOnSignal() {
   if (pipe2(g_root.signal.wake, O_CLOEXEC) != 0) return;
   // The watcher must never receive the signals it hands on (they would wake it again).
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
   try {
+    const JobSignalsBlocked blocked;
     std::thread(SignalWatcherMain).detach();
   } catch (...) {
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     return;
   }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   g_root.signal.watcher_alive.store(true);
   struct sigaction sa = {};
   sa.sa_sigaction = FlushSignalHandler;
@@ -406,16 +401,13 @@ Root& GetRoot() {
     std::atexit(AtExitHandler);
     // The daemon client (its own thread) starts only when the environment asks for it. Its
     // poller, like every kairos thread, never takes the job's SIGTERM/SIGINT.
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    fresh->daemon = StartDaemonClientIfEnabled(
-        fresh->session.base_config().daemon_poll_ms,
-        [fresh](DaemonClient* client, int64_t secs) { OnDaemonTelemetryOffer(*fresh, client, secs); });
-    StartTelemetryIfEnabled(*fresh);  // its thread inherits the mask too
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    {
+      const JobSignalsBlocked blocked;
+      fresh->daemon = StartDaemonClientIfEnabled(
+          fresh->session.base_config().daemon_poll_ms,
+          [fresh](DaemonClient* client, int64_t secs) { OnDaemonTelemetryOffer(*fresh, client, secs); });
+      StartTelemetryIfEnabled(*fresh);  // its thread inherits the mask too
+    }
     if (env.flush_on_signal) InstallFlushOnSignal();
   });
   return *g_root.current.load(std::memory_order_acquire);
