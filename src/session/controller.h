@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -215,6 +216,9 @@ class SessionController {
   Config base_config_;
   Config env_config_;  // what the environment configured (base for Init's text)
   bool runner_started_ = false;
+  // The runner thread (set by RunnerMain under mu_): its steps check they run on it.
+  std::thread::id runner_id_;
+  bool OnRunnerLocked() const { return std::this_thread::get_id() == runner_id_; }
   Active active_;
   std::unique_ptr<Window> window_;
   // Joining sources registered while window_ existed, not yet in its `warmed` (Open adds them).

@@ -34,6 +34,7 @@ constexpr int64_t kBoundaryWaitMs = 200;
 void SessionController::RunnerMain() {
   NameThisThread("session");
   std::unique_lock<std::mutex> lock(mu_);
+  runner_id_ = std::this_thread::get_id();
   for (;;) {
     sched_.Handle(Now(SessionEventKind::kTick)).IgnoreError();  // a tick is never refused
     const Action action = sched_.TakeAction();
@@ -87,6 +88,7 @@ void SessionController::WaitForWake(std::unique_lock<std::mutex>& lock) {
 
 void SessionController::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   std::vector<TraceSource*> sources;
   for (auto& s : sources_) sources.push_back(s.get());
   const Config config = active_.config;
@@ -144,6 +146,7 @@ std::string SessionController::StartMovedMessage(const Window& w) const {
 
 void SessionController::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   const WindowPlan& plan = sched_.plan();
   w.start_raw = 0;
   if (plan.iteration_mode) {
@@ -186,6 +189,7 @@ void SessionController::Open(std::unique_lock<std::mutex>& lock, Window& w) {
 
 void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   KAIROS_DCHECK(sched_.state() == SessionState::kFlushing, "close runs in Flushing");
   // A stop that arrived between the transition to Recording and the runner's open replaced
   // the owed open: open now, so the sources see the usual sequence.
@@ -231,6 +235,7 @@ void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
 
 void SessionController::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   g_step_wake_at.store(kNever);
   const Outcome outcome = sched_.outcome();
   std::vector<TraceSource*> all;
@@ -249,6 +254,7 @@ void SessionController::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
 
 uint64_t SessionController::CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_t it) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   // The tick that moved the session reads g_iteration without the step's hook: the runner can
   // count a boundary between StepHook's increment and its OnStepBoundary, which then waits for
   // this mutex. Taking this thread's clock instead moved the window edge past the boundary (at
