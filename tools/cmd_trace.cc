@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "config/config.h"
 #include "daemon_args.h"
@@ -15,6 +18,7 @@
 #include "daemon_trace_path.h"
 #include "subcommand.h"
 #include "trace_hosts.h"
+#include "util/input_file.h"
 
 namespace kairos::tools {
 namespace {
@@ -144,6 +148,26 @@ int TraceHostsMain(const std::vector<HostPort>& hosts, const std::string& reques
   return fail_on_no_process && matched_total == 0 ? 1 : 0;
 }
 
+// The hosts of --hosts or --hostfile (one of them, and not with --hostname). The file is read
+// through the one input-open of the tree: a FIFO or a device is refused, never waited on.
+absl::StatusOr<std::vector<HostPort>> HostsOf(const ArgParser& args, int port) {
+  if (args.Has("--hostname") || (args.Has("--hosts") && args.Has("--hostfile")))
+    return absl::InvalidArgumentError("give one of --hostname, --hosts, --hostfile");
+  std::string list = args.Get("--hosts", "");
+  if (args.Has("--hostfile")) {
+    const std::string path = args.Get("--hostfile", "");
+    absl::StatusOr<int> fd = OpenInputFile(path);
+    if (!fd.ok()) return absl::InvalidArgumentError("cannot read --hostfile " + std::string(fd.status().message()));
+    char buf[65536];
+    ssize_t n = 0;
+    while ((n = read(*fd, buf, sizeof(buf))) > 0 && list.size() < (64u << 20))
+      list.append(buf, static_cast<size_t>(n));
+    close(*fd);
+    if (n < 0) return absl::InvalidArgumentError("cannot read --hostfile " + path);
+  }
+  return ParseHostList(list, port);
+}
+
 int TraceMain(int argc, char** argv) {
   ArgParser args({"--help", "-h", "--record-shapes", "--profile-memory", "--with-stacks",
                   "--with-flops", "--with-modules", "--fail-on-no-process"},
@@ -231,6 +255,16 @@ int TraceMain(int argc, char** argv) {
     return 2;
   }
 
+  // Every input checked before anything is sent: a bad host list fails alone.
+  std::optional<std::vector<HostPort>> hosts;
+  if (args.Has("--hosts") || args.Has("--hostfile")) {
+    absl::StatusOr<std::vector<HostPort>> parsed = HostsOf(args, static_cast<int>(*port));
+    if (!parsed.ok()) {
+      fprintf(stderr, "kairos trace: %s\n", std::string(parsed.status().message()).c_str());
+      return 2;
+    }
+    hosts = std::move(*parsed);
+  }
   std::string config = BuildGputraceConfig(o);
   // Not a dyno option: dyno's requests always use the process's 5 s default warm-up.
   if (*warmup >= 0) config += "\nACTIVITIES_WARMUP_PERIOD_SECS=" + std::to_string(*warmup);
@@ -239,29 +273,7 @@ int TraceMain(int argc, char** argv) {
     config += "\nACTIVITIES_WARMUP_ITERATIONS=" + std::to_string(*warmup_iterations);
   const std::string request = BuildGputraceRequest(o, config);
   printf("Kineto config = \n%s\n", config.c_str());
-  if (args.Has("--hosts") || args.Has("--hostfile")) {
-    if (args.Has("--hostname") || (args.Has("--hosts") && args.Has("--hostfile"))) {
-      fprintf(stderr, "kairos trace: give one of --hostname, --hosts, --hostfile\n");
-      return 2;
-    }
-    std::string list = args.Get("--hosts", "");
-    if (args.Has("--hostfile")) {
-      const std::string path = args.Get("--hostfile", "");
-      FILE* f = fopen(path.c_str(), "re");
-      if (f == nullptr) {
-        fprintf(stderr, "kairos trace: cannot read --hostfile %s\n", path.c_str());
-        return 2;
-      }
-      char buf[65536];
-      size_t n = 0;
-      while ((n = fread(buf, 1, sizeof(buf), f)) > 0 && list.size() < (64u << 20)) list.append(buf, n);
-      fclose(f);
-    }
-    absl::StatusOr<std::vector<HostPort>> hosts = ParseHostList(list, static_cast<int>(*port));
-    if (!hosts.ok()) {
-      fprintf(stderr, "kairos trace: %s\n", std::string(hosts.status().message()).c_str());
-      return 2;
-    }
+  if (hosts.has_value()) {
     return TraceHostsMain(*hosts, request, o.log_file, static_cast<int>(*timeout),
                           args.Has("--fail-on-no-process"));
   }

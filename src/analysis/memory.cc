@@ -165,8 +165,8 @@ std::string Mib(double bytes) {
   return b;
 }
 
-void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vector<const MemRef*>& refs,
-              Summary* summary) {
+// oom_risk or memory_headroom: the peak against the device's memory.
+void CapacityFindings(const AnalysisContext& ctx, const MemorySummary& m, Summary* summary) {
   const AnalysisOptions& o = *ctx.options;
   const int64_t device = m.device_type == 1 ? m.device : -1;
   char buf[512];
@@ -207,6 +207,13 @@ void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vec
       summary->findings.push_back(f.Done(buf));
     }
   }
+}
+
+// leak_suspect (growth every step) and alloc_in_step_loop (synchronising allocations in every step).
+void StepFindings(const AnalysisContext& ctx, const MemorySummary& m, const std::vector<const MemRef*>& refs, Summary* summary) {
+  const AnalysisOptions& o = *ctx.options;
+  const int64_t device = m.device_type == 1 ? m.device : -1;
+  char buf[512];
   const size_t steps = m.step_growth.size();
   if (steps >= o.memory_min_steps) {
     bool grows = m.not_freed_bytes > 0;
@@ -266,6 +273,12 @@ void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vec
       }
     }
   }
+}
+
+// fragmentation: reserved far above allocated (caching allocators only: CUPTI's totals are equal).
+void FragmentationFinding(const AnalysisContext& ctx, const MemorySummary& m, const std::vector<const MemRef*>& refs, Summary* summary) {
+  const AnalysisOptions& o = *ctx.options;
+  const int64_t device = m.device_type == 1 ? m.device : -1;
   // Reserved far above allocated (caching allocators only: CUPTI's totals are equal).
   if (m.peak_reserved > 0) {
     const MemRef* at = nullptr;
@@ -290,6 +303,13 @@ void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vec
           "or allocate the largest buffers first and reuse them."));
     }
   }
+}
+
+void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vector<const MemRef*>& refs,
+              Summary* summary) {
+  CapacityFindings(ctx, m, summary);
+  StepFindings(ctx, m, refs, summary);
+  FragmentationFinding(ctx, m, refs, summary);
 }
 
 }  // namespace

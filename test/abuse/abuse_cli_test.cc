@@ -129,6 +129,9 @@ TEST_CASE("trace readers refuse a FIFO at once instead of blocking", "[abuse]") 
        "kairos merge: " + fifo + refused},
       {"merge -o " + dir + "/m.pftrace " + pf_fifo, 1, "kairos merge: " + pf_fifo + refused},
       {"report -o " + dir + "/r.html " + fifo, 1, "kairos report: " + fifo + refused},
+      // A host list is an input too (it used to be fopen()ed and waited on forever).
+      {"trace --log-file " + dir + "/t.json --hostfile " + fifo, 2,
+       "kairos trace: cannot read --hostfile " + fifo + refused},
   };
   for (const Case& c : cases) {
     INFO(c.args);
