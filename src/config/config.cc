@@ -157,6 +157,120 @@ bool KeyNamesWindow(std::string_view key) {
   return false;
 }
 
+namespace {
+
+// One parse: the config being built, what was seen, and the remarks to report.
+struct ConfigParser {
+  const ParseOptions& options;
+  Config config;
+  ConfigParseInfo seen;
+  std::vector<std::string> remarks;
+  std::set<std::string, std::less<>> warned_keys;
+
+  // `where` is "config line N" for text, "config value N" for a value given as data.
+  void WarnOnce(std::string_view where, std::string_view key, std::string_view why) {
+    if (!warned_keys.insert(std::string(key)).second) return;
+    remarks.push_back(absl::StrCat(AV(where), ": ", AV(key), ": ", AV(why)));
+  }
+  static absl::Status Error(std::string_view where, std::string_view key, std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(AV(where), ": ", AV(key), ": ", AV(why)));
+  }
+
+  // One KEY=VALUE, from a text line or given as data; `checked` is everything the control
+  // character rule applies to (the whole line for text).
+  absl::Status ApplyOne(std::string_view where, std::string_view key, std::string_view value,
+                        std::string_view checked) {
+    if (const int c = FirstControlByte(checked); c >= 0) {
+      return Error(where, FirstControlByte(key) < 0 ? std::string(key) : Quote(key),
+                   absl::StrCat("contains the control character \\x", absl::Hex(c, absl::kZeroPad2),
+                                " (NUL and control characters are never accepted)"));
+    }
+    const ConfigKey* k = internal::FindConfigKey(key);
+    // An on-demand request may set only whitelisted keys; anything else rejects the whole
+    // request by name, so a remote party cannot change what it was not granted (and a typo
+    // in a request is reported to the person who sent it, not silently dropped).
+    if (options.source == ConfigSource::kDaemon && (k == nullptr || !k->daemon)) {
+      return Error(where, Quote(key),
+                   k == nullptr ? "unknown key; not accepted in an on-demand (daemon) request"
+                                : "not accepted in an on-demand (daemon) request (base config "
+                                  "only, docs/CONFIG.md)");
+    }
+    if (k == nullptr) {
+      WarnOnce(where, Quote(key), "unrecognized key; ignored");
+      return absl::OkStatus();
+    }
+    if (k->kind == KeyKind::kRemoved) {
+      WarnOnce(where, key, absl::StrCat("removed key (", AV(k->target), "); ignored"));
+      return absl::OkStatus();
+    }
+    if ((k->type == KeyType::kString || k->type == KeyType::kList || k->type == KeyType::kCustom) &&
+        value.size() > internal::kMaxValueBytes) {
+      return Error(where, key,
+                   absl::StrCat("value is ", value.size(), " bytes; the limit is ",
+                                internal::kMaxValueBytes));
+    }
+    std::string remark;
+    const std::string reason = Apply(*k, value, options, config, &remark);
+    if (!reason.empty()) return Error(where, key, reason);
+    if (!remark.empty()) remarks.push_back(absl::StrCat(AV(where), ": ", AV(key), ": ", remark));
+    if (k->unimplemented) WarnOnce(where, key, "accepted but not implemented by kairos; no effect");
+    if (std::find(seen.keys_set.begin(), seen.keys_set.end(), key) == seen.keys_set.end())
+      seen.keys_set.emplace_back(key);
+    if (KeyNamesWindow(key)) seen.names_window = true;
+    return absl::OkStatus();
+  }
+
+  absl::Status ApplyText(std::string_view text) {
+    int line_no = 0;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+      size_t end = text.find('\n', pos);
+      if (end == std::string_view::npos) end = text.size();
+      std::string_view line = text.substr(pos, end - pos);
+      pos = end + 1;
+      ++line_no;
+      // '#' starts a comment anywhere, as in libkineto: a value cannot contain '#'.
+      line = TrimBlanks(line.substr(0, line.find('#')));
+      if (line.empty()) continue;
+      // Splitting at every '=' (not the first) keeps libkineto's rule: "A=b=c" is invalid.
+      const size_t eq = line.find('=');
+      if (eq == std::string_view::npos || line.find('=', eq + 1) != std::string_view::npos ||
+          TrimBlanks(line.substr(0, eq)).empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("config line ", line_no,
+                                                       ": invalid config line ", Quote(line),
+                                                       "; expected KEY=VALUE with exactly one '='"));
+      }
+      const std::string where = absl::StrCat("config line ", line_no);
+      if (absl::Status s = ApplyOne(where, TrimBlanks(line.substr(0, eq)),
+                                    TrimBlanks(line.substr(eq + 1)), line);
+          !s.ok())
+        return s;
+    }
+    return absl::OkStatus();
+  }
+
+  // Values given as data: taken as they are (no comment, '=' or trimming rule); the key and
+  // value are both checked for control characters.
+  absl::Status ApplyValues(const std::vector<ConfigValue>& values) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      const std::string where = absl::StrCat("config value ", i + 1);
+      if (values[i].key.empty() || TrimBlanks(values[i].key) != values[i].key ||
+          values[i].key.find_first_of("#=") != std::string_view::npos) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": invalid key ", Quote(values[i].key), "; expected a key name"));
+      }
+      const int kc = FirstControlByte(values[i].key);
+      if (absl::Status s = ApplyOne(where, values[i].key, values[i].value,
+                                    kc >= 0 ? values[i].key : values[i].value);
+          !s.ok())
+        return s;
+    }
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
 absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
                                    const ParseOptions& options,
                                    std::vector<std::string>* warnings) {
@@ -172,120 +286,23 @@ absl::StatusOr<Config> ParseConfig(std::string_view text, const Config& base,
 absl::StatusOr<Config> ParseConfig(std::string_view text, const std::vector<ConfigValue>& values,
                                    const Config& base, const ParseOptions& options,
                                    std::vector<std::string>* warnings, ConfigParseInfo* info) {
-  const bool daemon = options.source == ConfigSource::kDaemon;
-  Config config = base;
-  ConfigParseInfo seen;
-  std::vector<std::string> remarks;
-  std::set<std::string, std::less<>> warned_keys;
-  // `where` is "config line N" for text, "config value N" for a value given as data.
-  auto warn_once = [&](std::string_view where, std::string_view key, std::string_view why) {
-    if (!warned_keys.insert(std::string(key)).second) return;
-    remarks.push_back(absl::StrCat(AV(where), ": ", AV(key), ": ", AV(why)));
-  };
-  auto error = [](std::string_view where, std::string_view key, std::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(AV(where), ": ", AV(key), ": ", AV(why)));
-  };
-  // One KEY=VALUE, from a text line or given as data; `checked` is everything the control
-  // character rule applies to (the whole line for text).
-  auto apply_one = [&](std::string_view where, std::string_view key, std::string_view value,
-                       std::string_view checked) -> absl::Status {
-    if (const int c = FirstControlByte(checked); c >= 0) {
-      return error(where, FirstControlByte(key) < 0 ? std::string(key) : Quote(key),
-                   absl::StrCat("contains the control character \\x", absl::Hex(c, absl::kZeroPad2),
-                                " (NUL and control characters are never accepted)"));
-    }
-    const ConfigKey* k = internal::FindConfigKey(key);
-    // An on-demand request may set only whitelisted keys; anything else rejects the whole
-    // request by name, so a remote party cannot change what it was not granted (and a typo
-    // in a request is reported to the person who sent it, not silently dropped).
-    if (daemon && (k == nullptr || !k->daemon)) {
-      return error(where, Quote(key),
-                   k == nullptr ? "unknown key; not accepted in an on-demand (daemon) request"
-                                : "not accepted in an on-demand (daemon) request (base config "
-                                  "only, docs/CONFIG.md)");
-    }
-    if (k == nullptr) {
-      warn_once(where, Quote(key), "unrecognized key; ignored");
-      return absl::OkStatus();
-    }
-    if (k->kind == KeyKind::kRemoved) {
-      warn_once(where, key, absl::StrCat("removed key (", AV(k->target), "); ignored"));
-      return absl::OkStatus();
-    }
-    if ((k->type == KeyType::kString || k->type == KeyType::kList || k->type == KeyType::kCustom) &&
-        value.size() > internal::kMaxValueBytes) {
-      return error(where, key,
-                   absl::StrCat("value is ", value.size(), " bytes; the limit is ",
-                                internal::kMaxValueBytes));
-    }
-    std::string remark;
-    const std::string reason = Apply(*k, value, options, config, &remark);
-    if (!reason.empty()) return error(where, key, reason);
-    if (!remark.empty()) remarks.push_back(absl::StrCat(AV(where), ": ", AV(key), ": ", remark));
-    if (k->unimplemented) {
-      warn_once(where, key, "accepted but not implemented by kairos; no effect");
-    }
-    if (std::find(seen.keys_set.begin(), seen.keys_set.end(), key) == seen.keys_set.end())
-      seen.keys_set.emplace_back(key);
-    if (KeyNamesWindow(key)) seen.names_window = true;
-    return absl::OkStatus();
-  };
-
-  int line_no = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    // '#' starts a comment anywhere, as in libkineto: a value cannot contain '#'.
-    line = TrimBlanks(line.substr(0, line.find('#')));
-    if (line.empty()) continue;
-    // Splitting at every '=' (not the first) keeps libkineto's rule: "A=b=c" is invalid.
-    const size_t eq = line.find('=');
-    if (eq == std::string_view::npos || line.find('=', eq + 1) != std::string_view::npos ||
-        TrimBlanks(line.substr(0, eq)).empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("config line ", line_no,
-                                                     ": invalid config line ", Quote(line),
-                                                     "; expected KEY=VALUE with exactly one '='"));
-    }
-    const std::string where = absl::StrCat("config line ", line_no);
-    if (absl::Status s = apply_one(where, TrimBlanks(line.substr(0, eq)),
-                                   TrimBlanks(line.substr(eq + 1)), line);
-        !s.ok())
-      return s;
-  }
-  // Values given as data: taken as they are (no comment, '=' or trimming rule); the key and
-  // value are both checked for control characters.
-  for (size_t i = 0; i < values.size(); ++i) {
-    const std::string where = absl::StrCat("config value ", i + 1);
-    if (values[i].key.empty() || TrimBlanks(values[i].key) != values[i].key ||
-        values[i].key.find_first_of("#=") != std::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": invalid key ", Quote(values[i].key), "; expected a key name"));
-    }
-    const int kc = FirstControlByte(values[i].key);
-    if (absl::Status s = apply_one(where, values[i].key, values[i].value,
-                                   kc >= 0 ? values[i].key : values[i].value);
-        !s.ok())
-      return s;
-  }
-
+  ConfigParser p{options, base, {}, {}, {}};
+  if (absl::Status s = p.ApplyText(text); !s.ok()) return s;
+  if (absl::Status s = p.ApplyValues(values); !s.ok()) return s;
+  Config& config = p.config;
   // Derived defaults (config-and-env.md §5), only after the whole text parsed.
   if (config.profile_start_iteration_roundup > 0 && config.profile_start_iteration < 0) {
     config.profile_start_iteration = 0;
   }
-
-  for (std::string& r : remarks) {
+  for (std::string& r : p.remarks) {
     if (warnings != nullptr) {
       warnings->push_back(std::move(r));
     } else {
       KAIROS_LOG_WARNING("%s", r.c_str());
     }
   }
-  if (info != nullptr) *info = std::move(seen);
-  return config;
+  if (info != nullptr) *info = std::move(p.seen);
+  return std::move(config);
 }
 
 std::string ConfigTextValueProblem(std::string_view value) {
