@@ -128,23 +128,83 @@ void PageableCopies(const AnalysisContext& ctx, const DeviceWork& dw, Summary* o
       "non_blocking=True."));
 }
 
+// What KernelShapes counts over one device's kernels for its two findings.
+struct ShapeTally {
+  int64_t kernel_ns = 0, few_ns = 0, low_ns = 0, low_measured_ns = 0;
+  uint64_t few_n = 0, low_n = 0, by_regs = 0, by_smem = 0, by_warps = 0, by_blocks = 0;
+  std::vector<int64_t> few_blocks, low_pct, low_measured_pct;
+  double few_sm_sum = 0;
+  uint64_t few_sm_n = 0;
+};
+
+// insufficient_concurrency: grids smaller than the SM count for a share of kernel time.
+void FewBlocksFinding(const AnalysisOptions& o, const DeviceInfo* dev, ShapeTally& t,
+                      FindingBuilder& few, Summary* out) {
+  const double few_frac = Fraction(static_cast<double>(t.few_ns), static_cast<double>(t.kernel_ns));
+  if (t.few_n >= o.kernel_min_count && few_frac >= o.kernel_time_min_fraction) {
+    const int64_t median_blocks = NearestRank(t.few_blocks, 0.5);
+    // A grid of a quarter of the SMs or less leaves most of the GPU empty; one just short of
+    // the SM count loses little and may be a deliberate budget.
+    few.Impact(t.few_ns, median_blocks * 4 <= dev->num_sms ? "high" : "medium");
+    few.Evidence("kernels", static_cast<double>(t.few_n))
+        .Evidence("time_ns", static_cast<double>(t.few_ns))
+        .Evidence("kernel_time_fraction", few_frac)
+        .Evidence("sm_count", dev->num_sms)
+        .Evidence("median_blocks", static_cast<double>(median_blocks));
+    if (t.few_sm_n > 0) few.Evidence("mean_measured_sm_active_pct", t.few_sm_sum / t.few_sm_n);
+    out->findings.push_back(few.Done(
+        "These kernels launch fewer blocks than the GPU has SMs (" + std::to_string(dev->num_sms) +
+        "), so part of the GPU sits idle while they run. Give them more parallel work: larger "
+        "batches, a smaller block size with more blocks, or run independent work concurrently on "
+        "other streams."));
+  }
+}
+
+// low_occupancy: kernels that keep few warps resident (measured, else theoretical).
+void LowOccupancyFinding(const AnalysisOptions& o, ShapeTally& t, FindingBuilder& low,
+                         Summary* out) {
+  const double low_frac = Fraction(static_cast<double>(t.low_ns), static_cast<double>(t.kernel_ns));
+  if (t.low_n >= o.kernel_min_count && low_frac >= o.kernel_time_min_fraction) {
+    const char* limiter = "the block size";
+    uint64_t top = t.by_warps + t.by_blocks;
+    if (t.by_regs > top) { limiter = "registers per thread"; top = t.by_regs; }
+    if (t.by_smem > top) limiter = "shared memory per block";
+    // Measured for most of the time: high confidence. Theoretical only: without hardware
+    // counters the latency hiding is inferred.
+    const bool measured = 2 * t.low_measured_ns >= t.low_ns;
+    low.Impact(t.low_ns, measured ? "high" : "medium");
+    low.Evidence("kernels", static_cast<double>(t.low_n))
+        .Evidence("time_ns", static_cast<double>(t.low_ns))
+        .Evidence("kernel_time_fraction", low_frac);
+    if (!t.low_measured_pct.empty())
+      low.Evidence("median_measured_occupancy_pct",
+                   static_cast<double>(NearestRank(t.low_measured_pct, 0.5)));
+    if (!t.low_pct.empty())
+      low.Evidence("median_theoretical_occupancy_pct", static_cast<double>(NearestRank(t.low_pct, 0.5)));
+    low
+        .Evidence("limited_by_registers", static_cast<double>(t.by_regs))
+        .Evidence("limited_by_shared_memory", static_cast<double>(t.by_smem))
+        .Evidence("limited_by_block_size", static_cast<double>(t.by_warps + t.by_blocks));
+    out->findings.push_back(low.Done(
+        std::string("These kernels can keep only a small share of each SM's warps resident, "
+                    "mostly limited by ") + limiter +
+        ", which leaves little parallelism to hide memory latency. Reduce register or shared "
+        "memory use (launch bounds, smaller tiles) or use larger thread blocks."));
+  }
+}
+
 void KernelShapes(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out) {
   const AnalysisOptions& o = *ctx.options;
   const DeviceInfo* dev = ctx.Device(dw.device);
   if (dev == nullptr || dev->num_sms <= 0) return;  // limits unknown: nothing to judge
   FindingBuilder few(ctx, "insufficient_concurrency", "Kernels with too few blocks for the device", dw.device);
   FindingBuilder low(ctx, "low_occupancy", "Kernels with low theoretical occupancy", dw.device);
-  int64_t kernel_ns = 0, few_ns = 0, low_ns = 0;
-  uint64_t few_n = 0, low_n = 0, by_regs = 0, by_smem = 0, by_warps = 0, by_blocks = 0;
-  std::vector<int64_t> few_blocks, low_pct, low_measured_pct;
-  int64_t low_measured_ns = 0;
-  double few_sm_sum = 0;
-  uint64_t few_sm_n = 0;
+  ShapeTally t;
   ShapeCache shapes(*ctx.data, dev);
   for (const GpuOp& op : dw.ops) {
     if (op.event->kind != EventKind::kKernel) continue;
     const int64_t d = op.event->end_ns - op.event->start_ns;
-    kernel_ns += d;
+    t.kernel_ns += d;
     const KernelShape s = shapes.Get(*op.event);
     // Communication, library GEMM/attention and persistent kernels use few blocks or low
     // occupancy by design (one CTA per SM, a fixed SM budget); judging them would give
@@ -158,78 +218,34 @@ void KernelShapes(const AnalysisContext& ctx, const DeviceWork& dw, Summary* out
     if (s.blocks > 0 && s.blocks < static_cast<uint64_t>(s.sm_count) &&
         !(sm_measured && m->sm_active_pct >= o.measured_busy_sm_pct)) {
       if (sm_measured) {
-        few_sm_sum += m->sm_active_pct;
-        ++few_sm_n;
+        t.few_sm_sum += m->sm_active_pct;
+        ++t.few_sm_n;
       }
-      ++few_n;
-      few_ns += d;
-      few_blocks.push_back(static_cast<int64_t>(s.blocks));
+      ++t.few_n;
+      t.few_ns += d;
+      t.few_blocks.push_back(static_cast<int64_t>(s.blocks));
       few.Example(*op.event);
     }
     const bool occ_measured = m != nullptr && m->occupancy_pct >= 0;
     const bool low_occ = occ_measured ? m->occupancy_pct < o.low_occupancy_pct
                                       : s.occupancy_valid && s.theoretical_pct < o.low_occupancy_pct;
     if (low_occ) {
-      ++low_n;
-      low_ns += d;
+      ++t.low_n;
+      t.low_ns += d;
       if (occ_measured) {
-        low_measured_ns += d;
-        low_measured_pct.push_back(static_cast<int64_t>(m->occupancy_pct + 0.5));
+        t.low_measured_ns += d;
+        t.low_measured_pct.push_back(static_cast<int64_t>(m->occupancy_pct + 0.5));
       }
-      if (s.occupancy_valid) low_pct.push_back(static_cast<int64_t>(s.theoretical_pct + 0.5));
-      by_regs += (s.limiting & kLimitRegisters) != 0;
-      by_smem += (s.limiting & kLimitSharedMem) != 0;
-      by_warps += (s.limiting & kLimitWarps) != 0;
-      by_blocks += (s.limiting & kLimitBlocks) != 0;
+      if (s.occupancy_valid) t.low_pct.push_back(static_cast<int64_t>(s.theoretical_pct + 0.5));
+      t.by_regs += (s.limiting & kLimitRegisters) != 0;
+      t.by_smem += (s.limiting & kLimitSharedMem) != 0;
+      t.by_warps += (s.limiting & kLimitWarps) != 0;
+      t.by_blocks += (s.limiting & kLimitBlocks) != 0;
       low.Example(*op.event);
     }
   }
-  const double few_frac = Fraction(static_cast<double>(few_ns), static_cast<double>(kernel_ns));
-  if (few_n >= o.kernel_min_count && few_frac >= o.kernel_time_min_fraction) {
-    const int64_t median_blocks = NearestRank(few_blocks, 0.5);
-    // A grid of a quarter of the SMs or less leaves most of the GPU empty; one just short of
-    // the SM count loses little and may be a deliberate budget.
-    few.Impact(few_ns, median_blocks * 4 <= dev->num_sms ? "high" : "medium");
-    few.Evidence("kernels", static_cast<double>(few_n))
-        .Evidence("time_ns", static_cast<double>(few_ns))
-        .Evidence("kernel_time_fraction", few_frac)
-        .Evidence("sm_count", dev->num_sms)
-        .Evidence("median_blocks", static_cast<double>(median_blocks));
-    if (few_sm_n > 0) few.Evidence("mean_measured_sm_active_pct", few_sm_sum / few_sm_n);
-    out->findings.push_back(few.Done(
-        "These kernels launch fewer blocks than the GPU has SMs (" + std::to_string(dev->num_sms) +
-        "), so part of the GPU sits idle while they run. Give them more parallel work: larger "
-        "batches, a smaller block size with more blocks, or run independent work concurrently on "
-        "other streams."));
-  }
-  const double low_frac = Fraction(static_cast<double>(low_ns), static_cast<double>(kernel_ns));
-  if (low_n >= o.kernel_min_count && low_frac >= o.kernel_time_min_fraction) {
-    const char* limiter = "the block size";
-    uint64_t top = by_warps + by_blocks;
-    if (by_regs > top) { limiter = "registers per thread"; top = by_regs; }
-    if (by_smem > top) limiter = "shared memory per block";
-    // Measured for most of the time: high confidence. Theoretical only: without hardware
-    // counters the latency hiding is inferred.
-    const bool measured = 2 * low_measured_ns >= low_ns;
-    low.Impact(low_ns, measured ? "high" : "medium");
-    low.Evidence("kernels", static_cast<double>(low_n))
-        .Evidence("time_ns", static_cast<double>(low_ns))
-        .Evidence("kernel_time_fraction", low_frac);
-    if (!low_measured_pct.empty())
-      low.Evidence("median_measured_occupancy_pct",
-                   static_cast<double>(NearestRank(low_measured_pct, 0.5)));
-    if (!low_pct.empty())
-      low.Evidence("median_theoretical_occupancy_pct", static_cast<double>(NearestRank(low_pct, 0.5)));
-    low
-        .Evidence("limited_by_registers", static_cast<double>(by_regs))
-        .Evidence("limited_by_shared_memory", static_cast<double>(by_smem))
-        .Evidence("limited_by_block_size", static_cast<double>(by_warps + by_blocks));
-    out->findings.push_back(low.Done(
-        std::string("These kernels can keep only a small share of each SM's warps resident, "
-                    "mostly limited by ") + limiter +
-        ", which leaves little parallelism to hide memory latency. Reduce register or shared "
-        "memory use (launch bounds, smaller tiles) or use larger thread blocks."));
-  }
+  FewBlocksFinding(o, dev, t, few, out);
+  LowOccupancyFinding(o, t, low, out);
 }
 
 }  // namespace
