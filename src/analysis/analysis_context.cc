@@ -10,6 +10,45 @@ namespace {
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+// No recorded window (e.g. a foreign trace): the span of the events.
+void WindowFromEvents(const TraceData& data, AnalysisContext* ctx) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const auto& v : data.events_by_track) {
+    if (v.empty()) continue;
+    lo = std::min(lo, v.front().start_ns);
+    for (const Event& e : v) hi = std::max(hi, e.end_ns);
+  }
+  ctx->window_start_ns = lo == INT64_MAX ? 0 : lo;
+  ctx->window_end_ns = hi == INT64_MIN ? 0 : hi;
+}
+
+// Each device's ops in time order, into ctx->devices (ctx->idle_devices when it has none).
+void MergeStreamRuns(std::map<uint32_t, DeviceWork>& devices,
+                     std::map<uint32_t, std::vector<size_t>>& run_ends, AnalysisContext* ctx) {
+  // Each stream's ops are already sorted; merge the runs pairwise (n log streams). The order
+  // is by the clipped interval: earlier start first, on a tie the longer first.
+  const auto op_before = [ctx](const GpuOp& a, const GpuOp& b) {
+    const int64_t as = ctx->Start(a), bs = ctx->Start(b);
+    if (as != bs) return as < bs;
+    return ctx->End(a) > ctx->End(b);
+  };
+  for (auto& [id, dw] : devices) {
+    auto& ends = run_ends[id];
+    size_t begin_of_merged = 0;
+    size_t merged_end = 0;
+    for (size_t end : ends) {
+      if (merged_end > begin_of_merged && end > merged_end) {
+        std::inplace_merge(dw.ops.begin(), dw.ops.begin() + merged_end, dw.ops.begin() + end, op_before);
+      }
+      merged_end = end;
+    }
+    // A device with nothing in the window gets one shared line, not a block of zeros (a
+    // rank's trace names every GPU of the node in deviceProperties).
+    if (dw.ops.empty()) ctx->idle_devices.push_back(id);
+    else ctx->devices.push_back(std::move(dw));
+  }
+}
+
 }  // namespace
 
 const DeviceInfo* AnalysisContext::Device(uint32_t id) const {
@@ -81,17 +120,7 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
   ctx.window_start_ns = data.window_start_ns;
   ctx.window_end_ns = data.window_end_ns;
   ctx.measured = data.kernel_counters.empty() ? AttributeKernelCounters(data) : data.kernel_counters;
-  if (ctx.window_end_ns <= ctx.window_start_ns) {
-    // No recorded window (e.g. a foreign trace): use the span of the events.
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (const auto& v : data.events_by_track) {
-      if (v.empty()) continue;
-      lo = std::min(lo, v.front().start_ns);
-      for (const Event& e : v) hi = std::max(hi, e.end_ns);
-    }
-    ctx.window_start_ns = lo == INT64_MAX ? 0 : lo;
-    ctx.window_end_ns = hi == INT64_MIN ? 0 : hi;
-  }
+  if (ctx.window_end_ns <= ctx.window_start_ns) WindowFromEvents(data, &ctx);
   const int64_t ws = ctx.window_start_ns, we = ctx.window_end_ns;
 
   std::map<uint32_t, std::vector<size_t>> run_ends;  // device -> end offset of each sorted run
@@ -157,28 +186,7 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
       }
     }
   }
-  // Each stream's ops are already sorted; merge the runs pairwise (n log streams). The order
-  // is by the clipped interval: earlier start first, on a tie the longer first.
-  const auto op_before = [&ctx](const GpuOp& a, const GpuOp& b) {
-    const int64_t as = ctx.Start(a), bs = ctx.Start(b);
-    if (as != bs) return as < bs;
-    return ctx.End(a) > ctx.End(b);
-  };
-  for (auto& [id, dw] : devices) {
-    auto& ends = run_ends[id];
-    size_t begin_of_merged = 0;
-    size_t merged_end = 0;
-    for (size_t end : ends) {
-      if (merged_end > begin_of_merged && end > merged_end) {
-        std::inplace_merge(dw.ops.begin(), dw.ops.begin() + merged_end, dw.ops.begin() + end, op_before);
-      }
-      merged_end = end;
-    }
-    // A device with nothing in the window gets one shared line, not a block of zeros (a
-    // rank's trace names every GPU of the node in deviceProperties).
-    if (dw.ops.empty()) ctx.idle_devices.push_back(id);
-    else ctx.devices.push_back(std::move(dw));
-  }
+  MergeStreamRuns(devices, run_ends, &ctx);
   std::sort(ctx.steps.begin(), ctx.steps.end(),
             [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
   return ctx;
