@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -349,7 +350,7 @@ TEST_CASE("telemetry lines match the trace of the same interval", "[telemetry]")
                           "gpu_name", "interval_ns", "gpu_busy_pct",
                           "sm_active_pct", "achieved_occupancy_pct", "tensor_active_pct", "dram_throughput_pct",
                           "kernels", "memcpy_bytes", "steps", "step_time_ms_p50", "process_cpu_pct",
-                          "process_rss_bytes"}) {
+                          "process_rss_bytes", "gpu_memory_used_bytes", "gpu_memory_total_bytes"}) {
       const size_t p = r.telemetry_text[i].find("\"" + std::string(f) + "\":");
       CHECK(p != std::string::npos);
       CHECK(p >= at);
@@ -540,6 +541,30 @@ TEST_CASE("telemetry outside any trace window counts kernels, copies and steps",
   CHECK(steps >= 350 - 25);
   CHECK(std::llabs(kernels - steps) <= 1);
   CHECK(lines.back()["interval_ns"].get<int64_t>() < 1000000000);
+  // Device memory in use, read by the telemetry thread at each edge through the simulator's
+  // cuMemGetInfo (free = 80 GiB less the process's allocations): exactly the workload's
+  // buffer until step 175, then 64 MiB more; never decreasing. The exit line is null (the
+  // exiting thread does not call the driver).
+  const std::string out = Slurp(d + "/out.txt");
+  const size_t at = out.find("device bytes: ");
+  REQUIRE(at != std::string::npos);
+  unsigned long long before = 0, after = 0;
+  REQUIRE(sscanf(out.c_str() + at, "device bytes: %llu then %llu", &before, &after) == 2);
+  int64_t last_used = 0;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    INFO(lines[i].dump());
+    REQUIRE(lines[i]["gpu_memory_used_bytes"].is_number());
+    const int64_t used = lines[i]["gpu_memory_used_bytes"].get<int64_t>();
+    CHECK((used == static_cast<int64_t>(before) || used == static_cast<int64_t>(after)));
+    CHECK(used >= last_used);
+    last_used = used;
+    CHECK(lines[i]["gpu_memory_total_bytes"].get<int64_t>() == int64_t{80} << 30);
+  }
+  // The first second ends by step ~100 of 350, the third at ~300: both sizes are seen.
+  CHECK(lines[0]["gpu_memory_used_bytes"].get<int64_t>() == static_cast<int64_t>(before));
+  CHECK(lines[lines.size() - 2]["gpu_memory_used_bytes"].get<int64_t>() == static_cast<int64_t>(after));
+  CHECK(lines.back()["gpu_memory_used_bytes"].is_null());
+  CHECK(lines.back()["gpu_memory_total_bytes"].is_null());
 }
 
 TEST_CASE("a grid for a quarter of the SMs reads about 25% SM active", "[pm_values]") {
