@@ -224,16 +224,19 @@ absl::Status Telemetry::BeginLocked(bool late) {
   }
   last_ns_ = options_.clock ? options_.clock() : UnixNowNs();
   last_ns_ -= last_ns_ % kMsNs;
-  // Begun late (it waited for a training process), CUDA already works and a trace window
-  // may hold CUPTI: what ended before the first interval is not this interval's to count.
-  if (late && activity_on_)
-    for (const Gpu& g : gpus_) (void)options_.activity_take(g.device, last_ns_);
+  // The step count is read next to the edge's clock, before the discard below: that flush
+  // can take tens of ms under load, and a step taken during it (its kernel ended after the
+  // edge, so counted) used to be missed, so lines held more kernels than steps.
   if (options_.iterations) {
     last_iterations_ = options_.iterations();
     steps_timed_ = last_iterations_;
     steps_ = std::make_unique<TelemetryStepRing>();
     g_telemetry_steps.store(steps_.get(), std::memory_order_release);
   }
+  // Begun late (it waited for a training process), CUDA already works and a trace window
+  // may hold CUPTI: what ended before the first interval is not this interval's to count.
+  if (late && activity_on_)
+    for (const Gpu& g : gpus_) (void)options_.activity_take(g.device, last_ns_);
   const ClockAnchor a = TakeClockAnchor();
   last_anchor_raw_ = a.raw;
   last_anchor_unix_ns_ = a.unix_ns;
