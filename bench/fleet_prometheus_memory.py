@@ -81,7 +81,8 @@ def send_lines():
                                     "achieved_occupancy_pct": 30.0, "tensor_active_pct": 10.0,
                                     "dram_throughput_pct": 20.0, "kernels": 1000, "memcpy_bytes": 4096,
                                     "steps": 10, "step_time_ms_p50": 100.0, "process_cpu_pct": 100.0,
-                                    "process_rss_bytes": 1 << 30}) + "\n" for g in range(gpus))
+                                    "process_rss_bytes": 1 << 30, "gpu_memory_used_bytes": 60 << 30,
+                                    "gpu_memory_total_bytes": 80 << 30}) + "\n" for g in range(gpus))
         for _ in range(100):
             try:
                 s.sendto(header("tlm", lines.encode()), daemon_addr)

@@ -64,6 +64,27 @@ bool OptInt(const JsonValue& o, std::string_view key, std::optional<int64_t>* ou
   return true;
 }
 
+// OptInt for counts and sizes: a negative value is malformed.
+bool OptCount(const JsonValue& o, std::string_view key, std::optional<int64_t>* out) {
+  return OptInt(o, key, out) && (!*out || **out >= 0);
+}
+
+// Family value readers: a field of a series as exposition text, nothing when null.
+template <typename S>
+std::function<std::optional<std::string>(const S&)> Scaled(std::optional<double> S::*field, double divisor) {
+  return [field, divisor](const S& s) -> std::optional<std::string> {
+    if (!(s.*field)) return std::nullopt;
+    return Num(*(s.*field) / divisor);
+  };
+}
+template <typename S, typename T>
+std::function<std::optional<std::string>(const S&)> Whole(std::optional<T> S::*field) {
+  return [field](const S& s) -> std::optional<std::string> {
+    if (!(s.*field)) return std::nullopt;
+    return std::to_string(*(s.*field));
+  };
+}
+
 // Adds `delta` to `total`, saturating: a counter that wrapped would read as a reset (a huge
 // rate() spike).
 void AddSaturating(std::optional<uint64_t>& total, const std::optional<int64_t>& delta) {
@@ -180,9 +201,9 @@ bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known
     return false;
   }
   std::optional<int64_t> kernels, bytes, steps;
-  if (!OptInt(o, "kernels", &kernels) || !OptInt(o, "memcpy_bytes", &bytes) ||
-      !OptInt(o, "steps", &steps) || (kernels && *kernels < 0) || (bytes && *bytes < 0) ||
-      (steps && *steps < 0)) {
+  if (!OptCount(o, "kernels", &kernels) || !OptCount(o, "memcpy_bytes", &bytes) ||
+      !OptCount(o, "steps", &steps) || !OptCount(o, "gpu_memory_used_bytes", &s.gpu_memory_used_bytes) ||
+      !OptCount(o, "gpu_memory_total_bytes", &s.gpu_memory_total_bytes)) {
     Reject(MetricsReject::kMalformed);
     return false;
   }
@@ -256,18 +277,7 @@ std::string MetricsStore::Render() const {
     const char* help;
     std::function<std::optional<std::string>(const Series&)> value;
   };
-  auto ratio = [](std::optional<double> Series::*field) {
-    return [field](const Series& s) -> std::optional<std::string> {
-      if (!(s.*field)) return std::nullopt;
-      return Num(*(s.*field) / 100.0);
-    };
-  };
-  auto total = [](std::optional<uint64_t> Series::*field) {
-    return [field](const Series& s) -> std::optional<std::string> {
-      if (!(s.*field)) return std::nullopt;
-      return std::to_string(*(s.*field));
-    };
-  };
+  auto ratio = [](std::optional<double> Series::*field) { return Scaled(field, 100.0); };
   const Family families[] = {
       {"kairos_gpu_busy_ratio", "gauge",
        "Share of the last telemetry interval the GPU had work (gr__cycles_active), 0-1.",
@@ -285,28 +295,25 @@ std::string MetricsStore::Render() const {
        ratio(&Series::dram)},
       {"kairos_step_time_seconds", "gauge",
        "Median time between consecutive steps of the last telemetry interval.",
-       [](const Series& s) -> std::optional<std::string> {
-         if (!s.step_time_ms) return std::nullopt;
-         return Num(*s.step_time_ms / 1000.0);
-       }},
+       Scaled(&Series::step_time_ms, 1000.0)},
       {"kairos_gpu_kernels_total", "counter", "Kernels that ended, from CUPTI records.",
-       total(&Series::kernels)},
+       Whole(&Series::kernels)},
       {"kairos_gpu_memcpy_bytes_total", "counter", "Bytes of the copies that ended.",
-       total(&Series::memcpy_bytes)},
+       Whole(&Series::memcpy_bytes)},
       {"kairos_steps_total", "counter", "Iterations the process counted (kairos_step).",
-       total(&Series::steps)},
+       Whole(&Series::steps)},
       {"kairos_process_cpu_cores", "gauge",
        "CPU time of the process over the last telemetry interval, in cores (1 = one core busy).",
-       [](const Series& s) -> std::optional<std::string> {
-         if (!s.process_cpu_pct) return std::nullopt;
-         return Num(*s.process_cpu_pct / 100.0);
-       }},
+       Scaled(&Series::process_cpu_pct, 100.0)},
       {"kairos_process_resident_memory_bytes", "gauge",
        "Resident memory of the process at the end of the last telemetry interval.",
-       [](const Series& s) -> std::optional<std::string> {
-         if (!s.process_rss_bytes) return std::nullopt;
-         return std::to_string(*s.process_rss_bytes);
-       }},
+       Whole(&Series::process_rss_bytes)},
+      {"kairos_gpu_memory_used_bytes", "gauge",
+       "Device memory in use on the GPU at the end of the last telemetry interval (total - free, "
+       "cuMemGetInfo: every process's, not only this one's).",
+       Whole(&Series::gpu_memory_used_bytes)},
+      {"kairos_gpu_memory_total_bytes", "gauge", "Device memory of the GPU (cuMemGetInfo's total).",
+       Whole(&Series::gpu_memory_total_bytes)},
       {"kairos_telemetry_interval_seconds", "gauge", "Length of the last telemetry interval.",
        [](const Series& s) -> std::optional<std::string> {
          return Num(static_cast<double>(s.interval_ns) / 1e9);

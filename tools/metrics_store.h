@@ -80,6 +80,8 @@ class MetricsStore {
     std::string gpu_uuid;
     std::optional<double> busy, sm, occupancy, tensor, dram, step_time_ms, process_cpu_pct;
     std::optional<int64_t> process_rss_bytes;
+    // The GPU's device memory in use (every process's, cuMemGetInfo) and its size (schema 3).
+    std::optional<int64_t> gpu_memory_used_bytes, gpu_memory_total_bytes;
     // Running totals since the series appeared (Prometheus counters); null until a line
     // carries the field.
     std::optional<uint64_t> kernels, memcpy_bytes, steps;

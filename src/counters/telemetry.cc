@@ -96,6 +96,8 @@ std::string TelemetryLine(const TelemetryRecord& r) {
   num("step_time_ms_p50", r.step_time_ms_p50);
   num("process_cpu_pct", r.process_cpu_pct);
   integer("process_rss_bytes", r.process_rss_bytes);
+  integer("gpu_memory_used_bytes", r.gpu_memory_used_bytes);
+  integer("gpu_memory_total_bytes", r.gpu_memory_total_bytes);
   if (r.lines_lost > 0) w.Key("lines_lost").Uint(r.lines_lost);
   w.EndObject();
   return std::string(w.str());
@@ -222,16 +224,19 @@ absl::Status Telemetry::BeginLocked(bool late) {
   }
   last_ns_ = options_.clock ? options_.clock() : UnixNowNs();
   last_ns_ -= last_ns_ % kMsNs;
-  // Begun late (it waited for a training process), CUDA already works and a trace window
-  // may hold CUPTI: what ended before the first interval is not this interval's to count.
-  if (late && activity_on_)
-    for (const Gpu& g : gpus_) (void)options_.activity_take(g.device, last_ns_);
+  // The step count is read next to the edge's clock, before the discard below: that flush
+  // can take tens of ms under load, and a step taken during it (its kernel ended after the
+  // edge, so counted) used to be missed, so lines held more kernels than steps.
   if (options_.iterations) {
     last_iterations_ = options_.iterations();
     steps_timed_ = last_iterations_;
     steps_ = std::make_unique<TelemetryStepRing>();
     g_telemetry_steps.store(steps_.get(), std::memory_order_release);
   }
+  // Begun late (it waited for a training process), CUDA already works and a trace window
+  // may hold CUPTI: what ended before the first interval is not this interval's to count.
+  if (late && activity_on_)
+    for (const Gpu& g : gpus_) (void)options_.activity_take(g.device, last_ns_);
   const ClockAnchor a = TakeClockAnchor();
   last_anchor_raw_ = a.raw;
   last_anchor_unix_ns_ = a.unix_ns;
@@ -320,7 +325,33 @@ void Telemetry::Feed(uint32_t device, const std::vector<std::string>& metrics,
   }
 }
 
-void Telemetry::Tick(int64_t now_ns) {
+void Telemetry::FillGpuLocked(Gpu& g, const std::vector<MemoryBaseline>& memory, int64_t now_ns,
+                              TelemetryRecord* r) {
+  r->device = g.device;
+  r->gpu_uuid = g.identity.uuid;
+  r->gpu_name = g.identity.name;
+  g.agg.Take(r);
+  r->gpu_memory_used_bytes.reset();
+  r->gpu_memory_total_bytes.reset();
+  for (const MemoryBaseline& m : memory) {
+    if (m.device != static_cast<int32_t>(g.device)) continue;
+    r->gpu_memory_used_bytes = static_cast<int64_t>(m.used_bytes);
+    r->gpu_memory_total_bytes = static_cast<int64_t>(m.total_bytes);
+  }
+  if (activity_on_) {
+    const TelemetryActivity a = options_.activity_take(g.device, now_ns);
+    r->kernels = a.known ? std::optional<int64_t>(a.kernels) : std::nullopt;
+    r->memcpy_bytes = a.known ? std::optional<int64_t>(a.memcpy_bytes) : std::nullopt;
+    // Without PM sampling (no permission is common in fleets), GPU busy from the records:
+    // the share of the interval with a kernel or copy running.
+    if (!r->gpu_busy_pct && a.known && a.busy_ns >= 0 && r->interval_ns > 0)
+      r->gpu_busy_pct = std::min(100.0, 100.0 * static_cast<double>(a.busy_ns) / static_cast<double>(r->interval_ns));
+  }
+}
+
+void Telemetry::Tick(int64_t now_ns) { TickWith(now_ns, /*query_memory=*/true); }
+
+void Telemetry::TickWith(int64_t now_ns, bool query_memory) {
   bool was_waiting;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -328,6 +359,10 @@ void Telemetry::Tick(int64_t now_ns) {
   }
   // Not begun: nothing to write; begun just now: the first interval starts here.
   if (!BeginWhenReady() || was_waiting) return;
+  // Outside mu_: the query takes the dynamic loader's lock (dlopen RTLD_NOLOAD) and the
+  // driver's; Pause/Feed callers must never wait behind it.
+  std::vector<MemoryBaseline> memory;
+  if (query_memory && options_.device_memory) memory = options_.device_memory();
   std::lock_guard<std::mutex> lock(mu_);
   if (!running_) return;
   now_ns -= now_ns % kMsNs;  // activity totals are kept per ms of the record's end
@@ -361,19 +396,7 @@ void Telemetry::Tick(int64_t now_ns) {
   std::string out;
   r.lines_lost = log_.lost_since_last_write();
   for (Gpu& g : gpus_) {
-    r.device = g.device;
-    r.gpu_uuid = g.identity.uuid;
-    r.gpu_name = g.identity.name;
-    g.agg.Take(&r);
-    if (activity_on_) {
-      const TelemetryActivity a = options_.activity_take(g.device, now_ns);
-      r.kernels = a.known ? std::optional<int64_t>(a.kernels) : std::nullopt;
-      r.memcpy_bytes = a.known ? std::optional<int64_t>(a.memcpy_bytes) : std::nullopt;
-      // Without PM sampling (no permission is common in fleets), GPU busy from the records:
-      // the share of the interval with a kernel or copy running.
-      if (!r.gpu_busy_pct && a.known && a.busy_ns >= 0 && r.interval_ns > 0)
-        r.gpu_busy_pct = std::min(100.0, 100.0 * static_cast<double>(a.busy_ns) / static_cast<double>(r.interval_ns));
-    }
+    FillGpuLocked(g, memory, now_ns, &r);
     absl::StrAppend(&out, TelemetryLine(r), "\n");
   }
   last_ns_ = now_ns;
@@ -416,7 +439,9 @@ void Telemetry::Finish() {
     last = last_ns_;
   }
   // Under a millisecond since the last edge: nothing to say (edges are whole ms).
-  if (now - now % kMsNs > last) Tick(now);
+  // The exit line has no device memory: this is the exiting thread, and the driver may be
+  // tearing down; it is never called from here.
+  if (now - now % kMsNs > last) TickWith(now, /*query_memory=*/false);
 }
 
 void Telemetry::ThreadMain() {

@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "counters/line_log.h"
 #include "counters/pm_backend.h"
+#include "model/memory_totals.h"
 
 namespace kairos {
 
@@ -79,14 +80,18 @@ struct TelemetryRecord {
   // busy threads) and resident memory at its end, from /proc/self/stat. Same on every GPU's line.
   std::optional<double> process_cpu_pct;
   std::optional<int64_t> process_rss_bytes;
+  // Device memory of this GPU in use (total - free, cuMemGetInfo: every process's memory on
+  // it, not only this one's) and its size, read at the interval's end; null when the process
+  // has no active primary context on the GPU, and on the line written at exit.
+  std::optional<int64_t> gpu_memory_used_bytes, gpu_memory_total_bytes;
   // Lines of earlier intervals that could not be written (a full disk); written only when
   // not 0, so a reader sees the gap where it happened.
   uint64_t lines_lost = 0;
 };
 
 // The line format's version (docs/TELEMETRY.md): 2 added schema_version, gpu_uuid, gpu_name,
-// process_cpu_pct, process_rss_bytes.
-inline constexpr int kTelemetrySchemaVersion = 2;
+// process_cpu_pct, process_rss_bytes; 3 added gpu_memory_used_bytes, gpu_memory_total_bytes.
+inline constexpr int kTelemetrySchemaVersion = 3;
 
 // Exactly the documented fields, in order, one line with no trailing newline.
 std::string TelemetryLine(const TelemetryRecord& r);
@@ -143,6 +148,11 @@ struct TelemetryOptions {
   // the process is a training job; until then it costs a check every
   // kTelemetryReadyPollNs and leaves no file and no warning. Null: begin at Start.
   std::function<bool()> ready;
+  // Device memory in use of the GPUs whose primary context the process already has
+  // (QueryMemoryInUse, cupti_devices.h: never creates a context or allocates), called on the
+  // writer thread once per interval, outside mu_ (it takes the dynamic loader's lock), never
+  // from Finish (process exit: the driver may be going away). Null: the fields are null.
+  std::function<std::vector<MemoryBaseline>()> device_memory;
 };
 
 // How often a process that is not (yet) a training job is looked at again (at first every
@@ -202,6 +212,11 @@ class Telemetry {
   std::pair<std::optional<double>, std::optional<int64_t>> ProcessFields(int64_t interval_ns);
   void PollLocked();
   void ThreadMain();
+  // Tick, with the device memory read beforehand (`query_memory`, outside mu_) or left null.
+  void TickWith(int64_t now_ns, bool query_memory);
+  // One GPU's fields of the interval ending at `now_ns` into `r` (under mu_).
+  void FillGpuLocked(Gpu& g, const std::vector<MemoryBaseline>& memory, int64_t now_ns,
+                     TelemetryRecord* r);
 
   TelemetryOptions options_;
   mutable std::mutex mu_;

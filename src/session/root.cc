@@ -38,6 +38,7 @@
 #include "session/daemon_glue.h"
 #ifdef KAIROS_HAVE_CUPTI
 #include "activity/cuda_presence.h"
+#include "activity/cupti_devices.h"
 #include "activity/cupti_source.h"
 #endif
 #include "util/fork_abandon.h"
@@ -297,6 +298,10 @@ void StartTelemetry(Root& root, const Config& config, int64_t interval_secs, boo
       return TelemetryActivity{t.kernels, t.memcpy_bytes, t.busy_ns, t.complete};
     };
   }
+  // Device memory in use, on the telemetry thread: only GPUs whose primary context the
+  // application already made (no context is created, nothing is allocated); a process
+  // without the driver loaded gets null fields (RTLD_NOLOAD).
+  o.device_memory = [] { return internal::QueryMemoryInUse(); };
 #endif
   absl::Status st = root.telemetry->Start(std::move(o));
   if (!st.ok()) KAIROS_LOG_WARNING("%s", std::string(st.message()).c_str());

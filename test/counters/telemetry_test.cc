@@ -86,15 +86,16 @@ TEST_CASE("TelemetryLine: exactly the documented fields, null where unknown") {
   r.sm_active_pct = 50;
   r.steps = 7;
   CHECK(TelemetryLine(r) ==
-        "{\"schema_version\":2,\"ts_ns\":5,\"host\":\"h\\\"1\",\"pid\":42,\"job_id\":null,\"rank\":3,"
+        "{\"schema_version\":3,\"ts_ns\":5,\"host\":\"h\\\"1\",\"pid\":42,\"job_id\":null,\"rank\":3,"
         "\"device\":1,\"gpu_uuid\":null,\"gpu_name\":null,\"interval_ns\":10,\"gpu_busy_pct\":null,\"sm_active_pct\":50,"
         "\"achieved_occupancy_pct\":null,\"tensor_active_pct\":null,"
         "\"dram_throughput_pct\":null,\"kernels\":null,\"memcpy_bytes\":null,\"steps\":7,"
-        "\"step_time_ms_p50\":null,\"process_cpu_pct\":null,\"process_rss_bytes\":null}");
+        "\"step_time_ms_p50\":null,\"process_cpu_pct\":null,\"process_rss_bytes\":null,"
+        "\"gpu_memory_used_bytes\":null,\"gpu_memory_total_bytes\":null}");
   // After lines were lost (a full disk), the next line says how many, as its last field.
   r.lines_lost = 4;
   const std::string line = TelemetryLine(r);
-  const std::string tail = "\"process_rss_bytes\":null,\"lines_lost\":4}";
+  const std::string tail = "\"gpu_memory_total_bytes\":null,\"lines_lost\":4}";
   REQUIRE(line.size() > tail.size());
   CHECK(line.substr(line.size() - tail.size()) == tail);
 }
@@ -145,17 +146,18 @@ TEST_CASE("Telemetry: one line per GPU per interval with the interval's aggregat
   const auto lines = ReadLines(path);
   REQUIRE(lines.size() == 4);
   CHECK(lines[0] ==
-        "{\"schema_version\":2,\"ts_ns\":110000000000,\"host\":\"node1\",\"pid\":7,\"job_id\":99,"
+        "{\"schema_version\":3,\"ts_ns\":110000000000,\"host\":\"node1\",\"pid\":7,\"job_id\":99,"
         "\"rank\":null,\"device\":0,\"gpu_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\","
         "\"gpu_name\":\"Fake \\\"H100\\\"\",\"interval_ns\":10000000000,\"gpu_busy_pct\":54,\"sm_active_pct\":60,"
         "\"achieved_occupancy_pct\":40,\"tensor_active_pct\":6,\"dram_throughput_pct\":20,"
         "\"kernels\":null,\"memcpy_bytes\":null,\"steps\":15,\"step_time_ms_p50\":null,"
-        "\"process_cpu_pct\":15,\"process_rss_bytes\":" + std::to_string(1000 * sysconf(_SC_PAGESIZE)) + "}");
+        "\"process_cpu_pct\":15,\"process_rss_bytes\":" + std::to_string(1000 * sysconf(_SC_PAGESIZE)) +
+        ",\"gpu_memory_used_bytes\":null,\"gpu_memory_total_bytes\":null}");
   CHECK(lines[1].find("\"device\":1,") != std::string::npos);
   // The process fields are the process's: the same on every GPU's line.
   CHECK(lines[1].find("\"process_cpu_pct\":15,") != std::string::npos);
   CHECK(lines[3].find("\"process_cpu_pct\":4,\"process_rss_bytes\":" +
-                      std::to_string(2000 * sysconf(_SC_PAGESIZE)) + "}") != std::string::npos);
+                      std::to_string(2000 * sysconf(_SC_PAGESIZE)) + ",") != std::string::npos);
   CHECK(lines[1].find("\"sm_active_pct\":null") != std::string::npos);
   CHECK(lines[3].find("\"device\":1,") != std::string::npos);
   CHECK(lines[3].find("\"sm_active_pct\":25,") != std::string::npos);
@@ -280,7 +282,7 @@ TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whol
   CHECK(takes[1] == std::make_pair(1u, 101 * kS + 999 * kMs));
   const auto lines = ReadLines(path);
   REQUIRE(lines.size() == 2);
-  CHECK(lines[0].rfind("{\"schema_version\":2,\"ts_ns\":101999000000,", 0) == 0);
+  CHECK(lines[0].rfind("{\"schema_version\":3,\"ts_ns\":101999000000,", 0) == 0);
   CHECK(lines[0].find("\"interval_ns\":1999000000,") != std::string::npos);  // 100.000 s .. 101.999 s
   CHECK(lines[0].find("\"kernels\":10,\"memcpy_bytes\":1000,") != std::string::npos);
   CHECK(lines[1].find("\"kernels\":11,\"memcpy_bytes\":2000,") != std::string::npos);
@@ -292,7 +294,7 @@ TEST_CASE("Telemetry: kernels and memcpy_bytes from the activity totals, at whol
   t.Finish();
   const auto all = ReadLines(path);
   REQUIRE(all.size() == 4);
-  CHECK(all[2].rfind("{\"schema_version\":2,\"ts_ns\":102499000000,", 0) == 0);
+  CHECK(all[2].rfind("{\"schema_version\":3,\"ts_ns\":102499000000,", 0) == 0);
   CHECK(all[2].find("\"interval_ns\":500000000,") != std::string::npos);
   CHECK(all[2].find("\"kernels\":null,\"memcpy_bytes\":null,") != std::string::npos);
   CHECK(takes.size() == 4);
@@ -424,5 +426,53 @@ TEST_CASE("Telemetry: a symlink or FIFO at the file's name is refused, not follo
   close(reader);
 }
 
+TEST_CASE("Telemetry: device memory per GPU at each edge, null where no context, none at exit") {
+  const std::string path = "telemetry_memory_" + std::to_string(getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  Fake fake;
+  int64_t now = 100 * kS;
+  int queries = 0;
+  // GPU 1 has the process's primary context, GPU 0 does not (QueryMemoryInUse lists only
+  // GPUs with one); a device the platform does not list is ignored.
+  std::vector<MemoryBaseline> memory = {{1, 3u << 20, 80ull << 30}, {7, 1, 2}};
+  Telemetry t;
+  TelemetryOptions o;
+  o.interval_ns = kS;
+  o.path = path;
+  o.platform = [&fake] { return std::make_unique<FakePlatform>(&fake); };
+  o.clock = [&now] { return now; };
+  o.device_memory = [&] {
+    ++queries;
+    return memory;
+  };
+  o.run_thread = false;
+  REQUIRE(t.Start(o).ok());
+  CHECK(queries == 0);  // read at interval edges only
+  now = 101 * kS;
+  t.Tick(now);
+  CHECK(queries == 1);  // once per interval, for every GPU
+  memory = {{0, 5, 10}, {1, (3u << 20) + 4096, 80ull << 30}};
+  now = 102 * kS;
+  t.Tick(now);
+  CHECK(queries == 2);
+  now += 300 * kMs;
+  t.Finish();
+  CHECK(queries == 2);  // the exit line does not call the driver
+  const auto lines = ReadLines(path);
+  REQUIRE(lines.size() == 6);
+  const std::string none = "\"gpu_memory_used_bytes\":null,\"gpu_memory_total_bytes\":null}";
+  auto ends_with = [](const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  CHECK(lines[0].find("\"device\":0,") != std::string::npos);
+  CHECK(ends_with(lines[0], none));
+  CHECK(ends_with(lines[1], "\"gpu_memory_used_bytes\":3145728,\"gpu_memory_total_bytes\":85899345920}"));
+  CHECK(ends_with(lines[2], "\"gpu_memory_used_bytes\":5,\"gpu_memory_total_bytes\":10}"));
+  CHECK(ends_with(lines[3], "\"gpu_memory_used_bytes\":3149824,\"gpu_memory_total_bytes\":85899345920}"));
+  CHECK(lines[4].find("\"interval_ns\":300000000,") != std::string::npos);
+  CHECK(ends_with(lines[4], none));
+  CHECK(ends_with(lines[5], none));
+  std::remove(path.c_str());
+}
 }  // namespace
 }  // namespace kairos

@@ -28,7 +28,8 @@ std::string Line(int64_t pid, int device, const std::string& rest = "") {
          "\"achieved_occupancy_pct\":31.9,\"tensor_active_pct\":null,"
          "\"dram_throughput_pct\":40.1,\"kernels\":18231,\"memcpy_bytes\":5368709120,"
          "\"steps\":12,\"step_time_ms_p50\":812.4,\"process_cpu_pct\":150,"
-         "\"process_rss_bytes\":2147483648" + rest + "}";
+         "\"process_rss_bytes\":2147483648,\"gpu_memory_used_bytes\":77309411328,"
+         "\"gpu_memory_total_bytes\":85899345920" + rest + "}";
 }
 
 MetricsStore::Known KnowsAll() {
@@ -88,10 +89,41 @@ TEST_CASE("metrics store: exact exposition text of one series") {
         std::vector<std::string>{"kairos_process_cpu_cores" + labels + " 1.5"});
   CHECK(Grep(text, "kairos_process_resident_memory_bytes") ==
         std::vector<std::string>{"kairos_process_resident_memory_bytes" + labels + " 2147483648"});
-  CHECK(Grep(text, "# HELP ").size() == 13);
-  CHECK(Grep(text, "# TYPE ").size() == 13);
+  CHECK(Grep(text, "kairos_gpu_memory_used_bytes") ==
+        std::vector<std::string>{"kairos_gpu_memory_used_bytes" + labels + " 77309411328"});
+  CHECK(Grep(text, "kairos_gpu_memory_total_bytes") ==
+        std::vector<std::string>{"kairos_gpu_memory_total_bytes" + labels + " 85899345920"});
+  CHECK(Grep(text, "# TYPE kairos_gpu_memory_used_bytes") ==
+        std::vector<std::string>{"# TYPE kairos_gpu_memory_used_bytes gauge"});
+  CHECK(Grep(text, "# HELP ").size() == 15);
+  CHECK(Grep(text, "# TYPE ").size() == 15);
   CHECK(text.find("# HELP kairos_gpu_busy_ratio ") == 0);
   CHECK(text.back() == '\n');
+}
+
+TEST_CASE("metrics store: device memory: null leaves no sample, negative is malformed, latest kept") {
+  MetricsStore store({});
+  // A schema-2 line (no memory fields) and a process without a context on the GPU (null).
+  std::string old = Line(10, 0);
+  old.erase(old.find(",\"gpu_memory_used_bytes\""), old.size() - 1 - old.find(",\"gpu_memory_used_bytes\""));
+  REQUIRE(old.find("gpu_memory") == std::string::npos);
+  REQUIRE(store.Ingest(old, 0, KnowsAll()) == 1);
+  std::string null_line = Line(11, 0);
+  null_line.replace(null_line.find("\"gpu_memory_used_bytes\":77309411328"), 35, "\"gpu_memory_used_bytes\":null");
+  REQUIRE(store.Ingest(null_line, 0, KnowsAll()) == 1);
+  std::string negative = Line(12, 0);
+  negative.replace(negative.find("\"gpu_memory_used_bytes\":77309411328"), 35, "\"gpu_memory_used_bytes\":-1");
+  CHECK(store.Ingest(negative, 0, KnowsAll()) == 0);
+  CHECK(store.rejected(MetricsReject::kMalformed) == 1);
+  std::string later = Line(11, 0);
+  later.replace(later.find("77309411328"), 11, "1048576");
+  REQUIRE(store.Ingest(later, 1000, KnowsAll()) == 1);
+  const std::string text = store.Render();
+  // pid 10 has no memory samples; pid 11 the latest line's; pid 12 none (refused).
+  CHECK(Grep(text, "kairos_gpu_memory_used_bytes{") ==
+        std::vector<std::string>{"kairos_gpu_memory_used_bytes{host=\"\",job_id=\"991\",rank=\"3\","
+                                 "device=\"0\",gpu_uuid=\"\",pid=\"11\"} 1048576"});
+  CHECK(Grep(text, "kairos_gpu_memory_total_bytes{").size() == 1);
 }
 
 TEST_CASE("metrics store: label values are escaped; null job id and rank are empty") {

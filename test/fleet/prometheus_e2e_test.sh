@@ -11,7 +11,8 @@
 # host name in a UTS namespace where one can be made).
 # Checks, through Prometheus' HTTP API: both jobs' processes appear, each from its host's agent; each busy-job series'
 # SM active and GPU busy equal the line of the job's own file with the same timestamp within
-# 1 point, and its kernel counter grows by exactly the kernels of the lines in between; the
+# 1 point, its device memory used and total exactly, and its kernel counter grows by exactly
+# the kernels of the lines in between; the
 # idle job's KairosGpuIdle alert is pending (its `for` is 15 m) and the busy job has none;
 # series of the busy job disappear within 5 s of its processes being killed while the idle
 # job's stay.
@@ -152,6 +153,8 @@ for at in (t1, t2):
     ts = sample('kairos_telemetry_timestamp_seconds{job_id="101"}', at)
     sm = sample('kairos_gpu_sm_active_ratio{job_id="101"}', at)
     busy = sample('kairos_gpu_busy_ratio{job_id="101"}', at)
+    mem = sample('kairos_gpu_memory_used_bytes{job_id="101"}', at)
+    mem_total = sample('kairos_gpu_memory_total_bytes{job_id="101"}', at)
     for key, t in ts.items():
         pid, dev = key
         match = [l for l in lines(pid) if l["device"] == int(dev) and l["ts_ns"] // 1000000 == round(t * 1000)]
@@ -161,6 +164,11 @@ for at in (t1, t2):
         for name, got, want in (("sm_active", sm.get(key), l["sm_active_pct"]),
                                 ("gpu_busy", busy.get(key), l["gpu_busy_pct"])):
             if got is None or want is None or abs(100 * got - want) > 1:
+                fail.append("pid %s %s: prometheus %s vs file %s" % (pid, name, got, want))
+        # Device memory (bytes, exact: whole numbers below 2^53 survive float64).
+        for name, got, want in (("memory used", mem.get(key), l["gpu_memory_used_bytes"]),
+                                ("memory total", mem_total.get(key), l["gpu_memory_total_bytes"])):
+            if got is None or not want or got != want:
                 fail.append("pid %s %s: prometheus %s vs file %s" % (pid, name, got, want))
         checked += 1
 kernels_seen = 0

@@ -9,6 +9,8 @@
 //   quarter:   kernels with one block for each of a quarter of the SMs, back to back.
 //   telemetry: steps of 10 ms: a 1 MiB host-to-device copy, a full-wave kernel, a sync,
 //              kairos_step() when libkairos is loaded, then idle until the step's 10 ms.
+//              Halfway through it allocates 64 MiB more (kept to the end), so device memory
+//              in use steps up; it prints both sizes ("device bytes: Y then Y+64MiB").
 //   occupancy: the same full-wave grid twice, without and with 96 KiB of dynamic shared
 //              memory per block (which limits resident blocks to 2 per SM, so occupancy
 //              drops to 25%), each followed by a sync and 3 ms idle.
@@ -63,8 +65,11 @@ int main(int argc, char** argv) {
   auto step_fn = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "kairos_step"));
   std::vector<float> host((1 << 20) / sizeof(float), 1.0f);
   auto next = std::chrono::steady_clock::now();
+  float* extra = nullptr;
+  const size_t y_bytes = n * sizeof(float), extra_bytes = size_t{64} << 20;
   for (int s = 0; s < steps; ++s) {
     if (std::strcmp(mode, "telemetry") == 0) {
+      if (s == steps / 2) CHECK_CUDA(cudaMalloc(&extra, extra_bytes));
       CHECK_CUDA(cudaMemcpy(y, host.data(), 1 << 20, cudaMemcpyHostToDevice));
       full_wave<<<n / block, block>>>(y, n);
       CHECK_CUDA(cudaDeviceSynchronize());
@@ -92,6 +97,10 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaDeviceSynchronize());
       std::this_thread::sleep_for(std::chrono::milliseconds(3));
     }
+  }
+  if (extra != nullptr) {
+    CHECK_CUDA(cudaFree(extra));
+    std::printf("device bytes: %zu then %zu\n", y_bytes, y_bytes + extra_bytes);
   }
   CHECK_CUDA(cudaFree(y));
   std::printf("pm_workload %s %d steps done\n", mode, steps);

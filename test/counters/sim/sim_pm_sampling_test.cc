@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -349,7 +350,7 @@ TEST_CASE("telemetry lines match the trace of the same interval", "[telemetry]")
                           "gpu_name", "interval_ns", "gpu_busy_pct",
                           "sm_active_pct", "achieved_occupancy_pct", "tensor_active_pct", "dram_throughput_pct",
                           "kernels", "memcpy_bytes", "steps", "step_time_ms_p50", "process_cpu_pct",
-                          "process_rss_bytes"}) {
+                          "process_rss_bytes", "gpu_memory_used_bytes", "gpu_memory_total_bytes"}) {
       const size_t p = r.telemetry_text[i].find("\"" + std::string(f) + "\":");
       CHECK(p != std::string::npos);
       CHECK(p >= at);
@@ -540,6 +541,72 @@ TEST_CASE("telemetry outside any trace window counts kernels, copies and steps",
   CHECK(steps >= 350 - 25);
   CHECK(std::llabs(kernels - steps) <= 1);
   CHECK(lines.back()["interval_ns"].get<int64_t>() < 1000000000);
+  // Device memory in use, read by the telemetry thread at each edge through the simulator's
+  // cuMemGetInfo (free = 80 GiB less the process's allocations): exactly the workload's
+  // buffer until step 175, then 64 MiB more; never decreasing. The exit line is null (the
+  // exiting thread does not call the driver).
+  const std::string out = Slurp(d + "/out.txt");
+  const size_t at = out.find("device bytes: ");
+  REQUIRE(at != std::string::npos);
+  unsigned long long before = 0, after = 0;
+  REQUIRE(sscanf(out.c_str() + at, "device bytes: %llu then %llu", &before, &after) == 2);
+  int64_t last_used = 0;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    INFO(lines[i].dump());
+    REQUIRE(lines[i]["gpu_memory_used_bytes"].is_number());
+    const int64_t used = lines[i]["gpu_memory_used_bytes"].get<int64_t>();
+    CHECK((used == static_cast<int64_t>(before) || used == static_cast<int64_t>(after)));
+    CHECK(used >= last_used);
+    last_used = used;
+    CHECK(lines[i]["gpu_memory_total_bytes"].get<int64_t>() == int64_t{80} << 30);
+  }
+  // The first second ends by step ~100 of 350, the third at ~300: both sizes are seen.
+  CHECK(lines[0]["gpu_memory_used_bytes"].get<int64_t>() == static_cast<int64_t>(before));
+  CHECK(lines[lines.size() - 2]["gpu_memory_used_bytes"].get<int64_t>() == static_cast<int64_t>(after));
+  CHECK(lines.back()["gpu_memory_used_bytes"].is_null());
+  CHECK(lines.back()["gpu_memory_total_bytes"].is_null());
+}
+
+TEST_CASE("telemetry reads device memory only on GPUs where the process has a context", "[telemetry]") {
+  // Two simulated GPUs; the workload uses GPU 0 only. GPU 1's lines carry null memory in every
+  // interval: telemetry asks only GPUs whose primary context is active and never makes one
+  // (had it made one on GPU 1 to ask, its later lines would read 0 bytes in use).
+  char dir[] = "/tmp/kairos_simtel_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string d = dir;
+  const std::string cmd = "env LD_LIBRARY_PATH=" KSIM_LIB_DIR " LD_PRELOAD=" KAIROS_LIB
+                          " KAIROS_SIM_DEVICES=h100:2 KAIROS_SIM_KERNEL_TIMES=full_wave=3000 'KAIROS_CONFIG_TEXT="
+                          "KAIROS_TELEMETRY_INTERVAL_SECS=1;KAIROS_TELEMETRY_FILE=" + d + "/telemetry.jsonl' " +
+                          PM_WORKLOAD " telemetry 250 > " + d + "/out.txt 2>&1";
+  INFO(cmd);
+  REQUIRE(system(cmd.c_str()) == 0);
+  const std::string out = Slurp(d + "/out.txt");
+  INFO(out);
+  unsigned long long before = 0, after = 0;
+  const size_t at = out.find("device bytes: ");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(sscanf(out.c_str() + at, "device bytes: %llu then %llu", &before, &after) == 2);
+  std::ifstream tel(d + "/telemetry.jsonl");
+  std::vector<nlohmann::json> gpu0, gpu1;
+  for (std::string line; std::getline(tel, line);) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    (j["device"].get<int>() == 0 ? gpu0 : gpu1).push_back(j);
+  }
+  REQUIRE(gpu0.size() >= 3);  // 2.5 s: two whole seconds and the exit line
+  REQUIRE(gpu1.size() == gpu0.size());
+  for (size_t i = 0; i < gpu0.size(); ++i) {
+    INFO(gpu0[i].dump() << "\n" << gpu1[i].dump());
+    CHECK(gpu1[i]["gpu_memory_used_bytes"].is_null());
+    CHECK(gpu1[i]["gpu_memory_total_bytes"].is_null());
+    if (i + 1 == gpu0.size()) {
+      CHECK(gpu0[i]["gpu_memory_used_bytes"].is_null());  // the exit line
+      continue;
+    }
+    REQUIRE(gpu0[i]["gpu_memory_used_bytes"].is_number());
+    const int64_t used = gpu0[i]["gpu_memory_used_bytes"].get<int64_t>();
+    CHECK((used == static_cast<int64_t>(before) || used == static_cast<int64_t>(after)));
+    CHECK(gpu0[i]["gpu_memory_total_bytes"].get<int64_t>() == int64_t{80} << 30);
+  }
 }
 
 TEST_CASE("a grid for a quarter of the SMs reads about 25% SM active", "[pm_values]") {
