@@ -39,33 +39,35 @@ void Encoder::WriteClockSnapshot(int64_t t0) {
   ++stats_->packets;
 }
 
+std::pair<size_t, size_t> Encoder::BeginDescriptor(int64_t t0, uint64_t uuid, uint64_t parent) {
+  size_t pk = enc_.BeginNested(kTracePacket);
+  enc_.Varint(kPktTimestamp, t0);
+  enc_.Varint(kPktSequenceId, kPerfettoMetadataSequence);
+  size_t td = enc_.BeginNested(kPktTrackDescriptor);
+  enc_.Varint(1, uuid);
+  if (parent) enc_.Varint(5, parent);
+  return std::make_pair(pk, td);
+}
+
+void Encoder::EndDescriptor(std::pair<size_t, size_t> m) {
+  enc_.EndNested(m.second);
+  enc_.EndNested(m.first);
+  ++stats_->packets;
+}
+
 void Encoder::WriteDescriptors(int64_t t0) {
-  auto begin = [&](uint64_t uuid, uint64_t parent) {
-    size_t pk = enc_.BeginNested(kTracePacket);
-    enc_.Varint(kPktTimestamp, t0);
-    enc_.Varint(kPktSequenceId, kPerfettoMetadataSequence);
-    size_t td = enc_.BeginNested(kPktTrackDescriptor);
-    enc_.Varint(1, uuid);
-    if (parent) enc_.Varint(5, parent);
-    return std::make_pair(pk, td);
-  };
-  auto end = [&](std::pair<size_t, size_t> m) {
-    enc_.EndNested(m.second);
-    enc_.EndNested(m.first);
-    ++stats_->packets;
-  };
   {
-    auto m = begin(kPerfettoProcessUuid, 0);
+    auto m = BeginDescriptor(t0, kPerfettoProcessUuid, 0);
     size_t p = enc_.BeginNested(3);
     enc_.SignedVarint(1, static_cast<int32_t>(data_.pid));
     if (!data_.process_name.empty()) enc_.String(6, data_.process_name);
     enc_.EndNested(p);
-    end(m);
+    EndDescriptor(m);
   }
   {
-    auto m = begin(kPerfettoMetadataUuid, 0);
+    auto m = BeginDescriptor(t0, kPerfettoMetadataUuid, 0);
     enc_.String(2, "kairos metadata");
-    end(m);
+    EndDescriptor(m);
   }
   std::set<uint32_t> devices;
   for (const DeviceInfo& d : data_.devices) devices.insert(d.id);
@@ -74,52 +76,59 @@ void Encoder::WriteDescriptors(int64_t t0) {
   for (const CounterTrack& c : data_.counter_tracks)
     if (c.device >= 0) devices.insert(static_cast<uint32_t>(c.device));
   for (uint32_t d : devices) {
-    auto m = begin(DeviceUuid(d), 0);
+    auto m = BeginDescriptor(t0, DeviceUuid(d), 0);
     enc_.String(2, "GPU " + std::to_string(d));
-    end(m);
+    EndDescriptor(m);
   }
-  for (size_t i = 0; i < data_.tracks.size(); ++i) {
-    const Track& t = data_.tracks[i];
-    uint64_t uuid = kPerfettoTrackUuidBase + i;
-    switch (t.type) {
-      case TrackType::kThread: {
-        auto m = begin(uuid, kPerfettoProcessUuid);
-        size_t th = enc_.BeginNested(4);
-        enc_.SignedVarint(1, static_cast<int32_t>(t.pid));
-        enc_.SignedVarint(2, t.tid);
-        if (!t.name.empty()) enc_.String(5, t.name);
-        enc_.EndNested(th);
-        end(m);
-        break;
-      }
-      case TrackType::kGpuStream:
-      case TrackType::kGpuStreamSync:
-      case TrackType::kGpuDevice: {
-        auto m = begin(uuid, DeviceUuid(t.device));
-        std::string name = t.type == TrackType::kGpuDevice
-                               ? "Device " + std::to_string(t.device)
-                               : "stream " + std::to_string(t.stream) +
-                                     (t.type == TrackType::kGpuStreamSync ? " (sync)" : "");
-        enc_.String(2, name);
-        end(m);
-        break;
-      }
-      case TrackType::kOverhead: {
-        auto m = begin(uuid, 0);
-        enc_.String(2, "CUPTI Overhead");
-        end(m);
-        break;
-      }
+  for (size_t i = 0; i < data_.tracks.size(); ++i) WriteTrackDescriptor(t0, i);
+  WriteCounterDescriptors(t0);
+}
+
+void Encoder::WriteTrackDescriptor(int64_t t0, size_t i) {
+  const Track& t = data_.tracks[i];
+  const uint64_t uuid = kPerfettoTrackUuidBase + i;
+  switch (t.type) {
+    case TrackType::kThread: {
+      auto m = BeginDescriptor(t0, uuid, kPerfettoProcessUuid);
+      size_t th = enc_.BeginNested(4);
+      enc_.SignedVarint(1, static_cast<int32_t>(t.pid));
+      enc_.SignedVarint(2, t.tid);
+      if (!t.name.empty()) enc_.String(5, t.name);
+      enc_.EndNested(th);
+      EndDescriptor(m);
+      break;
+    }
+    case TrackType::kGpuStream:
+    case TrackType::kGpuStreamSync:
+    case TrackType::kGpuDevice: {
+      auto m = BeginDescriptor(t0, uuid, DeviceUuid(t.device));
+      std::string name = t.type == TrackType::kGpuDevice
+                             ? "Device " + std::to_string(t.device)
+                             : "stream " + std::to_string(t.stream) +
+                                   (t.type == TrackType::kGpuStreamSync ? " (sync)" : "");
+      enc_.String(2, name);
+      EndDescriptor(m);
+      break;
+    }
+    case TrackType::kOverhead: {
+      auto m = BeginDescriptor(t0, uuid, 0);
+      enc_.String(2, "CUPTI Overhead");
+      EndDescriptor(m);
+      break;
     }
   }
+}
+
+// Counter tracks: a GPU's under its device, host counters under one track per group.
+void Encoder::WriteCounterDescriptors(int64_t t0) {
   std::vector<std::string> groups;
   for (const CounterTrack& c : data_.counter_tracks)
     if (c.device < 0 && !c.group.empty() && std::find(groups.begin(), groups.end(), c.group) == groups.end())
       groups.push_back(c.group);
   for (size_t g = 0; g < groups.size(); ++g) {
-    auto m = begin(kPerfettoCounterGroupUuidBase + g, 0);
+    auto m = BeginDescriptor(t0, kPerfettoCounterGroupUuidBase + g, 0);
     enc_.String(2, groups[g]);
-    end(m);
+    EndDescriptor(m);
   }
   for (size_t j = 0; j < data_.counter_tracks.size(); ++j) {
     const CounterTrack& c = data_.counter_tracks[j];
@@ -129,12 +138,12 @@ void Encoder::WriteDescriptors(int64_t t0) {
     else if (!c.group.empty())
       parent = kPerfettoCounterGroupUuidBase +
                (std::find(groups.begin(), groups.end(), c.group) - groups.begin());
-    auto m = begin(kPerfettoCounterUuidBase + j, parent);
+    auto m = BeginDescriptor(t0, kPerfettoCounterUuidBase + j, parent);
     enc_.String(2, c.name);
     size_t cd = enc_.BeginNested(8);
     if (!c.unit.empty()) enc_.String(6, c.unit);
     enc_.EndNested(cd);
-    end(m);
+    EndDescriptor(m);
   }
 }
 

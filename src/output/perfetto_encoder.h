@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -168,6 +169,12 @@ class Encoder {
   int64_t FirstTimestamp() const;
   void WriteClockSnapshot(int64_t t0);
   void WriteDescriptors(int64_t t0);
+  // One TrackDescriptor packet on the metadata sequence: Begin returns the packet's and the
+  // descriptor's nesting marks, which End closes.
+  std::pair<size_t, size_t> BeginDescriptor(int64_t t0, uint64_t uuid, uint64_t parent);
+  void EndDescriptor(std::pair<size_t, size_t> marks);
+  void WriteTrackDescriptor(int64_t t0, size_t track);
+  void WriteCounterDescriptors(int64_t t0);
   void WriteMetadata(int64_t t0);
   void StartSequence(Sequence& s, int64_t t0, uint64_t default_track);
   absl::Status WriteCounters();
