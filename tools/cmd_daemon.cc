@@ -55,19 +55,9 @@ void OnSignal(int) {
   (void)!write(g_stop_pipe[1], &byte, 1);
 }
 
-int DaemonMain(int argc, char** argv) {
-  ArgParser args({"--help", "-h", "--no-pid-check", "--verbose"},
-                 {"--port", "--bind", "--port-file", "--endpoint", "--socket-dir",
-                  "--rpc-timeout-ms", "--stale-ms", "--metrics-port", "--metrics-address",
-                  "--metrics-port-file", "--metrics-interval-secs", "--metrics-max-series"});
-  if (absl::Status s = args.Parse(argc, argv); !s.ok()) {
-    fprintf(stderr, "kairos daemon: %s\n\n%s", std::string(s.message()).c_str(), kUsage);
-    return 2;
-  }
-  if (args.Has("--help") || args.Has("-h")) {
-    fputs(kUsage, stdout);
-    return 0;
-  }
+// The relay's options from the command line and the environment; the first bad value is the
+// error (exit status 2).
+absl::StatusOr<RelayOptions> OptionsFrom(const ArgParser& args) {
   RelayOptions options;
   const EnvSettings& env = Env();
   options.endpoint = args.Get("--endpoint", env.daemon_endpoint.empty() ? "dynolog"
@@ -85,10 +75,7 @@ int DaemonMain(int argc, char** argv) {
   for (const absl::Status& s : {port.status(), timeout.status(), stale.status(),
                                 metrics_port.status(), metrics_interval.status(),
                                 metrics_series.status()}) {
-    if (!s.ok()) {
-      fprintf(stderr, "kairos daemon: %s\n", std::string(s.message()).c_str());
-      return 2;
-    }
+    if (!s.ok()) return s;
   }
   options.port = static_cast<int>(*port);
   options.rpc_timeout_ms = static_cast<int>(*timeout);
@@ -97,11 +84,57 @@ int DaemonMain(int argc, char** argv) {
   options.metrics_address = args.Get("--metrics-address", "127.0.0.1");
   options.metrics_interval_secs = *metrics_interval;
   options.metrics_max_series = static_cast<size_t>(*metrics_series);
-  if (options.metrics_port < 0 && (args.Has("--metrics-address") || args.Has("--metrics-port-file"))) {
-    fprintf(stderr, "kairos daemon: --metrics-address and --metrics-port-file need --metrics-port\n");
+  if (options.metrics_port < 0 && (args.Has("--metrics-address") || args.Has("--metrics-port-file")))
+    return absl::InvalidArgumentError("--metrics-address and --metrics-port-file need --metrics-port");
+  return options;
+
+}
+
+// --port-file and --metrics-port-file, through the hardened atomic writer every kairos file
+// goes through (output/file_sink.h): a random O_EXCL temp name and a rename, so a reader never
+// sees a partial number, and no symlink followed or FIFO/device replaced. A fixed "<F>.tmp"
+// opened with fopen followed a planted symlink and the rename replaced a FIFO at F.
+bool WritePortFiles(const ArgParser& args, const Relay& relay) {
+  const std::string port_file = args.Get("--port-file", "");
+  if (!port_file.empty()) {
+    const absl::Status st =
+        WriteTextFile(port_file, std::to_string(relay.rpc_port()) + "\n", "", "port file");
+    if (!st.ok()) {
+      fprintf(stderr, "kairos daemon: cannot write --port-file: %s\n", std::string(st.message()).c_str());
+      return false;
+    }
+  }
+  const std::string metrics_port_file = args.Get("--metrics-port-file", "");
+  if (!metrics_port_file.empty()) {
+    const absl::Status st = WriteTextFile(
+        metrics_port_file, std::to_string(relay.metrics_port()) + "\n", "", "port file");
+    if (!st.ok()) {
+      fprintf(stderr, "kairos daemon: cannot write --metrics-port-file: %s\n", std::string(st.message()).c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+int DaemonMain(int argc, char** argv) {
+  ArgParser args({"--help", "-h", "--no-pid-check", "--verbose"},
+                 {"--port", "--bind", "--port-file", "--endpoint", "--socket-dir",
+                  "--rpc-timeout-ms", "--stale-ms", "--metrics-port", "--metrics-address",
+                  "--metrics-port-file", "--metrics-interval-secs", "--metrics-max-series"});
+  if (absl::Status s = args.Parse(argc, argv); !s.ok()) {
+    fprintf(stderr, "kairos daemon: %s\n\n%s", std::string(s.message()).c_str(), kUsage);
     return 2;
   }
-
+  if (args.Has("--help") || args.Has("-h")) {
+    fputs(kUsage, stdout);
+    return 0;
+  }
+  absl::StatusOr<RelayOptions> parsed = OptionsFrom(args);
+  if (!parsed.ok()) {
+    fprintf(stderr, "kairos daemon: %s\n", std::string(parsed.status().message()).c_str());
+    return 2;
+  }
+  const RelayOptions& options = *parsed;
   absl::StatusOr<std::unique_ptr<Relay>> relay = Relay::Create(options);
   if (!relay.ok()) {
     fprintf(stderr, "kairos daemon: %s\n", std::string(relay.status().message()).c_str());
@@ -117,28 +150,7 @@ int DaemonMain(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  const std::string port_file = args.Get("--port-file", "");
-  if (!port_file.empty()) {
-    // The hardened atomic writer every kairos file goes through (output/file_sink.h): a
-    // random O_EXCL temp name and a rename, so a reader never sees a partial number, and no
-    // symlink followed or FIFO/device replaced. A fixed "<F>.tmp" opened with fopen followed a
-    // planted symlink and the rename replaced a FIFO at F.
-    const absl::Status st =
-        WriteTextFile(port_file, std::to_string((*relay)->rpc_port()) + "\n", "", "port file");
-    if (!st.ok()) {
-      fprintf(stderr, "kairos daemon: cannot write --port-file: %s\n", std::string(st.message()).c_str());
-      return 1;
-    }
-  }
-  const std::string metrics_port_file = args.Get("--metrics-port-file", "");
-  if (!metrics_port_file.empty()) {
-    const absl::Status st = WriteTextFile(
-        metrics_port_file, std::to_string((*relay)->metrics_port()) + "\n", "", "port file");
-    if (!st.ok()) {
-      fprintf(stderr, "kairos daemon: cannot write --metrics-port-file: %s\n", std::string(st.message()).c_str());
-      return 1;
-    }
-  }
+  if (!WritePortFiles(args, **relay)) return 1;
   if (options.metrics_port >= 0) {
     fprintf(stderr, "kairos daemon: serving metrics on http://%s:%d/metrics (telemetry every %lld s)\n",
             options.metrics_address.c_str(), (*relay)->metrics_port(),
