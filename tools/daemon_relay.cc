@@ -357,6 +357,50 @@ void Relay::OnTelemetry(std::string_view payload, const std::string& peer) {
   }
 }
 
+bool Relay::OnPoll(std::string_view payload, const std::string& peer, std::string* reply,
+                   std::optional<std::string>* config, int64_t* job_id, std::vector<int32_t>* pids) {
+  absl::StatusOr<proto::DaemonRequest> request = proto::DecodeDaemonRequest(payload);
+  if (!request.ok()) {
+    ++stats_.invalid_datagrams;
+    LogLimited(datagram_log_, absl::StrCat("dropped a \"req\" from ", peer, ": ", request.status().message()));
+    return false;
+  }
+  ++stats_.polls;
+  *job_id = request->job_id;
+  *pids = request->pids;
+  const uint64_t refused = registry_.refused();
+  *config = registry_.OnPoll(*job_id, *pids, request->type, NowMs());
+  if (registry_.refused() != refused) {
+    ++stats_.registry_refused;
+    LogLimited(registry_full_log_, absl::StrCat("process table full (", registry_.max_entries(),
+                                                " processes); refused a poll from ", peer, " job ", *job_id));
+  }
+  *reply = proto::EncodeDaemonConfigReply(config->value_or(""));
+  if (options_.verbose) {
+    Log(absl::StrCat("poll from ", peer, " job ", *job_id, " pid ", (*pids)[0], " type ",
+                     request->type, *config ? " -> config" : ""));
+  }
+  return true;
+}
+
+bool Relay::OnContext(std::string_view payload, const std::string& peer, std::string* reply) {
+  absl::StatusOr<proto::DaemonContext> ctxt = proto::DecodeDaemonContext(payload);
+  if (!ctxt.ok()) {
+    ++stats_.invalid_datagrams;
+    LogLimited(datagram_log_, absl::StrCat("dropped a \"ctxt\" from ", peer, ": ", ctxt.status().message()));
+    return false;
+  }
+  const auto key = std::make_pair(ctxt->job_id, ctxt->gpu);
+  int32_t count = -1;
+  if (contexts_.count(key) != 0 || contexts_.size() < kMaxContexts) {
+    auto& set = contexts_[key];
+    set.insert(ctxt->pid);
+    count = static_cast<int32_t>(set.size());
+  }
+  *reply = proto::EncodeDaemonContextReply(count);
+  return true;
+}
+
 void Relay::OnDatagram() {
   // Bounded per wake-up so a datagram flood cannot starve the RPC side.
   for (int budget = 256; budget > 0; --budget) {
@@ -391,44 +435,10 @@ void Relay::OnDatagram() {
       OnTelemetry(datagram->payload, peer);  // no reply: one datagram per interval, fire and forget
       continue;
     }
-    if (datagram->kind == proto::DaemonMessageKind::kRequest) {
-      absl::StatusOr<proto::DaemonRequest> request = proto::DecodeDaemonRequest(datagram->payload);
-      if (!request.ok()) {
-        ++stats_.invalid_datagrams;
-        LogLimited(datagram_log_, absl::StrCat("dropped a \"req\" from ", peer, ": ", request.status().message()));
-        continue;
-      }
-      ++stats_.polls;
-      job_id = request->job_id;
-      pids = request->pids;
-      const uint64_t refused = registry_.refused();
-      config = registry_.OnPoll(job_id, pids, request->type, NowMs());
-      if (registry_.refused() != refused) {
-        ++stats_.registry_refused;
-        LogLimited(registry_full_log_, absl::StrCat("process table full (", registry_.max_entries(),
-                                                    " processes); refused a poll from ", peer, " job ", job_id));
-      }
-      reply = proto::EncodeDaemonConfigReply(config.value_or(""));
-      if (options_.verbose) {
-        Log(absl::StrCat("poll from ", peer, " job ", job_id, " pid ", pids[0], " type ",
-                         request->type, config ? " -> config" : ""));
-      }
-    } else {
-      absl::StatusOr<proto::DaemonContext> ctxt = proto::DecodeDaemonContext(datagram->payload);
-      if (!ctxt.ok()) {
-        ++stats_.invalid_datagrams;
-        LogLimited(datagram_log_, absl::StrCat("dropped a \"ctxt\" from ", peer, ": ", ctxt.status().message()));
-        continue;
-      }
-      const auto key = std::make_pair(ctxt->job_id, ctxt->gpu);
-      int32_t count = -1;
-      if (contexts_.count(key) != 0 || contexts_.size() < kMaxContexts) {
-        auto& set = contexts_[key];
-        set.insert(ctxt->pid);
-        count = static_cast<int32_t>(set.size());
-      }
-      reply = proto::EncodeDaemonContextReply(count);
-    }
+    const bool answered = datagram->kind == proto::DaemonMessageKind::kRequest
+                              ? OnPoll(datagram->payload, peer, &reply, &config, &job_id, &pids)
+                              : OnContext(datagram->payload, peer, &reply);
+    if (!answered) continue;
     // Reply to the exact address the peer sent from (so a peer bound without the trailing
     // NUL is still answered), once, without blocking: a peer that cannot receive costs one
     // failed send, never a stall, and its config stays pending for its next poll.

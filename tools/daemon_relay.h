@@ -13,11 +13,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
-#include <poll.h>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include <poll.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -80,6 +83,11 @@ class Relay {
   explicit Relay(const RelayOptions& options);
   absl::Status Open();
   void OnDatagram();
+  // A decoded "req" (poll) or "ctxt" datagram: the reply to send, false when it was dropped
+  // (counted and logged). A poll also gives the config it delivers and who polled.
+  bool OnPoll(std::string_view payload, const std::string& peer, std::string* reply,
+              std::optional<std::string>* config, int64_t* job_id, std::vector<int32_t>* pids);
+  bool OnContext(std::string_view payload, const std::string& peer, std::string* reply);
   void OnAccept();
   // Returns false when the connection is finished (closed by either side or by us).
   bool OnReadable(Connection& c);
