@@ -8,6 +8,7 @@
 #ifndef KAIROS_TOOLS_DAEMON_RELAY_H_
 #define KAIROS_TOOLS_DAEMON_RELAY_H_
 
+#include <poll.h>
 #include <sys/un.h>
 
 #include <cstdint>
@@ -19,8 +20,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <poll.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
