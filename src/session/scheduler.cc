@@ -150,6 +150,7 @@ absl::StatusOr<WindowPlan> PlanRequest(const Config& c, bool sync, const Request
     plan = PlanWindow(c, sync, at.now_ns, at.iteration, note);
   }
   if (!plan.ok()) return plan;
+  plan->start_shared = at.reference_iteration >= 0;
   // Early warm-up (see the header): 5 of 12 rank traces of the simulated DDP job lost the
   // first kernels of their first iteration without it. The start, and so every rank's
   // window, is unchanged. With a start of 2 or more the warm-up still needs a step first.
@@ -286,10 +287,11 @@ absl::Status Scheduler::Handle(const SchedulerEvent& e) {
         CloseWarmUpAtStop();
         return absl::OkStatus();
       }
-      if (plan_.iteration_mode && e.ready_iteration >= plan_.start_iteration) {
+      if (plan_.iteration_mode && !plan_.start_shared && e.ready_iteration >= plan_.start_iteration) {
         // A source that must be on before the start (CUPTI) became ready only after the start
         // boundary: what ran in between is missing from it. The window starts at the first
-        // boundary after every source was ready instead, with the requested length.
+        // boundary after every source was ready instead, with the requested length (not for
+        // a job-wide request: WindowPlan::start_shared).
         if (start_moved_from_ == 0) start_moved_from_ = plan_.start_iteration;
         plan_.start_iteration = SatAdd(e.ready_iteration, 1);
       }

@@ -58,6 +58,11 @@ struct WindowPlan {
   // Iteration windows: warm-up begins when iteration warmup_iteration begins, the window
   // opens at start_iteration and closes at start_iteration + iterations.
   int64_t warmup_iteration = 0, start_iteration = 0, iterations = 0;
+  // A job-wide (daemon) request: every rank planned the same start from one shared instant,
+  // so the start stays where it is even when a source becomes ready late (a rank that moved
+  // it alone would trace other iterations than the rest of the job); the late source is
+  // reported instead (cupti_enabled_late_us).
+  bool start_shared = false;
   // A process that has never stepped falls back to a time window of fallback_duration_ns at
   // this instant (kNever = no fallback); with fallback_duration_ns <= 0 the request is dropped.
   int64_t fallback_at_ns = kNever;

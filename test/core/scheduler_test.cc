@@ -677,6 +677,8 @@ TEST_CASE("PlanRequest: a job-wide request is planned from its poll's iteration,
   CHECK(PlanRequest(c, false, At(15, 15), &note)->start_iteration == 24);
   CHECK(PlanRequest(c, false, At(16, 15), &note)->start_iteration == 24);
   CHECK(PlanRequest(c, false, At(15), &note)->start_iteration == 16);
+  CHECK(PlanRequest(c, false, At(15, 15), &note)->start_shared);  // never moved by a late source
+  CHECK_FALSE(PlanRequest(c, false, At(15), &note)->start_shared);
   // Tick in 14: planned from 15, start 16 with its warm-up (one early) at 15; a rank that
   // handles the reply still in 15 keeps it.
   auto tick = PlanRequest(c, false, At(15, 14), &note);
@@ -814,6 +816,20 @@ TEST_CASE("a source ready only after the start boundary moves the start, same le
   REQUIRE(s.Handle(Ev(SessionEventKind::kTick, kT0, 11)).ok());
   CHECK(s.TakeAction() == Action::kClose);
   CHECK(s.start_moved_from() == 5);  // the runner writes it into the trace
+  REQUIRE(s.Handle(Ev(SessionEventKind::kFlushed, kT0)).ok());
+
+  // A job-wide plan keeps its start: every rank picked it from one shared instant.
+  WindowPlan shared = p;
+  shared.start_shared = true;
+  REQUIRE(s.Handle(Ev(SessionEventKind::kRequest, kT0, 0, &shared)).ok());
+  REQUIRE(s.Handle(Ev(SessionEventKind::kTick, kT0, 4)).ok());
+  CHECK(s.TakeAction() == Action::kWarmUp);
+  REQUIRE(s.Handle(Warm(7, 7)).ok());
+  CHECK(s.start_moved_from() == 0);
+  CHECK(s.plan().start_iteration == 5);
+  CHECK(s.TakeAction() == Action::kOpen);  // late, at its planned start (the trace says so)
+  REQUIRE(s.Handle(Ev(SessionEventKind::kStop, kT0)).ok());
+  CHECK(s.TakeAction() == Action::kClose);
   REQUIRE(s.Handle(Ev(SessionEventKind::kFlushed, kT0)).ok());
 
   // Ready before the start boundary (the usual case), however late the runner reports it:
