@@ -192,6 +192,10 @@ def _run(args):
     decoded = text.decode("utf-8", "replace") if text else None
     shapes = _wants_shapes(decoded)
     flops = _wants_flops(decoded)
+    if _wants(decoded, "KAIROS_TORCH_PROFILE_MEMORY", "PROFILE_PROFILE_MEMORY|PROFILE_MEMORY"):
+        # PyTorch's allocator events (docs/MEMORY.md); KAIROS_TORCH_PROFILE_MEMORY=1 for daemon
+        # requests (`--profile-memory`) that set the key later.
+        _torch.request_memory()
     if sys.modules.get("torch") is not None:
         _torch.attach_if_imported(shapes, flops)
     else:
