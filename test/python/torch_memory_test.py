@@ -68,7 +68,8 @@ def cpu_seq(events, ops=None):
             continue
         op = None
         if ops is not None:
-            op = ops[a["External id"]]["name"] if a.get("External id") in ops else "?"
+            x = a.get("External id")  # none: outside every op and scope
+            op = None if x is None else ops[x]["name"] if x in ops else "?"
         out.append((a["Bytes"], a["Total Allocated"], op))
     return out
 
