@@ -77,6 +77,16 @@ class Collector {
   void EmitFrame(uint32_t track, uint32_t thread, const OpenFrame& f, uint64_t end, bool open);
   // Dense ids, parents and names of the python_function events (after every thread).
   void FinishFrames();
+  // An instant (kairos_mark) at `raw` in the window.
+  void EmitMark(uint32_t track, uint64_t raw, uint32_t name, uint32_t detail) {
+    Event e{};
+    e.start_ns = e.end_ns = clock_.ToUnixNs(raw);
+    e.name = name;
+    e.track = track;
+    e.detail = detail;
+    e.kind = EventKind::kInstant;
+    data_.events_by_track[track].push_back(e);
+  }
   // A framework allocator's event (kMemory) as a "[memory]" instant under range `external_id`.
   void EmitMemory(uint32_t track, const RingRecord& r, const ThreadState& s, uint32_t external_id);
 
@@ -300,16 +310,9 @@ void Collector::AddThread(ThreadState& s) {
       case RecordType::kEnd:
         ended_[r.id] = r.raw_time;
         break;
-      case RecordType::kMark:
-        if (r.raw_time >= start_raw_ && r.raw_time <= end_raw_) {
-          Event e{};
-          e.start_ns = e.end_ns = clock_.ToUnixNs(r.raw_time);
-          e.name = name_of(r.name);
-          e.track = track;
-          e.detail = detail_of(r.args);
-          e.kind = EventKind::kInstant;
-          data_.events_by_track[track].push_back(e);
-        }
+      case RecordType::kMark:  // args are read only for a mark in the window
+        if (r.raw_time >= start_raw_ && r.raw_time <= end_raw_)
+          EmitMark(track, r.raw_time, name_of(r.name), detail_of(r.args));
         break;
       case RecordType::kMemory:
         EmitMemory(track, r, s, stack.empty() ? 0 : stack.back().id);

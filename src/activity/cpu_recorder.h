@@ -379,6 +379,12 @@ class CpuRecorder : public TraceSource {
   bool python_stacks_ = false;  // PROFILE_WITH_STACK: Collect says so when no frame came
   bool python_modules_ = false;  // PROFILE_WITH_MODULES: not implemented, Collect says so
   bool memory_on_ = false;  // PROFILE_PROFILE_MEMORY: framework allocator events kept
+  // What Collect needs from the window's config (StartWarmup).
+  void TakeCollectFlags(const Config& config) {
+    python_stacks_ = config.with_stack;
+    python_modules_ = config.with_modules;
+    memory_on_ = config.profile_memory;
+  }
   RingFeeder feeder_;  // runs from StartWarmup to StopRecording
 
  public:
