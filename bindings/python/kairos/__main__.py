@@ -247,7 +247,8 @@ def main(argv=None):
     g.add_argument("--config", help="Kineto-syntax config text (KEY=VALUE lines; ';' also separates)")
     g.add_argument("--config-file", help="file with Kineto-syntax config")
     r.add_argument("--profile-memory", action="store_true",
-                   help="record CUDA allocations and frees as [memory] events (docs/MEMORY.md)")
+                   help="record CUDA allocations and frees and PyTorch's allocator events "
+                   "as [memory] events (docs/MEMORY.md)")
     r.add_argument("--with-stack", action="store_true",
                    help="record Python stacks (python_function events; PROFILE_WITH_STACK=true)")
     r.add_argument("--with-modules", action="store_true",
