@@ -12,6 +12,7 @@ The CPU [memory] events of 1, 2, 3 and 5 are the same sequence: count, Bytes and
 Allocated of every event, in order (addresses differ between runs). Every kairos [memory]
 event has PyTorch's args (Device Type 0, Device Id -1, Total Reserved as the allocator
 reports it: 0 on the CPU) and the External id of the cpu_op that allocated it."""
+import json
 import os
 import subprocess
 import sys
@@ -159,6 +160,21 @@ f.check("aten::empty" in sites or "aten::empty_strided" in sites,
 f.check(trace.get("kairos_stats", {}).get("framework_memory_events") == len(mem),
         "kairos_stats framework_memory_events %s == %d"
         % (trace.get("kairos_stats", {}).get("framework_memory_events"), len(mem)))
+
+# The memory analysis reads them (kairos summarize): the host's peak is the reference's,
+# every allocation freed, nothing left.
+summ = subprocess.run([os.environ["KAIROS_CLI"], "summarize", "--format", "json", p.traces[0]],
+                      capture_output=True, text=True, timeout=120)
+f.check(summ.returncode == 0, "kairos summarize: %s" % summ.stderr)
+hosts = [m for m in json.loads(summ.stdout or "{}").get("memory", []) if m["device_type"] == "cpu"]
+f.check(len(hosts) == 1, "one host memory entry: %s" % hosts)
+if hosts:
+    h = hosts[0]
+    want = {"allocs": sum(1 for b, _, _ in ref if b > 0), "frees": sum(1 for b, _, _ in ref if b < 0),
+            "peak_allocated_bytes": max(t for _, t, _ in ref), "end_allocated_bytes": 0,
+            "not_freed_count": 0, "start_allocated_bytes": 0}
+    f.check({key: h.get(key) for key in want} == want, "summary %s == %s"
+            % ({key: h.get(key) for key in want}, want))
 
 # Torch's own profiler starts right after a kairos window on the same thread, and sees the
 # same step the same way (the bridge's reporter left the slot).
