@@ -12,6 +12,7 @@ The CPU [memory] events of 1, 2, 3 and 5 are the same sequence: count, Bytes and
 Allocated of every event, in order (addresses differ between runs). Every kairos [memory]
 event has PyTorch's args (Device Type 0, Device Id -1, Total Reserved as the allocator
 reports it: 0 on the CPU) and the External id of the cpu_op that allocated it."""
+import ctypes
 import json
 import os
 import subprocess
@@ -75,7 +76,7 @@ def cpu_seq(events, ops=None):
     return out
 
 
-def torch_seq():
+def torch_seq(inner=None):
     """The step under torch's profiler with profile_memory=True. Debian's torch 1.13 has no
     Kineto, so torch.autograd.profiler.profile(profile_memory=True) is its legacy profiler;
     it is driven here through the same calls (_enable/_disable_profiler_legacy with the
@@ -89,7 +90,7 @@ def torch_seq():
                          torch._C._profiler._ExperimentalConfig())
     torch.autograd._enable_profiler_legacy(cfg)
     try:
-        step()
+        (inner or step)()
     finally:
         records = torch.autograd._disable_profiler_legacy()
     out, total = [], 0
@@ -180,6 +181,42 @@ if hosts:
 # same step the same way (the bridge's reporter left the slot).
 after = torch_seq()
 f.check(after == ref, "torch's profiler after kairos: %d events, equal: %s" % (len(after), after == ref))
+
+# One profiler slot per thread (docs/MEMORY.md): torch's profiler running when a kairos
+# memory window starts keeps it (kairos records no allocator event there and counts the
+# thread); torch's profiler asked to start inside a kairos memory window refuses, and starts
+# once the window is over.
+from kairos import _torch  # noqa: E402
+taken = _torch._bridge.kairos_torch_memory_slot_taken
+taken.restype = ctypes.c_uint64
+before = taken()
+inner_traces = []
+
+
+def kairos_inside():
+    with kairos.profile(path=os.path.join(d, "inner.json"), profile_memory=True,
+                        config="KAIROS_SUMMARY=off") as pi:
+        step()
+    inner_traces.extend(pi.traces)
+
+
+nested = torch_seq(kairos_inside)
+f.check(nested == ref, "torch's profiler around a kairos window: unchanged (%d events)" % len(nested))
+f.check(len(inner_traces) == 1 and not memory_events(k.load(inner_traces[0])),
+        "kairos records no allocator event while torch's profiler holds the slot")
+f.check(taken() == before + 1, "the thread counted once: %d -> %d" % (before, taken()))
+refused = None
+with kairos.profile(path=os.path.join(d, "outer.json"), profile_memory=True,
+                    config="KAIROS_SUMMARY=off"):
+    step()  # the window's first op installs the reporter
+    try:
+        with torch.autograd.profiler.profile(profile_memory=True):
+            pass
+    except RuntimeError as e:
+        refused = str(e)
+f.check(refused is not None and "already enabled" in refused,
+        "torch's profiler inside a kairos memory window refuses: %r" % refused)
+f.check(torch_seq() == ref, "and starts once the window is over")
 
 # Without profile_memory in the trace's config: no [memory] event.
 with kairos.profile(path=os.path.join(d, "nomem.json"), config="KAIROS_SUMMARY=off") as p2:
