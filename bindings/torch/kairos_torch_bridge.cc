@@ -14,6 +14,8 @@
 // and returns (measured in bench/torch_op_bench.py). While recording: the thread-local
 // nesting check, kairos_op_push (one ring record) and, only when installed with
 // record_shapes, formatting of the shapes and types into a stack buffer.
+// With allocator events asked for (kairos_torch_set_profile_memory), a reporter in PyTorch's
+// per-thread profiler slot records its allocators' events: see "Allocator events" below.
 #include <ATen/record_function.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
@@ -264,7 +266,9 @@ std::atomic<uint64_t> g_memory_slot_taken{0};     // windows' threads where torc
 thread_local bool t_memory_pushed = false;
 
 // A thread's first operator of a window: install the reporter if memory is asked for and
-// the slot is free (torch's own profiler running on this thread keeps it: counted).
+// the slot is free (torch's own profiler running on this thread keeps it: counted). Once per
+// thread and window, like kairos' own first record of a thread in a window: PyTorch's _push
+// allocates one small list node (torch's profiler does the same when it starts).
 void MemoryOnWindowOp() {
   if (!g_profile_memory.load(std::memory_order_relaxed) || t_memory_pushed || !g_memory_reporter)
     return;

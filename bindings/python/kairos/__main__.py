@@ -230,6 +230,7 @@ def _run(args):
         # Ends a window still recording (the trace is written now, not at interpreter exit)
         # and names the last trace this process wrote (kairos appends the pid to the name).
         path = lib.kairos_flush()
+        _torch.release_memory()  # the profiler slot back (an atexit torch profiler may run)
         if path:
             sys.stderr.write("kairos: trace %s\n" % os.fsdecode(path))
         elif b"before its window opened" in (lib.kairos_last_error() or b""):
