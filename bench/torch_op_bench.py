@@ -9,7 +9,11 @@
   rec+flops   bridge attached with_flops, recording with PROFILE_WITH_FLOPS (aten::add has a
               formula, so every op computes one)
   rec+sh+fl   both
+  rec+memory  bridge attached reporting PyTorch's allocator events, recording with
+              PROFILE_PROFILE_MEMORY (each torch.add allocates its result and frees the old
+              one: two [memory] events per op)
   legacy      torch.autograd.profiler.profile(use_kineto=False), bridge detached
+  legacy+mem  the same with profile_memory=True
   legacy+sh   the same with record_shapes=True
   legacy+fl   the same with with_flops=True (PyTorch records shapes for it too)
 The loop is TorchScript (torch.add on 1-element tensors, N per call), so each op is the
@@ -97,18 +101,33 @@ def recording(shapes, flops=False):
     return run
 
 
-def legacy(shapes, flops=False):
+def rec_memory():
+    bridge.kairos_torch_install(0, 0, 0)
+    bridge.kairos_torch_set_profile_memory(1)
+    kairos.init("PROFILE_PROFILE_MEMORY=true")
+    kairos.start()
+    try:
+        return timed()
+    finally:
+        kairos.flush()
+        bridge.kairos_torch_set_profile_memory(0)
+        bridge.kairos_torch_memory_release()  # the profiler slot back for the legacy modes
+        bridge.kairos_torch_uninstall()
+
+
+def legacy(shapes, flops=False, memory=False):
     def run():
         with torch.autograd.profiler.profile(use_kineto=False, record_shapes=shapes,
-                                             with_flops=flops):
+                                             with_flops=flops, profile_memory=memory):
             return timed()
     return run
 
 
 modes = {"none": none, "empty cb": empty, "empty+in": empty_inputs, "idle": idle, "recording": recording(False),
          "rec+shapes": recording(True), "rec+flops": recording(False, True),
-         "rec+sh+flops": recording(True, True), "legacy": legacy(False),
-         "legacy+shapes": legacy(True), "legacy+flops": legacy(False, True)}
+         "rec+sh+flops": recording(True, True), "rec+memory": rec_memory, "legacy": legacy(False),
+         "legacy+shapes": legacy(True), "legacy+flops": legacy(False, True),
+         "legacy+memory": legacy(False, memory=True)}
 for f in modes.values():  # warm up (TorchScript profiling executor, allocations)
     f()
 best = {k: float("inf") for k in modes}
@@ -131,3 +150,6 @@ print("kairos rec+flops overhead / legacy+flops overhead:     %.2f"
       % ((best["rec+flops"] - base) / (best["legacy+flops"] - base)))
 print("kairos rec+sh+flops overhead / legacy+flops overhead:  %.2f"
       % ((best["rec+sh+flops"] - base) / (best["legacy+flops"] - base)))
+print("kairos rec+memory overhead / legacy+memory overhead:   %.2f   (added by memory: kairos %.1f ns, legacy %.1f ns per op)"
+      % ((best["rec+memory"] - base) / (best["legacy+memory"] - base),
+         best["rec+memory"] - best["recording"], best["legacy+memory"] - best["legacy"]))

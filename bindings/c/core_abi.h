@@ -66,6 +66,9 @@ typedef struct kairos_core_api {
   int (*initialize_injection_nvtx2)(const void* (*get_export_table)(uint32_t));
   /* NCCL profiler plugin v4: the core's functions (the shim exports ncclProfiler_v4). */
   const kairos_nccl_profiler_v4_t* nccl;
+  /* kairos_memory_event (appended: the table only grows at its end). */
+  void (*memory_event)(const void* addr, int64_t bytes, int64_t total_allocated,
+                       int64_t total_reserved, int32_t device_type, int32_t device_id);
 } kairos_core_api;
 
 typedef const kairos_core_api* (*kairos_core_get_fn)(void);

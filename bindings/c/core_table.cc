@@ -72,6 +72,7 @@ const kairos_core_api kCoreApi = {
 #endif
     InitializeInjectionNvtx2,
     &kairos::bindings::kNcclPlugin,
+    kairos_memory_event,
 };
 
 }  // namespace

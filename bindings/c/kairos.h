@@ -227,6 +227,17 @@ KAIROS_API uint32_t kairos_py_name(const char* name, size_t len);
 KAIROS_API void kairos_py_call(uint32_t name);
 KAIROS_API void kairos_py_return(void);
 
+/* since 0.1: one event of a framework's own allocator (the torch bridge reports PyTorch's
+ * caching allocator with it): `bytes` > 0 an allocation at `addr`, < 0 a free; the
+ * allocator's totals on that device after the event; `device_type` is c10::DeviceType (0 CPU,
+ * 1 CUDA), `device_id` the ordinal (-1 for host memory). Written as PyTorch's "[memory]"
+ * instant (docs/MEMORY.md) on the calling thread, under its innermost open range; kept only
+ * in a trace whose config sets PROFILE_PROFILE_MEMORY=true. Hot path: one relaxed load while
+ * nothing records; a full args area drops the event (counted). Blocks: never. */
+KAIROS_API void kairos_memory_event(const void* addr, int64_t bytes, int64_t total_allocated,
+                                    int64_t total_reserved, int32_t device_type,
+                                    int32_t device_id);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,6 +64,7 @@ struct HotPath {
   void (*op_push_flops)(const char*, const kairos_op_args*, int64_t);
   void (*py_call)(uint32_t);
   void (*py_return)(void);
+  void (*memory_event)(const void*, int64_t, int64_t, int64_t, int32_t, int32_t);
 };
 
 static struct ShimState {
@@ -153,6 +154,7 @@ static const kairos_core_api* DoLoad(uint64_t mine) {
   g_shim.hot.op_push_flops = api->op_push_flops;
   g_shim.hot.py_call = api->py_call;
   g_shim.hot.py_return = api->py_return;
+  g_shim.hot.memory_event = api->memory_event;
   __atomic_store_n(&g_shim.api, api, __ATOMIC_RELEASE);
   __atomic_store_n(&g_shim.flag, api->recording_flag(), __ATOMIC_RELEASE);
   __atomic_store_n(&g_shim.load, (mine & ~(uint64_t)0xff) | kLoaded, __ATOMIC_RELEASE);
@@ -389,6 +391,11 @@ void kairos_py_call(uint32_t name) {
 }
 void kairos_py_return(void) {
   if (Recording()) g_shim.hot.py_return();
+}
+void kairos_memory_event(const void* addr, int64_t bytes, int64_t total_allocated,
+                         int64_t total_reserved, int32_t device_type, int32_t device_id) {
+  if (Recording())
+    g_shim.hot.memory_event(addr, bytes, total_allocated, total_reserved, device_type, device_id);
 }
 
 /* ---- Injection entry points ---- */

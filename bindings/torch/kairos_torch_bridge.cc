@@ -14,7 +14,11 @@
 // and returns (measured in bench/torch_op_bench.py). While recording: the thread-local
 // nesting check, kairos_op_push (one ring record) and, only when installed with
 // record_shapes, formatting of the shapes and types into a stack buffer.
+// With allocator events asked for (kairos_torch_set_profile_memory), a reporter in PyTorch's
+// per-thread profiler slot records its allocators' events: see "Allocator events" below.
 #include <ATen/record_function.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
 
 #include <atomic>
 #include <charconv>
@@ -227,13 +231,91 @@ int64_t OpFlops(const at::RecordFunction& fn) {
   }
 }
 
+// ---- Allocator events (PROFILE_PROFILE_MEMORY; docs/MEMORY.md "PyTorch allocator events") ----
+// PyTorch's allocators (the CPU allocator's ProfiledCPUMemoryReporter, the CUDA caching
+// allocator) report each allocation and free to the c10::MemoryReportingInfoBase installed
+// in the thread's c10::ThreadLocalDebugInfo under DebugInfoKind::PROFILER_STATE, the slot
+// torch's own profiler uses (reportMemoryUsageToProfiler). The bridge installs its reporter
+// there on a thread's first operator of a window (when the slot is free) and takes it out
+// on the thread's first operator after the window (or kairos_torch_memory_release), so
+// outside kairos windows torch's profiler finds the slot as it left it. The reporter is a
+// ProfilerStateBase with a disabled config: PyTorch code that casts the slot's content to
+// its profiler base (profilerEnabled(), getProfilerConfig()) reads "disabled", never garbage.
+// at::ThreadLocalState carries the slot to autograd's device threads as for torch's profiler.
+namespace torch_prof = torch::profiler::impl;
+
+struct MemoryReporter final : torch_prof::ProfilerStateBase {
+  MemoryReporter() : ProfilerStateBase(torch_prof::ProfilerConfig(torch_prof::ProfilerState::Disabled)) {}
+  // On the allocating thread, inside the allocator (its lock may be held): one ring record.
+  void reportMemoryUsage(void* ptr, int64_t alloc_size, int64_t total_allocated,
+                         int64_t total_reserved, c10::Device device) override {
+    kairos_memory_event(ptr, alloc_size, total_allocated, total_reserved,
+                        static_cast<int32_t>(device.type()), device.index());
+  }
+  // The allocator asks before it does any bookkeeping: false while no window records.
+  bool memoryProfilingEnabled() const override { return *g_recording != 0; }
+  torch_prof::ActiveProfilerType profilerType() override {
+    return torch_prof::ActiveProfilerType::NONE;
+  }
+};
+
+std::atomic<bool> g_profile_memory{false};        // kairos_torch_set_profile_memory
+std::atomic<uint32_t> g_memory_threads{0};        // threads holding the reporter in their slot
+std::shared_ptr<MemoryReporter> g_memory_reporter;  // created at install, never replaced
+std::atomic<uint64_t> g_memory_slot_taken{0};     // windows' threads where torch's profiler held it
+thread_local bool t_memory_pushed = false;
+
+// A thread's first operator of a window: install the reporter if memory is asked for and
+// the slot is free (torch's own profiler running on this thread keeps it: counted). Once per
+// thread and window, like kairos' own first record of a thread in a window: PyTorch's _push
+// allocates one small list node (torch's profiler does the same when it starts).
+void MemoryOnWindowOp() {
+  if (!g_profile_memory.load(std::memory_order_relaxed) || t_memory_pushed || !g_memory_reporter)
+    return;
+  try {
+    if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) != nullptr) {
+      g_memory_slot_taken.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, g_memory_reporter);
+    t_memory_pushed = true;
+    g_memory_threads.fetch_add(1, std::memory_order_relaxed);
+  } catch (...) {
+  }
+}
+
+// Takes the reporter out of this thread's slot if it is on top (something pushed over it
+// since, e.g. a DebugInfoGuard, is left alone: the reporter stays inert there, reporting
+// nothing while no window records).
+void MemoryRelease() {
+  if (!t_memory_pushed) return;
+  t_memory_pushed = false;
+  g_memory_threads.fetch_sub(1, std::memory_order_relaxed);
+  try {
+    if (c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE).get() ==
+        g_memory_reporter.get())
+      c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+  } catch (...) {  // the top is another kind of debug info
+  }
+}
+
+// An operator while no window records: one more load, and the release only on a thread
+// that holds the reporter.
+inline void MemoryOnIdleOp() {
+  if (__builtin_expect(g_memory_threads.load(std::memory_order_relaxed) != 0, 0)) MemoryRelease();
+}
+
 std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   const uint32_t epoch = *g_recording;  // the one load while idle
-  if (__builtin_expect(epoch == 0, 1)) return nullptr;
+  if (__builtin_expect(epoch == 0, 1)) {
+    MemoryOnIdleOp();
+    return nullptr;
+  }
   Nesting& n = t_nesting;
   if (n.epoch != epoch) {
     n.epoch = epoch;
     n.depth = 0;
+    MemoryOnWindowOp();
   }
   if (n.depth >= kMaxDepth) return nullptr;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
@@ -327,6 +409,7 @@ __attribute__((visibility("default"))) int kairos_torch_install(int record_shape
   if (g_ops_handle != 0) return 1;
   try {
     g_recording = kairos_recording_flag();
+    if (!g_memory_reporter) g_memory_reporter = std::make_shared<MemoryReporter>();
     kairos_op_attach();
     g_record_shapes = record_shapes != 0;
     g_with_flops = with_flops != 0;
@@ -392,6 +475,23 @@ __attribute__((visibility("default"))) void kairos_torch_uninstall(void) {
 __attribute__((visibility("default"))) void kairos_torch_set_count_steps(int on) {
   std::lock_guard<std::mutex> lock(g_install_mu);
   g_count_steps.store(on != 0 && g_step_handle != 0, std::memory_order_relaxed);
+}
+
+// Allocator events (PROFILE_PROFILE_MEMORY): on = install the reporter on each thread's first
+// operator of the next windows; off = install no more (threads holding it release it at
+// their next operator outside a window).
+__attribute__((visibility("default"))) void kairos_torch_set_profile_memory(int on) {
+  g_profile_memory.store(on != 0, std::memory_order_relaxed);
+}
+
+// Takes the reporter out of the calling thread's debug-info slot now (kairos.profile's exit,
+// the end of `kairos run`), so torch's own profiler can start on this thread at once.
+__attribute__((visibility("default"))) void kairos_torch_memory_release(void) { MemoryRelease(); }
+
+// Threads that found torch's own profiler holding the slot at a window's first operator
+// (their allocations are not in kairos' trace).
+__attribute__((visibility("default"))) uint64_t kairos_torch_memory_slot_taken(void) {
+  return g_memory_slot_taken.load(std::memory_order_relaxed);
 }
 
 // 1 while installed.

@@ -63,6 +63,7 @@ class Collector {
 
   void AddThread(ThreadState& s);
   void Finish(bool start_is_step_boundary);
+  bool memory_on = false;  // PROFILE_PROFILE_MEMORY: keep framework allocator events
 
  private:
   // Emits [start, end] clamped to the window; drops it if entirely outside.
@@ -76,6 +77,18 @@ class Collector {
   void EmitFrame(uint32_t track, uint32_t thread, const OpenFrame& f, uint64_t end, bool open);
   // Dense ids, parents and names of the python_function events (after every thread).
   void FinishFrames();
+  // An instant (kairos_mark) at `raw` in the window.
+  void EmitMark(uint32_t track, uint64_t raw, uint32_t name, uint32_t detail) {
+    Event e{};
+    e.start_ns = e.end_ns = clock_.ToUnixNs(raw);
+    e.name = name;
+    e.track = track;
+    e.detail = detail;
+    e.kind = EventKind::kInstant;
+    data_.events_by_track[track].push_back(e);
+  }
+  // A framework allocator's event (kMemory) as a "[memory]" instant under range `external_id`.
+  void EmitMemory(uint32_t track, const RingRecord& r, const ThreadState& s, uint32_t external_id);
 
   TraceData& data_;
   uint64_t start_raw_, end_raw_;
@@ -89,6 +102,7 @@ class Collector {
   std::vector<EmittedFrame> frames_;
   uint32_t frame_seq_ = 0, python_threads_ = 0;
   uint64_t python_unmatched_returns_ = 0, python_unfinished_ = 0, python_unnamed_ = 0;
+  uint64_t memory_events_ = 0;  // framework allocator events kept
 
  public:
   uint64_t alloc_failures = 0;  // set before Finish
@@ -103,6 +117,34 @@ uint32_t Collector::NextId() {
     id_limit_ = tmp.id_limit;
   }
   return next_id_++;
+}
+
+void Collector::EmitMemory(uint32_t track, const RingRecord& r, const ThreadState& s,
+                           uint32_t external_id) {
+  if (!memory_on || r.raw_time < start_raw_ || r.raw_time > end_raw_) return;
+  if (r.args == 0 || r.args > s.args_capacity) return;
+  const StoredArgs& a = s.args[r.args - 1];  // the mapping of RecordMemory
+  MemoryDetail m{};
+  m.addr = a.payload_bits;
+  m.bytes = ClampMemoryBytes(a.sequence_nr);
+  m.total_allocated = ClampMemoryBytes(a.flops);
+  m.total_reserved = ClampMemoryBytes(static_cast<int64_t>(a.record_function_id));
+  m.device_type = static_cast<uint8_t>(a.category_id);
+  m.device = static_cast<int32_t>(a.color_argb);
+  m.stream = 0xFFFFFFFFu;
+  // The allocator's own totals: memory_totals.cc keeps them as given (CUPTI's are computed).
+  m.flags = kMemoryOwnTotals;
+  Event e{};
+  e.start_ns = e.end_ns = clock_.ToUnixNs(r.raw_time);
+  e.name = data_.strings.Intern("[memory]");
+  e.track = track;
+  e.external_id = external_id;
+  e.detail = static_cast<uint32_t>(data_.memory.size());
+  e.kind = EventKind::kInstant;
+  e.aux = kAuxMemory;
+  data_.memory.push_back(m);
+  data_.events_by_track[track].push_back(e);
+  ++memory_events_;
 }
 
 bool Collector::Clip(uint64_t start, uint64_t end, bool open, Event* e) {
@@ -268,16 +310,12 @@ void Collector::AddThread(ThreadState& s) {
       case RecordType::kEnd:
         ended_[r.id] = r.raw_time;
         break;
-      case RecordType::kMark:
-        if (r.raw_time >= start_raw_ && r.raw_time <= end_raw_) {
-          Event e{};
-          e.start_ns = e.end_ns = clock_.ToUnixNs(r.raw_time);
-          e.name = name_of(r.name);
-          e.track = track;
-          e.detail = detail_of(r.args);
-          e.kind = EventKind::kInstant;
-          data_.events_by_track[track].push_back(e);
-        }
+      case RecordType::kMark:  // args are read only for a mark in the window
+        if (r.raw_time >= start_raw_ && r.raw_time <= end_raw_)
+          EmitMark(track, r.raw_time, name_of(r.name), detail_of(r.args));
+        break;
+      case RecordType::kMemory:
+        EmitMemory(track, r, s, stack.empty() ? 0 : stack.back().id);
         break;
       case RecordType::kStep:
         steps_.push_back({r.raw_time, static_cast<int64_t>(r.id), track});
@@ -360,6 +398,7 @@ void Collector::Finish(bool start_is_step_boundary) {
   FinishFrames();
   // Python stacks (PROFILE_WITH_STACK): written only when the tracer recorded something, so
   // traces without it keep their stats.
+  if (memory_on) data_.AddStat("framework_memory_events", memory_events_);
   if (!frames_.empty() || python_unmatched_returns_ > 0) {
     data_.AddStat("python_frames", frames_.size());
     data_.AddStat("python_threads", python_threads_);
@@ -373,6 +412,7 @@ void Collector::Finish(bool start_is_step_boundary) {
 
 void CpuRecorder::Collect(TraceData& data) {
   Collector c(data, start_raw_, end_raw_, clock_);
+  c.memory_on = memory_on_;
   ForEachThreadStateLocked([&](ThreadState& s) {
     if (s.epoch.load(std::memory_order_acquire) == epoch_ && s.ring != nullptr) c.AddThread(s);
   });

@@ -622,8 +622,7 @@ uint32_t CpuRecorder::Prepare(const Config& config) {
 }
 
 absl::Status CpuRecorder::StartWarmup(const Config& config) {
-  python_stacks_ = config.with_stack;
-  python_modules_ = config.with_modules;
+  TakeCollectFlags(config);
   // A request armed by Prepare() may already record under its reserved epoch (the step hook
   // enabled it at the warm-up boundary); keep it. Otherwise size the rings and take one now.
   const uint32_t reserved = next_epoch_.exchange(0, std::memory_order_acq_rel);

@@ -297,6 +297,31 @@ inline void PyReturn() {
   if (s == nullptr) return;
   AppendRecord(s, RecordType::kPyReturn, 0, 0, 0);
 }
+// ---- Framework allocator events (kairos_memory_event; docs/MEMORY.md "PyTorch") ----
+// One allocation (bytes > 0) or free (bytes < 0) as the framework's caching allocator
+// reports it, with its own totals after the event. Stored in an args slot (the args area is
+// made resident ahead of the writer like the ring): payload_bits = address, sequence_nr =
+// bytes, flops = total allocated, record_function_id = total reserved, category_id = device
+// type, color_argb = device id. The collector reads it back with the same mapping
+// (MemoryFromArgs); no name, no lookup.
+inline void RecordMemory(uint64_t addr, int64_t bytes, int64_t total_allocated,
+                         int64_t total_reserved, int32_t device_type, int32_t device_id) {
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(epoch == 0, 1)) return;
+  ThreadState* s = ThreadStateFor(epoch);
+  if (s == nullptr) return;
+  RangeArgs a;
+  a.payload_bits = addr;
+  a.sequence_nr = bytes;
+  a.flops = total_allocated;
+  a.record_function_id = static_cast<uint64_t>(total_reserved);
+  a.category_id = static_cast<uint32_t>(device_type);
+  a.color_argb = static_cast<uint32_t>(device_id);
+  const uint32_t slot = StoreArgsSlow(s, a);
+  if (slot == 0) return;  // counted in args_dropped: an event without its values is no event
+  AppendRecord(s, RecordType::kMemory, 0, 0, slot);
+}
+
 // Interns a Python frame name ("file.py(12): fn", or "nn.Module: Linear_0") in the
 // process-wide table and returns its id (>= 1), or 0 when the table is full
 // (kMaxPythonNames names or kMaxPythonNameBytes bytes; the caller counts it). Cold: once per
@@ -367,6 +392,13 @@ class CpuRecorder : public TraceSource {
   bool start_is_step_boundary_ = false;
   bool python_stacks_ = false;  // PROFILE_WITH_STACK: Collect says so when no frame came
   bool python_modules_ = false;  // PROFILE_WITH_MODULES: not implemented, Collect says so
+  bool memory_on_ = false;  // PROFILE_PROFILE_MEMORY: framework allocator events kept
+  // What Collect needs from the window's config (StartWarmup).
+  void TakeCollectFlags(const Config& config) {
+    python_stacks_ = config.with_stack;
+    python_modules_ = config.with_modules;
+    memory_on_ = config.profile_memory;
+  }
   RingFeeder feeder_;  // runs from StartWarmup to StopRecording
 
  public:

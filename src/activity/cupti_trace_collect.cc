@@ -62,7 +62,7 @@ void CuptiTrace::AddMemory(TraceData& data, const MergeResult& m) {
       for (const Event& e : track) {
         if (!IsMemoryEvent(e) || e.start_ns > memory_baseline_ns_ || e.detail >= data.memory.size()) continue;
         const MemoryDetail& d = data.memory[e.detail];
-        if (d.device_type == 1 && d.device == b.device) net += d.bytes;
+        if (d.device_type == 1 && d.device == b.device && (d.flags & kMemoryOwnTotals) == 0) net += d.bytes;
       }
     }
     const int64_t used = static_cast<int64_t>(b.used_bytes) - net;

@@ -25,6 +25,7 @@ enum class RecordType : uint8_t {
   kStep,      // iteration boundary: id = the iteration that begins here
   kPyCall,    // a Python frame entered (python tracer): name = process-wide Python name id
   kPyReturn,  // the innermost Python frame entered on this thread left (return or exception)
+  kMemory,    // a framework allocator's event (kairos_memory_event): args slot = MemoryArgs
   kCount
 };
 

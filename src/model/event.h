@@ -165,6 +165,9 @@ inline int64_t SaturatingAdd(int64_t a, int64_t b) {
 enum MemoryFlags : uint8_t {
   kMemoryFreeBeforeWindow = 1 << 0,  // frees an address allocated before the window (baseline)
   kMemoryAsync = 1 << 1,             // stream-ordered (cudaMallocAsync / cudaFreeAsync)
+  // A framework allocator's event (kairos_memory_event): its totals are the allocator's own,
+  // kept as reported (ComputeMemoryTotals computes only CUPTI's).
+  kMemoryOwnTotals = 1 << 2,
 };
 
 // Args of CPU ranges that came from NVTX (or carried user payloads).

@@ -22,7 +22,9 @@ std::vector<Ref> RowsInTimeOrder(const TraceData& data) {
   refs.reserve(data.memory.size());
   for (const auto& track : data.events_by_track) {
     for (const Event& e : track) {
-      if (IsMemoryEvent(e) && e.detail < data.memory.size()) refs.push_back({e.start_ns, e.detail});
+      if (IsMemoryEvent(e) && e.detail < data.memory.size() &&
+          (data.memory[e.detail].flags & kMemoryOwnTotals) == 0)
+        refs.push_back({e.start_ns, e.detail});
     }
   }
   const auto before = [](const Ref& a, const Ref& b) { return a.ts != b.ts ? a.ts < b.ts : a.row < b.row; };
@@ -86,7 +88,7 @@ MemoryTotalsResult ComputeMemoryTotals(TraceData& data, const std::vector<Memory
     if (low >= 0) continue;
     const int64_t raise = SaturatingAdd(0, -low);
     for (MemoryDetail& m : data.memory) {
-      if (DeviceKey(m) != key) continue;
+      if (DeviceKey(m) != key || (m.flags & kMemoryOwnTotals) != 0) continue;
       m.total_allocated = SaturatingAdd(m.total_allocated, raise);
       m.total_reserved = m.total_allocated;
     }

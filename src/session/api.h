@@ -79,6 +79,11 @@ inline void OpPush(const char* name, int64_t sequence_nr, uint64_t fwd_thread_id
 // ---- Python stacks (kairos_py_*, the Python package's tracer; docs/PYTHON_STACKS.md) ----
 inline void PyCall(uint32_t name) { internal::PyCall(name); }
 inline void PyReturn() { internal::PyReturn(); }
+// A framework allocator's event (kairos_memory_event); hot path, never throws.
+inline void MemoryEvent(uint64_t addr, int64_t bytes, int64_t total_allocated, int64_t total_reserved,
+                        int32_t device_type, int32_t device_id) {
+  internal::RecordMemory(addr, bytes, total_allocated, total_reserved, device_type, device_id);
+}
 inline uint32_t PyName(std::string_view name) { return internal::InternPythonName(name); }
 // Window observer flags (kairos.h KAIROS_PY_*).
 inline constexpr uint32_t kPyStacks = 1, kPyModules = 2;

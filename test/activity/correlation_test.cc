@@ -350,6 +350,52 @@ TEST_CASE("memory totals stay bounded: live addresses beyond the bound are count
   CHECK(data.memory.back().total_allocated == 0);  // the totals are still exact
 }
 
+// Issue 25 item 4: a framework allocator's events (kairos_memory_event, flagged
+// kMemoryOwnTotals) carry the allocator's own totals. ComputeMemoryTotals computes CUPTI's
+// rows only: on the same device, the allocator's rows keep their values (no baseline, no
+// negative-total raise applied to them) and do not move CUPTI's running total.
+TEST_CASE("memory totals: a framework allocator's rows keep their own totals", "[memory]") {
+  struct Op { int64_t ts; uint64_t addr; int64_t bytes; int64_t total; bool own; };
+  const Op ops[] = {{100, 0xA000, 2097152, 0, false},       // cudaMalloc of a segment
+                    {110, 0xA000, 512, 512, true},          // the allocator's block in it
+                    {120, 0xA200, -1024, 7, true},          // a free it reports (its totals)
+                    {130, 0xB000, -4096, 0, false},         // a pre-window free, no baseline
+                    {140, 0xA000, -2097152, 0, false}};
+  TraceData data;
+  data.pid = 1;
+  const uint32_t track = data.AddTrack(Track{});
+  for (const Op& op : ops) {
+    MemoryDetail m{};
+    m.addr = op.addr;
+    m.bytes = op.bytes;
+    m.total_allocated = op.total;
+    m.total_reserved = op.own ? 4194304 : 0;
+    m.device_type = 1;
+    m.stream = kNoStream;
+    if (op.own) m.flags = kMemoryOwnTotals;
+    Event e{};
+    e.kind = EventKind::kInstant;
+    e.aux = kAuxMemory;
+    e.start_ns = e.end_ns = op.ts;
+    e.track = track;
+    e.detail = static_cast<uint32_t>(data.memory.size());
+    data.memory.push_back(m);
+    data.events_by_track[track].push_back(e);
+  }
+  const MemoryTotalsResult r = ComputeMemoryTotals(data, {{0, 1000, uint64_t{80} << 30}}, 100);
+  CHECK(r.events == 3);  // CUPTI's rows only
+  CHECK(r.frees_before_window == 1);
+  CHECK(data.memory[1].total_allocated == 512);
+  CHECK(data.memory[1].total_reserved == 4194304);
+  CHECK(data.memory[2].total_allocated == 7);
+  CHECK((data.memory[2].flags & kMemoryFreeBeforeWindow) == 0);
+  // CUPTI's: 1000 + 2 MiB, - 4096 (the baseline's 1000 cannot cover it: raised by 3096).
+  CHECK(data.memory[0].total_allocated == 1000 + 2097152 + 3096);
+  CHECK(data.memory[3].total_allocated == 1000 + 2097152 - 4096 + 3096);
+  CHECK(data.memory[4].total_allocated == 0);
+  CHECK(data.memory[2].total_allocated == 7);  // the raise skipped the allocator's rows
+}
+
 // Issue 30: frees of addresses the window never saw allocated, beyond what the baseline
 // holds (no baseline here: cuMemGetInfo unavailable), and an address reused without its free.
 // The old totals went to -1536 and drew the "GPU memory allocated" counter below zero; now the

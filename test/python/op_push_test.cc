@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "activity/cpu_recorder.h"
 #include "kairos.h"
@@ -151,4 +152,64 @@ TEST_CASE("kairos_op_attach before fork(): the child's session applies the shape
   CHECK(mm["args"]["Sequence number"] == 5);
   // PROFILE_REPORT_INPUT_SHAPES is off by default: the child drops the shapes as the parent would.
   CHECK_FALSE(mm["args"].contains("Input Dims"));
+}
+
+// Framework allocator events (the torch bridge's PyTorch allocator reporter, docs/MEMORY.md
+// "PyTorch allocator events"): written as PyTorch's [memory] instants with the values given,
+// under the innermost open range, only in traces with PROFILE_PROFILE_MEMORY=true.
+TEST_CASE("kairos_memory_event: [memory] instants with the allocator's own totals") {
+  const std::string dir = TempDir();
+  const std::string base = "KAIROS_SUMMARY=off\nACTIVITIES_LOG_FILE=" + dir + "/mem.json\n";
+  auto memory = [](const nlohmann::json& t) {
+    std::vector<nlohmann::json> out;
+    for (const auto& e : t["traceEvents"])
+      if (e.value("name", "") == "[memory]") out.push_back(e);
+    return out;
+  };
+  auto record = [] {
+    kairos_op_push("aten::empty", nullptr);
+    const uint32_t id = kairos::internal::CurrentCpuRangeId();
+    kairos_memory_event(reinterpret_cast<void*>(0x1000), 4096, 4096, 8192, 0, -1);
+    kairos_range_pop();
+    kairos_memory_event(reinterpret_cast<void*>(0x1000), -4096, 0, 8192, 1, 3);
+    kairos_memory_event(reinterpret_cast<void*>(0x2000), int64_t{1} << 60, -(int64_t{1} << 60), 0, 1, 3);
+    return id;
+  };
+  kairos_memory_event(reinterpret_cast<void*>(0x1000), 4096, 4096, 0, 0, -1);  // idle: nothing
+
+  Trace(base + "PROFILE_PROFILE_MEMORY=true\n");
+  const uint32_t id = record();
+  nlohmann::json t = FlushAndRead();
+  const std::vector<nlohmann::json> m = memory(t);
+  REQUIRE(m.size() == 3);
+  CHECK(m[0]["cat"] == "cpu_instant_event");
+  CHECK(m[0]["ph"] == "i");
+  CHECK(m[0]["tid"] == Only(t, "aten::empty")["tid"]);
+  const nlohmann::json& a = m[0]["args"];
+  CHECK(a["External id"] == id);  // under the op that allocated
+  CHECK(a["Device Type"] == 0);
+  CHECK(a["Device Id"] == -1);
+  CHECK(a["Addr"] == 0x1000);
+  CHECK(a["Bytes"] == 4096);
+  CHECK(a["Total Allocated"] == 4096);  // as given: not recomputed from a baseline
+  CHECK(a["Total Reserved"] == 8192);
+  CHECK_FALSE(a.contains("memory kind"));
+  CHECK_FALSE(a.contains("allocated before window"));  // a free of an unseen block is normal here
+  const nlohmann::json& f = m[1]["args"];
+  CHECK_FALSE(f.contains("External id"));  // outside every range
+  CHECK(f["Device Type"] == 1);
+  CHECK(f["Device Id"] == 3);
+  CHECK(f["Bytes"] == -4096);
+  CHECK(f["Total Allocated"] == 0);
+  CHECK(f["Total Reserved"] == 8192);
+  CHECK_FALSE(f.contains("allocated before window"));
+  CHECK(m[2]["args"]["Bytes"] == int64_t{1} << 50);             // hostile values clamped
+  CHECK(m[2]["args"]["Total Allocated"] == -(int64_t{1} << 50));
+  CHECK(t["kairos_stats"]["framework_memory_events"] == 3);
+
+  Trace(base);  // the key off: the events are not kept
+  record();
+  t = FlushAndRead();
+  CHECK(memory(t).empty());
+  CHECK_FALSE(t["kairos_stats"].contains("framework_memory_events"));
 }

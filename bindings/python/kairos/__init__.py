@@ -106,10 +106,14 @@ def current_iteration():
     return _lib.lib().kairos_current_iteration()
 
 
-def attach_torch(record_shapes=False, with_flops=False):
+def attach_torch(record_shapes=False, with_flops=False, profile_memory=False):
     """Attaches the torch bridge (imports torch). Returns True the first time, False when it
-    was already attached; raises TorchUnavailable with the reason when it cannot."""
+    was already attached; raises TorchUnavailable with the reason when it cannot.
+    profile_memory: report PyTorch's allocator events (kept in traces whose config sets
+    PROFILE_PROFILE_MEMORY=true; docs/MEMORY.md), also when already attached."""
     from . import _torch
+    if profile_memory:
+        _torch.request_memory()
     return _torch.attach(record_shapes, with_flops)
 
 

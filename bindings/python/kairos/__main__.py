@@ -192,6 +192,10 @@ def _run(args):
     decoded = text.decode("utf-8", "replace") if text else None
     shapes = _wants_shapes(decoded)
     flops = _wants_flops(decoded)
+    if _wants(decoded, "KAIROS_TORCH_PROFILE_MEMORY", "PROFILE_PROFILE_MEMORY|PROFILE_MEMORY"):
+        # PyTorch's allocator events (docs/MEMORY.md); KAIROS_TORCH_PROFILE_MEMORY=1 for daemon
+        # requests (`--profile-memory`) that set the key later.
+        _torch.request_memory()
     if sys.modules.get("torch") is not None:
         _torch.attach_if_imported(shapes, flops)
     else:
@@ -226,6 +230,7 @@ def _run(args):
         # Ends a window still recording (the trace is written now, not at interpreter exit)
         # and names the last trace this process wrote (kairos appends the pid to the name).
         path = lib.kairos_flush()
+        _torch.release_memory()  # the profiler slot back (an atexit torch profiler may run)
         if path:
             sys.stderr.write("kairos: trace %s\n" % os.fsdecode(path))
         elif b"before its window opened" in (lib.kairos_last_error() or b""):
@@ -243,7 +248,8 @@ def main(argv=None):
     g.add_argument("--config", help="Kineto-syntax config text (KEY=VALUE lines; ';' also separates)")
     g.add_argument("--config-file", help="file with Kineto-syntax config")
     r.add_argument("--profile-memory", action="store_true",
-                   help="record CUDA allocations and frees as [memory] events (docs/MEMORY.md)")
+                   help="record CUDA allocations and frees and PyTorch's allocator events "
+                   "as [memory] events (docs/MEMORY.md)")
     r.add_argument("--with-stack", action="store_true",
                    help="record Python stacks (python_function events; PROFILE_WITH_STACK=true)")
     r.add_argument("--with-modules", action="store_true",

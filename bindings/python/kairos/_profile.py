@@ -129,6 +129,8 @@ class profile:
             _active = self
         try:
             self._thread = threading.get_ident()
+            if self.profile_memory:
+                _torch.request_memory()
             _torch.attach_if_imported(self.record_shapes, self.with_flops)
             if self.with_stack:
                 _stacks.attach()  # raises StacksUnavailable with the reason
@@ -206,6 +208,8 @@ class profile:
         global _active
         if self.schedule is not None:
             _torch.set_auto_steps(True)
+        if self.profile_memory:
+            _torch.release_memory()  # torch's own profiler may start on this thread next
         with _active_lock:
             if _active is self:
                 _active = None

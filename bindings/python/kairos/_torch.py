@@ -13,6 +13,7 @@ _mu = threading.Lock()
 _bridge = None
 _hooks = []
 _auto_steps = True  # False while kairos.profile drives the iteration count itself
+_profile_memory = False  # report PyTorch's allocator events (request_memory)
 
 
 class TorchUnavailable(RuntimeError):
@@ -74,7 +75,26 @@ def attach(record_shapes=False, with_flops=False):
         if has_hooks:
             _hooks.append(opt.register_optimizer_step_post_hook(_on_optimizer_step))
         _bridge = bridge
+        if _profile_memory:
+            _bridge.kairos_torch_set_profile_memory(1)
         return True
+
+
+def request_memory():
+    """Report PyTorch's allocator events (the hook torch's profile_memory uses) from now on,
+    in the bridge attached now or later; traces whose config sets PROFILE_PROFILE_MEMORY=true
+    keep them as [memory] events (docs/MEMORY.md)."""
+    global _profile_memory
+    _profile_memory = True
+    if _bridge is not None:
+        _bridge.kairos_torch_set_profile_memory(1)
+
+
+def release_memory():
+    """Takes the bridge's allocator reporter out of this thread's profiler slot now, so
+    torch's own profiler can start on this thread right after a kairos window."""
+    if _bridge is not None:
+        _bridge.kairos_torch_memory_release()
 
 
 def _on_optimizer_step(*_args, **_kwargs):
