@@ -99,21 +99,8 @@ void GuardedVoid(const char* where, F&& f) noexcept {
 
 extern "C" {
 
-KAIROS_API int32_t kairos_version(void) { return KAIROS_VERSION_NUMBER; }
-
-KAIROS_API const char* kairos_status_string(int32_t code) {
-  switch (code) {
-    case KAIROS_OK: return "ok";
-    case KAIROS_ERR_INVALID_ARGUMENT: return "invalid argument";
-    case KAIROS_ERR_FAILED_PRECONDITION: return "failed precondition";
-    case KAIROS_ERR_UNAVAILABLE: return "unavailable";
-    case KAIROS_ERR_RESOURCE_EXHAUSTED: return "resource exhausted";
-    case KAIROS_ERR_IO: return "i/o error";
-    case KAIROS_ERR_INTERNAL: return "internal error";
-    case KAIROS_ERR_NOT_FOUND: return "not found";
-    default: return "unknown error code";
-  }
-}
+// kairos_version and kairos_status_string are the shim's own (bindings/c/shim.c): they need
+// no core.
 
 KAIROS_API const char* kairos_last_error(void) {
   try {
