@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a member is added, removed or changes meaning. */
-#define KAIROS_CORE_ABI_VERSION 1u
+#define KAIROS_CORE_ABI_VERSION 2u
 /* The core's file name, in the shim's directory. */
 #define KAIROS_CORE_FILE_NAME "libkairos_core.so"
 
@@ -66,6 +66,9 @@ typedef struct kairos_core_api {
   int (*initialize_injection_nvtx2)(const void* (*get_export_table)(uint32_t));
   /* NCCL profiler plugin v4: the core's functions (the shim exports ncclProfiler_v4). */
   const kairos_nccl_profiler_v4_t* nccl;
+  /* Appended in version 2: operator inputs as raw sizes (kairos_op_push_inputs). */
+  void (*op_push_inputs)(const char* name, const kairos_op_args* args, int64_t flops,
+                         const kairos_op_inputs* inputs);
 } kairos_core_api;
 
 typedef const kairos_core_api* (*kairos_core_get_fn)(void);

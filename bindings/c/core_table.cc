@@ -72,6 +72,7 @@ const kairos_core_api kCoreApi = {
 #endif
     InitializeInjectionNvtx2,
     &kairos::bindings::kNcclPlugin,
+    kairos_op_push_inputs,
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "activity/cpu_recorder.h"
+#include "activity/op_inputs_text.h"
 
 namespace kairos::internal {
 
@@ -184,6 +185,23 @@ void Collector::FinishFrames() {
   for (const EmittedFrame& f : frames_) data_.events_by_track[f.track][f.index].name = names[f.name];
 }
 
+// "Input Dims" / "Input type" of an op stored with raw inputs (kairos_op_push_inputs), formatted
+// here on the session thread. Slots past what the thread published are not read.
+void RawInputsText(ThreadState& s, uint32_t slot, const std::vector<StringId>& names,
+                   TraceData& data, CpuArgs* c) {
+  const StoredArgs& a = s.args[slot - 1];
+  const uint32_t words = a.input_words - 1;
+  if (uint64_t{slot} + InputSlots(words) > s.args_used.load(std::memory_order_relaxed)) return;
+  std::string dims, types;
+  auto type_text = [&](uint32_t id) {
+    return id < names.size() ? data.strings.Get(names[id]) : std::string_view();
+  };
+  if (!FormatOpInputs(reinterpret_cast<const uint64_t*>(&a + 1), words, type_text, &dims, &types))
+    return;
+  c->input_dims = data.strings.Intern(dims);
+  c->input_types = data.strings.Intern(types);
+}
+
 void Collector::AddThread(ThreadState& s) {
   ThreadRing& ring = *s.ring;
   const size_t n = ring.size();  // acquire: records [0, n) are complete
@@ -236,6 +254,7 @@ void Collector::AddThread(ThreadState& s) {
     c.cpu_op = a.cpu_op;
     c.input_dims = name_of(a.input_dims);
     c.input_types = name_of(a.input_types);
+    if (a.cpu_op && a.input_words > 0) RawInputsText(s, slot, names, data_, &c);
     c.sequence_nr = a.sequence_nr;
     c.fwd_thread_id = a.fwd_thread_id;
     c.record_function_id = a.record_function_id;

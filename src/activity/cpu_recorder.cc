@@ -489,6 +489,41 @@ uint32_t InternNameSlow(ThreadState* s, const char* name) {
   }
 }
 
+namespace {
+
+// 1 + the 8-byte words an op's raw inputs take (StoredArgs::input_words), or 0 when there
+// are none or they are over the bounds (kMaxOpInputs, kMaxOpInputSizes).
+uint32_t InputWords(const OpInputs* in) {
+  if (in == nullptr || in->count > kMaxOpInputs) return 0;
+  if (in->count == 0) return 1;
+  if (in->ranks == nullptr) return 0;
+  uint32_t sizes = 0;
+  for (uint32_t i = 0; i < in->count; ++i) {
+    if (in->ranks[i] > kMaxOpInputSizes) return 0;
+    sizes += in->ranks[i];
+  }
+  if (sizes > kMaxOpInputSizes || (sizes > 0 && in->sizes == nullptr)) return 0;
+  return 1 + in->count + sizes;
+}
+
+// Copies the raw inputs into the slots after `a` (the caller checked they fit): per input a
+// header word (type name id << 32 | rank), then its sizes. Type names are interned through
+// the pointer-keyed cache (a handful of dtype strings: always a hit after the first op).
+void StoreOpInputs(ThreadState* s, StoredArgs& a, const OpInputs& in) {
+  auto* w = reinterpret_cast<uint64_t*>(&a + 1);
+  const int64_t* sizes = in.sizes;
+  for (uint32_t i = 0; i < in.count; ++i) {
+    const uint32_t rank = in.ranks[i];
+    const uint32_t type = in.types != nullptr ? LookupName(s, in.types[i]) : 0;
+    *w++ = (uint64_t{type} << 32) | rank;
+    std::memcpy(w, sizes, rank * sizeof(int64_t));
+    w += rank;
+    sizes += rank;
+  }
+}
+
+}  // namespace
+
 uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   // Relaxed: only this thread writes args_used; the ring feeder reads it to size the
   // resident part of the args area.
@@ -496,6 +531,15 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   if (used >= s->args_capacity) {
     s->args_dropped.fetch_add(1, std::memory_order_relaxed);
     return 0;
+  }
+  // Raw inputs that do not fit (bounds, or the area's end) are left out and counted; the op
+  // keeps its other args.
+  uint32_t words = args.cpu_op ? InputWords(args.inputs) : 0;
+  const uint32_t extra = words > 0 ? InputSlots(words - 1) : 0;
+  if ((args.cpu_op && args.inputs != nullptr && words == 0) ||
+      (extra > 0 && extra >= s->args_capacity - used)) {
+    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
+    words = 0;
   }
   StoredArgs& a = s->args[used];
   a.domain = LookupName(s, args.domain);
@@ -512,7 +556,9 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   a.fwd_thread_id = args.fwd_thread_id;
   a.record_function_id = args.record_function_id;
   a.flops = args.flops;
-  s->args_used.store(used + 1, std::memory_order_relaxed);
+  a.input_words = words;
+  if (words > 1) StoreOpInputs(s, a, *args.inputs);
+  s->args_used.store(used + 1 + (words > 0 ? InputSlots(words - 1) : 0), std::memory_order_relaxed);
   return used + 1;
 }
 
