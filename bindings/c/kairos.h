@@ -191,7 +191,8 @@ KAIROS_API void kairos_op_push_flops(const char* name, const kairos_op_args* arg
  * collection (on the session's thread) instead of by the caller on its hot path. Input i has
  * ranks[i] sizes, stored one input after another in `sizes`; types[i] is its type text
  * without quotes ("float", "Scalar", "" for none), a string that stays valid and unchanged
- * for the life of the process (the recorder keys its name cache by the pointer). A rank of
+ * for the life of the process (only its address is recorded; the text is read when the
+ * trace is collected, at most 256 bytes of it). A rank of
  * 0 writes "[]" (a 0-d tensor, or an input that is not a tensor). */
 typedef struct kairos_op_inputs {
   uint32_t count;           /* inputs */

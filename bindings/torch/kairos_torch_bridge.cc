@@ -46,6 +46,10 @@ constexpr uint32_t kMaxDepth = 1u << 20;
 struct Nesting {
   uint32_t epoch = 0;
   uint32_t depth = 0;
+  // RecordFunction::currentThreadId() of this thread, 0 until its first op start: read there
+  // once so the end callback compares with a field it already loads instead of calling into
+  // libtorch (whose thread-local costs another __tls_get_addr per op).
+  uint64_t torch_tid = 0;
 };
 // Default (dynamic) TLS model: this module is dlopen()ed after startup, where the static TLS
 // surplus initial-exec would need is small and shared; the access is on the recording path
@@ -65,7 +69,7 @@ constexpr uint32_t kMaxSizes = 512;
 
 // dtype names ("float", "long int", "c10::Half": TypeMeta::name(), what PyTorch's profiler
 // writes) as NUL-terminated strings that live as long as the process, indexed by ScalarType.
-// kairos' name cache keys them by pointer, so a dtype's name is interned once per thread.
+// kairos records only their address and reads the text at collection (kairos.h).
 // Filled once under g_install_mu before the first callback can run; read-only after.
 constexpr int kNumScalarTypes = static_cast<int>(c10::ScalarType::NumOptions);
 char g_dtype_names[kNumScalarTypes][48];
@@ -119,7 +123,8 @@ void CaptureInput(const c10::IValue& v, InputCapture& c) {
     c.types[i] = st >= 0 && st < kNumScalarTypes ? g_dtype_names[st] : "";
     return;
   }
-  c.types[i] = v.isTensorList() ? "TensorList" : (v.isScalar() || v.isBool()) ? "Scalar" : "";
+  // isScalar/isBool are inline tag tests; isTensorList is a call into libtorch.
+  c.types[i] = (v.isScalar() || v.isBool()) ? "Scalar" : v.isTensorList() ? "TensorList" : "";
 }
 
 // Records the op with its inputs captured raw (an exception while reading them records it
@@ -255,6 +260,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   if (n.epoch != epoch) {
     n.epoch = epoch;
     n.depth = 0;
+    if (n.torch_tid == 0) n.torch_tid = at::RecordFunction::currentThreadId();
   }
   if (n.depth >= kMaxDepth) return nullptr;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
@@ -291,7 +297,7 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext*) {
   if (n.epoch != epoch || n.depth == 0) return;  // began outside this window
   // An async RecordFunction may end on another thread: its range stays open on the thread
   // that started it (written unfinished) rather than closing an unrelated range here.
-  if (fn.threadId() != 0 && fn.threadId() != at::RecordFunction::currentThreadId()) return;
+  if (fn.threadId() != 0 && fn.threadId() != n.torch_tid) return;
   --n.depth;
   kairos_range_pop();
 }

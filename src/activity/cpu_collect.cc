@@ -187,17 +187,12 @@ void Collector::FinishFrames() {
 
 // "Input Dims" / "Input type" of an op stored with raw inputs (kairos_op_push_inputs), formatted
 // here on the session thread. Slots past what the thread published are not read.
-void RawInputsText(ThreadState& s, uint32_t slot, const std::vector<StringId>& names,
-                   TraceData& data, CpuArgs* c) {
+void RawInputsText(ThreadState& s, uint32_t slot, TraceData& data, CpuArgs* c) {
   const StoredArgs& a = s.args[slot - 1];
   const uint32_t words = a.input_words - 1;
   if (uint64_t{slot} + InputSlots(words) > s.args_used.load(std::memory_order_relaxed)) return;
   std::string dims, types;
-  auto type_text = [&](uint32_t id) {
-    return id < names.size() ? data.strings.Get(names[id]) : std::string_view();
-  };
-  if (!FormatOpInputs(reinterpret_cast<const uint64_t*>(&a + 1), words, type_text, &dims, &types))
-    return;
+  if (!FormatOpInputs(reinterpret_cast<const uint64_t*>(&a + 1), words, &dims, &types)) return;
   c->input_dims = data.strings.Intern(dims);
   c->input_types = data.strings.Intern(types);
 }
@@ -254,7 +249,7 @@ void Collector::AddThread(ThreadState& s) {
     c.cpu_op = a.cpu_op;
     c.input_dims = name_of(a.input_dims);
     c.input_types = name_of(a.input_types);
-    if (a.cpu_op && a.input_words > 0) RawInputsText(s, slot, names, data_, &c);
+    if (a.cpu_op && a.input_words > 0) RawInputsText(s, slot, data_, &c);
     c.sequence_nr = a.sequence_nr;
     c.fwd_thread_id = a.fwd_thread_id;
     c.record_function_id = a.record_function_id;

@@ -503,19 +503,19 @@ uint32_t InputWords(const OpInputs* in) {
     sizes += in->ranks[i];
   }
   if (sizes > kMaxOpInputSizes || (sizes > 0 && in->sizes == nullptr)) return 0;
-  return 1 + in->count + sizes;
+  return 1 + 2 * in->count + sizes;
 }
 
-// Copies the raw inputs into the slots after `a` (the caller checked they fit): per input a
-// header word (type name id << 32 | rank), then its sizes. Type names are interned through
-// the pointer-keyed cache (a handful of dtype strings: always a hit after the first op).
-void StoreOpInputs(ThreadState* s, StoredArgs& a, const OpInputs& in) {
+// Copies the raw inputs into the slots after `a` (the caller checked they fit): per input its
+// rank, its type name's address (the string lives as long as the process, kairos.h: read at
+// collection, so no name lookup or strcmp here), then its sizes.
+void StoreOpInputs(StoredArgs& a, const OpInputs& in) {
   auto* w = reinterpret_cast<uint64_t*>(&a + 1);
   const int64_t* sizes = in.sizes;
   for (uint32_t i = 0; i < in.count; ++i) {
     const uint32_t rank = in.ranks[i];
-    const uint32_t type = in.types != nullptr ? LookupName(s, in.types[i]) : 0;
-    *w++ = (uint64_t{type} << 32) | rank;
+    *w++ = rank;
+    *w++ = reinterpret_cast<uintptr_t>(in.types != nullptr ? in.types[i] : nullptr);
     std::memcpy(w, sizes, rank * sizeof(int64_t));
     w += rank;
     sizes += rank;
@@ -557,7 +557,7 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   a.record_function_id = args.record_function_id;
   a.flops = args.flops;
   a.input_words = words;
-  if (words > 1) StoreOpInputs(s, a, *args.inputs);
+  if (words > 1) StoreOpInputs(a, *args.inputs);
   s->args_used.store(used + 1 + (words > 0 ? InputSlots(words - 1) : 0), std::memory_order_relaxed);
   return used + 1;
 }

@@ -57,7 +57,7 @@ extern std::atomic<uint32_t> g_cpu_epoch;
 
 // A framework operator's inputs as raw sizes (kairos_op_inputs): input i has ranks[i] sizes,
 // one input after another in `sizes`; types[i] is its "Input type" text (unquoted, a string
-// that lives as long as the process: the name cache keys it by pointer). Copied into the
+// that lives as long as the process: only its address is stored, read at collection). Copied into the
 // args slots after the op's own (StoreOpInputs) and formatted as "Input Dims" / "Input type"
 // text by the collector, so the hot path does no formatting and no interning of shape text.
 struct OpInputs {
@@ -106,8 +106,8 @@ struct StoredArgs {
   uint32_t input_dims;
   uint32_t input_types;
   // Raw inputs (OpInputs): 0 = none; else 1 + the number of 8-byte words that fill the slots
-  // right after this one: per input a header (type name id << 32 | rank), then its sizes (an
-  // op with no inputs stores 1: "Input Dims" [] ).
+  // right after this one: per input its rank, its type text's address, then its sizes (an op
+  // with no inputs stores 1: "Input Dims" [] ).
   uint32_t input_words;
   int64_t sequence_nr;
   uint64_t fwd_thread_id;

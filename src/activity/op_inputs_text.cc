@@ -5,18 +5,18 @@
 #include "activity/op_inputs_text.h"
 
 #include <charconv>
+#include <cstring>
 
 namespace kairos::internal {
 
-bool FormatOpInputs(const uint64_t* w, uint32_t words,
-                    absl::FunctionRef<std::string_view(uint32_t)> type_text, std::string* dims,
-                    std::string* types) {
+bool FormatOpInputs(const uint64_t* w, uint32_t words, std::string* dims, std::string* types) {
   dims->assign(1, '[');
   types->assign(1, '[');
   char num[24];
   for (uint32_t i = 0; i < words;) {
-    const uint64_t header = w[i++];
-    const auto rank = static_cast<uint32_t>(header);
+    if (words - i < 2) return false;
+    const uint64_t rank = w[i++];
+    const auto* type = reinterpret_cast<const char*>(static_cast<uintptr_t>(w[i++]));
     if (rank > words - i) return false;
     if (dims->size() > 1) {
       dims->append(", ", 2);
@@ -31,7 +31,7 @@ bool FormatOpInputs(const uint64_t* w, uint32_t words,
     i += rank;
     dims->push_back(']');
     types->push_back('"');
-    types->append(type_text(static_cast<uint32_t>(header >> 32)));
+    if (type != nullptr) types->append(type, strnlen(type, kMaxTypeText));
     types->push_back('"');
   }
   dims->push_back(']');

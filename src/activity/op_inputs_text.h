@@ -12,17 +12,15 @@
 #include <string>
 #include <string_view>
 
-#include "absl/functional/function_ref.h"
 
 namespace kairos::internal {
 
-// Formats `words` words at `w` (per input: header = type name id << 32 | rank, then `rank`
-// sizes) as dims = [[2, 3], [], ...] and types = ["float", "Scalar", ...]; type_text maps a
-// type name id to its text. Returns false (dims/types unspecified) when a rank runs past the
-// end of the words: the op is then written without shapes.
-bool FormatOpInputs(const uint64_t* w, uint32_t words,
-                    absl::FunctionRef<std::string_view(uint32_t)> type_text, std::string* dims,
-                    std::string* types);
+// Formats `words` words at `w` (per input: rank, the address of its NUL-terminated type text
+// or 0 for "", then `rank` sizes) as dims = [[2, 3], [], ...] and types = ["float", "Scalar",
+// ...]. Returns false (dims/types unspecified) when an input runs past the end of the words:
+// the op is then written without shapes. Type text longer than kMaxTypeText is cut there.
+inline constexpr size_t kMaxTypeText = 256;
+bool FormatOpInputs(const uint64_t* w, uint32_t words, std::string* dims, std::string* types);
 
 }  // namespace kairos::internal
 
