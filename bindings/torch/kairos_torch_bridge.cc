@@ -59,7 +59,7 @@ thread_local Nesting t_nesting;
 // ---- Shapes (record_shapes): raw sizes on the hot path, text at collection ----
 // The callback copies each input's sizes, rank and dtype name into fixed stack arrays and
 // hands them to kairos_op_push_inputs; libkairos formats "Input Dims" / "Input type" on the
-// session thread (src/activity/op_inputs_text.h). Formatting and interning the text here
+// session thread (src/activity/op_inputs.h). Formatting and interning the text here
 // cost more per op than the rest of the recording path (docs/PERFORMANCE.md).
 
 // Bounds of one op's capture on the callback's stack; an op past them (hundreds of inputs)

@@ -489,41 +489,6 @@ uint32_t InternNameSlow(ThreadState* s, const char* name) {
   }
 }
 
-namespace {
-
-// 1 + the 8-byte words an op's raw inputs take (StoredArgs::input_words), or 0 when there
-// are none or they are over the bounds (kMaxOpInputs, kMaxOpInputSizes).
-uint32_t InputWords(const OpInputs* in) {
-  if (in == nullptr || in->count > kMaxOpInputs) return 0;
-  if (in->count == 0) return 1;
-  if (in->ranks == nullptr) return 0;
-  uint32_t sizes = 0;
-  for (uint32_t i = 0; i < in->count; ++i) {
-    if (in->ranks[i] > kMaxOpInputSizes) return 0;
-    sizes += in->ranks[i];
-  }
-  if (sizes > kMaxOpInputSizes || (sizes > 0 && in->sizes == nullptr)) return 0;
-  return 1 + 2 * in->count + sizes;
-}
-
-// Copies the raw inputs into the slots after `a` (the caller checked they fit): per input its
-// rank, its type name's address (the string lives as long as the process, kairos.h: read at
-// collection, so no name lookup or strcmp here), then its sizes.
-void StoreOpInputs(StoredArgs& a, const OpInputs& in) {
-  auto* w = reinterpret_cast<uint64_t*>(&a + 1);
-  const int64_t* sizes = in.sizes;
-  for (uint32_t i = 0; i < in.count; ++i) {
-    const uint32_t rank = in.ranks[i];
-    *w++ = rank;
-    *w++ = reinterpret_cast<uintptr_t>(in.types != nullptr ? in.types[i] : nullptr);
-    std::memcpy(w, sizes, rank * sizeof(int64_t));
-    w += rank;
-    sizes += rank;
-  }
-}
-
-}  // namespace
-
 uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   // Relaxed: only this thread writes args_used; the ring feeder reads it to size the
   // resident part of the args area.
@@ -531,15 +496,6 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   if (used >= s->args_capacity) {
     s->args_dropped.fetch_add(1, std::memory_order_relaxed);
     return 0;
-  }
-  // Raw inputs that do not fit (bounds, or the area's end) are left out and counted; the op
-  // keeps its other args.
-  uint32_t words = args.cpu_op ? InputWords(args.inputs) : 0;
-  const uint32_t extra = words > 0 ? InputSlots(words - 1) : 0;
-  if ((args.cpu_op && args.inputs != nullptr && words == 0) ||
-      (extra > 0 && extra >= s->args_capacity - used)) {
-    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
-    words = 0;
   }
   StoredArgs& a = s->args[used];
   a.domain = LookupName(s, args.domain);
@@ -556,9 +512,7 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   a.fwd_thread_id = args.fwd_thread_id;
   a.record_function_id = args.record_function_id;
   a.flops = args.flops;
-  a.input_words = words;
-  if (words > 1) StoreOpInputs(a, *args.inputs);
-  s->args_used.store(used + 1 + (words > 0 ? InputSlots(words - 1) : 0), std::memory_order_relaxed);
+  StoreOpInputsAndPublish(s, a, args.cpu_op ? args.inputs : nullptr, used);
   return used + 1;
 }
 
