@@ -76,10 +76,11 @@ CollectStatsHook CollectorStatsHook() {
 
 namespace {
 
-// One args slot per push: framework operators (kairos_op_push) carry args on every range, and
-// a range is at least two records, so ring / 2 never runs out before the ring does. Only the
-// slots are made resident as they are used (FeedRings): until then they cost address space.
-size_t ArgsCapacityFor(size_t ring_records) { return ring_records / 2; }
+// One args slot per record: framework operators (kairos_op_push) carry args on every range, a
+// range is at least two records, and ops with raw inputs (kairos_op_push_inputs) take more
+// slots, never the half kept for the ranges the ring can still hold (StoreOpInputsAndPublish).
+// Slots are made resident as they are used (FeedRings): until then they cost address space.
+size_t ArgsCapacityFor(size_t ring_records) { return ring_records; }
 
 // A ring for a thread that starts recording: a spare one when its size fits, else new.
 // Registry mutex held.

@@ -187,7 +187,8 @@ uint32_t InternNameSlow(ThreadState* s, const char* name);
 uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args);
 // The end of StoreArgsSlow (op_inputs.cc): sets a.input_words for `in` (nullptr: none), writes
 // its words into the slots after `a` (slot `used`), and publishes args_used = used + 1 + those
-// slots. Inputs past the bounds or the free slots are left out and counted in args_dropped.
+// slots. Inputs past the bounds, or past the slots not kept for the ranges the ring can still
+// take, are left out and counted in args_dropped.
 void StoreOpInputsAndPublish(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32_t used);
 void RefillIdBlock(ThreadState* s);
 

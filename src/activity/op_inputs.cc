@@ -56,7 +56,12 @@ uint32_t StoreOpInputs(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32
 }  // namespace
 
 void StoreOpInputsAndPublish(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32_t used) {
-  const uint32_t words = StoreOpInputs(s, a, in, s->args_capacity - used - 1);
+  // One slot stays free for each range the ring can still take (two records each), so raw
+  // inputs never leave a later op without its own args before the ring itself is full.
+  const size_t reserve = s->ring != nullptr ? (s->ring->capacity() - s->ring->size()) / 2 : 0;
+  const size_t free = s->args_capacity - used - 1;
+  const auto spare = static_cast<uint32_t>(free > reserve ? free - reserve : 0);
+  const uint32_t words = StoreOpInputs(s, a, in, spare);
   // Relaxed, as in StoreArgsSlow: only this thread writes args_used.
   s->args_used.store(used + 1 + (words > 0 ? InputSlots(words - 1) : 0), std::memory_order_relaxed);
 }

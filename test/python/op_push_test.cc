@@ -231,9 +231,9 @@ TEST_CASE("kairos_op_push_inputs: raw sizes formatted at collection, byte for by
   CHECK_FALSE(Only(t, "aten::deep")["args"].contains("Input Dims"));
   CHECK(t["kairos_stats"]["cpu_args_dropped"] == 2);
 
-  // The smallest ring (4 KiB: 170 records, 85 args slots of 80 bytes): 1000 sizes (101 slots)
-  // do not fit the args area; they are left out and counted, the op keeps its other args,
-  // and later ops still fit.
+  // The smallest ring (4 KiB: 170 records, 170 args slots of 80 bytes, 85 of them kept for the
+  // ranges the ring can hold): 1000 sizes (101 slots) do not fit; they are left out and
+  // counted, the op keeps its other args, and later ops still fit.
   Trace("KAIROS_SUMMARY=off\nPROFILE_REPORT_INPUT_SHAPES=true\nPROFILE_WITH_FLOPS=true\n"
         "KAIROS_CPU_BUFFER_KB_PER_THREAD=4\nACTIVITIES_LOG_FILE=" + dir + "/small.json\n");
   static int64_t wide[1000] = {};
@@ -249,4 +249,29 @@ TEST_CASE("kairos_op_push_inputs: raw sizes formatted at collection, byte for by
   CHECK(Only(s, "aten::wide")["args"]["flops"] == 7);
   CHECK(ShapeText(small, "aten::after") == ShapeText(raw, "aten::raw"));
   CHECK(s["kairos_stats"]["cpu_args_dropped"] == 1);
+
+  // Filling that ring with ops of 5 inputs (3 slots each): shapes stop where the slots left
+  // are the ones kept for the ranges the ring can still take, and every op the ring holds
+  // keeps its own args. Op k stores shapes while 84 - 2k >= 2: ops 0..41; ops 42..99 without
+  // (58 counted: the args are stored before the ring takes the record, so the last 15, whose
+  // 30 records the full ring (170 = 85 ops) drops, count too).
+  Trace("KAIROS_SUMMARY=off\nPROFILE_REPORT_INPUT_SHAPES=true\n"
+        "KAIROS_CPU_BUFFER_KB_PER_THREAD=4\nACTIVITIES_LOG_FILE=" + dir + "/fill.json\n");
+  for (int i = 0; i < 100; ++i) {
+    kairos_op_push_inputs("aten::fill", &a, -1, &in);
+    kairos_range_pop();
+  }
+  const nlohmann::json f = nlohmann::json::parse(FileText(kairos_flush()));
+  int ops = 0, with_args = 0, with_shapes = 0;
+  for (const auto& e : f["traceEvents"]) {
+    if (e.value("name", "") != "aten::fill") continue;
+    ++ops;
+    with_args += e["args"].value("Record function id", 0) == 9 ? 1 : 0;
+    with_shapes += e["args"].contains("Input Dims") ? 1 : 0;
+  }
+  CHECK(ops == 85);
+  CHECK(with_args == 85);
+  CHECK(with_shapes == 42);
+  CHECK(f["kairos_stats"]["cpu_args_dropped"] == 58);
+  CHECK(f["kairos_stats"]["cpu_dropped"] == 30);
 }
