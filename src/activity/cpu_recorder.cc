@@ -76,8 +76,7 @@ CollectStatsHook CollectorStatsHook() {
 
 namespace {
 
-// One args slot per record: framework operators (kairos_op_push) carry args on every range, a
-// range is at least two records, and ops with raw inputs (kairos_op_push_inputs) take more
+// One args slot per record: ops carry args on every range (2+ records); raw inputs take more
 // slots, never the half kept for the ranges the ring can still hold (StoreOpInputsAndPublish).
 // Slots are made resident as they are used (FeedRings): until then they cost address space.
 size_t ArgsCapacityFor(size_t ring_records) { return ring_records; }
