@@ -70,11 +70,15 @@ constexpr uint32_t kMaxSizes = 512;
 // dtype names ("float", "long int", "c10::Half": TypeMeta::name(), what PyTorch's profiler
 // writes) as NUL-terminated strings that live as long as the process, indexed by ScalarType.
 // kairos records only their address and reads the text at collection (kairos.h).
-// Filled once under g_install_mu before the first callback can run; read-only after.
+// Filled once, under g_install_mu, before the first callback is registered; read-only after
+// (a later install after an uninstall, while a late callback may still read it, leaves it).
 constexpr int kNumScalarTypes = static_cast<int>(c10::ScalarType::NumOptions);
 char g_dtype_names[kNumScalarTypes][48];
+bool g_dtype_names_filled = false;
 
 void FillDtypeNames() {
+  if (g_dtype_names_filled) return;
+  g_dtype_names_filled = true;
   for (int i = 0; i < kNumScalarTypes; ++i) {
     g_dtype_names[i][0] = '\0';
     try {
