@@ -276,14 +276,14 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     args.record_function_id = fn.handle();
     args.input_dims = nullptr;
     args.input_types = nullptr;
-    // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
-    // whose config does not ask for them drops them at collection (kairos_op_attach).
     int64_t flops = -1;
     if (g_with_flops) try {
       flops = OpFlops(fn);
     } catch (...) {
       flops = -1;
     }
+    // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
+    // whose config does not ask for them drops them at collection (kairos_op_attach).
     if (g_record_shapes) {
       PushWithInputs(fn, args, flops);
     } else {
