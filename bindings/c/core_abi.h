@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a member is added, removed or changes meaning. */
-#define KAIROS_CORE_ABI_VERSION 1u
+#define KAIROS_CORE_ABI_VERSION 2u
 /* The core's file name, in the shim's directory. */
 #define KAIROS_CORE_FILE_NAME "libkairos_core.so"
 
@@ -66,9 +66,12 @@ typedef struct kairos_core_api {
   int (*initialize_injection_nvtx2)(const void* (*get_export_table)(uint32_t));
   /* NCCL profiler plugin v4: the core's functions (the shim exports ncclProfiler_v4). */
   const kairos_nccl_profiler_v4_t* nccl;
-  /* kairos_memory_event (appended: the table only grows at its end). */
+  /* Appended in version 2: allocator events (kairos_memory_event). */
   void (*memory_event)(const void* addr, int64_t bytes, int64_t total_allocated,
                        int64_t total_reserved, int32_t device_type, int32_t device_id);
+  /* Appended in version 2: operator inputs as raw sizes (kairos_op_push_inputs). */
+  void (*op_push_inputs)(const char* name, const kairos_op_args* args, int64_t flops,
+                         const kairos_op_inputs* inputs);
 } kairos_core_api;
 
 typedef const kairos_core_api* (*kairos_core_get_fn)(void);

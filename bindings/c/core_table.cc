@@ -73,6 +73,7 @@ const kairos_core_api kCoreApi = {
     InitializeInjectionNvtx2,
     &kairos::bindings::kNcclPlugin,
     kairos_memory_event,
+    kairos_op_push_inputs,
 };
 
 }  // namespace

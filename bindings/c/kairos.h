@@ -187,6 +187,29 @@ KAIROS_API void kairos_op_push(const char* name, const kairos_op_args* args);
 KAIROS_API void kairos_op_push_flops(const char* name, const kairos_op_args* args,
                                      int64_t flops);
 
+/* since 0.1: an operator's inputs as raw sizes, for "Input Dims" / "Input type" formatted at
+ * collection (on the session's thread) instead of by the caller on its hot path. Input i has
+ * ranks[i] sizes, stored one input after another in `sizes`; types[i] is its type text
+ * without quotes ("float", "Scalar", "" for none), a string that stays valid and unchanged
+ * for the life of the process (only its address is recorded; the text is read when the
+ * trace is collected, at most 256 bytes of it). A rank of
+ * 0 writes "[]" (a 0-d tensor, or an input that is not a tensor). */
+typedef struct kairos_op_inputs {
+  uint32_t count;           /* inputs */
+  const uint32_t* ranks;    /* count entries */
+  const int64_t* sizes;     /* sum(ranks) entries */
+  const char* const* types; /* count entries; NULL entry = "" */
+} kairos_op_inputs;
+
+/* since 0.1: kairos_op_push_flops() with the operator's inputs as raw sizes (`inputs` NULL =
+ * none; args->input_dims / input_types are then ignored). "Input Dims" is written as
+ * [[d0, d1], [], ...] and "Input type" as ["float", "Scalar", ...], byte for byte what the
+ * text form of kairos_op_push would carry. Inputs that do not fit the thread's args area
+ * (over 256 inputs or 1024 sizes, or a full area) are left out and counted with the dropped
+ * args. Hot path as kairos_op_push: no lock, no allocation. */
+KAIROS_API void kairos_op_push_inputs(const char* name, const kairos_op_args* args,
+                                      int64_t flops, const kairos_op_inputs* inputs);
+
 /* since 0.1: a framework bridge calls this once before its first kairos_op_push() (later
  * calls do nothing). From then on a trace whose config does not set
  * PROFILE_REPORT_INPUT_SHAPES=true has "Input Dims" / "Input type" removed from its cpu_op

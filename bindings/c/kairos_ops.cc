@@ -36,6 +36,28 @@ KAIROS_API void kairos_op_push_flops(const char* name, const kairos_op_args* arg
   }
 }
 
+KAIROS_API void kairos_op_push_inputs(const char* name, const kairos_op_args* args,
+                                      int64_t flops, const kairos_op_inputs* inputs) {
+  try {
+    kairos::internal::OpInputs in;
+    if (inputs != nullptr) {
+      in.count = inputs->count;
+      in.ranks = inputs->ranks;
+      in.sizes = inputs->sizes;
+      in.types = inputs->types;
+    }
+    const kairos::internal::OpInputs* raw = inputs != nullptr ? &in : nullptr;
+    if (args == nullptr) {
+      kairos::api::OpPushInputs(name, -1, 0, 0, flops, raw);
+    } else {
+      kairos::api::OpPushInputs(name, args->sequence_nr, args->fwd_thread_id,
+                                args->record_function_id, flops, raw);
+    }
+  } catch (...) {
+    kairos::api::LogBarrierError("kairos_op_push_inputs", "exception");
+  }
+}
+
 KAIROS_API void kairos_op_attach(void) {
   try {
     kairos::api::AttachFrameworkOps();

@@ -62,6 +62,7 @@ struct HotPath {
   void (*mark)(const char*);
   void (*op_push)(const char*, const kairos_op_args*);
   void (*op_push_flops)(const char*, const kairos_op_args*, int64_t);
+  void (*op_push_inputs)(const char*, const kairos_op_args*, int64_t, const kairos_op_inputs*);
   void (*py_call)(uint32_t);
   void (*py_return)(void);
   void (*memory_event)(const void*, int64_t, int64_t, int64_t, int32_t, int32_t);
@@ -152,6 +153,7 @@ static const kairos_core_api* DoLoad(uint64_t mine) {
   g_shim.hot.mark = api->mark;
   g_shim.hot.op_push = api->op_push;
   g_shim.hot.op_push_flops = api->op_push_flops;
+  g_shim.hot.op_push_inputs = api->op_push_inputs;
   g_shim.hot.py_call = api->py_call;
   g_shim.hot.py_return = api->py_return;
   g_shim.hot.memory_event = api->memory_event;
@@ -367,6 +369,10 @@ void kairos_op_push(const char* name, const kairos_op_args* args) {
 }
 void kairos_op_push_flops(const char* name, const kairos_op_args* args, int64_t flops) {
   if (Recording()) g_shim.hot.op_push_flops(name, args, flops);
+}
+void kairos_op_push_inputs(const char* name, const kairos_op_args* args, int64_t flops,
+                           const kairos_op_inputs* inputs) {
+  if (Recording()) g_shim.hot.op_push_inputs(name, args, flops, inputs);
 }
 void kairos_op_attach(void) {
   const kairos_core_api* api = Core();

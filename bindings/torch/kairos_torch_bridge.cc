@@ -13,15 +13,15 @@
 // Cost while no trace records: the callback does one plain load of kairos' recording flag
 // and returns (measured in bench/torch_op_bench.py). While recording: the thread-local
 // nesting check, kairos_op_push (one ring record) and, only when installed with
-// record_shapes, formatting of the shapes and types into a stack buffer.
+// record_shapes, a copy of the inputs' sizes (formatted as text later, at collection).
 // With allocator events asked for (kairos_torch_set_profile_memory), a reporter in PyTorch's
 // per-thread profiler slot records its allocators' events: see "Allocator events" below.
 #include <ATen/record_function.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
 
+#include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -42,9 +42,6 @@ bool g_record_shapes = false;  // format "Input Dims" / "Input type"
 bool g_with_flops = false;     // compute "flops" (OpFlops)
 
 constexpr uint32_t kMaxDepth = 1u << 20;
-// Room for one op's "Input Dims" / "Input type" text (on the stack of the callback); an op
-// whose text is longer (hundreds of inputs) is recorded without shapes.
-constexpr size_t kShapeTextBytes = 2048;
 
 // Ranges this thread pushed in the current recording epoch. A RecordFunction that began
 // before the window (or in an earlier one) must not pop a range it never pushed: its end
@@ -53,74 +50,107 @@ constexpr size_t kShapeTextBytes = 2048;
 struct Nesting {
   uint32_t epoch = 0;
   uint32_t depth = 0;
+  // RecordFunction::currentThreadId() of this thread, 0 until its first op start: read there
+  // once so the end callback compares with a field it already loads instead of calling into
+  // libtorch (whose thread-local costs another __tls_get_addr per op).
+  uint64_t torch_tid = 0;
 };
 // Default (dynamic) TLS model: this module is dlopen()ed after startup, where the static TLS
 // surplus initial-exec would need is small and shared; the access is on the recording path
 // only (the idle check returns before it).
 thread_local Nesting t_nesting;
 
-// Shape text formatted into a caller's fixed buffer: no allocation and no thread-local
-// access per op (the module's TLS is dynamic, each access a __tls_get_addr call). Text that
-// does not fit marks the buffer failed; the op then carries no shapes.
-struct TextBuf {
-  char* p;
-  char* end;  // one before the last byte: room for the terminating NUL
+// ---- Shapes (record_shapes): raw sizes on the hot path, text at collection ----
+// The callback copies each input's sizes, rank and dtype name into fixed stack arrays and
+// hands them to kairos_op_push_inputs; libkairos formats "Input Dims" / "Input type" on the
+// session thread (src/activity/op_inputs.h). Formatting and interning the text here
+// cost more per op than the rest of the recording path (docs/PERFORMANCE.md).
+
+// Bounds of one op's capture on the callback's stack; an op past them (hundreds of inputs)
+// is recorded without shapes and counted by kairos as dropped args.
+constexpr uint32_t kMaxInputs = 128;
+constexpr uint32_t kMaxSizes = 512;
+
+// dtype names ("float", "long int", "c10::Half": TypeMeta::name(), what PyTorch's profiler
+// writes) as NUL-terminated strings that live as long as the process, indexed by ScalarType.
+// kairos records only their address and reads the text at collection (kairos.h).
+// Filled once, under g_install_mu, before the first callback is registered; read-only after
+// (a later install after an uninstall, while a late callback may still read it, leaves it).
+constexpr int kNumScalarTypes = static_cast<int>(c10::ScalarType::NumOptions);
+char g_dtype_names[kNumScalarTypes][48];
+bool g_dtype_names_filled = false;
+
+void FillDtypeNames() {
+  if (g_dtype_names_filled) return;
+  g_dtype_names_filled = true;
+  for (int i = 0; i < kNumScalarTypes; ++i) {
+    g_dtype_names[i][0] = '\0';
+    try {
+      const auto name = c10::scalarTypeToTypeMeta(static_cast<c10::ScalarType>(i)).name();
+      const size_t n = std::min(name.size(), sizeof(g_dtype_names[i]) - 1);
+      std::memcpy(g_dtype_names[i], name.data(), n);
+      g_dtype_names[i][n] = '\0';
+    } catch (...) {
+    }
+  }
+}
+
+struct InputCapture {
+  uint32_t count = 0;
+  uint32_t nsizes = 0;
   bool ok = true;
-  void Put(char c) {
-    if (p < end) {
-      *p++ = c;
-    } else {
-      ok = false;
-    }
-  }
-  void Put(const char* s, size_t n) {
-    if (static_cast<size_t>(end - p) >= n) {
-      std::memcpy(p, s, n);
-      p += n;
-    } else {
-      ok = false;
-    }
-  }
-  void Int(int64_t v) {
-    if (end - p < 21) {
-      ok = false;
-      return;
-    }
-    p = std::to_chars(p, end, v).ptr;
-  }
+  uint32_t ranks[kMaxInputs];
+  int64_t sizes[kMaxSizes];
+  const char* types[kMaxInputs];
 };
 
-// Appends one input's shape to `dims` and its type to `types`.
-void AppendDims(const c10::IValue& v, TextBuf& dims, TextBuf& types) {
+// Appends one input: a tensor's sizes and dtype name; for other inputs an empty shape and
+// the coarse type name PyTorch's profiler writes ("TensorList", "Scalar" or "").
+void CaptureInput(const c10::IValue& v, InputCapture& c) {
+  if (c.count == kMaxInputs) {
+    c.ok = false;
+    return;
+  }
+  const uint32_t i = c.count++;
+  c.ranks[i] = 0;
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
     if (!t.defined()) {
-      dims.Put("[]", 2);
-      types.Put("\"\"", 2);
+      c.types[i] = "";
       return;
     }
     const auto sizes = t.sizes();
-    dims.Put('[');
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      if (i) dims.Put(", ", 2);
-      dims.Int(static_cast<int64_t>(sizes[i]));
+    if (sizes.size() > kMaxSizes - c.nsizes) {
+      c.ok = false;
+      return;
     }
-    dims.Put(']');
-    types.Put('"');
-    const auto name = t.dtype().name();
-    types.Put(name.data(), name.size());
-    types.Put('"');
+    std::memcpy(c.sizes + c.nsizes, sizes.data(), sizes.size() * sizeof(int64_t));
+    c.nsizes += static_cast<uint32_t>(sizes.size());
+    c.ranks[i] = static_cast<uint32_t>(sizes.size());
+    const int st = static_cast<int>(t.scalar_type());
+    c.types[i] = st >= 0 && st < kNumScalarTypes ? g_dtype_names[st] : "";
     return;
   }
-  // Non-tensor inputs: Kineto writes an empty shape and a coarse type name.
-  dims.Put("[]", 2);
-  if (v.isTensorList()) {
-    types.Put("\"TensorList\"", 12);
-  } else if (v.isScalar() || v.isBool()) {
-    types.Put("\"Scalar\"", 8);
-  } else {
-    types.Put("\"\"", 2);
+  // isScalar/isBool are inline tag tests; isTensorList is a call into libtorch.
+  c.types[i] = (v.isScalar() || v.isBool()) ? "Scalar" : v.isTensorList() ? "TensorList" : "";
+}
+
+// Records the op with its inputs captured raw (an exception while reading them records it
+// without shapes: it must not escape into the operator).
+void PushWithInputs(const at::RecordFunction& fn, const kairos_op_args& args, int64_t flops) {
+  InputCapture c;
+  kairos_op_inputs in{};
+  try {
+    for (const c10::IValue& v : fn.inputs()) CaptureInput(v, c);
+    in.count = c.ok ? c.count : UINT32_MAX;  // over kairos' bounds: counted as dropped
+    in.ranks = c.ranks;
+    in.sizes = c.sizes;
+    in.types = c.types;
+  } catch (...) {
+    kairos_op_push_flops(fn.name(), &args, flops);
+    return;
   }
+  kairos_op_push_inputs(fn.name(), &args, flops, &in);
 }
 
 // ---- FLOPs (PROFILE_WITH_FLOPS; formulas in src/model/flops.h, table in docs/FLOPS.md) ----
@@ -316,6 +346,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     n.epoch = epoch;
     n.depth = 0;
     MemoryOnWindowOp();
+    if (n.torch_tid == 0) n.torch_tid = at::RecordFunction::currentThreadId();
   }
   if (n.depth >= kMaxDepth) return nullptr;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
@@ -327,42 +358,19 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     args.record_function_id = fn.handle();
     args.input_dims = nullptr;
     args.input_types = nullptr;
-    // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
-    // whose config does not ask for them drops them at collection (kairos_op_attach).
-    // An exception here would escape into the operator: shapes are skipped.
-    char dims_text[kShapeTextBytes], types_text[kShapeTextBytes];
-    if (g_record_shapes) try {
-      TextBuf dims{dims_text, dims_text + sizeof(dims_text) - 1};
-      TextBuf types{types_text, types_text + sizeof(types_text) - 1};
-      dims.Put('[');
-      types.Put('[');
-      bool first = true;
-      for (const c10::IValue& v : fn.inputs()) {
-        if (!first) {
-          dims.Put(", ", 2);
-          types.Put(", ", 2);
-        }
-        first = false;
-        AppendDims(v, dims, types);
-      }
-      dims.Put(']');
-      types.Put(']');
-      if (dims.ok && types.ok) {
-        *dims.p = '\0';
-        *types.p = '\0';
-        args.input_dims = dims_text;
-        args.input_types = types_text;
-      }
-    } catch (...) {
-      args.input_dims = args.input_types = nullptr;
-    }
     int64_t flops = -1;
     if (g_with_flops) try {
       flops = OpFlops(fn);
     } catch (...) {
       flops = -1;
     }
-    kairos_op_push_flops(fn.name(), &args, flops);
+    // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
+    // whose config does not ask for them drops them at collection (kairos_op_attach).
+    if (g_record_shapes) {
+      PushWithInputs(fn, args, flops);
+    } else {
+      kairos_op_push_flops(fn.name(), &args, flops);
+    }
   }
   ++n.depth;
   return nullptr;
@@ -375,7 +383,7 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext*) {
   if (n.epoch != epoch || n.depth == 0) return;  // began outside this window
   // An async RecordFunction may end on another thread: its range stays open on the thread
   // that started it (written unfinished) rather than closing an unrelated range here.
-  if (fn.threadId() != 0 && fn.threadId() != at::RecordFunction::currentThreadId()) return;
+  if (fn.threadId() != 0 && fn.threadId() != n.torch_tid) return;
   --n.depth;
   kairos_range_pop();
 }
@@ -411,6 +419,7 @@ __attribute__((visibility("default"))) int kairos_torch_install(int record_shape
     g_recording = kairos_recording_flag();
     if (!g_memory_reporter) g_memory_reporter = std::make_shared<MemoryReporter>();
     kairos_op_attach();
+    FillDtypeNames();
     g_record_shapes = record_shapes != 0;
     g_with_flops = with_flops != 0;
     g_needs_inputs = g_record_shapes || g_with_flops;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "activity/cpu_recorder.h"
+#include "activity/op_inputs.h"
 
 namespace kairos::internal {
 
@@ -226,6 +227,47 @@ void Collector::FinishFrames() {
   for (const EmittedFrame& f : frames_) data_.events_by_track[f.track][f.index].name = names[f.name];
 }
 
+// "Input Dims" / "Input type" of an op stored with raw inputs (kairos_op_push_inputs), formatted
+// here on the session thread. Slots past what the thread published are not read.
+void RawInputsText(ThreadState& s, uint32_t slot, TraceData& data, CpuArgs* c) {
+  const StoredArgs& a = s.args[slot - 1];
+  const uint32_t words = a.input_words - 1;
+  if (uint64_t{slot} + InputSlots(words) > s.args_used.load(std::memory_order_relaxed)) return;
+  std::string dims, types;
+  if (!FormatOpInputs(reinterpret_cast<const uint64_t*>(&a + 1), words, &dims, &types)) return;
+  c->input_dims = data.strings.Intern(dims);
+  c->input_types = data.strings.Intern(types);
+}
+
+// The CpuArgs of args slot `slot` (1-based; 0 = none) of thread `s`, appended to
+// data.cpu_args; returns its index, or kNoDetail. `names` maps the thread's name ids.
+uint32_t StoreDetail(ThreadState& s, uint32_t slot, const std::vector<StringId>& names,
+                     TraceData& data) {
+  if (slot == 0 || slot > s.args_capacity) return kNoDetail;
+  auto name_of = [&](uint32_t local) -> StringId {
+    return local < names.size() ? names[local] : 0;
+  };
+  const StoredArgs& a = s.args[slot - 1];
+  CpuArgs c{};
+  c.domain = name_of(a.domain);
+  c.category = name_of(a.category);
+  c.category_id = a.category_id;
+  c.color_argb = a.color_argb;
+  c.has_color = a.has_color;
+  c.payload_type = a.payload_type;
+  c.payload_bits = a.payload_bits;
+  c.cpu_op = a.cpu_op;
+  c.input_dims = name_of(a.input_dims);
+  c.input_types = name_of(a.input_types);
+  if (a.cpu_op && a.input_words > 0) RawInputsText(s, slot, data, &c);
+  c.sequence_nr = a.sequence_nr;
+  c.fwd_thread_id = a.fwd_thread_id;
+  c.record_function_id = a.record_function_id;
+  c.flops = a.flops;
+  data.cpu_args.push_back(c);
+  return static_cast<uint32_t>(data.cpu_args.size() - 1);
+}
+
 void Collector::AddThread(ThreadState& s) {
   ThreadRing& ring = *s.ring;
   const size_t n = ring.size();  // acquire: records [0, n) are complete
@@ -264,27 +306,7 @@ void Collector::AddThread(ThreadState& s) {
   auto name_of = [&](uint32_t local) -> StringId {
     return local < names.size() ? names[local] : 0;
   };
-  auto detail_of = [&](uint32_t slot) -> uint32_t {
-    if (slot == 0 || slot > s.args_capacity) return kNoDetail;
-    const StoredArgs& a = s.args[slot - 1];
-    CpuArgs c{};
-    c.domain = name_of(a.domain);
-    c.category = name_of(a.category);
-    c.category_id = a.category_id;
-    c.color_argb = a.color_argb;
-    c.has_color = a.has_color;
-    c.payload_type = a.payload_type;
-    c.payload_bits = a.payload_bits;
-    c.cpu_op = a.cpu_op;
-    c.input_dims = name_of(a.input_dims);
-    c.input_types = name_of(a.input_types);
-    c.sequence_nr = a.sequence_nr;
-    c.fwd_thread_id = a.fwd_thread_id;
-    c.record_function_id = a.record_function_id;
-    c.flops = a.flops;
-    data_.cpu_args.push_back(c);
-    return static_cast<uint32_t>(data_.cpu_args.size() - 1);
-  };
+  auto detail_of = [&](uint32_t slot) { return StoreDetail(s, slot, names, data_); };
 
   std::vector<OpenRange> stack;
   std::vector<OpenFrame> frames;  // this thread's Python stack

@@ -76,10 +76,10 @@ CollectStatsHook CollectorStatsHook() {
 
 namespace {
 
-// One args slot per push: framework operators (kairos_op_push) carry args on every range, and
-// a range is at least two records, so ring / 2 never runs out before the ring does. Only the
-// slots are made resident as they are used (FeedRings): until then they cost address space.
-size_t ArgsCapacityFor(size_t ring_records) { return ring_records / 2; }
+// One args slot per record: ops carry args on every range (2+ records); raw inputs take more
+// slots, never the half kept for the ranges the ring can still hold (StoreOpInputsAndPublish).
+// Slots are made resident as they are used (FeedRings): until then they cost address space.
+size_t ArgsCapacityFor(size_t ring_records) { return ring_records; }
 
 // A ring for a thread that starts recording: a spare one when its size fits, else new.
 // Registry mutex held.
@@ -512,7 +512,7 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   a.fwd_thread_id = args.fwd_thread_id;
   a.record_function_id = args.record_function_id;
   a.flops = args.flops;
-  s->args_used.store(used + 1, std::memory_order_relaxed);
+  StoreOpInputsAndPublish(s, a, args.cpu_op ? args.inputs : nullptr, used);
   return used + 1;
 }
 

@@ -69,6 +69,22 @@ inline const volatile uint32_t* RecordingFlagWord() {
   return reinterpret_cast<const volatile uint32_t*>(&g_cpu_epoch);
 }
 
+// A framework operator's inputs as raw sizes (kairos_op_inputs): input i has ranks[i] sizes,
+// one input after another in `sizes`; types[i] is its "Input type" text (unquoted, a string
+// that lives as long as the process: only its address is stored, read at collection). Copied into the
+// args slots after the op's own (StoreOpInputs) and formatted as "Input Dims" / "Input type"
+// text by the collector, so the hot path does no formatting and no interning of shape text.
+struct OpInputs {
+  uint32_t count = 0;
+  const uint32_t* ranks = nullptr;
+  const int64_t* sizes = nullptr;
+  const char* const* types = nullptr;
+};
+// Bounds on one op's raw inputs (past them the op is recorded without shapes, counted in
+// args_dropped): a few KiB of args slots at most per op.
+inline constexpr uint32_t kMaxOpInputs = 256;
+inline constexpr uint32_t kMaxOpInputSizes = 1024;
+
 // NVTX-style arguments of a range (copied into CpuArgs of the trace). The strings may be
 // temporaries: they are interned like range names.
 struct RangeArgs {
@@ -88,6 +104,7 @@ struct RangeArgs {
   uint64_t fwd_thread_id = 0;
   uint64_t record_function_id = 0;
   int64_t flops = -1;  // "flops" (kairos_op_push_flops); < 0 = none
+  const OpInputs* inputs = nullptr;  // raw sizes instead of input_dims / input_types text
 };
 
 struct StoredArgs {
@@ -102,11 +119,21 @@ struct StoredArgs {
   uint8_t cpu_op;
   uint32_t input_dims;
   uint32_t input_types;
+  // Raw inputs (OpInputs): 0 = none; else 1 + the number of 8-byte words that fill the slots
+  // right after this one: per input its rank, its type text's address, then its sizes (an op
+  // with no inputs stores 1: "Input Dims" [] ).
+  uint32_t input_words;
   int64_t sequence_nr;
   uint64_t fwd_thread_id;
   uint64_t record_function_id;
   int64_t flops;
 };
+
+static_assert(sizeof(StoredArgs) == 80, "input_words fills padding: slots stay 80 bytes");
+// Args slots that `words` raw input words occupy after the op's own slot.
+inline constexpr uint32_t InputSlots(uint32_t words) {
+  return static_cast<uint32_t>((uint64_t{words} * 8 + sizeof(StoredArgs) - 1) / sizeof(StoredArgs));
+}
 
 inline constexpr uint32_t kNameCacheSize = 64;   // direct-mapped, keyed by pointer
 inline constexpr uint32_t kCachedNameMax = 47;   // longer names always take the cold path
@@ -172,6 +199,11 @@ extern thread_local ThreadState* t_thread_state __attribute__((tls_model("initia
 ThreadState* AcquireThreadStateSlow(uint32_t epoch);
 uint32_t InternNameSlow(ThreadState* s, const char* name);
 uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args);
+// The end of StoreArgsSlow (op_inputs.cc): sets a.input_words for `in` (nullptr: none), writes
+// its words into the slots after `a` (slot `used`), and publishes args_used = used + 1 + those
+// slots. Inputs past the bounds, or past the slots not kept for the ranges the ring can still
+// take, are left out and counted in args_dropped.
+void StoreOpInputsAndPublish(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32_t used);
 void RefillIdBlock(ThreadState* s);
 
 // Returns the calling thread's state ready for `epoch`, or nullptr (drop silently).

@@ -76,6 +76,21 @@ inline void OpPush(const char* name, int64_t sequence_nr, uint64_t fwd_thread_id
   a.flops = flops;
   internal::PushRange(name, &a);
 }
+// OpPush with the inputs as raw sizes (kairos_op_push_inputs): the collector formats "Input
+// Dims" / "Input type" from them; `inputs` nullptr = none.
+inline void OpPushInputs(const char* name, int64_t sequence_nr, uint64_t fwd_thread_id,
+                         uint64_t record_function_id, int64_t flops,
+                         const internal::OpInputs* inputs) {
+  if (__builtin_expect(internal::g_cpu_epoch.load(std::memory_order_relaxed) == 0, 1)) return;
+  internal::RangeArgs a;
+  a.cpu_op = 1;
+  a.sequence_nr = sequence_nr;
+  a.fwd_thread_id = fwd_thread_id;
+  a.record_function_id = record_function_id;
+  a.flops = flops;
+  a.inputs = inputs;
+  internal::PushRange(name, &a);
+}
 // ---- Python stacks (kairos_py_*, the Python package's tracer; docs/PYTHON_STACKS.md) ----
 inline void PyCall(uint32_t name) { internal::PyCall(name); }
 inline void PyReturn() { internal::PyReturn(); }

@@ -213,3 +213,126 @@ TEST_CASE("kairos_memory_event: [memory] instants with the allocator's own total
   CHECK(memory(t).empty());
   CHECK_FALSE(t["kairos_stats"].contains("framework_memory_events"));
 }
+
+namespace {
+// The text of the trace `path` names (kairos_flush()).
+std::string FileText(const char* path) {
+  REQUIRE(path != nullptr);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+// The raw JSON text from `"Input Dims":` to the end of the "Input type" array of the one
+// event named `name` (written on one line by the JSON writer).
+std::string ShapeText(const std::string& trace, const std::string& name) {
+  const size_t at = trace.find("\"name\":\"" + name + "\"");
+  REQUIRE(at != std::string::npos);
+  const size_t dims = trace.find("\"Input Dims\":", at);
+  REQUIRE(dims != std::string::npos);
+  const size_t types = trace.find("\"Input type\":", dims);
+  REQUIRE(types != std::string::npos);
+  const size_t end = trace.find(']', types);
+  REQUIRE(end != std::string::npos);
+  return trace.substr(dims, end + 1 - dims);
+}
+}  // namespace
+
+TEST_CASE("kairos_op_push_inputs: raw sizes formatted at collection, byte for byte the text form") {
+  const std::string dir = TempDir();
+  const std::string base = "KAIROS_SUMMARY=off\nPROFILE_REPORT_INPUT_SHAPES=true\n"
+                           "PROFILE_WITH_FLOPS=true\nACTIVITIES_LOG_FILE=" + dir + "/raw.json\n";
+  kairos_op_attach();
+  static const char kFloat[] = "float";
+  static const char kLong[] = "long int";
+  static const char kScalar[] = "Scalar";
+  const uint32_t ranks[] = {2, 0, 3, 0, 1};
+  const int64_t sizes[] = {64, 32, 1, -2, 12345678901234, 7};  // any int64 is written as given
+  const char* const types[] = {kFloat, kScalar, kLong, nullptr, kFloat};
+  const kairos_op_inputs in{5, ranks, sizes, types};
+  const kairos_op_inputs none{0, nullptr, nullptr, nullptr};
+  kairos_op_args a = Args(nullptr, nullptr);
+  kairos_op_args text = Args("[[64, 32], [], [1, -2, 12345678901234], [], [7]]",
+                             "[\"float\", \"Scalar\", \"long int\", \"\", \"float\"]");
+
+  kairos_op_push_inputs("aten::idle", &a, -1, &in);  // not recording: nothing
+  CHECK(kairos::internal::CurrentCpuRangeId() == 0);
+
+  Trace(base);
+  kairos_op_push_inputs("aten::raw", &a, 42, &in);
+  kairos_range_pop();
+  kairos_op_push("aten::text", &text);
+  kairos_range_pop();
+  kairos_op_push_inputs("aten::noinputs", &a, -1, &none);
+  kairos_range_pop();
+  kairos_op_push_inputs("aten::nullinputs", nullptr, -1, nullptr);
+  kairos_range_pop();
+  // Past the bounds (kMaxOpInputs inputs, kMaxOpInputSizes sizes): no shapes, counted.
+  const kairos_op_inputs many{kairos::internal::kMaxOpInputs + 1, ranks, sizes, types};
+  kairos_op_push_inputs("aten::many", &a, -1, &many);
+  kairos_range_pop();
+  const uint32_t long_rank[] = {kairos::internal::kMaxOpInputSizes + 1};
+  const kairos_op_inputs deep{1, long_rank, sizes, types};
+  kairos_op_push_inputs("aten::deep", &a, -1, &deep);
+  kairos_range_pop();
+  const std::string raw = FileText(kairos_flush());
+  CHECK(ShapeText(raw, "aten::raw") ==
+        "\"Input Dims\":[[64, 32], [], [1, -2, 12345678901234], [], [7]],"
+        "\"Input type\":[\"float\", \"Scalar\", \"long int\", \"\", \"float\"]");
+  CHECK(ShapeText(raw, "aten::raw") == ShapeText(raw, "aten::text"));
+  CHECK(ShapeText(raw, "aten::noinputs") == "\"Input Dims\":[],\"Input type\":[]");
+  const nlohmann::json t = nlohmann::json::parse(raw);
+  CHECK(Only(t, "aten::raw")["args"]["flops"] == 42);
+  CHECK(Only(t, "aten::raw")["args"]["Sequence number"] == 5);
+  CHECK(Only(t, "aten::raw")["args"]["Record function id"] == 9);
+  CHECK_FALSE(Only(t, "aten::nullinputs")["args"].contains("Input Dims"));
+  CHECK(Only(t, "aten::many")["cat"] == "cpu_op");
+  CHECK_FALSE(Only(t, "aten::many")["args"].contains("Input Dims"));
+  CHECK(Only(t, "aten::deep")["args"]["Record function id"] == 9);
+  CHECK_FALSE(Only(t, "aten::deep")["args"].contains("Input Dims"));
+  CHECK(t["kairos_stats"]["cpu_args_dropped"] == 2);
+
+  // The smallest ring (4 KiB: 170 records, 170 args slots of 80 bytes, 85 of them kept for the
+  // ranges the ring can hold): 1000 sizes (101 slots) do not fit; they are left out and
+  // counted, the op keeps its other args, and later ops still fit.
+  Trace("KAIROS_SUMMARY=off\nPROFILE_REPORT_INPUT_SHAPES=true\nPROFILE_WITH_FLOPS=true\n"
+        "KAIROS_CPU_BUFFER_KB_PER_THREAD=4\nACTIVITIES_LOG_FILE=" + dir + "/small.json\n");
+  static int64_t wide[1000] = {};
+  const uint32_t wide_rank[] = {1000};
+  const kairos_op_inputs wide_in{1, wide_rank, wide, types};
+  kairos_op_push_inputs("aten::wide", &a, 7, &wide_in);
+  kairos_range_pop();
+  kairos_op_push_inputs("aten::after", &a, -1, &in);
+  kairos_range_pop();
+  const std::string small = FileText(kairos_flush());
+  const nlohmann::json s = nlohmann::json::parse(small);
+  CHECK_FALSE(Only(s, "aten::wide")["args"].contains("Input Dims"));
+  CHECK(Only(s, "aten::wide")["args"]["flops"] == 7);
+  CHECK(ShapeText(small, "aten::after") == ShapeText(raw, "aten::raw"));
+  CHECK(s["kairos_stats"]["cpu_args_dropped"] == 1);
+
+  // Filling that ring with ops of 5 inputs (3 slots each): shapes stop where the slots left
+  // are the ones kept for the ranges the ring can still take, and every op the ring holds
+  // keeps its own args. Op k stores shapes while 84 - 2k >= 2: ops 0..41; ops 42..99 without
+  // (58 counted: the args are stored before the ring takes the record, so the last 15, whose
+  // 30 records the full ring (170 = 85 ops) drops, count too).
+  Trace("KAIROS_SUMMARY=off\nPROFILE_REPORT_INPUT_SHAPES=true\n"
+        "KAIROS_CPU_BUFFER_KB_PER_THREAD=4\nACTIVITIES_LOG_FILE=" + dir + "/fill.json\n");
+  for (int i = 0; i < 100; ++i) {
+    kairos_op_push_inputs("aten::fill", &a, -1, &in);
+    kairos_range_pop();
+  }
+  const nlohmann::json f = nlohmann::json::parse(FileText(kairos_flush()));
+  int ops = 0, with_args = 0, with_shapes = 0;
+  for (const auto& e : f["traceEvents"]) {
+    if (e.value("name", "") != "aten::fill") continue;
+    ++ops;
+    with_args += e["args"].value("Record function id", 0) == 9 ? 1 : 0;
+    with_shapes += e["args"].contains("Input Dims") ? 1 : 0;
+  }
+  CHECK(ops == 85);
+  CHECK(with_args == 85);
+  CHECK(with_shapes == 42);
+  CHECK(f["kairos_stats"]["cpu_args_dropped"] == 58);
+  CHECK(f["kairos_stats"]["cpu_dropped"] == 30);
+}

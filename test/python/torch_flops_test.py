@@ -9,6 +9,9 @@ torch.autograd.profiler.profile(with_flops=True, use_kineto=False):
 - kairos' own formulas (conv1d/conv3d, conv_transpose2d, convolution_backward) give the
   hand-computed values;
 - no other operator has a flops arg; without with_flops no operator has one;
+- shapes (captured raw by the bridge, formatted at collection): every aten op's Input Dims
+  equals the legacy profiler's input_shapes; Input type exact for every kind of input; a
+  long shape is written whole, one past the bridge's bounds is left out and counted;
 - `python3 -m kairos run --with-flops` attaches the bridge with FLOPs and sets the key."""
 import collections
 import os
@@ -149,16 +152,67 @@ n_ops = len(k.events(t2, cat="cpu_op", name="aten::mm"))
 f.check(n_ops > 0 and not [e for e in k.events(t2, cat="cpu_op") if "flops" in e["args"]],
         "PROFILE_WITH_FLOPS off: no flops args (%d aten::mm recorded)" % n_ops)
 
-# Shape text longer than the bridge's 2 KiB buffer (two 61-dim tensors of 0 elements with
-# 18-digit sizes): the op is recorded without shapes, never cut; its FLOPs (0) still come.
-huge = torch.empty([0] + [10 ** 17] * 60)
+# Shapes are captured raw and formatted at collection, so a long shape is written whole (it
+# was cut off past a 2 KiB text buffer before): two 61-dim tensors of 0 elements with
+# 18-digit sizes. Past the bridge's bounds (here 600 sizes > 512) the op is recorded without
+# shapes and counted in kairos_stats.cpu_args_dropped; its FLOPs (0) still come.
+big = [0] + [10 ** 17] * 60
+huge = torch.empty(big)
+over = torch.empty([0] + [2] * 299)
 with kairos.profile(path=os.path.join(d, "huge.json"), record_shapes=True, with_flops=True,
                     config="KAIROS_SUMMARY=off") as p3:
     torch.add(huge, huge)
+    torch.add(over, over)
     torch.add(torch.ones(2), torch.ones(2))
-adds = [e for e in k.events(k.load(p3.traces[0]), cat="cpu_op", name="aten::add")]
-f.eq([(e["args"].get("Input Dims"), e["args"].get("flops")) for e in adds],
-     [(None, 0), ([[2], [2], []], 2)], "over-long shape text: no Input Dims; a normal op keeps them")
+t3 = k.load(p3.traces[0])
+adds = [e for e in k.events(t3, cat="cpu_op", name="aten::add")]
+f.eq([(e["args"].get("Input Dims"), e["args"].get("Input type"), e["args"].get("flops"))
+      for e in adds],
+     [([big, big, []], ["float", "float", "Scalar"], 0), (None, None, 0),
+      ([[2], [2], []], ["float", "float", "Scalar"], 2)],
+     "long shape written whole; over the bounds: no Input Dims; a normal op keeps them")
+f.eq(t3.get("kairos_stats", {}).get("cpu_args_dropped"), 1, "the op over the bounds is counted")
+
+# Shapes of every operator, captured raw and formatted at collection, against PyTorch's
+# legacy profiler watching the same operators at the same time (both are RecordFunction
+# callbacks): the sorted (name, Input Dims) of every aten op are identical; Input type (the
+# legacy profiler has none) is checked exactly for ops with every kind of input.
+def shape_work():
+    a = torch.randn(4, 3, dtype=torch.float64)
+    torch.mm(a, torch.ones(3, 5, dtype=torch.float64))
+    torch.cat([a, a])
+    torch.zeros([]).add_(2)
+    x = torch.arange(6, dtype=torch.int64).view(2, 3)
+    x.sum(dim=0)
+    torch.where(x > 2, x, torch.zeros_like(x))
+    torch.ones(2, dtype=torch.half) * 2
+    torch.nn.functional.conv2d(torch.ones(1, 2, 5, 5), torch.ones(3, 2, 3, 3), None, 1, 1)
+    torch.tensor([True, False]).logical_not()
+    torch.ones(3, dtype=torch.complex64).abs()
+
+
+with kairos.profile(path=os.path.join(d, "shapes.json"), record_shapes=True,
+                    config="KAIROS_SUMMARY=off") as p4:
+    with torch.autograd.profiler.profile(use_kineto=False, record_shapes=True) as legacy4:
+        shape_work()
+t4 = k.load(p4.traces[0])
+ops4 = [e for e in k.events(t4, cat="cpu_op", prefix="aten::")]
+theirs4 = sorted((e.name, e.input_shapes) for e in legacy4.function_events
+                 if e.name.startswith("aten::"))
+ours4 = sorted((e["name"], e["args"].get("Input Dims")) for e in ops4)
+f.check(len(theirs4) >= 40, "legacy profiler saw %d aten ops" % len(theirs4))
+f.eq(ours4, theirs4, "every aten op's Input Dims equals the legacy profiler's input_shapes")
+types4 = {(e["name"], str(e["args"].get("Input Dims"))): e["args"].get("Input type") for e in ops4}
+for key, want in [(("aten::mm", "[[4, 3], [3, 5]]"), ["double", "double"]),
+                  (("aten::cat", "[[], []]"), ["TensorList", "Scalar"]),
+                  (("aten::add_", "[[], [], []]"), ["float", "long int", "Scalar"]),
+                  (("aten::where", "[[2, 3], [2, 3], [2, 3]]"), ["bool", "long int", "long int"]),
+                  (("aten::mul", "[[2], []]"), ["c10::Half", "long int"]),
+                  (("aten::conv2d", "[[1, 2, 5, 5], [3, 2, 3, 3], [], [], [], [], []]"),
+                   ["float", "float", "", "", "", "", "Scalar"]),
+                  (("aten::abs", "[[3]]"), ["c10::complex<float>"])]:
+    f.eq(types4.get(key), want, "Input type of %s %s" % key)
+f.eq(t4.get("kairos_stats", {}).get("cpu_args_dropped", 0), 0, "no args dropped")
 
 # python3 -m kairos run --with-flops: the bridge computes, the key is set, shapes stay off.
 script = os.path.join(d, "mm.py")
