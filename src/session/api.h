@@ -60,20 +60,26 @@ inline uint32_t RangeStart(const char* name) { return internal::StartRange(name)
 inline void RangeEnd(uint32_t id) { internal::EndRange(id); }
 inline void Mark(const char* name) { internal::Mark(name); }
 inline uint32_t CurrentRangeId() { return internal::CurrentCpuRangeId(); }
-// A framework operator (kairos_op_push): a cpu_op range with PyTorch's metadata; closed by
-// RangePop. One relaxed load while nothing records.
-inline void OpPush(const char* name, int64_t sequence_nr, uint64_t fwd_thread_id,
-                   uint64_t record_function_id, const char* input_dims,
-                   const char* input_types, int64_t flops = -1) {
-  if (__builtin_expect(internal::g_cpu_epoch.load(std::memory_order_relaxed) == 0, 1)) return;
+// A framework operator's range args (kairos_op_push*): a cpu_op with PyTorch's metadata.
+inline internal::RangeArgs OpArgs(int64_t sequence_nr, uint64_t fwd_thread_id,
+                                  uint64_t record_function_id, int64_t flops) {
   internal::RangeArgs a;
   a.cpu_op = 1;
   a.sequence_nr = sequence_nr;
   a.fwd_thread_id = fwd_thread_id;
   a.record_function_id = record_function_id;
+  a.flops = flops;
+  return a;
+}
+// A framework operator (kairos_op_push): a cpu_op range with PyTorch's metadata; closed by
+// RangePop. One relaxed load while nothing records.
+inline void OpPush(const char* name, int64_t sequence_nr, uint64_t fwd_thread_id,
+                   uint64_t record_function_id, const char* input_dims,
+                   const char* input_types, int64_t flops = -1) {
+  if (__builtin_expect(!internal::CpuRecording(), 1)) return;
+  internal::RangeArgs a = OpArgs(sequence_nr, fwd_thread_id, record_function_id, flops);
   a.input_dims = input_dims;
   a.input_types = input_types;
-  a.flops = flops;
   internal::PushRange(name, &a);
 }
 // OpPush with the inputs as raw sizes (kairos_op_push_inputs): the collector formats "Input
@@ -81,13 +87,8 @@ inline void OpPush(const char* name, int64_t sequence_nr, uint64_t fwd_thread_id
 inline void OpPushInputs(const char* name, int64_t sequence_nr, uint64_t fwd_thread_id,
                          uint64_t record_function_id, int64_t flops,
                          const internal::OpInputs* inputs) {
-  if (__builtin_expect(internal::g_cpu_epoch.load(std::memory_order_relaxed) == 0, 1)) return;
-  internal::RangeArgs a;
-  a.cpu_op = 1;
-  a.sequence_nr = sequence_nr;
-  a.fwd_thread_id = fwd_thread_id;
-  a.record_function_id = record_function_id;
-  a.flops = flops;
+  if (__builtin_expect(!internal::CpuRecording(), 1)) return;
+  internal::RangeArgs a = OpArgs(sequence_nr, fwd_thread_id, record_function_id, flops);
   a.inputs = inputs;
   internal::PushRange(name, &a);
 }
