@@ -133,6 +133,12 @@ absl::Status Relay::Open() {
   ipc_addr_len_ = addr->length;
   ipc_fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (ipc_fd_ < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  // Credentials on every datagram: telemetry is then bound to the process that really sent
+  // it (docs/FLEET.md, "What the agent takes"). Without them the agent still works, trusting
+  // the pid in the line as Dynolog does.
+  const int on = 1;
+  if (setsockopt(ipc_fd_, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0)
+    Log(absl::StrCat("SO_PASSCRED: ", strerror(errno), "; telemetry pids are not verified"));
   if (!options_.socket_dir.empty()) unlink(ipc_addr_.sun_path);
   if (bind(ipc_fd_, reinterpret_cast<const sockaddr*>(&ipc_addr_), ipc_addr_len_) != 0) {
     return absl::UnavailableError(absl::StrCat("cannot bind IPC endpoint ", ipc_address(), ": ",
@@ -331,7 +337,8 @@ std::string Relay::MetricsBody() const {
   return out;
 }
 
-void Relay::OnTelemetry(std::string_view payload, const std::string& peer) {
+void Relay::OnTelemetry(std::string_view payload, const std::string& peer,
+                        std::optional<int64_t> sender) {
   ++stats_.telemetry_datagrams;
   if (!metrics_) {
     ++stats_.invalid_datagrams;
@@ -346,7 +353,7 @@ void Relay::OnTelemetry(std::string_view payload, const std::string& peer) {
   }();
   metrics_->Ingest(payload, NowMs(), [this](int64_t job_id, int64_t pid) {
     return pid <= INT32_MAX && registry_.Knows(job_id, static_cast<int32_t>(pid));
-  });
+  }, sender);
   uint64_t rejected_after = 0;
   for (size_t r = 0; r < static_cast<size_t>(MetricsReject::kCount); ++r)
     rejected_after += metrics_->rejected(static_cast<MetricsReject>(r));
@@ -401,13 +408,45 @@ bool Relay::OnContext(std::string_view payload, const std::string& peer, std::st
   return true;
 }
 
+namespace {
+
+// recvfrom plus the sender's credentials, which the kernel attaches to every datagram once
+// SO_PASSCRED is set (the sender need not send them; Dynolog's clients do not). The pid is
+// in this daemon's pid namespace; 0 (a sender in a namespace this one cannot see) is unknown.
+ssize_t ReceiveDatagram(int fd, std::vector<char>& buffer, sockaddr_un* from,
+                        socklen_t* from_len, std::optional<int64_t>* sender) {
+  iovec iov{buffer.data(), buffer.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+  msghdr msg{};
+  msg.msg_name = from;
+  msg.msg_namelen = *from_len;
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  const ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_TRUNC);
+  if (n < 0) return n;
+  *from_len = msg.msg_namelen;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_CREDENTIALS ||
+        c->cmsg_len < CMSG_LEN(sizeof(ucred)))
+      continue;
+    ucred cred;
+    memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+    if (cred.pid > 0) *sender = cred.pid;
+  }
+  return n;
+}
+
+}  // namespace
+
 void Relay::OnDatagram() {
   // Bounded per wake-up so a datagram flood cannot starve the RPC side.
   for (int budget = 256; budget > 0; --budget) {
     sockaddr_un from{};
     socklen_t from_len = sizeof(from);
-    const ssize_t n = recvfrom(ipc_fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT | MSG_TRUNC,
-                               reinterpret_cast<sockaddr*>(&from), &from_len);
+    std::optional<int64_t> sender;
+    const ssize_t n = ReceiveDatagram(ipc_fd_, buffer_, &from, &from_len, &sender);
     if (n < 0) return;
     const std::string peer = proto::DescribeDaemonAddress(from, from_len);
     if (static_cast<size_t>(n) > buffer_.size()) {
@@ -432,7 +471,7 @@ void Relay::OnDatagram() {
     int64_t job_id = 0;
     std::vector<int32_t> pids;
     if (datagram->kind == proto::DaemonMessageKind::kTelemetry) {
-      OnTelemetry(datagram->payload, peer);  // no reply: one datagram per interval, fire and forget
+      OnTelemetry(datagram->payload, peer, sender);  // no reply: one datagram per interval, fire and forget
       continue;
     }
     const bool answered = datagram->kind == proto::DaemonMessageKind::kRequest

@@ -96,8 +96,9 @@ class Relay {
   void OnMetricsAccept();
   bool OnMetricsReadable(Connection& c);
   std::string MetricsBody() const;
-  // Telemetry lines from a process (a "tlm" datagram).
-  void OnTelemetry(std::string_view payload, const std::string& peer);
+  // Telemetry lines from a process (a "tlm" datagram); `sender`: its kernel-verified pid.
+  void OnTelemetry(std::string_view payload, const std::string& peer,
+                   std::optional<int64_t> sender);
   // Services one connection list for one poll(2) wake-up (fds from `first`).
   void ServeConnections(std::vector<Connection>& list, const std::vector<pollfd>& fds,
                         size_t first, int64_t now, bool http);

@@ -102,6 +102,7 @@ const char* MetricsRejectName(MetricsReject r) {
     case MetricsReject::kUnknownProcess: return "unknown_process";
     case MetricsReject::kRateLimited: return "rate_limited";
     case MetricsReject::kTooManyLines: return "too_many_lines";
+    case MetricsReject::kPidMismatch: return "pid_mismatch";
     case MetricsReject::kCount: break;
   }
   return "?";
@@ -134,7 +135,8 @@ std::string EscapeLabelValue(std::string_view value) {
   return out;
 }
 
-size_t MetricsStore::Ingest(std::string_view payload, int64_t now_ms, const Known& known) {
+size_t MetricsStore::Ingest(std::string_view payload, int64_t now_ms, const Known& known,
+                            std::optional<int64_t> sender) {
   // Split first: every line of one datagram must come from one process, which is checked
   // (known, rate) once for the datagram.
   std::vector<std::string_view> lines;
@@ -154,7 +156,7 @@ size_t MetricsStore::Ingest(std::string_view payload, int64_t now_ms, const Know
     return 0;
   }
   size_t taken = 0;
-  for (std::string_view line : lines) taken += IngestLine(line, now_ms, known) ? 1 : 0;
+  for (std::string_view line : lines) taken += IngestLine(line, now_ms, known, sender) ? 1 : 0;
   return taken;
 }
 
@@ -168,7 +170,20 @@ bool MetricsStore::WithinRate(Sender& sender, int64_t now_ms) {
   return true;
 }
 
-bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known& known) {
+bool MetricsStore::ClaimPid(int64_t sender, int64_t pid) {
+  auto by_sender = pid_of_sender_.find(sender);
+  auto by_pid = sender_of_pid_.find(pid);
+  if (by_sender != pid_of_sender_.end() && by_sender->second != pid) return false;
+  if (by_pid != sender_of_pid_.end() && by_pid->second != sender) return false;
+  // Both maps are bounded by the series: Sweep erases a pair once its pid has none left, and
+  // a line that is not stored (cap reached) leaves no pair behind (IngestLine undoes it).
+  pid_of_sender_[sender] = pid;
+  sender_of_pid_[pid] = sender;
+  return true;
+}
+
+bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known& known,
+                              std::optional<int64_t> sender) {
   JsonParseOptions parse;
   parse.max_depth = 2;
   parse.strict = true;  // a local process's bytes: valid UTF-8, no repeated keys
@@ -213,6 +228,10 @@ bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known
     Reject(MetricsReject::kUnknownProcess);
     return false;
   }
+  if (sender && !ClaimPid(*sender, pid)) {
+    Reject(MetricsReject::kPidMismatch);
+    return false;
+  }
   if (!WithinRate(senders_[pid], now_ms)) {
     Reject(MetricsReject::kRateLimited);
     return false;
@@ -227,6 +246,7 @@ bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known
                       series_.lower_bound(std::make_pair(pid + 1, uint32_t{0}))));
     if (series_.size() >= options_.max_series || of_pid >= kMaxDevicesPerProcess) {
       ++dropped_series_;
+      if (of_pid == 0) ForgetPid(pid);
       return false;
     }
     it = series_.emplace(key, Series{}).first;
@@ -262,7 +282,22 @@ size_t MetricsStore::Sweep(int64_t now_ms, const Alive& alive) {
     if (!HasPid(it->first) && now_ms - it->second.window_start_ms >= 1000) it = senders_.erase(it);
     else ++it;
   }
+  for (auto it = sender_of_pid_.begin(); it != sender_of_pid_.end();) {
+    if (HasPid(it->first)) {
+      ++it;
+      continue;
+    }
+    pid_of_sender_.erase(it->second);
+    it = sender_of_pid_.erase(it);
+  }
   return removed;
+}
+
+void MetricsStore::ForgetPid(int64_t pid) {
+  auto it = sender_of_pid_.find(pid);
+  if (it == sender_of_pid_.end()) return;
+  pid_of_sender_.erase(it->second);
+  sender_of_pid_.erase(it);
 }
 
 bool MetricsStore::HasPid(int64_t pid) const {

@@ -35,6 +35,8 @@ enum class MetricsReject : uint8_t {
   kUnknownProcess,    // the pid is not a process polling this daemon under that job id
   kRateLimited,       // more lines from one process than kMaxLinesPerSecond
   kTooManyLines,      // more lines in one datagram than kMaxLinesPerDatagram
+  kPidMismatch,       // the kernel-verified sender already speaks for another pid, or the
+                      // pid's series belong to another sender (a forged or colliding pid)
   kCount
 };
 const char* MetricsRejectName(MetricsReject r);
@@ -58,8 +60,12 @@ class MetricsStore {
   explicit MetricsStore(MetricsStoreOptions options) : options_(std::move(options)) {}
 
   // One "tlm" payload: newline-separated telemetry lines. Lines are taken one by one; a bad
-  // line is counted and skipped. Returns the lines taken.
-  size_t Ingest(std::string_view payload, int64_t now_ms, const Known& known);
+  // line is counted and skipped. Returns the lines taken. `sender` is the sending process as
+  // the kernel saw it (SCM_CREDENTIALS, in the agent's pid namespace), when known: one sender
+  // speaks for one pid and a pid's series for one sender, so a process forging pids of other
+  // live, registered processes holds at most one process's share of the series, never the cap.
+  size_t Ingest(std::string_view payload, int64_t now_ms, const Known& known,
+                std::optional<int64_t> sender = std::nullopt);
   // Drops series of dead processes (`alive` null: no probe) and stale series. Returns how many.
   size_t Sweep(int64_t now_ms, const Alive& alive);
   // True when a series of `pid` exists (the relay then does not repeat its telemetry offer).
@@ -92,7 +98,11 @@ class MetricsStore {
     int64_t window_start_ms = 0;
     int count = 0;
   };
-  bool IngestLine(std::string_view line, int64_t now_ms, const Known& known);
+  bool IngestLine(std::string_view line, int64_t now_ms, const Known& known,
+                  std::optional<int64_t> sender);
+  // Binds `sender` to `pid` on its first line; false when either is bound to another.
+  bool ClaimPid(int64_t sender, int64_t pid);
+  void ForgetPid(int64_t pid);  // drops the pid's sender pair (it holds no series)
   // Counts a line against `sender`'s per-second budget; false when over it. Counted per line,
   // so a flood of one-line datagrams and one of full datagrams cost the same.
   static bool WithinRate(Sender& sender, int64_t now_ms);
@@ -101,6 +111,8 @@ class MetricsStore {
   MetricsStoreOptions options_;
   std::map<std::pair<int64_t, uint32_t>, Series> series_;  // (pid, device)
   std::map<int64_t, Sender> senders_;  // per pid rate limit; only pids with series or known
+  // Kernel-verified sender <-> the pid it speaks for; an entry lives while the pid has series.
+  std::map<int64_t, int64_t> pid_of_sender_, sender_of_pid_;
   uint64_t lines_ = 0, dropped_series_ = 0;
   uint64_t rejected_[static_cast<size_t>(MetricsReject::kCount)] = {};
 };

@@ -432,6 +432,31 @@ TEST_CASE("relay metrics: a polling process is offered telemetry and its lines a
   CHECK(relay.stats().scrapes == 1);
 }
 
+TEST_CASE("relay metrics: one process forging other pids' telemetry keeps one pid's series", "[abuse]") {
+  const std::string name = UniqueEndpoint("forge");
+  RelayOptions o = Options(name);
+  o.metrics_port = 0;
+  o.check_pids = false;  // the forged pids need not be alive
+  RunningRelay relay(o);
+  REQUIRE(relay.metrics_port() > 0);
+  // This one test process registers 20 pids (polls name any pid list) and sends telemetry
+  // for each: the kernel says every datagram came from getpid(), so only the first counts.
+  FakeEndpoint forger(UniqueEndpoint("f"));
+  auto relay_addr = proto::MakeDaemonAddress(name, "");
+  for (int32_t pid = 6001; pid <= 6020; ++pid) {
+    CHECK(Poll(forger, name, 8, {pid, 900}) == proto::EncodeDaemonConfigReply(""));
+    (void)forger.Receive(200);  // the telemetry offer, when one comes
+    REQUIRE(forger.SendTo(proto::EncodeDaemonTelemetry(TelemetryLineFor(pid, 8)), relay_addr->addr,
+                          relay_addr->length));
+  }
+  CHECK(Poll(forger, name, 8, {6001, 900}) == proto::EncodeDaemonConfigReply(""));
+  const std::string response = Scrape(relay.metrics_port());
+  CHECK(response.find("pid=\"6001\"} 0.425\n") != std::string::npos);
+  CHECK(response.find("pid=\"6002\"") == std::string::npos);
+  CHECK(response.find(",reason=\"pid_mismatch\"} 19\n") != std::string::npos);
+  relay.Stop();
+}
+
 TEST_CASE("relay metrics: slow and hostile scrapers never block polls, RPCs or other scrapes") {
   const std::string name = UniqueEndpoint("hostile");
   RelayOptions o = Options(name);

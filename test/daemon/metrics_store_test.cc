@@ -199,6 +199,47 @@ TEST_CASE("metrics store: the series cap holds, the overflow is counted") {
   CHECK(store.Ingest(Line(2, 0), 100, KnowsAll()) == 1);
 }
 
+TEST_CASE("metrics store: one kernel-verified sender speaks for one pid", "[abuse]") {
+  MetricsStoreOptions o;
+  o.max_series = 8;
+  MetricsStore store(o);
+  // Sender 700 (its credentials) forges lines for 100 registered pids, 2 devices each: it
+  // keeps its first pid's 2 series, the rest are refused by name, and the cap is not reached.
+  size_t taken = 0;
+  for (int pid = 1; pid <= 100; ++pid)
+    taken += store.Ingest(Line(pid, 0) + "\n" + Line(pid, 1) + "\n", pid * 1000, KnowsAll(), 700);
+  CHECK(taken == 2);
+  CHECK(store.series() == 2);
+  CHECK(store.rejected(MetricsReject::kPidMismatch) == 198);
+  CHECK(store.dropped_series() == 0);
+  // A real process still gets in, and nobody else may write pid 1's series.
+  CHECK(store.Ingest(Line(42, 0), 200000, KnowsAll(), 42) == 1);
+  CHECK(store.Ingest(Line(1, 0), 200000, KnowsAll(), 43) == 0);
+  CHECK(store.rejected(MetricsReject::kPidMismatch) == 199);
+  CHECK(store.series() == 3);
+  CHECK(Grep(store.Render(), "kairos_gpu_busy_ratio{").size() == 3);
+  // Once pid 1's series are gone, its sender is free to speak for another pid (pid reuse,
+  // a different pid namespace after a restart).
+  CHECK(store.Sweep(200000, [](int64_t pid) { return pid != 1; }) == 2);
+  CHECK(store.Ingest(Line(2, 0), 201000, KnowsAll(), 700) == 1);
+  CHECK(store.series() == 2);
+  // Without credentials (nullopt) the line's pid is trusted, as before.
+  CHECK(store.Ingest(Line(77, 0), 201000, KnowsAll()) == 1);
+}
+
+TEST_CASE("metrics store: a sender refused at the cap holds no claim") {
+  MetricsStoreOptions o;
+  o.max_series = 1;
+  MetricsStore store(o);
+  REQUIRE(store.Ingest(Line(1, 0), 0, KnowsAll(), 500) == 1);
+  CHECK(store.Ingest(Line(2, 0), 0, KnowsAll(), 600) == 0);
+  CHECK(store.dropped_series() == 1);
+  // Sender 600 stored nothing, so it may speak for pid 3 once there is room.
+  CHECK(store.Sweep(10, [](int64_t pid) { return pid != 1; }) == 1);
+  CHECK(store.Ingest(Line(3, 0), 20, KnowsAll(), 600) == 1);
+  CHECK(store.rejected(MetricsReject::kPidMismatch) == 0);
+}
+
 TEST_CASE("metrics store: series of exited or silent processes are dropped at the sweep") {
   MetricsStore store({});
   store.Ingest(Line(1, 0) + "\n" + Line(1, 1), 0, KnowsAll());
