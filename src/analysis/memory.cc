@@ -10,6 +10,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -95,6 +96,7 @@ void Summarise(const AnalysisContext& ctx, const std::vector<const MemRef*>& ref
   const MemoryDetail& first = *refs.front()->row;
   m->device = first.device;
   m->device_type = first.device_type;
+  m->allocator = IsAllocatorMemory(first);
   m->start_allocated = SaturatingAdd(first.total_allocated, -first.bytes);
   m->peak_allocated = m->start_allocated;
   m->peak_reserved = SaturatingAdd(first.total_reserved, -first.bytes);
@@ -305,10 +307,14 @@ void FragmentationFinding(const AnalysisContext& ctx, const MemorySummary& m, co
   }
 }
 
+// `both`: the device has CUPTI's and an allocator's events. Each finding then comes from the
+// view that sees it: capacity from CUPTI's (the driver's segments, on top of the baseline of
+// everything on the device), leaks and fragmentation from the allocator's (its blocks), so one
+// device never gets the same finding twice.
 void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vector<const MemRef*>& refs,
-              Summary* summary) {
-  CapacityFindings(ctx, m, summary);
-  StepFindings(ctx, m, refs, summary);
+              bool both, Summary* summary) {
+  if (!(both && m.allocator)) CapacityFindings(ctx, m, summary);
+  if (!(both && !m.allocator)) StepFindings(ctx, m, refs, summary);
   FragmentationFinding(ctx, m, refs, summary);
 }
 
@@ -317,8 +323,10 @@ void Findings(const AnalysisContext& ctx, const MemorySummary& m, const std::vec
 void ComputeMemory(const AnalysisContext& ctx, Summary* summary) {
   if (ctx.data->memory.empty()) return;
   const std::vector<MemRef> all = CollectMemoryEvents(ctx);
-  std::map<std::pair<int, int32_t>, std::vector<const MemRef*>> by_device;
-  for (const MemRef& r : all) by_device[{r.row->device_type == 1 ? 0 : 1, r.row->device}].push_back(&r);
+  // (CUDA first, device, allocator's events) -> events.
+  std::map<std::tuple<int, int32_t, bool>, std::vector<const MemRef*>> by_device;
+  for (const MemRef& r : all)
+    by_device[{r.row->device_type == 1 ? 0 : 1, r.row->device, IsAllocatorMemory(*r.row)}].push_back(&r);
   // Bounded output: a read trace whose events name thousands of devices would otherwise give
   // a summary (and a report) entry for each; the rest are counted.
   while (by_device.size() > kMaxMemoryDevices) {
@@ -328,9 +336,11 @@ void ComputeMemory(const AnalysisContext& ctx, Summary* summary) {
     by_device.erase(last);
   }
   for (const auto& [key, refs] : by_device) {
+    const auto [type, device, allocator] = key;
+    const bool both = by_device.count({type, device, !allocator}) != 0;
     MemorySummary m;
     Summarise(ctx, refs, &m);
-    Findings(ctx, m, refs, summary);
+    Findings(ctx, m, refs, both, summary);
     summary->memory.push_back(std::move(m));
   }
 }

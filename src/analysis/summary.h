@@ -250,6 +250,9 @@ struct MemorySite {
 struct MemorySummary {
   int32_t device = -1;       // -1 = host
   uint8_t device_type = 1;   // 0 = CPU, 1 = CUDA
+  // A framework allocator's events (IsAllocatorMemory), else CUPTI's driver allocations; a
+  // device with both has one entry of each, never one mixed total.
+  bool allocator = false;
   uint64_t allocs = 0, frees = 0;
   int64_t allocated_bytes = 0, freed_bytes = 0;  // sums over the window's events
   int64_t start_allocated = 0;   // before the first event (the baseline)

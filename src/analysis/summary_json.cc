@@ -238,6 +238,7 @@ void Memory(Json& j, const std::vector<MemorySummary>& memory) {
   j.Key("memory").Open('[');
   for (const MemorySummary& m : memory) {
     j.Open('{').Key("device_type").Str(m.device_type == 1 ? "cuda" : "cpu").Key("device").Int(m.device);
+    j.Key("source").Str(m.allocator ? "allocator" : "cupti");
     j.Key("allocs").Int(static_cast<int64_t>(m.allocs)).Key("frees").Int(static_cast<int64_t>(m.frees));
     j.Key("allocated_bytes").Int(m.allocated_bytes).Key("freed_bytes").Int(m.freed_bytes);
     j.Key("start_allocated_bytes").Int(m.start_allocated).Key("end_allocated_bytes").Int(m.end_allocated);

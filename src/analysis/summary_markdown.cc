@@ -92,7 +92,8 @@ void MemoryMarkdown(const Summary& s, std::string* out) {
            "|---|---:|---:|---:|---:|---|---:|\n";
     for (const MemorySummary& m : s.memory) {
       const auto bytes = [](int64_t b) { return FormatBytes(static_cast<uint64_t>(b > 0 ? b : 0)); };
-      *out += "| " + (m.device_type == 1 ? "GPU " + std::to_string(m.device) : std::string("host")) + " | " +
+      *out += "| " + (m.device_type == 1 ? "GPU " + std::to_string(m.device) : std::string("host")) +
+             (m.allocator ? " (allocator)" : "") + " | " +
              bytes(m.peak_allocated) + " | " +
              (m.peak_share >= 0 ? FormatNumber(100.0 * m.peak_share) + "%" : std::string("?")) + " | " +
              bytes(m.peak_reserved) + " | " + (m.peak_step >= 0 ? std::to_string(m.peak_step) : std::string("-")) +

@@ -134,8 +134,8 @@ void CollectivesText(const Summary& s, std::string* out) {
 // Peak memory and what was not freed, per device.
 void MemoryText(const Summary& s, std::string* out) {
   for (const MemorySummary& m : s.memory) {
-    if (m.device_type == 1) Append(out, "\nMemory, GPU %d:", m.device);
-    else Append(out, "\nMemory, host:");
+    if (m.device_type == 1) Append(out, "\nMemory, GPU %d%s:", m.device, m.allocator ? " (allocator)" : "");
+    else Append(out, "\nMemory, host%s:", m.allocator ? " (allocator)" : "");
     Append(out, " peak %s allocated", FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, m.peak_allocated))).c_str());
     if (m.peak_share >= 0) Append(out, " (%.1f%% of %s)", 100.0 * m.peak_share, FormatBytes(m.device_total_bytes).c_str());
     if (m.peak_step >= 0) Append(out, " in step %lld", static_cast<long long>(m.peak_step));

@@ -169,6 +169,13 @@ enum MemoryFlags : uint8_t {
   // kept as reported (ComputeMemoryTotals computes only CUPTI's).
   kMemoryOwnTotals = 1 << 2,
 };
+// A framework allocator's event (PyTorch's caching allocator: blocks inside segments it holds)
+// rather than CUPTI's record of a driver allocation (the segments themselves): the former
+// carries no memory kind, in kairos' own events and in every trace read back. The two views
+// of one device are kept apart everywhere (totals, counter tracks, the summary).
+inline bool IsAllocatorMemory(const MemoryDetail& m) {
+  return (m.flags & kMemoryOwnTotals) != 0 || m.memory_kind == 0;
+}
 
 // Args of CPU ranges that came from NVTX (or carried user payloads).
 struct CpuArgs {

@@ -102,7 +102,8 @@ MemoryTotalsResult ComputeMemoryTotals(TraceData& data, const std::vector<Memory
 }
 
 void AddMemoryCounters(TraceData& data) {
-  std::map<int32_t, std::pair<uint32_t, uint32_t>> tracks;  // device -> (allocated, reserved)
+  // (device, allocator's events) -> (allocated, reserved)
+  std::map<std::pair<int32_t, bool>, std::pair<uint32_t, uint32_t>> tracks;
   std::vector<CounterSample> added;
   added.reserve(2 * data.memory.size());
   for (const auto& track : data.events_by_track) {
@@ -110,12 +111,15 @@ void AddMemoryCounters(TraceData& data) {
       if (!IsMemoryEvent(e) || e.detail >= data.memory.size()) continue;
       const MemoryDetail& m = data.memory[e.detail];
       if (m.device_type != 1 || m.device < 0) continue;
-      auto it = tracks.find(m.device);
+      const bool allocator = IsAllocatorMemory(m);
+      auto it = tracks.find({m.device, allocator});
       if (it == tracks.end()) {
         const uint32_t a = static_cast<uint32_t>(data.counter_tracks.size());
-        data.counter_tracks.push_back({kMemoryAllocatedCounter, "bytes", "GPU memory", m.device});
-        data.counter_tracks.push_back({kMemoryReservedCounter, "bytes", "GPU memory", m.device});
-        it = tracks.emplace(m.device, std::make_pair(a, a + 1)).first;
+        data.counter_tracks.push_back({allocator ? kAllocatorAllocatedCounter : kMemoryAllocatedCounter,
+                                       "bytes", "GPU memory", m.device});
+        data.counter_tracks.push_back({allocator ? kAllocatorReservedCounter : kMemoryReservedCounter,
+                                       "bytes", "GPU memory", m.device});
+        it = tracks.emplace(std::make_pair(m.device, allocator), std::make_pair(a, a + 1)).first;
       }
       added.push_back({e.start_ns, static_cast<double>(m.total_allocated), it->second.first});
       added.push_back({e.start_ns, static_cast<double>(m.total_reserved), it->second.second});

@@ -44,7 +44,8 @@ MemoryTotalsResult ComputeMemoryTotals(TraceData& data, const std::vector<Memory
 
 // Adds one counter track per CUDA device with memory events, "GPU memory allocated" and
 // "GPU memory reserved" (bytes, placed under the device), with a sample at each event, and
-// keeps counter_samples sorted.
+// keeps counter_samples sorted. A framework allocator's events get their own pair of tracks
+// ("... (allocator)").
 void AddMemoryCounters(TraceData& data);
 
 // The baselines as the trace states them: metadata_json "memory_baseline", a JSON array of
@@ -53,6 +54,10 @@ std::string MemoryBaselineJson(const std::vector<MemoryBaseline>& baselines);
 
 inline constexpr char kMemoryAllocatedCounter[] = "GPU memory allocated";
 inline constexpr char kMemoryReservedCounter[] = "GPU memory reserved";
+// The same from a framework allocator's own events (IsAllocatorMemory), never mixed with
+// CUPTI's on one track: the allocator's blocks live inside segments CUPTI counts already.
+inline constexpr char kAllocatorAllocatedCounter[] = "GPU memory allocated (allocator)";
+inline constexpr char kAllocatorReservedCounter[] = "GPU memory reserved (allocator)";
 
 }  // namespace kairos
 

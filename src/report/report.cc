@@ -431,12 +431,15 @@ void MemorySection(std::string* out, const std::vector<Analysed>& all, const Rep
   PerTrace(out, all, [&](const Analysed& a) {
     const TraceData& data = *a.data;
     for (const MemorySummary& m : a.summary.memory) {
-      const std::string who = m.device_type == 1 ? "GPU " + std::to_string(m.device) : std::string("Host");
+      const std::string who = (m.device_type == 1 ? "GPU " + std::to_string(m.device) : std::string("Host")) +
+                              (m.allocator ? " (allocator)" : "");
+      const char* allocated_track = m.allocator ? kAllocatorAllocatedCounter : kMemoryAllocatedCounter;
+      const char* reserved_track = m.allocator ? kAllocatorReservedCounter : kMemoryReservedCounter;
       std::vector<std::vector<Point>> lines;
       std::vector<std::string> labels, colors;
       for (uint32_t t = 0; t < data.counter_tracks.size() && m.device_type == 1; ++t) {
         const CounterTrack& c = data.counter_tracks[t];
-        if (c.device != m.device || (c.name != kMemoryAllocatedCounter && c.name != kMemoryReservedCounter)) continue;
+        if (c.device != m.device || (c.name != allocated_track && c.name != reserved_track)) continue;
         lines.push_back(CounterSeries(data, t, a.summary.window_start_ns, o.max_series_points / 2));
         labels.push_back(c.name);
         colors.push_back(kLineColors[(lines.size() - 1) % 8]);

@@ -15,6 +15,7 @@
 #include "analysis/trace_builder.h"
 #include "model/detail_values.h"
 #include "model/gpu_counters.h"
+#include "model/memory_totals.h"
 #include "output/json_reader.h"
 #include "output/proto/perfetto_reader.h"
 #include "output/writer.h"
@@ -400,6 +401,80 @@ TEST_CASE("[memory] events round-trip through JSON and Perfetto; the summary is 
     }
     CHECK(SummaryToJson(Analyze(*again)) == in_process);
   }
+}
+
+// CUPTI's records and a caching allocator's own events on the same GPU (issue 25): the
+// allocator reserves one 64 MiB segment (CUPTI sees that cudaMalloc) and hands out 1 MiB
+// blocks inside it, one per step never freed. Two views, never one mixed total.
+TEST_CASE("[memory] CUPTI's and an allocator's events on one GPU are summarised apart") {
+  TraceData d = MixedWithMemory();
+  uint32_t th = 0;
+  while (d.tracks[th].type != TrackType::kThread) ++th;
+  int64_t allocated = 0;
+  for (int i = 0; i < 10; ++i) {
+    MemoryDetail m{};
+    m.addr = 0x7e0000000000 + static_cast<uint64_t>(i) * (1 << 20);
+    m.bytes = 1 << 20;
+    allocated += m.bytes;
+    m.total_allocated = allocated;
+    m.total_reserved = 64 << 20;
+    m.device = 0;
+    m.device_type = 1;
+    m.flags = kMemoryOwnTotals;  // what the torch bridge's events carry; no memory kind
+    m.stream = kNoStream;
+    Event e{};
+    e.kind = EventKind::kInstant;
+    e.aux = kAuxMemory;
+    e.start_ns = e.end_ns = kBase + i * kMs + 250 * kUs;
+    e.name = d.strings.Intern("[memory]");
+    e.track = th;
+    e.detail = static_cast<uint32_t>(d.memory.size());
+    d.memory.push_back(m);
+    d.events_by_track[th].push_back(e);
+  }
+  d.SortTracks();
+  AddMemoryCounters(d);
+  std::vector<std::string> tracks;
+  for (const CounterTrack& t : d.counter_tracks)
+    if (t.device == 0 && t.unit == "bytes") tracks.push_back(t.name);
+  CHECK(tracks == std::vector<std::string>{kMemoryAllocatedCounter, kMemoryReservedCounter,
+                                           kAllocatorAllocatedCounter, kAllocatorReservedCounter});
+  const Summary s = Analyze(d);
+  REQUIRE(s.memory.size() == 2);
+  const MemorySummary& cupti = s.memory[0];
+  const MemorySummary& alloc = s.memory[1];
+  CHECK_FALSE(cupti.allocator);
+  CHECK(alloc.allocator);
+  // CUPTI's view is exactly what it was without the allocator's events.
+  CHECK(cupti.peak_allocated == (int64_t{2} << 30) + 9 * (1 << 20) + (4 << 20) + (1 << 20));
+  CHECK(cupti.allocs == 20);
+  CHECK(alloc.allocs == 10);
+  CHECK(alloc.start_allocated == 0);
+  CHECK(alloc.peak_allocated == 10 << 20);
+  CHECK(alloc.peak_reserved == 64 << 20);
+  CHECK(alloc.not_freed_bytes == 10 << 20);
+  // Each finding once, from the view that sees it: capacity from CUPTI's, the leak from the
+  // allocator's (both views grow every step).
+  int leak = 0, headroom = 0;
+  for (const Finding& f : s.findings) {
+    leak += f.id == "leak_suspect";
+    headroom += f.id == "memory_headroom";
+  }
+  CHECK(leak == 1);
+  CHECK(headroom == 1);
+  const std::string json = SummaryToJson(s);
+  CHECK(json.find("\"device\":0,\"source\":\"cupti\"") != std::string::npos);
+  CHECK(json.find("\"device\":0,\"source\":\"allocator\"") != std::string::npos);
+  CHECK(SummaryToText(s).find("Memory, GPU 0 (allocator): peak 10 MiB allocated") != std::string::npos);
+  // Written and read back (no memory kind marks the allocator's events in the file): the same.
+  const std::string path = "/tmp/kairos_mem_mixed_" + std::to_string(getpid()) + ".json";
+  OutputOptions req;
+  req.path = path;
+  REQUIRE(WriteTraceFile(d, req).ok());
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path);
+  std::remove(path.c_str());
+  REQUIRE(back.ok());
+  CHECK(SummaryToJson(Analyze(*back)) == json);
 }
 
 // A PyTorch-written trace (profile_memory=True; the Kineto JSON PyTorch 2 exports): CPU

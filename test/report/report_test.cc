@@ -114,6 +114,7 @@ TEST_CASE("Memory: a chart of the device's counter tracks and the not-freed site
     total += m.bytes;
     m.total_allocated = m.total_reserved = total;
     m.device_type = 1;
+    m.memory_kind = 3;  // CUPTI's device memory (a record without a kind is an allocator's)
     m.stream = 0xFFFFFFFFu;
     Event e{};
     e.kind = EventKind::kInstant;
