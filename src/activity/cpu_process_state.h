@@ -86,7 +86,7 @@ struct ProcessRecorder {
   pthread_key_t exit_key{};
   // What an exiting thread's slot points to: epoch 0 never matches a session.
   ThreadState* dead = nullptr;
-  std::atomic<uint32_t> epoch_counter{0};   // ReserveEpoch
+  std::atomic<uint32_t> epoch_counter{0};   // ReserveCpuEpoch
   std::atomic<uint32_t> next_id_block{1};   // RefillIdBlock: range ids unique per process
   std::atomic<uint64_t> slow_acquires{0};   // first records that took the slow branch
   std::atomic<uint64_t> prearmed_claims{0};  // ... of which claimed a pre-armed state

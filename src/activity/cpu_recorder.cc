@@ -18,6 +18,7 @@
 #include <cstdlib>
 
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <string_view>
 
@@ -589,6 +590,12 @@ size_t PreArmedUnclaimedForTest() {
 
 uint64_t TakeAllocFailures() {
   return GetRegistry()->alloc_failures.exchange(0, std::memory_order_relaxed);
+}
+
+void ForEachThreadStateLocked(const std::function<void(ThreadState&)>& fn) {
+  Registry* reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg->mu);
+  for (ThreadState* s : reg->states) fn(*s);
 }
 
 // ---- Reached by the recorder's other files (cpu_process_state.h) ----

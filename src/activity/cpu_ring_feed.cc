@@ -6,7 +6,6 @@
 // Threading: under the registry mutex, one budgeted pass at a time.
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <mutex>
 
 #include "activity/cpu_process_state.h"
@@ -118,12 +117,6 @@ FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
     }
   }
   return pass;
-}
-
-void ForEachThreadStateLocked(const std::function<void(ThreadState&)>& fn) {
-  CpuThreadRegistry* reg = CpuRegistry();
-  std::lock_guard<std::mutex> lock(reg->mu);
-  for (ThreadState* s : reg->states) fn(*s);
 }
 
 }  // namespace kairos::internal
