@@ -168,39 +168,17 @@ absl::StatusOr<std::vector<HostPort>> HostsOf(const ArgParser& args, int port) {
   return ParseHostList(list, port);
 }
 
-int TraceMain(int argc, char** argv) {
-  ArgParser args({"--help", "-h", "--record-shapes", "--profile-memory", "--with-stacks",
-                  "--with-flops", "--with-modules", "--fail-on-no-process"},
-                 {"--log-file", "--duration-ms", "--iterations", "--profile-start-time",
-                  "--profile-start-iteration-roundup", "--job-id", "--pids", "--pid",
-                  "--process-limit", "--hostname", "--port", "--timeout-ms", "--warmup-secs",
-                  "--warmup-iterations", "--hosts", "--hostfile"});
-  if (absl::Status s = args.Parse(argc, argv); !s.ok()) {
-    fprintf(stderr, "kairos trace: %s\n\n%s", std::string(s.message()).c_str(), kUsage);
-    return 2;
-  }
-  if (args.Has("--help") || args.Has("-h")) {
-    fputs(kUsage, stdout);
-    return 0;
-  }
-  GputraceOptions o;
-  o.log_file = args.Get("--log-file", "");
-  if (o.log_file.empty()) {
-    fprintf(stderr, "kairos trace: --log-file is required\n\n%s", kUsage);
-    return 2;
-  }
-  // The path travels as the value of an ACTIVITIES_LOG_FILE line of the request's config
-  // text: '#' would start a comment there (the file written would be cut at it), '=' would
-  // make the line invalid; refuse what the text cannot carry, by name.
-  if (const std::string why = ConfigTextValueProblem(o.log_file); !why.empty()) {
-    fprintf(stderr, "kairos trace: --log-file %s; a request's config text cannot carry it\n",
-            why.c_str());
-    return 2;
-  }
-  // The ranges are the ones a traced process accepts in a request (docs/CONFIG.md, "On
-  // demand"), so nonsense (--iterations -3, a 10-day window) fails here, with the option's
-  // name, instead of being sent and rejected later in a log the user may not see. Without
-  // --iterations the request is a time window (dyno's -1).
+// The options TraceMain uses besides the request's own (GputraceOptions).
+struct TraceNumbers {
+  int64_t port = 0, timeout_ms = 0, warmup_secs = -1, warmup_iterations = -1;
+};
+
+// The numeric options into `o` and `n`. The ranges are the ones a traced process accepts in a
+// request (docs/CONFIG.md, "On demand"), so nonsense (--iterations -3, a 10-day window)
+// fails here, with the option's name, instead of being sent and rejected later in a log the
+// user may not see. Without --iterations the request is a time window (dyno's -1). False
+// (the error printed) when one is out of range.
+bool ReadTraceNumbers(const ArgParser& args, GputraceOptions* o, TraceNumbers* n) {
   auto duration = args.GetInt("--duration-ms", 500, 0, 3600000);
   auto iterations = args.GetInt("--iterations", -1, 0, 100000);
   auto start_time = args.GetInt("--profile-start-time", 0, 0, INT64_MAX);
@@ -217,7 +195,7 @@ int TraceMain(int argc, char** argv) {
                                 warmup_iterations.status()}) {
     if (!s.ok()) {
       fprintf(stderr, "kairos trace: %s\n", std::string(s.message()).c_str());
-      return 2;
+      return false;
     }
   }
   // The process refuses a start more than 24 h ahead (docs/CONFIG.md); say so here.
@@ -226,60 +204,75 @@ int TraceMain(int argc, char** argv) {
     fprintf(stderr,
             "kairos trace: --profile-start-time %lld is more than 24 h in the future\n",
             static_cast<long long>(*start_time));
-    return 2;
+    return false;
   }
-  o.duration_ms = static_cast<uint64_t>(*duration);
-  o.iterations = *iterations;
-  o.profile_start_time = static_cast<uint64_t>(*start_time);
-  o.start_iteration_roundup = static_cast<uint64_t>(*roundup);
-  o.job_id = *job_id;
-  o.process_limit = static_cast<uint32_t>(*limit);
-  o.pids = args.Get("--pids", args.Get("--pid", "0"));
+  o->duration_ms = static_cast<uint64_t>(*duration);
+  o->iterations = *iterations;
+  o->profile_start_time = static_cast<uint64_t>(*start_time);
+  o->start_iteration_roundup = static_cast<uint64_t>(*roundup);
+  o->job_id = *job_id;
+  o->process_limit = static_cast<uint32_t>(*limit);
+  *n = TraceNumbers{*port, *timeout, *warmup, *warmup_iterations};
+  return true;
+}
+
+// Every option into `o` and `n`, checked before anything is sent. False (the error printed)
+// when one is missing, out of range, or cannot travel in a request.
+bool ReadTraceOptions(const ArgParser& args, GputraceOptions* o, TraceNumbers* n) {
+  o->log_file = args.Get("--log-file", "");
+  if (o->log_file.empty()) {
+    fprintf(stderr, "kairos trace: --log-file is required\n\n%s", kUsage);
+    return false;
+  }
+  // The path travels as the value of an ACTIVITIES_LOG_FILE line of the request's config
+  // text: '#' would start a comment there (the file written would be cut at it), '=' would
+  // make the line invalid; refuse what the text cannot carry, by name.
+  if (const std::string why = ConfigTextValueProblem(o->log_file); !why.empty()) {
+    fprintf(stderr, "kairos trace: --log-file %s; a request's config text cannot carry it\n",
+            why.c_str());
+    return false;
+  }
+  if (!ReadTraceNumbers(args, o, n)) return false;
+  o->pids = args.Get("--pids", args.Get("--pid", "0"));
   // The pid list is pasted into the JSON as dyno does; refuse anything but digits and commas
   // so the request stays valid JSON.
-  if (o.pids.empty() || o.pids.find_first_not_of("0123456789, ") != std::string::npos) {
+  if (o->pids.empty() || o->pids.find_first_not_of("0123456789, ") != std::string::npos) {
     fprintf(stderr, "kairos trace: --pids must be a comma-separated list of pids\n");
-    return 2;
+    return false;
   }
-  o.record_shapes = args.Has("--record-shapes");
-  o.profile_memory = args.Has("--profile-memory");
-  o.with_stacks = args.Has("--with-stacks");
-  o.with_flops = args.Has("--with-flops");
-  o.with_modules = args.Has("--with-modules");
-  if (*warmup_iterations >= 0 && o.iterations <= 0) {
+  o->record_shapes = args.Has("--record-shapes");
+  o->profile_memory = args.Has("--profile-memory");
+  o->with_stacks = args.Has("--with-stacks");
+  o->with_flops = args.Has("--with-flops");
+  o->with_modules = args.Has("--with-modules");
+  if (n->warmup_iterations >= 0 && o->iterations <= 0) {
     fprintf(stderr, "kairos trace: --warmup-iterations needs --iterations\n");
-    return 2;
+    return false;
   }
-  if (o.profile_memory && o.iterations > 0) {
+  if (o->profile_memory && o->iterations > 0) {
     fprintf(stderr, "kairos trace: --profile-memory cannot be combined with --iterations\n");
-    return 2;
+    return false;
   }
+  return true;
+}
 
-  // Every input checked before anything is sent: a bad host list fails alone.
-  std::optional<std::vector<HostPort>> hosts;
-  if (args.Has("--hosts") || args.Has("--hostfile")) {
-    absl::StatusOr<std::vector<HostPort>> parsed = HostsOf(args, static_cast<int>(*port));
-    if (!parsed.ok()) {
-      fprintf(stderr, "kairos trace: %s\n", std::string(parsed.status().message()).c_str());
-      return 2;
-    }
-    hosts = std::move(*parsed);
-  }
+// The request's config text: dyno's, plus the warm-up lines dyno does not send.
+std::string TraceConfigText(const GputraceOptions& o, const TraceNumbers& n) {
   std::string config = BuildGputraceConfig(o);
   // Not a dyno option: dyno's requests always use the process's 5 s default warm-up.
-  if (*warmup >= 0) config += "\nACTIVITIES_WARMUP_PERIOD_SECS=" + std::to_string(*warmup);
+  if (n.warmup_secs >= 0) config += "\nACTIVITIES_WARMUP_PERIOD_SECS=" + std::to_string(n.warmup_secs);
   // Nor this: an iteration request otherwise warms up as its first iteration begins.
-  if (*warmup_iterations >= 0)
-    config += "\nACTIVITIES_WARMUP_ITERATIONS=" + std::to_string(*warmup_iterations);
-  const std::string request = BuildGputraceRequest(o, config);
-  printf("Kineto config = \n%s\n", config.c_str());
-  if (hosts.has_value()) {
-    return TraceHostsMain(*hosts, request, o.log_file, static_cast<int>(*timeout),
-                          args.Has("--fail-on-no-process"));
-  }
+  if (n.warmup_iterations >= 0)
+    config += "\nACTIVITIES_WARMUP_ITERATIONS=" + std::to_string(n.warmup_iterations);
+  return config;
+}
+
+// Sends the request to the one daemon at --hostname and prints its reply; the exit status.
+int TraceOneHost(const ArgParser& args, const std::string& request, const std::string& log_file,
+                 const TraceNumbers& n) {
   const std::string host = args.Get("--hostname", "localhost");
   absl::StatusOr<std::string> reply =
-      CallRpc(host, static_cast<int>(*port), request, static_cast<int>(*timeout));
+      CallRpc(host, static_cast<int>(n.port), request, static_cast<int>(n.timeout_ms));
   if (!reply.ok()) {
     fprintf(stderr, "kairos trace: %s (is `kairos daemon` or dynolog running?)\n",
             std::string(reply.status().message()).c_str());
@@ -287,9 +280,47 @@ int TraceMain(int argc, char** argv) {
   }
   printf("response length = %zu\nresponse = %s\n", reply->size(), reply->c_str());
   size_t matched = 0;
-  if (!PrintReply(*reply, o.log_file, &matched)) return 1;
+  if (!PrintReply(*reply, log_file, &matched)) return 1;
   if (matched == 0) return args.Has("--fail-on-no-process") ? 1 : 0;
   return 0;
+}
+
+int TraceMain(int argc, char** argv) {
+  ArgParser args({"--help", "-h", "--record-shapes", "--profile-memory", "--with-stacks",
+                  "--with-flops", "--with-modules", "--fail-on-no-process"},
+                 {"--log-file", "--duration-ms", "--iterations", "--profile-start-time",
+                  "--profile-start-iteration-roundup", "--job-id", "--pids", "--pid",
+                  "--process-limit", "--hostname", "--port", "--timeout-ms", "--warmup-secs",
+                  "--warmup-iterations", "--hosts", "--hostfile"});
+  if (absl::Status s = args.Parse(argc, argv); !s.ok()) {
+    fprintf(stderr, "kairos trace: %s\n\n%s", std::string(s.message()).c_str(), kUsage);
+    return 2;
+  }
+  if (args.Has("--help") || args.Has("-h")) {
+    fputs(kUsage, stdout);
+    return 0;
+  }
+  GputraceOptions o;
+  TraceNumbers n;
+  if (!ReadTraceOptions(args, &o, &n)) return 2;
+  // Every input checked before anything is sent: a bad host list fails alone.
+  std::optional<std::vector<HostPort>> hosts;
+  if (args.Has("--hosts") || args.Has("--hostfile")) {
+    absl::StatusOr<std::vector<HostPort>> parsed = HostsOf(args, static_cast<int>(n.port));
+    if (!parsed.ok()) {
+      fprintf(stderr, "kairos trace: %s\n", std::string(parsed.status().message()).c_str());
+      return 2;
+    }
+    hosts = std::move(*parsed);
+  }
+  const std::string config = TraceConfigText(o, n);
+  const std::string request = BuildGputraceRequest(o, config);
+  printf("Kineto config = \n%s\n", config.c_str());
+  if (hosts.has_value()) {
+    return TraceHostsMain(*hosts, request, o.log_file, static_cast<int>(n.timeout_ms),
+                          args.Has("--fail-on-no-process"));
+  }
+  return TraceOneHost(args, request, o.log_file, n);
 }
 
 const Subcommand kTrace("trace", "request an on-demand trace (like dyno gputrace)", TraceMain);

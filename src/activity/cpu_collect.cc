@@ -57,6 +57,15 @@ struct StartedRange {
   uint32_t detail;
 };
 
+// One thread's state while its ring is replayed (Collector::AddThread).
+struct ThreadReplay {
+  uint32_t track = 0;
+  std::vector<StringId> names;    // thread-local name ids -> trace StringIds
+  std::vector<OpenRange> stack;   // open ranges
+  std::vector<OpenFrame> frames;  // this thread's Python stack
+  uint32_t python_thread = UINT32_MAX;
+};
+
 class Collector {
  public:
   Collector(TraceData& data, uint64_t start_raw, uint64_t end_raw, const ClockConverter& clock)
@@ -71,6 +80,9 @@ class Collector {
   void EmitRange(uint32_t track, uint64_t start, uint64_t end, bool open, uint32_t name,
                  uint32_t id, uint32_t detail, uint8_t extra_flags = 0);
   uint32_t NextId();
+  bool CountThread(ThreadState& s, size_t n);
+  uint32_t AddThreadTrack(ThreadState& s);
+  void Replay(ThreadState& s, const RingRecord& r, ThreadReplay& t);
   // An event [start, end] (end = the window's when `open`) clamped to the window, flagged,
   // with Unix times; false when it lies wholly outside.
   bool Clip(uint64_t start, uint64_t end, bool open, Event* e);
@@ -268,19 +280,23 @@ uint32_t StoreDetail(ThreadState& s, uint32_t slot, const std::vector<StringId>&
   return static_cast<uint32_t>(data.cpu_args.size() - 1);
 }
 
-void Collector::AddThread(ThreadState& s) {
+// Adds the thread's ring to the tallies; false when it holds no record to read. Threads
+// armed in warm-up that recorded nothing are not counted.
+bool Collector::CountThread(ThreadState& s, size_t n) {
   ThreadRing& ring = *s.ring;
-  const size_t n = ring.size();  // acquire: records [0, n) are complete
-  // Threads armed in warm-up that recorded nothing are not counted.
-  if (n == 0 && ring.dropped() == 0) return;
+  if (n == 0 && ring.dropped() == 0) return false;
   ++threads_;
   kept_ += n;
   dropped_ += ring.dropped();
   names_dropped_ += s.names_dropped.load(std::memory_order_relaxed);
   names_truncated_ += s.names_truncated.load(std::memory_order_relaxed);
   args_dropped_ += s.args_dropped.load(std::memory_order_relaxed);
-  if (n == 0) return;
+  return n != 0;
+}
 
+// The thread's track, named by the thread itself, the OS or the collector's name lookup
+// (NVTX's names win).
+uint32_t Collector::AddThreadTrack(ThreadState& s) {
   Track t;
   t.type = TrackType::kThread;
   t.pid = getpid();
@@ -294,74 +310,78 @@ void Collector::AddThread(ThreadState& s) {
     std::string named = lookup(s.tid);
     if (!named.empty()) t.name = std::move(named);
   }
-  const uint32_t track = data_.AddTrack(std::move(t));
+  return data_.AddTrack(std::move(t));
+}
 
-  // Thread-local name ids -> trace StringIds (interned lazily).
-  std::vector<StringId> names;
-  {
-    std::lock_guard<std::mutex> lock(s.names_mu);
-    names.reserve(s.names.size());
-    for (const std::string& str : s.names) names.push_back(data_.strings.Intern(str));
-  }
+// One ring record, in the thread's order: ranges and Python frames are matched on the
+// thread's stacks, started ranges and steps kept for Finish.
+void Collector::Replay(ThreadState& s, const RingRecord& r, ThreadReplay& t) {
   auto name_of = [&](uint32_t local) -> StringId {
-    return local < names.size() ? names[local] : 0;
+    return local < t.names.size() ? t.names[local] : 0;
   };
-  auto detail_of = [&](uint32_t slot) { return StoreDetail(s, slot, names, data_); };
-
-  std::vector<OpenRange> stack;
-  std::vector<OpenFrame> frames;  // this thread's Python stack
-  uint32_t python_thread = UINT32_MAX;
-  for (size_t i = 0; i < n; ++i) {
-    const RingRecord& r = ring.at(i);
-    switch (r.type) {
-      case RecordType::kPush:
-        stack.push_back({r.raw_time, name_of(r.name), r.id, detail_of(r.args)});
+  auto detail_of = [&](uint32_t slot) { return StoreDetail(s, slot, t.names, data_); };
+  const bool in_window = r.raw_time >= start_raw_ && r.raw_time <= end_raw_;
+  switch (r.type) {
+    case RecordType::kPush:
+      t.stack.push_back({r.raw_time, name_of(r.name), r.id, detail_of(r.args)});
+      break;
+    case RecordType::kPop:
+      if (t.stack.empty()) {
+        if (in_window) ++unmatched_pops_;
         break;
-      case RecordType::kPop:
-        if (stack.empty()) {
-          if (r.raw_time >= start_raw_ && r.raw_time <= end_raw_) ++unmatched_pops_;
-          break;
-        }
-        EmitRange(track, stack.back().start, r.raw_time, false, stack.back().name,
-                  stack.back().id, stack.back().detail);
-        stack.pop_back();
+      }
+      EmitRange(t.track, t.stack.back().start, r.raw_time, false, t.stack.back().name,
+                t.stack.back().id, t.stack.back().detail);
+      t.stack.pop_back();
+      break;
+    case RecordType::kStart:
+      started_[r.id] = StartedRange{r.raw_time, name_of(r.name), t.track, detail_of(r.args)};
+      break;
+    case RecordType::kEnd:
+      ended_[r.id] = r.raw_time;
+      break;
+    case RecordType::kMark:  // args are read only for a mark in the window
+      if (in_window) EmitMark(t.track, r.raw_time, name_of(r.name), detail_of(r.args));
+      break;
+    case RecordType::kMemory:
+      EmitMemory(t.track, r, s, t.stack.empty() ? 0 : t.stack.back().id);
+      break;
+    case RecordType::kStep:
+      steps_.push_back({r.raw_time, static_cast<int64_t>(r.id), t.track});
+      break;
+    case RecordType::kPyCall:
+      if (t.python_thread == UINT32_MAX) t.python_thread = python_threads_++;
+      t.frames.push_back(
+          {r.raw_time, r.name, ++frame_seq_, t.frames.empty() ? 0 : t.frames.back().seq});
+      break;
+    case RecordType::kPyReturn:
+      if (t.frames.empty()) {
+        if (in_window) ++python_unmatched_returns_;
         break;
-      case RecordType::kStart:
-        started_[r.id] = StartedRange{r.raw_time, name_of(r.name), track, detail_of(r.args)};
-        break;
-      case RecordType::kEnd:
-        ended_[r.id] = r.raw_time;
-        break;
-      case RecordType::kMark:  // args are read only for a mark in the window
-        if (r.raw_time >= start_raw_ && r.raw_time <= end_raw_)
-          EmitMark(track, r.raw_time, name_of(r.name), detail_of(r.args));
-        break;
-      case RecordType::kMemory:
-        EmitMemory(track, r, s, stack.empty() ? 0 : stack.back().id);
-        break;
-      case RecordType::kStep:
-        steps_.push_back({r.raw_time, static_cast<int64_t>(r.id), track});
-        break;
-      case RecordType::kPyCall:
-        if (python_thread == UINT32_MAX) python_thread = python_threads_++;
-        frames.push_back(
-            {r.raw_time, r.name, ++frame_seq_, frames.empty() ? 0 : frames.back().seq});
-        break;
-      case RecordType::kPyReturn:
-        if (frames.empty()) {
-          if (r.raw_time >= start_raw_ && r.raw_time <= end_raw_) ++python_unmatched_returns_;
-          break;
-        }
-        EmitFrame(track, python_thread, frames.back(), r.raw_time, false);
-        frames.pop_back();
-        break;
-      default:
-        break;
-    }
+      }
+      EmitFrame(t.track, t.python_thread, t.frames.back(), r.raw_time, false);
+      t.frames.pop_back();
+      break;
+    default:
+      break;
   }
+}
+
+void Collector::AddThread(ThreadState& s) {
+  ThreadRing& ring = *s.ring;
+  const size_t n = ring.size();  // acquire: records [0, n) are complete
+  if (!CountThread(s, n)) return;
+  ThreadReplay t;
+  t.track = AddThreadTrack(s);
+  {  // Thread-local name ids -> trace StringIds (interned lazily).
+    std::lock_guard<std::mutex> lock(s.names_mu);
+    t.names.reserve(s.names.size());
+    for (const std::string& str : s.names) t.names.push_back(data_.strings.Intern(str));
+  }
+  for (size_t i = 0; i < n; ++i) Replay(s, ring.at(i), t);
   // Pushed but never popped before the window closed.
-  for (const OpenRange& o : stack) EmitRange(track, o.start, 0, true, o.name, o.id, o.detail);
-  for (const OpenFrame& f : frames) EmitFrame(track, python_thread, f, 0, true);
+  for (const OpenRange& o : t.stack) EmitRange(t.track, o.start, 0, true, o.name, o.id, o.detail);
+  for (const OpenFrame& f : t.frames) EmitFrame(t.track, t.python_thread, f, 0, true);
 }
 
 void Collector::Finish(bool start_is_step_boundary) {

@@ -1,7 +1,8 @@
 // File: cpu_process_state.h
 // Layer: kairos_activity. The CPU recorder's process-wide state: the thread registry and the
-// one ProcessRecorder object (defined in cpu_recorder.cc, its only user) that holds it with
-// the thread-exit key, the epoch and range-id counters and the collector's hooks.
+// one ProcessRecorder object that holds it with the thread-exit key, the epoch and range-id
+// counters and the collector's hooks. Defined in cpu_recorder.cc, its only direct user; the
+// recorder's other files reach it through the functions at the end.
 // docs/ARCHITECTURE.md "Process state" lists it.
 // Threading: as each field says; the registry's fields under its mutex unless atomic.
 #ifndef KAIROS_SRC_ACTIVITY_CPU_PROCESS_STATE_H_
@@ -85,7 +86,7 @@ struct ProcessRecorder {
   pthread_key_t exit_key{};
   // What an exiting thread's slot points to: epoch 0 never matches a session.
   ThreadState* dead = nullptr;
-  std::atomic<uint32_t> epoch_counter{0};   // ReserveEpoch
+  std::atomic<uint32_t> epoch_counter{0};   // ReserveCpuEpoch
   std::atomic<uint32_t> next_id_block{1};   // RefillIdBlock: range ids unique per process
   std::atomic<uint64_t> slow_acquires{0};   // first records that took the slow branch
   std::atomic<uint64_t> prearmed_claims{0};  // ... of which claimed a pre-armed state
@@ -94,6 +95,17 @@ struct ProcessRecorder {
   std::atomic<ThreadNameLookup> thread_name_lookup{nullptr};
   std::atomic<CollectStatsHook> collect_stats_hook{nullptr};
 };
+
+// The recorder's other files (cpu_recorder_session.cc, cpu_ring_feed.cc) reach the one
+// ProcessRecorder through these; cpu_recorder.cc defines them beside it.
+// The registry, created on first use.
+CpuThreadRegistry* CpuRegistry();
+// The registry, or nullptr while no thread has recorded (the feeder creates nothing).
+CpuThreadRegistry* CpuRegistryIfCreated();
+// A fresh recording epoch, unique in the process and never 0.
+uint32_t ReserveCpuEpoch();
+// Frees a retired state (registry mutex held; it is no longer in reg->states).
+void DeleteThreadState(CpuThreadRegistry* reg, ThreadState* s);
 
 }  // namespace kairos::internal
 

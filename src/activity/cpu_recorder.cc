@@ -1,8 +1,10 @@
 // File: cpu_recorder.cc — see cpu_recorder.h.
-// Layer: kairos_activity. Cold paths of the producer side and the collector.
+// Layer: kairos_activity. The recorder's process-wide part (ProcessRecorder) and the cold
+// paths of the producer side: a thread's first record, its exit, pre-arming, names and args.
+// The session steps are cpu_recorder_session.cc, the ring feeder's passes cpu_ring_feed.cc,
+// the collector cpu_collect.cc.
 // Threading: cold paths run on application threads under the registry mutex (once per
-// thread per session) or the thread's names_mu (new names); Collect/Reset run on the session
-// thread under the registry mutex.
+// thread per session) or the thread's names_mu (new names).
 #include "activity/cpu_recorder.h"
 
 #include <dirent.h>
@@ -16,8 +18,6 @@
 #include <cstdlib>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <functional>
 #include <mutex>
 #include <string_view>
@@ -164,15 +164,14 @@ std::string ThreadNameOf(int64_t tid) {
   return std::string(buf, len);
 }
 
-namespace {
-
-// Frees a retired state (registry mutex held; it is no longer in reg->states).
-void DeleteState(Registry* reg, ThreadState* s) {
+void DeleteThreadState(CpuThreadRegistry* reg, ThreadState* s) {
   reg->name_bytes.fetch_sub(s->name_bytes, std::memory_order_relaxed);
   if (s->ring_storage != nullptr && !s->holds_slot)
     reg->retained_records -= std::min(reg->retained_records, s->ring_storage->capacity());
   delete s;
 }
+
+namespace {
 
 // Thread exit (pthread key destructor, on the exiting thread): the slot is recycled, the
 // records of the open session are kept in a compact copy until the flush.
@@ -352,7 +351,7 @@ void PreArmNewThreads(Registry* reg, uint32_t epoch) {
     reg->prearmed.pop_back();
     reg->states.erase(std::find(reg->states.begin(), reg->states.end(), s));
     if (s->holds_slot) --reg->live_with_ring;
-    DeleteState(reg, s);
+    DeleteThreadState(reg, s);
   }
   try {
     while (reg->prearmed.size() < want && reg->live_with_ring < reg->max_threads &&
@@ -593,240 +592,24 @@ uint64_t TakeAllocFailures() {
   return GetRegistry()->alloc_failures.exchange(0, std::memory_order_relaxed);
 }
 
-// ---- CpuRecorder ----
-
-namespace {
-uint32_t ReserveEpoch() {
-  uint32_t e = g_recorder.epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (e == 0) e = g_recorder.epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
-  return e;
-}
-}  // namespace
-
-void DisableEpoch(uint32_t epoch) {
-  g_cpu_epoch.compare_exchange_strong(epoch, 0, std::memory_order_acq_rel);
-}
-
-uint32_t CpuRecorder::Prepare(const Config& config) {
-  size_t records = options_.ring_records;
-  if (records == 0) {
-    records = static_cast<size_t>(std::max<int64_t>(config.cpu_buffer_kb_per_thread, 0)) * 1024 /
-              sizeof(RingRecord);
-  }
-  const int64_t max_threads = options_.max_threads > 0 ? options_.max_threads : config.max_threads;
-  ConfigureRings(records, max_threads,
-                 options_.name_byte_budget > 0 ? options_.name_byte_budget : kDefaultNameByteBudget);
-  const uint32_t e = ReserveEpoch();
-  next_epoch_.store(e, std::memory_order_release);
-  return e;
-}
-
-absl::Status CpuRecorder::StartWarmup(const Config& config) {
-  TakeCollectFlags(config);
-  // A request armed by Prepare() may already record under its reserved epoch (the step hook
-  // enabled it at the warm-up boundary); keep it. Otherwise size the rings and take one now.
-  const uint32_t reserved = next_epoch_.exchange(0, std::memory_order_acq_rel);
-  if (reserved != 0) {
-    epoch_ = reserved;
-  } else {
-    epoch_ = Prepare(config);
-    next_epoch_.store(0, std::memory_order_relaxed);
-  }
-  start_raw_ = 0;
-  end_raw_ = ~0ull;
-  start_is_step_boundary_ = false;
-  // Threads that recorded before get their ring reset and prefaulted here, on the
-  // controller thread, instead of on their first record in the window.
-  ArmRegisteredThreads(epoch_);
-  // Threads that recorded before get what their last window used, and the lead their last
-  // rate asks for, made resident now, in warm-up on this (the session's) thread, so a busy
-  // thread's records in the window do not race the feeder for their pages. Bounded: past
-  // kWarmupFeedNs the feeder thread finishes it.
-  const auto steady_ns = [] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
-  const int64_t feed_until = steady_ns() + kWarmupFeedNs;
-  for (int64_t now = steady_ns(); FeedRings(epoch_, now).behind && now < feed_until;
-       now = steady_ns()) {
-  }
-  feeder_.Start(epoch_);
-  return absl::OkStatus();
-}
-
-void CpuRecorder::EnableNow() {
-  // Release: pairs with nothing on the hot path (it loads relaxed); the ring state a thread
-  // needs is published by its own epoch store (ArmRegisteredThreads or the thread itself).
-  g_cpu_epoch.store(epoch_, std::memory_order_release);
-}
-
-void CpuRecorder::StartRecording(int64_t) { EnableNow(); }
-
-void CpuRecorder::StopRecording(int64_t) {
-  uint32_t expected = epoch_;
-  g_cpu_epoch.compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
-  feeder_.Stop();
-}
-
-void CpuRecorder::SetWindow(uint64_t start_raw, uint64_t end_raw, const ClockConverter& clock,
-                            bool start_is_step_boundary) {
-  start_raw_ = start_raw;
-  end_raw_ = end_raw;
-  clock_ = clock;
-  start_is_step_boundary_ = start_is_step_boundary;
-}
-
-void CpuRecorder::Reset() {
-  StopRecording(0);
-  feeder_.Stop();
-  Registry* reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg->mu);
-  // Threads that exited are gone for good: free their data now that it is collected.
-  auto& v = reg->states;
-  size_t kept = 0;
-  for (ThreadState* s : v) {
-    if (s->exited.load(std::memory_order_acquire)) {
-      DeleteState(reg, s);
-    } else {
-      // Live threads keep their ring's address range (a thread that read a stale epoch may
-      // still write there) but give its pages back: all of them when the thread recorded
-      // nothing this session, all but the head the next warm-up would make resident again
-      // otherwise. The ring keeps its writer's rate, from which the feeder makes the next
-      // window's lead resident in warm-up, before the thread's first record.
-      if (s->ring_storage != nullptr) {
-        ThreadRing::FeedState& f = s->ring_storage->feed;
-        f.last_window_record_bytes = s->ring_storage->size() * sizeof(RingRecord);
-        f.last_window_args_bytes =
-            s->args_used.load(std::memory_order_relaxed) * sizeof(StoredArgs);
-        if (s->ring_storage->size() == 0) {
-          s->ring_storage->Release();
-        } else {
-          s->ring_storage->ReleaseBeyond(kArmedHeadBytes);
-        }
-      }
-      v[kept++] = s;
-    }
-  }
-  v.resize(kept);
-  reg->spare_rings.clear();  // nobody references them
-  reg->retained_records = 0;
-}
-
-}  // namespace kairos::internal
-
-namespace kairos::internal {
-
-namespace {
-
-// Bytes a writer at `bytes_per_ns` reaches within kFeedLeadNs, within the lead bounds; 0 for
-// a ring with no records and no remembered rate (an idle thread keeps only its head).
-size_t LeadBytes(double bytes_per_ns, bool has_records) {
-  const double want = bytes_per_ns * static_cast<double>(kFeedLeadNs);
-  if (!has_records && want < 1) return 0;
-  if (want >= static_cast<double>(kFeedMaxLeadBytes)) return kFeedMaxLeadBytes;
-  return std::max(kFeedMinLeadBytes, static_cast<size_t>(want));
-}
-
-// A burst raises a rate at once; a lull lowers it with this half-life, so a quiet
-// millisecond does not cut the lead a busy writer needs, and passes run back to back (a
-// lead populated chunk by chunk) do not wear the rate down.
-constexpr double kRateHalfLifeNs = 16e6;
-
-double UpdatedRate(double old_rate, size_t grown_bytes, int64_t dt_ns) {
-  const double dt = static_cast<double>(dt_ns);
-  const double now_rate = static_cast<double>(grown_bytes) / dt;
-  return std::max(now_rate, old_rate * std::exp2(-dt / kRateHalfLifeNs));
-}
-
-// Updates `f`'s rates from the writer's progress to (n records, a args slots) at `now_ns`.
-void MeasureWriter(const ThreadRing& ring, ThreadRing::FeedState& f, size_t n, size_t a,
-                   int64_t now_ns, const FeedClock& clock) {
-  if (f.last_ns == 0 && n > 0 && clock.ns_per_tick > 0) {
-    // Seen with records for the first time: the rate since its first record's time on the
-    // steady clock; a writer younger than 10 us is left to the next pass (too few records).
-    const double first_ns =
-        static_cast<double>(clock.ns) -
-        (static_cast<double>(clock.raw) - static_cast<double>(ring.at(0).raw_time)) * clock.ns_per_tick;
-    const double age = static_cast<double>(now_ns) - first_ns;
-    if (age >= 10'000) {
-      f.record_bytes_per_ns =
-          std::max(f.record_bytes_per_ns, static_cast<double>(n * sizeof(RingRecord)) / age);
-      f.args_bytes_per_ns =
-          std::max(f.args_bytes_per_ns, static_cast<double>(a * sizeof(StoredArgs)) / age);
-    }
-  } else if (f.last_ns != 0 && now_ns > f.last_ns) {
-    const int64_t dt = now_ns - f.last_ns;
-    f.record_bytes_per_ns =
-        UpdatedRate(f.record_bytes_per_ns, (n - std::min(n, f.records)) * sizeof(RingRecord), dt);
-    f.args_bytes_per_ns =
-        UpdatedRate(f.args_bytes_per_ns, (a - std::min(a, f.args)) * sizeof(StoredArgs), dt);
-  }
-  f.records = n;
-  f.args = a;
-  f.last_ns = now_ns;
-}
-
-}  // namespace
-
-FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
-  FeedPass pass;
-  Registry* reg = g_recorder.registry.load(std::memory_order_acquire);
-  if (reg == nullptr) return pass;
-  std::lock_guard<std::mutex> lock(reg->mu);
-  // One budget for the whole pass, so the registry mutex is held for about one chunk however
-  // many threads record; the pass starts where the last one ran out, so a fast writer early
-  // in the list cannot starve the ones after it.
-  size_t budget = kFeedChunkBytes;
-  const size_t count = reg->states.size();
-  const size_t first = count > 0 ? reg->feed_cursor % count : 0;
-  for (size_t k = 0; k < count; ++k) {
-    const size_t index = (first + k) % count;
-    ThreadState* s = reg->states[index];
-    if (s->epoch.load(std::memory_order_acquire) != epoch) continue;
-    ThreadRing* ring = s->ring_storage.get();
-    // An exited thread's records are in a compact heap copy: nothing to feed.
-    if (ring == nullptr || !ring->mapped() || s->exited.load(std::memory_order_acquire)) continue;
-    ThreadRing::FeedState& f = ring->feed;
-    const size_t n = ring->size();
-    const size_t a = s->args_used.load(std::memory_order_relaxed);
-    if (f.last_ns == 0 && n > 0) pass.young = true;
-    MeasureWriter(*ring, f, n, a, now_ns, clock);
-    const size_t rec_target =
-        std::min(std::max(n * sizeof(RingRecord) + LeadBytes(f.record_bytes_per_ns, n > 0),
-                          f.last_window_record_bytes),
-                 ring->record_bytes());
-    const size_t aux_target =
-        std::min(std::max(a * sizeof(StoredArgs) + LeadBytes(f.args_bytes_per_ns, a > 0),
-                          f.last_window_args_bytes),
-                 ring->aux_bytes());
-    const bool had_budget = budget > 0;
-    const size_t got = had_budget ? ring->MakeResident(rec_target, aux_target, budget) : 0;
-    budget -= got;
-    pass.populated_bytes += got;
-    const bool short_of_target =
-        ring->resident_record_bytes() < rec_target || ring->resident_aux_bytes() < aux_target;
-    // Short after the budget ran out: run again at once, from this ring. Short after
-    // populating nothing with budget left: out of memory; the writer faults the rest in
-    // itself, the feeder does not spin.
-    if (short_of_target && (got > 0 || !had_budget)) {
-      if (!pass.behind) reg->feed_cursor = index;
-      pass.behind = true;
-    }
-    if (f.record_bytes_per_ns > 0) {
-      const size_t used = n * sizeof(RingRecord);
-      const size_t margin = ring->resident_record_bytes() > used ? ring->resident_record_bytes() - used : 0;
-      pass.margin_ns = std::min(
-          pass.margin_ns, static_cast<int64_t>(static_cast<double>(margin) / f.record_bytes_per_ns));
-    }
-  }
-  return pass;
-}
-
 void ForEachThreadStateLocked(const std::function<void(ThreadState&)>& fn) {
   Registry* reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
   for (ThreadState* s : reg->states) fn(*s);
+}
+
+// ---- Reached by the recorder's other files (cpu_process_state.h) ----
+
+CpuThreadRegistry* CpuRegistry() { return GetRegistry(); }
+
+CpuThreadRegistry* CpuRegistryIfCreated() {
+  return g_recorder.registry.load(std::memory_order_acquire);
+}
+
+uint32_t ReserveCpuEpoch() {
+  uint32_t e = g_recorder.epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (e == 0) e = g_recorder.epoch_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  return e;
 }
 
 }  // namespace kairos::internal

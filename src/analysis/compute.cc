@@ -129,11 +129,12 @@ double PeakTflops(const DeviceInfo& dev, Precision p) {
 }  // namespace kairos
 
 namespace kairos::internal {
+namespace {
 
-void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
+// Counted operators, and every CPU range id inside one (its kernels are the op's), with the
+// kernels each launched.
+std::vector<CountedOp> FindCountedOps(const AnalysisContext& ctx) {
   const TraceData& data = *ctx.data;
-  ComputeSummary& out = summary->compute;
-  // Counted operators, and every CPU range id inside one (its kernels are the op's).
   std::vector<CountedOp> ops;
   absl::flat_hash_map<uint32_t, uint32_t> op_of_range;  // external id -> ops index
   flops::Shapes shapes;
@@ -163,8 +164,7 @@ void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
       if (e.external_id != 0) op_of_range[e.external_id] = open;
     }
   }
-  if (ops.empty()) return;
-  out.present = true;
+  if (ops.empty()) return ops;
   for (const DeviceWork& dw : ctx.devices) {
     for (const GpuOp& g : dw.ops) {
       if (g.event->kind != EventKind::kKernel || g.event->external_id == 0) continue;
@@ -172,92 +172,85 @@ void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
       if (it != op_of_range.end()) ops[it->second].kernels.push_back(g.event);
     }
   }
-  // Peak: KAIROS_PEAK_TFLOPS (options.peak_tflops, every dtype), else the first GPU
-  // device's table row.
-  const double override_peak = ctx.options->peak_tflops > 0 ? ctx.options->peak_tflops : -1;
-  const DeviceInfo* dev = ctx.devices.empty() ? nullptr : ctx.Device(ctx.devices.front().device);
-  out.device_name = dev != nullptr ? dev->name : "";
-  out.peak_source = override_peak > 0 ? "KAIROS_PEAK_TFLOPS" : "table";
-  auto peak = [&](Precision p) {
-    if (override_peak > 0) return override_peak;
-    return dev != nullptr ? PeakTflops(*dev, p) : -1.0;
-  };
+  return ops;
+}
 
-  // Attribution: an operator's FLOPs go to its kernels in proportion to their durations
-  // (equally when all are 0 ns); an op with no kernel ran on the CPU and counts in the
-  // window's FLOPs but in no kernel class.
-  absl::flat_hash_map<std::string, size_t> by_name;
-  double peak_ns = 0;  // sum over ops of flops / peak: time at peak
-  bool all_peaks = true;
-  for (CountedOp& op : ops) {
-    out.total_flops = SaturatingAdd(out.total_flops, op.flops);  // a read trace's counts can be anything
-    ++out.op_count;
-    int64_t kernel_ns = 0;
-    bool tf32 = false;
-    for (const Event* k : op.kernels) {
-      kernel_ns = SaturatingAdd(kernel_ns, k->end_ns - k->start_ns);
-      if (data.strings.Get(k->name).find("tf32") != std::string_view::npos) tf32 = true;
-    }
-    if (op.precision == Precision::kFp32 && tf32) op.precision = Precision::kTf32;
-    const double pk = op.kernels.empty() ? -1 : peak(op.precision);
-    if (!op.kernels.empty()) {
-      out.gpu_flops = SaturatingAdd(out.gpu_flops, op.flops);
-      out.kernel_ns = SaturatingAdd(out.kernel_ns, kernel_ns);
-      if (pk > 0) {
-        peak_ns += static_cast<double>(op.flops) / pk / 1e3;
-      } else {
-        all_peaks = false;
-      }
-    }
-    for (const Event* k : op.kernels) {
-      const double share = kernel_ns > 0 ? static_cast<double>(k->end_ns - k->start_ns) / kernel_ns
-                                         : 1.0 / static_cast<double>(op.kernels.size());
-      const size_t c = static_cast<size_t>(ClassifyKernelName(data.strings.Get(k->name)));
-      out.class_flops[c] += static_cast<double>(op.flops) * share;
-      out.class_ns[c] = SaturatingAdd(out.class_ns[c], k->end_ns - k->start_ns);
-      if (pk > 0) {
-        out.class_peak_ns[c] += static_cast<double>(op.flops) * share / pk / 1e3;
-      } else {
-        out.class_peak_unknown[c] = true;
-      }
-    }
-    const std::string name(data.strings.Get(op.op->name));
-    auto [it, fresh] = by_name.try_emplace(name, out.top_ops.size());
-    if (fresh) {
-      out.top_ops.push_back({});
-      out.top_ops.back().name = name;
-      out.top_ops.back().precision = PrecisionId(op.precision);
-    }
-    OpCompute& row = out.top_ops[it->second];
-    ++row.count;
-    row.flops = SaturatingAdd(row.flops, op.flops);
-    row.kernel_ns = SaturatingAdd(row.kernel_ns, kernel_ns);
-    if (row.precision != PrecisionId(op.precision)) row.precision = "mixed";
-    if (pk > 0 && !op.kernels.empty()) {
-      row.peak_ns += static_cast<double>(op.flops) / pk / 1e3;
-    } else if (!op.kernels.empty()) {
-      row.peak_known = false;
-    }
-    // The step the op started in (steps are sorted and disjoint).
-    auto st = std::upper_bound(ctx.steps.begin(), ctx.steps.end(), op.op->start_ns,
-                               [](int64_t v, const Step& s) { return v < s.start_ns; });
-    if (st != ctx.steps.begin() && op.op->start_ns < std::prev(st)->end_ns) {
-      const size_t s = static_cast<size_t>(st - ctx.steps.begin()) - 1;
-      if (out.step_flops.size() < ctx.steps.size()) {
-        out.step_flops.assign(ctx.steps.size(), 0);
-        out.step_peak_ns.assign(ctx.steps.size(), 0);
-        out.step_peak_unknown.assign(ctx.steps.size(), 0);
-      }
-      out.step_flops[s] = SaturatingAdd(out.step_flops[s], op.flops);
-      if (!op.kernels.empty()) {
-        if (pk > 0) {
-          out.step_peak_ns[s] += static_cast<double>(op.flops) / pk / 1e3;
-        } else {
-          out.step_peak_unknown[s] = 1;
-        }
-      }
+// The op's kernel time; an fp32 op whose kernels use TF32 tensor cores counts as TF32.
+int64_t KernelNs(const TraceData& data, CountedOp& op) {
+  int64_t kernel_ns = 0;
+  bool tf32 = false;
+  for (const Event* k : op.kernels) {
+    kernel_ns = SaturatingAdd(kernel_ns, k->end_ns - k->start_ns);
+    if (data.strings.Get(k->name).find("tf32") != std::string_view::npos) tf32 = true;
+  }
+  if (op.precision == Precision::kFp32 && tf32) op.precision = Precision::kTf32;
+  return kernel_ns;
+}
+
+// The op's FLOPs shared among its kernels' classes in proportion to their durations
+// (equally when all are 0 ns); `pk` is the op's peak (TFLOP/s, <= 0 unknown).
+void AddToKernelClasses(const TraceData& data, const CountedOp& op, int64_t kernel_ns, double pk,
+                        ComputeSummary& out) {
+  for (const Event* k : op.kernels) {
+    const double share = kernel_ns > 0 ? static_cast<double>(k->end_ns - k->start_ns) / kernel_ns
+                                       : 1.0 / static_cast<double>(op.kernels.size());
+    const size_t c = static_cast<size_t>(ClassifyKernelName(data.strings.Get(k->name)));
+    out.class_flops[c] += static_cast<double>(op.flops) * share;
+    out.class_ns[c] = SaturatingAdd(out.class_ns[c], k->end_ns - k->start_ns);
+    if (pk > 0) {
+      out.class_peak_ns[c] += static_cast<double>(op.flops) * share / pk / 1e3;
+    } else {
+      out.class_peak_unknown[c] = true;
     }
   }
+}
+
+// The op into its operator-name row (`by_name`: name -> top_ops index).
+void AddToOpRow(const TraceData& data, const CountedOp& op, int64_t kernel_ns, double pk,
+                absl::flat_hash_map<std::string, size_t>& by_name, ComputeSummary& out) {
+  const std::string name(data.strings.Get(op.op->name));
+  auto [it, fresh] = by_name.try_emplace(name, out.top_ops.size());
+  if (fresh) {
+    out.top_ops.push_back({});
+    out.top_ops.back().name = name;
+    out.top_ops.back().precision = PrecisionId(op.precision);
+  }
+  OpCompute& row = out.top_ops[it->second];
+  ++row.count;
+  row.flops = SaturatingAdd(row.flops, op.flops);
+  row.kernel_ns = SaturatingAdd(row.kernel_ns, kernel_ns);
+  if (row.precision != PrecisionId(op.precision)) row.precision = "mixed";
+  if (pk > 0 && !op.kernels.empty()) {
+    row.peak_ns += static_cast<double>(op.flops) / pk / 1e3;
+  } else if (!op.kernels.empty()) {
+    row.peak_known = false;
+  }
+}
+
+// The op into the step it started in (steps are sorted and disjoint), if any.
+void AddToStep(const AnalysisContext& ctx, const CountedOp& op, double pk, ComputeSummary& out) {
+  auto st = std::upper_bound(ctx.steps.begin(), ctx.steps.end(), op.op->start_ns,
+                             [](int64_t v, const Step& s) { return v < s.start_ns; });
+  if (st == ctx.steps.begin() || op.op->start_ns >= std::prev(st)->end_ns) return;
+  const size_t s = static_cast<size_t>(st - ctx.steps.begin()) - 1;
+  if (out.step_flops.size() < ctx.steps.size()) {
+    out.step_flops.assign(ctx.steps.size(), 0);
+    out.step_peak_ns.assign(ctx.steps.size(), 0);
+    out.step_peak_unknown.assign(ctx.steps.size(), 0);
+  }
+  out.step_flops[s] = SaturatingAdd(out.step_flops[s], op.flops);
+  if (!op.kernels.empty()) {
+    if (pk > 0) {
+      out.step_peak_ns[s] += static_cast<double>(op.flops) / pk / 1e3;
+    } else {
+      out.step_peak_unknown[s] = 1;
+    }
+  }
+}
+
+// Rates from the sums: window and kernel TFLOP/s and MFU, the top operators (sorted, cut
+// to top_n) and the per-step rows.
+void FinishRates(const AnalysisContext& ctx, double peak_ns, bool all_peaks, ComputeSummary& out) {
   out.window_tflops = Tflops(static_cast<double>(out.total_flops), ctx.window_ns());
   out.kernel_tflops = Tflops(static_cast<double>(out.gpu_flops), out.kernel_ns);
   out.mfu = out.gpu_flops > 0 && all_peaks && ctx.window_ns() > 0
@@ -281,6 +274,51 @@ void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
     out.steps.push_back({ctx.steps[s].number, out.step_flops[s],
                          Tflops(static_cast<double>(out.step_flops[s]), d), mfu});
   }
+}
+
+}  // namespace
+
+void ComputeEfficiency(const AnalysisContext& ctx, Summary* summary) {
+  const TraceData& data = *ctx.data;
+  ComputeSummary& out = summary->compute;
+  std::vector<CountedOp> ops = FindCountedOps(ctx);
+  if (ops.empty()) return;
+  out.present = true;
+  // Peak: KAIROS_PEAK_TFLOPS (options.peak_tflops, every dtype), else the first GPU
+  // device's table row.
+  const double override_peak = ctx.options->peak_tflops > 0 ? ctx.options->peak_tflops : -1;
+  const DeviceInfo* dev = ctx.devices.empty() ? nullptr : ctx.Device(ctx.devices.front().device);
+  out.device_name = dev != nullptr ? dev->name : "";
+  out.peak_source = override_peak > 0 ? "KAIROS_PEAK_TFLOPS" : "table";
+  auto peak = [&](Precision p) {
+    if (override_peak > 0) return override_peak;
+    return dev != nullptr ? PeakTflops(*dev, p) : -1.0;
+  };
+  // Attribution: an operator's FLOPs go to its kernels in proportion to their durations
+  // (equally when all are 0 ns); an op with no kernel ran on the CPU and counts in the
+  // window's FLOPs but in no kernel class.
+  absl::flat_hash_map<std::string, size_t> by_name;
+  double peak_ns = 0;  // sum over ops of flops / peak: time at peak
+  bool all_peaks = true;
+  for (CountedOp& op : ops) {
+    out.total_flops = SaturatingAdd(out.total_flops, op.flops);  // a read trace's counts can be anything
+    ++out.op_count;
+    const int64_t kernel_ns = KernelNs(data, op);
+    const double pk = op.kernels.empty() ? -1 : peak(op.precision);
+    if (!op.kernels.empty()) {
+      out.gpu_flops = SaturatingAdd(out.gpu_flops, op.flops);
+      out.kernel_ns = SaturatingAdd(out.kernel_ns, kernel_ns);
+      if (pk > 0) {
+        peak_ns += static_cast<double>(op.flops) / pk / 1e3;
+      } else {
+        all_peaks = false;
+      }
+    }
+    AddToKernelClasses(data, op, kernel_ns, pk, out);
+    AddToOpRow(data, op, kernel_ns, pk, by_name, out);
+    AddToStep(ctx, op, pk, out);
+  }
+  FinishRates(ctx, peak_ns, all_peaks, out);
 }
 
 }  // namespace kairos::internal

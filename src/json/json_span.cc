@@ -382,6 +382,56 @@ inline JsonSpanStatus JsonSpanReader::Element(JsonValue* v, int depth) {
   return Value(v, depth);
 }
 
+// An object's members after its '{', reusing v's member slots.
+inline JsonSpanStatus JsonSpanReader::Object(JsonValue* v, int depth) {
+  v->type = JsonValue::Type::kObject;
+  if (!SkipSpace()) return kNeedMore;
+  if (*p_ == '}') {
+    ++p_;
+    v->members.clear();
+    return kOk;
+  }
+  size_t n = 0;
+  for (;;) {
+    if (n == v->members.size()) v->members.emplace_back();
+    auto& member = v->members[n++];
+    if (!SkipSpace()) return kNeedMore;
+    if (*p_ != '"') return kInvalid;
+    if (JsonSpanStatus s = Key(&member.first); s != kOk) return s;
+    if (!SkipSpace()) return kNeedMore;
+    if (*p_++ != ':') return kInvalid;
+    if (JsonSpanStatus s = Element(&member.second, depth + 1); s != kOk) return s;
+    if (!SkipSpace()) return kNeedMore;
+    const char sep = *p_++;
+    if (sep == '}') break;
+    if (sep != ',') return kInvalid;
+  }
+  v->members.resize(n);
+  return kOk;
+}
+
+// An array's items after its '[', reusing v's item slots.
+inline JsonSpanStatus JsonSpanReader::Array(JsonValue* v, int depth) {
+  v->type = JsonValue::Type::kArray;
+  if (!SkipSpace()) return kNeedMore;
+  if (*p_ == ']') {
+    ++p_;
+    v->items.clear();
+    return kOk;
+  }
+  size_t n = 0;
+  for (;;) {
+    if (n == v->items.size()) v->items.emplace_back();
+    if (JsonSpanStatus s = Element(&v->items[n++], depth + 1); s != kOk) return s;
+    if (!SkipSpace()) return kNeedMore;
+    const char sep = *p_++;
+    if (sep == ']') break;
+    if (sep != ',') return kInvalid;
+  }
+  v->items.resize(n);
+  return kOk;
+}
+
 JsonSpanStatus JsonSpanReader::Value(JsonValue* v, int depth) {
   if (!SkipSpace()) return kNeedMore;
   const char c = *p_;
@@ -393,56 +443,11 @@ JsonSpanStatus JsonSpanReader::Value(JsonValue* v, int depth) {
   if (c != '{') v->members.clear();
   if (c != '[') v->items.clear();
   switch (c) {
-    case '{': {
+    case '{':
+    case '[':
       if (depth >= max_depth_) return kInvalid;
       ++p_;
-      v->type = JsonValue::Type::kObject;
-      if (!SkipSpace()) return kNeedMore;
-      if (*p_ == '}') {
-        ++p_;
-        v->members.clear();
-        return kOk;
-      }
-      size_t n = 0;
-      for (;;) {
-        if (n == v->members.size()) v->members.emplace_back();
-        auto& member = v->members[n++];
-        if (!SkipSpace()) return kNeedMore;
-        if (*p_ != '"') return kInvalid;
-        if (JsonSpanStatus s = Key(&member.first); s != kOk) return s;
-        if (!SkipSpace()) return kNeedMore;
-        if (*p_++ != ':') return kInvalid;
-        if (JsonSpanStatus s = Element(&member.second, depth + 1); s != kOk) return s;
-        if (!SkipSpace()) return kNeedMore;
-        const char sep = *p_++;
-        if (sep == '}') break;
-        if (sep != ',') return kInvalid;
-      }
-      v->members.resize(n);
-      return kOk;
-    }
-    case '[': {
-      if (depth >= max_depth_) return kInvalid;
-      ++p_;
-      v->type = JsonValue::Type::kArray;
-      if (!SkipSpace()) return kNeedMore;
-      if (*p_ == ']') {
-        ++p_;
-        v->items.clear();
-        return kOk;
-      }
-      size_t n = 0;
-      for (;;) {
-        if (n == v->items.size()) v->items.emplace_back();
-        if (JsonSpanStatus s = Element(&v->items[n++], depth + 1); s != kOk) return s;
-        if (!SkipSpace()) return kNeedMore;
-        const char sep = *p_++;
-        if (sep == ']') break;
-        if (sep != ',') return kInvalid;
-      }
-      v->items.resize(n);
-      return kOk;
-    }
+      return c == '{' ? Object(v, depth) : Array(v, depth);
     case '"':
       v->type = JsonValue::Type::kString;
       return String(&v->text);

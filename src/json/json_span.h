@@ -64,6 +64,8 @@ class JsonSpanReader {
 
  private:
   JsonSpanStatus Element(JsonValue* v, int depth);  // Value() inside a container
+  JsonSpanStatus Object(JsonValue* v, int depth);   // Value() of '{' after it
+  JsonSpanStatus Array(JsonValue* v, int depth);    // Value() of '[' after it
   JsonSpanStatus Key(std::string* out);             // String() for object keys
   JsonSpanStatus Escape(std::string* out);          // after the backslash
   JsonSpanStatus UnicodeEscape(std::string* out);   // after \u

@@ -1,16 +1,11 @@
 // File: json_reader.cc
-// Layer: kairos_output. See json_reader.h. Byte sources (plain, gzip, zstd) feeding
-// kairos_json's pull parser, which yields one JsonValue per trace event. The mapping of
-// events back to a TraceData is json_reader_trace.cc.
+// Layer: kairos_output. See json_reader.h. Walks a trace's top-level object with kairos_json's
+// pull parser and reads each traceEvents element into a KinetoEvent. The byte sources (plain,
+// gzip, zstd) are trace_file_source.cc; the mapping of events back to a TraceData is
+// json_reader_trace.cc.
 // Threading: no shared state.
 #include "output/json_reader.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-#include <zlib.h>
-#include <zstd.h>
-
-#include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -23,142 +18,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "util/checked_time.h"
-#include "util/input_file.h"
 #include "json/json_span.h"
+#include "output/trace_file_source.h"
 
 namespace kairos {
 namespace {
 
-constexpr size_t kChunk = JsonStreamParser::kChunk;
-
-// ---- Byte sources ----
-
 using Source = JsonByteSource;
-
-class FdSource : public Source {
- public:
-  FdSource(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  ~FdSource() override { close(fd_); }
-  absl::StatusOr<size_t> Read(char* buf, size_t cap) override {
-    if (!pending_.empty()) {  // the magic-byte probe
-      size_t n = std::min(cap, pending_.size());
-      memcpy(buf, pending_.data(), n);
-      pending_.erase(0, n);
-      return n;
-    }
-    for (;;) {
-      ssize_t n = read(fd_, buf, cap);
-      if (n >= 0) return static_cast<size_t>(n);
-      if (errno != EINTR) return absl::InternalError(absl::StrCat(path_, ": read: ", strerror(errno)));
-    }
-  }
-  std::string pending_;
-
- private:
-  int fd_;
-  std::string path_;
-};
-
-class GzipSource : public Source {
- public:
-  explicit GzipSource(std::unique_ptr<Source> in) : in_(std::move(in)), buf_(new char[kChunk]) {
-    memset(&z_, 0, sizeof(z_));
-    ok_ = inflateInit2(&z_, 16 + MAX_WBITS) == Z_OK;  // 16: gzip header
-  }
-  ~GzipSource() override { inflateEnd(&z_); }
-  absl::StatusOr<size_t> Read(char* out, size_t cap) override {
-    if (!ok_) return absl::InternalError("gzip: inflateInit2 failed");
-    z_.next_out = reinterpret_cast<Bytef*>(out);
-    z_.avail_out = static_cast<uInt>(cap);
-    while (z_.avail_out == cap && !done_) {
-      if (z_.avail_in == 0) {
-        auto n = in_->Read(buf_.get(), kChunk);
-        if (!n.ok()) return n.status();
-        if (*n == 0) return absl::DataLossError("gzip: truncated stream");
-        z_.next_in = reinterpret_cast<Bytef*>(buf_.get());
-        z_.avail_in = static_cast<uInt>(*n);
-      }
-      int r = inflate(&z_, Z_NO_FLUSH);
-      if (r == Z_STREAM_END) {
-        done_ = true;
-      } else if (r != Z_OK && r != Z_BUF_ERROR) {
-        return absl::DataLossError(absl::StrCat("gzip: ", z_.msg ? z_.msg : "corrupt data"));
-      }
-    }
-    return cap - z_.avail_out;
-  }
-
- private:
-  std::unique_ptr<Source> in_;
-  std::unique_ptr<char[]> buf_;
-  z_stream z_;
-  bool ok_ = false;
-  bool done_ = false;
-};
-
-class ZstdSource : public Source {
- public:
-  explicit ZstdSource(std::unique_ptr<Source> in)
-      : in_(std::move(in)), buf_(new char[kChunk]), dctx_(ZSTD_createDCtx()) {}
-  ~ZstdSource() override { ZSTD_freeDCtx(dctx_); }
-  absl::StatusOr<size_t> Read(char* out, size_t cap) override {
-    if (!dctx_) return absl::ResourceExhaustedError("zstd: cannot create context");
-    ZSTD_outBuffer o{out, cap, 0};
-    while (o.pos == 0) {
-      if (in_pos_ == in_len_) {
-        auto n = in_->Read(buf_.get(), kChunk);
-        if (!n.ok()) return n.status();
-        if (*n == 0) {
-          if (last_ret_ != 0) return absl::DataLossError("zstd: truncated stream");
-          return size_t{0};
-        }
-        in_len_ = *n;
-        in_pos_ = 0;
-      }
-      ZSTD_inBuffer i{buf_.get(), in_len_, in_pos_};
-      last_ret_ = ZSTD_decompressStream(dctx_, &o, &i);
-      in_pos_ = i.pos;
-      if (ZSTD_isError(last_ret_)) return absl::DataLossError(absl::StrCat("zstd: ", ZSTD_getErrorName(last_ret_)));
-    }
-    return o.pos;
-  }
-
- private:
-  std::unique_ptr<Source> in_;
-  std::unique_ptr<char[]> buf_;
-  ZSTD_DCtx* dctx_;
-  size_t in_len_ = 0, in_pos_ = 0, last_ret_ = 0;
-};
-
-}  // namespace
-
-namespace internal {
-// Opens `path` and picks the decompressor from its first bytes (gzip 1f 8b, zstd 28 b5 2f fd).
-absl::StatusOr<std::unique_ptr<Source>> OpenTraceSource(const std::string& path);
-}  // namespace internal
-
-absl::StatusOr<std::unique_ptr<Source>> internal::OpenTraceSource(const std::string& path) {
-  // Never blocks on a FIFO, never reads a device or directory (input_file.h).
-  absl::StatusOr<int> fd = OpenInputFile(path);
-  if (!fd.ok()) return fd.status();
-  auto raw = std::make_unique<FdSource>(*fd, path);
-  char magic[4];
-  size_t have = 0;
-  while (have < 4) {
-    auto n = raw->Read(magic + have, 4 - have);
-    if (!n.ok()) return n.status();
-    if (*n == 0) break;
-    have += *n;
-  }
-  raw->pending_.assign(magic, have);
-  if (have >= 2 && uint8_t(magic[0]) == 0x1f && uint8_t(magic[1]) == 0x8b)
-    return std::unique_ptr<Source>(new GzipSource(std::move(raw)));
-  if (have == 4 && !memcmp(magic, "\x28\xb5\x2f\xfd", 4))
-    return std::unique_ptr<Source>(new ZstdSource(std::move(raw)));
-  return std::unique_ptr<Source>(std::move(raw));
-}
-
-namespace {
 
 // ---- Driver: walks the top-level object, one traceEvents element at a time ----
 
@@ -362,6 +228,9 @@ class EventParser {
  private:
   JsonSpanStatus Text(JsonSpanReader& r, std::string* out);
   JsonSpanStatus Time(JsonSpanReader& r, std::string_view key, int64_t base_ns, int64_t* out);
+  JsonSpanStatus MemberKey(JsonSpanReader& r, Key* k);
+  JsonSpanStatus MemberValue(JsonSpanReader& r, Key k, uint32_t seen, int64_t base_ns);
+  void ClearMissing(uint32_t seen);
 
   // Event categories have different args shapes (a cpu_op has 1 key, a kernel 16): args
   // are parsed into a slot kept per category, so the keys and values of the previous event
@@ -469,6 +338,56 @@ JsonSpanStatus EventParser::Time(JsonSpanReader& r, std::string_view key, int64_
   return JsonSpanStatus::kOk;
 }
 
+// The member's key, at its opening quote: the Kineto keys matched on their bytes, anything
+// else read as a string and classified.
+JsonSpanStatus EventParser::MemberKey(JsonSpanReader& r, Key* k) {
+  if (size_t n = QuickKey(r.pos(), r.end(), k); n != 0) {
+    r.Consume(n);
+    return JsonSpanStatus::kOk;
+  }
+  std::string_view key;
+  if (JsonSpanStatus s = r.StringView(&key, &key_scratch_); s != JsonSpanStatus::kOk) return s;
+  *k = KeyOf(key);
+  return JsonSpanStatus::kOk;
+}
+
+// The value of member `k` into its KinetoEvent field (skipped for other keys).
+JsonSpanStatus EventParser::MemberValue(JsonSpanReader& r, Key k, uint32_t seen, int64_t base_ns) {
+  switch (k) {
+    case Key::kPh: return Text(r, &ev_.ph);
+    case Key::kCat: return Text(r, &ev_.cat);
+    case Key::kName: return Text(r, &ev_.name);
+    case Key::kPid: return r.Value(&ev_.pid, 1);
+    case Key::kTid: return r.Value(&ev_.tid, 1);
+    case Key::kId: return r.Value(&ev_.id, 1);
+    case Key::kArgs:
+      TakeArgsSlot((seen & Bit(Key::kCat)) ? std::string_view(ev_.cat) : std::string_view());
+      return r.Value(&ev_.args, 1);
+    case Key::kTs:
+      ev_.has_ts = true;
+      return Time(r, "ts", base_ns, &ev_.ts_ns);
+    case Key::kDur:
+      ev_.has_dur = true;
+      return Time(r, "dur", 0, &ev_.dur_ns);
+    default: return r.Skip(1);
+  }
+}
+
+// Keys this event lacks read as a fresh KinetoEvent's; the slots of keys it has keep their
+// capacity for the next event.
+void EventParser::ClearMissing(uint32_t seen) {
+  if (!(seen & Bit(Key::kPh))) ev_.ph.clear();
+  if (!(seen & Bit(Key::kCat))) ev_.cat.clear();
+  if (!(seen & Bit(Key::kName))) ev_.name.clear();
+  if (!(seen & Bit(Key::kPid))) SetNull(&ev_.pid);
+  if (!(seen & Bit(Key::kTid))) SetNull(&ev_.tid);
+  if (!(seen & Bit(Key::kId))) SetNull(&ev_.id);
+  if (!(seen & Bit(Key::kArgs))) {
+    ReturnArgsSlot();
+    SetNull(&ev_.args);
+  }
+}
+
 JsonSpanStatus EventParser::Parse(JsonSpanReader& r, int64_t base_ns) {
   constexpr JsonSpanStatus kOk = JsonSpanStatus::kOk, kNeedMore = JsonSpanStatus::kNeedMore,
                            kInvalid = JsonSpanStatus::kInvalid;
@@ -489,55 +408,13 @@ JsonSpanStatus EventParser::Parse(JsonSpanReader& r, int64_t base_ns) {
       if (!r.SkipSpace()) return kNeedMore;
       if (r.cur() != '"') return kInvalid;
       Key k;
-      if (size_t n = QuickKey(r.pos(), r.end(), &k); n != 0) {
-        r.Consume(n);
-      } else {
-        std::string_view key;
-        if (JsonSpanStatus s = r.StringView(&key, &key_scratch_); s != kOk) return s;
-        k = KeyOf(key);
-      }
+      if (JsonSpanStatus s = MemberKey(r, &k); s != kOk) return s;
       if (!r.SkipSpace()) return kNeedMore;
       if (r.cur() != ':') return kInvalid;
       r.Advance();
       if (!r.SkipSpace()) return kNeedMore;
       seen |= Bit(k);
-      JsonSpanStatus s;
-      switch (k) {
-        case Key::kPh:
-          s = Text(r, &ev_.ph);
-          break;
-        case Key::kCat:
-          s = Text(r, &ev_.cat);
-          break;
-        case Key::kName:
-          s = Text(r, &ev_.name);
-          break;
-        case Key::kPid:
-          s = r.Value(&ev_.pid, 1);
-          break;
-        case Key::kTid:
-          s = r.Value(&ev_.tid, 1);
-          break;
-        case Key::kId:
-          s = r.Value(&ev_.id, 1);
-          break;
-        case Key::kArgs:
-          TakeArgsSlot((seen & Bit(Key::kCat)) ? std::string_view(ev_.cat) : std::string_view());
-          s = r.Value(&ev_.args, 1);
-          break;
-        case Key::kTs:
-          s = Time(r, "ts", base_ns, &ev_.ts_ns);
-          ev_.has_ts = true;
-          break;
-        case Key::kDur:
-          s = Time(r, "dur", 0, &ev_.dur_ns);
-          ev_.has_dur = true;
-          break;
-        default:
-          s = r.Skip(1);
-          break;
-      }
-      if (s != kOk) return s;
+      if (JsonSpanStatus s = MemberValue(r, k, seen, base_ns); s != kOk) return s;
       if (!r.SkipSpace()) return kNeedMore;
       const char sep = r.cur();
       r.Advance();
@@ -545,18 +422,7 @@ JsonSpanStatus EventParser::Parse(JsonSpanReader& r, int64_t base_ns) {
       if (sep != ',') return kInvalid;
     }
   }
-  // Keys this event lacks read as a fresh KinetoEvent's; the slots of keys it has keep their
-  // capacity for the next event.
-  if (!(seen & Bit(Key::kPh))) ev_.ph.clear();
-  if (!(seen & Bit(Key::kCat))) ev_.cat.clear();
-  if (!(seen & Bit(Key::kName))) ev_.name.clear();
-  if (!(seen & Bit(Key::kPid))) SetNull(&ev_.pid);
-  if (!(seen & Bit(Key::kTid))) SetNull(&ev_.tid);
-  if (!(seen & Bit(Key::kId))) SetNull(&ev_.id);
-  if (!(seen & Bit(Key::kArgs))) {
-    ReturnArgsSlot();
-    SetNull(&ev_.args);
-  }
+  ClearMissing(seen);
   raw_.SetText(std::string_view(start, static_cast<size_t>(r.pos() - start)), &ev_.raw);
   return kOk;
 }
@@ -569,6 +435,89 @@ bool SkipByteOrderMark(JsonStreamParser& p) {
   if (!p.error().ok()) return false;
   if (p.window().substr(0, 3) == "\xEF\xBB\xBF") p.Skip(3);
   return true;
+}
+
+// The Kineto keys of an element the stream parser read whole (the slow path), into `ev`.
+absl::Status EventFromObject(const JsonValue& whole, int64_t base_ns, const JsonStreamParser& p,
+                             KinetoEvent& ev) {
+  KinetoRawEvent raw = ev.raw;
+  ev = KinetoEvent{};
+  ev.raw = raw;
+  for (auto& [k, v] : whole.members) {
+    if (k == "ph") ev.ph = v.text;
+    else if (k == "cat") ev.cat = v.text;
+    else if (k == "name") ev.name = v.text;
+    else if (k == "pid") ev.pid = v;
+    else if (k == "tid") ev.tid = v;
+    else if (k == "ts") {
+      int64_t rel = 0;
+      if (!MicrosToNs(v, &rel) || !AddNs(base_ns, rel, &ev.ts_ns))
+        return TimeOutOfRange("ts", v.text, p);
+      ev.has_ts = true;
+    } else if (k == "dur") {
+      if (!MicrosToNs(v, &ev.dur_ns)) return TimeOutOfRange("dur", v.text, p);
+      ev.has_dur = true;
+    }
+    else if (k == "id") ev.id = v;
+    else if (k == "args") ev.args = v;
+  }
+  return absl::OkStatus();
+}
+
+// Slow path: an element that is malformed, or cut off by the end of input. The stream parser
+// reads it again from its first byte and names the error, or (should the two readers ever
+// disagree) reads it the same way the fast path would have.
+absl::Status ReadElementWhole(JsonStreamParser& p, EventParser& events, int64_t base_ns,
+                              const KinetoJsonCallbacks& cb, KinetoJsonStats& st) {
+  KinetoEvent& ev = events.event();
+  JsonValue& whole = *events.raw().SetParsed(&ev.raw);
+  if (!p.ParseValue(&whole)) return p.error();
+  if (whole.type != JsonValue::Type::kObject) {
+    ++st.skipped;
+    return absl::OkStatus();
+  }
+  ++st.events;
+  if (absl::Status s = EventFromObject(whole, base_ns, p, ev); !s.ok()) return s;
+  if (!EndFits(ev)) return EndOutOfRange(ev, p);
+  if (cb.on_event) cb.on_event(ev);
+  return absl::OkStatus();
+}
+
+// The elements of traceEvents, after its '['. Fast path: each element read from the window;
+// when it runs past the bytes read, more are read and it starts again (the window grows for
+// an element larger than itself).
+absl::Status ReadTraceEvents(JsonStreamParser& p, EventParser& events, int64_t base_ns,
+                             const KinetoJsonCallbacks& cb, KinetoJsonStats& st) {
+  if (p.Consume(']')) return absl::OkStatus();
+  do {
+    JsonSpanStatus s;
+    size_t used = 0;
+    for (;;) {
+      const std::string_view w = p.window();
+      JsonSpanReader r(w.data(), w.data() + w.size());
+      s = events.Parse(r, base_ns);
+      used = static_cast<size_t>(r.pos() - w.data());
+      if (s != JsonSpanStatus::kNeedMore || !p.ReadMore()) break;
+    }
+    if (s != JsonSpanStatus::kOk) {
+      if (!p.error().ok()) return p.error();
+      if (absl::Status e = ReadElementWhole(p, events, base_ns, cb, st); !e.ok()) return e;
+      continue;
+    }
+    p.Skip(used);
+    if (!events.is_object()) {
+      ++st.skipped;
+      continue;
+    }
+    ++st.events;
+    KinetoEvent& ev = events.event();
+    if (!events.time_error_key().empty())
+      return TimeOutOfRange(events.time_error_key(), events.time_error_text(), p);
+    if (!EndFits(ev)) return EndOutOfRange(ev, p);
+    if (cb.on_event) cb.on_event(ev);
+  } while (p.Consume(','));
+  if (!p.Expect(']')) return p.error();
+  return absl::OkStatus();
 }
 
 absl::Status Drive(Source& src, const KinetoJsonCallbacks& cb, KinetoJsonStats* stats) {
@@ -592,70 +541,7 @@ absl::Status Drive(Source& src, const KinetoJsonCallbacks& cb, KinetoJsonStats* 
         continue;
       }
       if (!p.Expect('[')) return p.error();
-      if (p.Consume(']')) continue;
-      do {
-        // Fast path: the element read from the window; when it runs past the bytes read,
-        // more are read and it starts again (the window grows for an element larger
-        // than itself).
-        JsonSpanStatus s;
-        size_t used = 0;
-        for (;;) {
-          const std::string_view w = p.window();
-          JsonSpanReader r(w.data(), w.data() + w.size());
-          s = events->Parse(r, base_ns);
-          used = static_cast<size_t>(r.pos() - w.data());
-          if (s != JsonSpanStatus::kNeedMore || !p.ReadMore()) break;
-        }
-        KinetoEvent& ev = events->event();
-        if (s == JsonSpanStatus::kOk) {
-          p.Skip(used);
-          if (!events->is_object()) {
-            ++st.skipped;
-            continue;
-          }
-          ++st.events;
-          if (!events->time_error_key().empty())
-            return TimeOutOfRange(events->time_error_key(), events->time_error_text(), p);
-          if (!EndFits(ev)) return EndOutOfRange(ev, p);
-          if (cb.on_event) cb.on_event(ev);
-          continue;
-        }
-        if (!p.error().ok()) return p.error();
-        // Slow path: malformed, or cut off by the end of input. The stream parser reads it
-        // again from its first byte and names the error, or (should the two readers ever
-        // disagree) reads it the same way the fast path would have.
-        JsonValue& whole = *events->raw().SetParsed(&ev.raw);
-        if (!p.ParseValue(&whole)) return p.error();
-        if (whole.type != JsonValue::Type::kObject) {
-          ++st.skipped;
-          continue;
-        }
-        ++st.events;
-        KinetoRawEvent raw = ev.raw;
-        ev = KinetoEvent{};
-        ev.raw = raw;
-        for (auto& [k, v] : whole.members) {
-          if (k == "ph") ev.ph = v.text;
-          else if (k == "cat") ev.cat = v.text;
-          else if (k == "name") ev.name = v.text;
-          else if (k == "pid") ev.pid = v;
-          else if (k == "tid") ev.tid = v;
-          else if (k == "ts") {
-            int64_t rel = 0;
-            if (!MicrosToNs(v, &rel) || !AddNs(base_ns, rel, &ev.ts_ns))
-              return TimeOutOfRange("ts", v.text, p);
-            ev.has_ts = true;
-          } else if (k == "dur") {
-            if (!MicrosToNs(v, &ev.dur_ns)) return TimeOutOfRange("dur", v.text, p);
-            ev.has_dur = true;
-          }
-          else if (k == "id") ev.id = v;
-          else if (k == "args") ev.args = v;
-        }
-        if (!EndFits(ev)) return EndOutOfRange(ev, p);
-        if (cb.on_event) cb.on_event(ev);
-      } while (p.Consume(','));
-      if (!p.Expect(']')) return p.error();
+      if (absl::Status s = ReadTraceEvents(p, *events, base_ns, cb, st); !s.ok()) return s;
     } while (p.Consume(','));
     if (!p.Expect('}')) return p.error();
   }

@@ -1,7 +1,8 @@
 // File: json_reader_trace.cc
 // Layer: kairos_output. The TraceData side of json_reader.h: maps Kineto trace events and
 // args back to Event kinds, tracks, side-table rows and flow flags (ReadKinetoJsonTrace,
-// ApplyKinetoArgs, shared with the Perfetto reader). The streaming parser is json_reader.cc.
+// ApplyKinetoArgs, shared with the Perfetto reader). The streaming parser is json_reader.cc,
+// the side-table rows detail_rows.cc.
 // Threading: no shared state.
 #include <algorithm>
 #include <array>
@@ -12,7 +13,6 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/string_view.h"
 #include "util/checked_time.h"
 #include "model/detail_values.h"
 #include "model/flops.h"
@@ -109,74 +109,6 @@ void ReadCollective(const JsonValue& args, const Event& e, TraceData& data) {
 
 }  // namespace
 
-// ---- Side-table rows ----
-
-template <typename Row>
-uint32_t internal::DetailRows::Intern(const Row& row, std::vector<Row>& table,
-                                      absl::flat_hash_map<std::string, uint32_t>& index) {
-  // absl's string_view: this absl build's heterogeneous lookup takes it, not std's.
-  const absl::string_view bytes(reinterpret_cast<const char*>(&row), sizeof(Row));
-  auto it = index.find(bytes);
-  if (it != index.end()) return it->second;
-  const uint32_t i = static_cast<uint32_t>(table.size());
-  table.push_back(row);
-  index.emplace(std::string(bytes), i);
-  return i;
-}
-
-// Each for_analysis row copies the fields src/analysis reads into a zero-filled row (so the
-// padding and every unread field are zero) and interns it. A field the analysis starts to
-// read must be copied here too.
-uint32_t internal::DetailRows::Add(const KernelDetail& row, std::vector<KernelDetail>& table) {
-  if (!for_analysis_) {
-    table.push_back(row);
-    return static_cast<uint32_t>(table.size() - 1);
-  }
-  KernelDetail k;
-  memset(&k, 0, sizeof(k));
-  memcpy(k.grid, row.grid, sizeof(k.grid));  // ShapeOf (sm_metrics.cc): blocks, occupancy
-  memcpy(k.block, row.block, sizeof(k.block));
-  k.registers_per_thread = row.registers_per_thread;
-  k.static_shared_memory = row.static_shared_memory;
-  k.dynamic_shared_memory = row.dynamic_shared_memory;
-  return Intern(k, table, kernels_);
-}
-
-uint32_t internal::DetailRows::Add(const MemcpyDetail& row, std::vector<MemcpyDetail>& table) {
-  if (!for_analysis_) {
-    table.push_back(row);
-    return static_cast<uint32_t>(table.size() - 1);
-  }
-  MemcpyDetail m;
-  memset(&m, 0, sizeof(m));
-  m.bytes = row.bytes;  // the copy detectors (antipatterns_*.cc, ResolveLaunches)
-  m.copy_kind = row.copy_kind;
-  m.src_kind = row.src_kind;
-  m.dst_kind = row.dst_kind;
-  return Intern(m, table, memcpys_);
-}
-
-uint32_t internal::DetailRows::Add(const MemsetDetail& row, std::vector<MemsetDetail>& table) {
-  if (!for_analysis_) {
-    table.push_back(row);
-    return static_cast<uint32_t>(table.size() - 1);
-  }
-  MemsetDetail m;  // the analysis reads no memset field: one all-zero row
-  memset(&m, 0, sizeof(m));
-  return Intern(m, table, memsets_);
-}
-
-uint32_t internal::DetailRows::Add(const SyncDetail& row, std::vector<SyncDetail>& table) {
-  if (!for_analysis_) {
-    table.push_back(row);
-    return static_cast<uint32_t>(table.size() - 1);
-  }
-  SyncDetail d;
-  memset(&d, 0, sizeof(d));
-  d.sync_type = row.sync_type;  // ExcessiveSync (antipatterns_host.cc) skips Stream Wait Event
-  return Intern(d, table, syncs_);
-}
-
 namespace {
 // A cpu_op's FLOPs (docs/FLOPS.md): its "flops" arg, else computed from its "Input Dims" (and
 // "Concrete Inputs" for convolutions) when the operator has a shape formula, so PyTorch's own
@@ -236,15 +168,11 @@ bool ReadOpFlops(const JsonValue& args, std::string_view name, TraceData& data, 
 }
 }  // namespace
 
-void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, TraceData& data,
-                               Event& e, DetailRows& rows) {
-  namespace arg_keys = internal::arg_keys;
-  using internal::MemcpyKindName;
-  using internal::MemoryKindName;
-  using internal::SyncKindName;
-  using internal::kMemcpyKindCount;
-  using internal::kMemoryKindCount;
-  if (args.type != JsonValue::Type::kObject) return;
+namespace {
+namespace arg_keys = internal::arg_keys;
+
+// The keys every kind may carry: ids that link events, the CUPTI callback id, "finished".
+void ReadCommonArgs(const JsonValue& args, Event& e) {
   const JsonValue* v;
   if ((v = args.Find(arg_keys::kExternalId)) || (v = args.Find("external id")))
     e.external_id = static_cast<uint32_t>(v->AsUint());
@@ -252,154 +180,191 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
   if ((v = args.Find(arg_keys::kCbid))) e.aux = static_cast<uint16_t>(v->AsUint());
   if ((v = args.Find(arg_keys::kFinished)) && v->type == JsonValue::Type::kBool && !v->boolean)
     e.flags |= kFlagUnfinished;
+}
+
+void ReadKernelArgs(const JsonValue& args, TraceData& data, Event& e, internal::DetailRows& rows) {
+  ReadCollective(args, e, data);
+  if (!args.Find(arg_keys::kGrid) && !args.Find(arg_keys::kDevice)) return;
+  KernelDetail k;
+  memset(&k, 0, sizeof(k));
+  const JsonValue* grid = args.Find(arg_keys::kGrid);
+  const JsonValue* block = args.Find(arg_keys::kBlock);
+  for (int i = 0; i < 3; ++i) {
+    k.grid[i] = grid && i < int(grid->items.size()) ? uint32_t(grid->items[i].AsUint()) : 1;
+    k.block[i] = block && i < int(block->items.size()) ? uint32_t(block->items[i].AsUint()) : 1;
+  }
+  k.device = U32(args, arg_keys::kDevice);
+  k.context = U32(args, arg_keys::kContext);
+  k.stream = StreamArg(args.Find(arg_keys::kStream));
+  k.registers_per_thread = U32(args, arg_keys::kRegistersPerThread);
+  k.static_shared_memory = U32(args, arg_keys::kSharedMemory);  // JSON has only the sum
+  if (const JsonValue* v = args.Find(arg_keys::kQueued)) k.queued = v->AsUint();
+  ReadGraphAndChannel(args, &k);
+  e.detail = rows.Add(k, data.kernels);
+}
+
+void ReadMemcpyArgs(const JsonValue& args, std::string_view name, TraceData& data, Event& e,
+                    internal::DetailRows& rows) {
+  using internal::MemoryKindName;
+  using internal::kMemoryKindCount;
+  MemcpyDetail m;
+  memset(&m, 0, sizeof(m));
+  // "Memcpy <kind> (<src> -> <dst>)"
+  size_t open = name.find(" ("), arrow = name.find(" -> "), close = name.rfind(')');
+  if (name.substr(0, 7) == "Memcpy " && open != std::string_view::npos &&
+      arrow != std::string_view::npos && close != std::string_view::npos && arrow > open) {
+    m.copy_kind = IndexOfName(name.substr(7, open - 7), internal::MemcpyKindName,
+                              internal::kMemcpyKindCount);
+    m.src_kind = IndexOfName(name.substr(open + 2, arrow - open - 2), MemoryKindName, kMemoryKindCount);
+    m.dst_kind = IndexOfName(name.substr(arrow + 4, close - arrow - 4), MemoryKindName, kMemoryKindCount);
+  }
+  if (args.Find(arg_keys::kFromDevice)) {
+    m.copy_kind = kMemcpyPtoP;
+    m.src_device = U32(args, arg_keys::kFromDevice);
+    m.device = U32(args, arg_keys::kInDevice);
+    m.dst_device = U32(args, arg_keys::kToDevice);
+    m.src_context = U32(args, arg_keys::kFromContext);
+    m.context = U32(args, arg_keys::kInContext);
+    m.dst_context = U32(args, arg_keys::kToContext);
+  } else {
+    m.device = U32(args, arg_keys::kDevice);
+    m.context = U32(args, arg_keys::kContext);
+  }
+  ReadTransferTail(args, &m);
+  e.detail = rows.Add(m, data.memcpys);
+}
+
+void ReadMemsetArgs(const JsonValue& args, std::string_view name, TraceData& data, Event& e,
+                    internal::DetailRows& rows) {
+  MemsetDetail m;
+  memset(&m, 0, sizeof(m));
+  size_t open = name.find('('), close = name.rfind(')');
+  if (open != std::string_view::npos && close != std::string_view::npos && close > open)
+    m.memory_kind = IndexOfName(name.substr(open + 1, close - open - 1), internal::MemoryKindName,
+                                internal::kMemoryKindCount);
+  m.device = U32(args, arg_keys::kDevice);
+  m.context = U32(args, arg_keys::kContext);
+  ReadTransferTail(args, &m);
+  e.detail = rows.Add(m, data.memsets);
+}
+
+// A synchronization (what it waited on) or a CUDA event record (which event).
+void ReadSyncArgs(const JsonValue& args, std::string_view name, TraceData& data, Event& e,
+                  internal::DetailRows& rows) {
+  if (!args.Find(arg_keys::kDevice) && !args.Find(arg_keys::kStream)) return;
+  SyncDetail sd;
+  memset(&sd, 0, sizeof(sd));
+  sd.wait_on_stream = -1;
+  if (e.kind == EventKind::kSync) {
+    const JsonValue* v = args.Find(arg_keys::kSyncKind);
+    std::string_view kind_name = v ? std::string_view(v->text) : name;
+    for (uint8_t t = kSyncEvent; t <= kSyncContext; ++t)
+      if (kind_name == internal::SyncKindName(t)) sd.sync_type = t;
+    if ((v = args.Find(arg_keys::kWaitOnStream))) sd.wait_on_stream = v->AsInt(-1);
+    // -1 (unknown, libkineto's and kairos' spelling) is the event model's 0.
+    if ((v = args.Find(arg_keys::kWaitOnEventRecordCorr)) && v->AsInt(0) > 0)
+      sd.wait_on_event_record_correlation = static_cast<uint32_t>(v->AsUint());
+    sd.cuda_event_id = U32(args, arg_keys::kWaitOnEventId);
+  } else {
+    sd.cuda_event_id = U32(args, arg_keys::kEventId);
+  }
+  sd.device = U32(args, arg_keys::kDevice);
+  sd.context = U32(args, arg_keys::kContext);
+  sd.stream = StreamArg(args.Find(arg_keys::kStream));
+  e.detail = rows.Add(sd, data.syncs);
+}
+
+bool TrueArg(const JsonValue& args, const char* key) {
+  const JsonValue* v = args.Find(key);
+  return v && v->type == JsonValue::Type::kBool && v->boolean;
+}
+
+// PyTorch's profile_memory event, or kairos' (docs/MEMORY.md); the analysis reads it.
+void ReadMemoryEvent(const JsonValue& args, TraceData& data, Event& e) {
+  MemoryDetail m;
+  memset(&m, 0, sizeof(m));
+  m.stream = kNoStream;
+  const JsonValue* v;
+  if ((v = args.Find(arg_keys::kDeviceType))) m.device_type = static_cast<uint8_t>(v->AsInt(0));
+  if ((v = args.Find(arg_keys::kDeviceId))) m.device = static_cast<int32_t>(v->AsInt(-1));
+  if ((v = args.Find(arg_keys::kAddr))) m.addr = v->AsUint();
+  m.bytes = ClampMemoryBytes(args.Find(arg_keys::kMemBytes)->AsInt(0));
+  if ((v = args.Find(arg_keys::kTotalAllocated))) m.total_allocated = ClampMemoryBytes(v->AsInt(0));
+  if ((v = args.Find(arg_keys::kTotalReserved))) m.total_reserved = ClampMemoryBytes(v->AsInt(0));
+  if ((v = args.Find(arg_keys::kMemoryKind)))
+    m.memory_kind = IndexOfName(v->text, internal::MemoryKindName, internal::kMemoryKindCount);
+  if ((v = args.Find(arg_keys::kStream))) m.stream = StreamArg(v);
+  if ((v = args.Find(arg_keys::kPool))) m.pool = v->AsUint();
+  if (TrueArg(args, arg_keys::kAsync)) m.flags |= kMemoryAsync;
+  if (TrueArg(args, arg_keys::kFreedBeforeWindow)) m.flags |= kMemoryFreeBeforeWindow;
+  e.aux = kAuxMemory;
+  e.detail = static_cast<uint32_t>(data.memory.size());
+  data.memory.push_back(m);
+}
+
+// An NVTX payload keeps its JSON number's type: a fraction or exponent is a double, a minus
+// sign an int64, anything else a uint64.
+void ReadPayload(const JsonValue& payload, CpuArgs& a) {
+  const std::string& t = payload.text;
+  if (t.find_first_of(".eE") != std::string::npos) {
+    double d = payload.AsDouble();
+    a.payload_type = kPayloadDouble;
+    memcpy(&a.payload_bits, &d, 8);
+  } else if (!t.empty() && t[0] == '-') {
+    a.payload_type = kPayloadI64;
+    a.payload_bits = static_cast<uint64_t>(payload.AsInt());
+  } else {
+    a.payload_type = kPayloadU64;
+    a.payload_bits = payload.AsUint();
+  }
+}
+
+// An annotation's NVTX attributes (domain, category, color, payload), when it has any.
+void ReadAnnotationArgs(const JsonValue& args, TraceData& data, Event& e) {
+  const JsonValue* dom = args.Find(arg_keys::kDomain);
+  const JsonValue* cat = args.Find(arg_keys::kCategory);
+  const JsonValue* color = args.Find(arg_keys::kColor);
+  const JsonValue* payload = args.Find(arg_keys::kPayload);
+  if (!dom && !cat && !color && !payload) return;
+  CpuArgs a{};
+  if (dom) a.domain = data.strings.Intern(dom->text);
+  if (cat && cat->is_string()) a.category = data.strings.Intern(cat->text);
+  if (cat && cat->is_number()) a.category_id = static_cast<uint32_t>(cat->AsUint());
+  if (color && color->text.size() == 7 && color->text[0] == '#') {
+    a.has_color = 1;
+    a.color_argb = 0xFF000000u | static_cast<uint32_t>(strtoul(color->text.c_str() + 1, nullptr, 16));
+  }
+  if (payload && payload->is_number()) ReadPayload(*payload, a);
+  e.detail = static_cast<uint32_t>(data.cpu_args.size());
+  data.cpu_args.push_back(a);
+}
+
+void ReadHostArgs(const JsonValue& args, std::string_view name, TraceData& data, Event& e,
+                  internal::DetailRows& rows) {
+  if (e.kind == EventKind::kCpuOp && ReadOpFlops(args, name, data, e, rows)) return;
+  if (e.kind == EventKind::kInstant && name == "[memory]" && args.Find(arg_keys::kMemBytes)) {
+    ReadMemoryEvent(args, data, e);
+    return;
+  }
+  if (rows.for_analysis()) return;  // the analysis reads no other CpuArgs
+  ReadAnnotationArgs(args, data, e);
+}
+
+}  // namespace
+
+void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, TraceData& data,
+                               Event& e, DetailRows& rows) {
+  if (args.type != JsonValue::Type::kObject) return;
+  ReadCommonArgs(args, e);
   switch (e.kind) {
-    case EventKind::kKernel: {
-      ReadCollective(args, e, data);
-      if (!args.Find(arg_keys::kGrid) && !args.Find(arg_keys::kDevice)) return;
-      KernelDetail k;
-      memset(&k, 0, sizeof(k));
-      const JsonValue* grid = args.Find(arg_keys::kGrid);
-      const JsonValue* block = args.Find(arg_keys::kBlock);
-      for (int i = 0; i < 3; ++i) {
-        k.grid[i] = grid && i < int(grid->items.size()) ? uint32_t(grid->items[i].AsUint()) : 1;
-        k.block[i] = block && i < int(block->items.size()) ? uint32_t(block->items[i].AsUint()) : 1;
-      }
-      k.device = U32(args, arg_keys::kDevice);
-      k.context = U32(args, arg_keys::kContext);
-      k.stream = StreamArg(args.Find(arg_keys::kStream));
-      k.registers_per_thread = U32(args, arg_keys::kRegistersPerThread);
-      k.static_shared_memory = U32(args, arg_keys::kSharedMemory);  // JSON has only the sum
-      if ((v = args.Find(arg_keys::kQueued))) k.queued = v->AsUint();
-      ReadGraphAndChannel(args, &k);
-      e.detail = rows.Add(k, data.kernels);
-      return;
-    }
-    case EventKind::kMemcpy: {
-      MemcpyDetail m;
-      memset(&m, 0, sizeof(m));
-      // "Memcpy <kind> (<src> -> <dst>)"
-      size_t open = name.find(" ("), arrow = name.find(" -> "), close = name.rfind(')');
-      if (name.substr(0, 7) == "Memcpy " && open != std::string_view::npos &&
-          arrow != std::string_view::npos && close != std::string_view::npos && arrow > open) {
-        m.copy_kind = IndexOfName(name.substr(7, open - 7), MemcpyKindName, kMemcpyKindCount);
-        m.src_kind = IndexOfName(name.substr(open + 2, arrow - open - 2), MemoryKindName, kMemoryKindCount);
-        m.dst_kind = IndexOfName(name.substr(arrow + 4, close - arrow - 4), MemoryKindName, kMemoryKindCount);
-      }
-      if (args.Find(arg_keys::kFromDevice)) {
-        m.copy_kind = kMemcpyPtoP;
-        m.src_device = U32(args, arg_keys::kFromDevice);
-        m.device = U32(args, arg_keys::kInDevice);
-        m.dst_device = U32(args, arg_keys::kToDevice);
-        m.src_context = U32(args, arg_keys::kFromContext);
-        m.context = U32(args, arg_keys::kInContext);
-        m.dst_context = U32(args, arg_keys::kToContext);
-      } else {
-        m.device = U32(args, arg_keys::kDevice);
-        m.context = U32(args, arg_keys::kContext);
-      }
-      ReadTransferTail(args, &m);
-      e.detail = rows.Add(m, data.memcpys);
-      return;
-    }
-    case EventKind::kMemset: {
-      MemsetDetail m;
-      memset(&m, 0, sizeof(m));
-      size_t open = name.find('('), close = name.rfind(')');
-      if (open != std::string_view::npos && close != std::string_view::npos && close > open)
-        m.memory_kind = IndexOfName(name.substr(open + 1, close - open - 1), MemoryKindName, kMemoryKindCount);
-      m.device = U32(args, arg_keys::kDevice);
-      m.context = U32(args, arg_keys::kContext);
-      ReadTransferTail(args, &m);
-      e.detail = rows.Add(m, data.memsets);
-      return;
-    }
+    case EventKind::kKernel: return ReadKernelArgs(args, data, e, rows);
+    case EventKind::kMemcpy: return ReadMemcpyArgs(args, name, data, e, rows);
+    case EventKind::kMemset: return ReadMemsetArgs(args, name, data, e, rows);
     case EventKind::kSync:
-    case EventKind::kCudaEvent: {
-      if (!args.Find(arg_keys::kDevice) && !args.Find(arg_keys::kStream)) return;
-      SyncDetail sd;
-      memset(&sd, 0, sizeof(sd));
-      sd.wait_on_stream = -1;
-      if (e.kind == EventKind::kSync) {
-        const JsonValue* kind_arg = args.Find(arg_keys::kSyncKind);
-        std::string_view kind_name = kind_arg ? std::string_view(kind_arg->text) : name;
-        for (uint8_t t = kSyncEvent; t <= kSyncContext; ++t)
-          if (kind_name == SyncKindName(t)) sd.sync_type = t;
-        if ((v = args.Find(arg_keys::kWaitOnStream))) sd.wait_on_stream = v->AsInt(-1);
-        // -1 (unknown, libkineto's and kairos' spelling) is the event model's 0.
-        if ((v = args.Find(arg_keys::kWaitOnEventRecordCorr)) && v->AsInt(0) > 0)
-          sd.wait_on_event_record_correlation = static_cast<uint32_t>(v->AsUint());
-        sd.cuda_event_id = U32(args, arg_keys::kWaitOnEventId);
-      } else {
-        sd.cuda_event_id = U32(args, arg_keys::kEventId);
-      }
-      sd.device = U32(args, arg_keys::kDevice);
-      sd.context = U32(args, arg_keys::kContext);
-      sd.stream = StreamArg(args.Find(arg_keys::kStream));
-      e.detail = rows.Add(sd, data.syncs);
-      return;
-    }
+    case EventKind::kCudaEvent: return ReadSyncArgs(args, name, data, e, rows);
     case EventKind::kCpuOp:
-      if (ReadOpFlops(args, name, data, e, rows)) return;
-      [[fallthrough]];
     case EventKind::kUserAnnotation:
-    case EventKind::kInstant: {
-      if (e.kind == EventKind::kInstant && name == "[memory]" && args.Find(arg_keys::kMemBytes)) {
-        // PyTorch's profile_memory event, or kairos' (docs/MEMORY.md); the analysis reads it.
-        MemoryDetail m;
-        memset(&m, 0, sizeof(m));
-        m.stream = kNoStream;
-        if ((v = args.Find(arg_keys::kDeviceType))) m.device_type = static_cast<uint8_t>(v->AsInt(0));
-        if ((v = args.Find(arg_keys::kDeviceId))) m.device = static_cast<int32_t>(v->AsInt(-1));
-        if ((v = args.Find(arg_keys::kAddr))) m.addr = v->AsUint();
-        m.bytes = ClampMemoryBytes(args.Find(arg_keys::kMemBytes)->AsInt(0));
-        if ((v = args.Find(arg_keys::kTotalAllocated))) m.total_allocated = ClampMemoryBytes(v->AsInt(0));
-        if ((v = args.Find(arg_keys::kTotalReserved))) m.total_reserved = ClampMemoryBytes(v->AsInt(0));
-        if ((v = args.Find(arg_keys::kMemoryKind)))
-          m.memory_kind = IndexOfName(v->text, MemoryKindName, kMemoryKindCount);
-        if ((v = args.Find(arg_keys::kStream))) m.stream = StreamArg(v);
-        if ((v = args.Find(arg_keys::kPool))) m.pool = v->AsUint();
-        if ((v = args.Find(arg_keys::kAsync)) && v->type == JsonValue::Type::kBool && v->boolean)
-          m.flags |= kMemoryAsync;
-        if ((v = args.Find(arg_keys::kFreedBeforeWindow)) && v->type == JsonValue::Type::kBool &&
-            v->boolean)
-          m.flags |= kMemoryFreeBeforeWindow;
-        e.aux = kAuxMemory;
-        e.detail = static_cast<uint32_t>(data.memory.size());
-        data.memory.push_back(m);
-        return;
-      }
-      if (rows.for_analysis()) return;  // the analysis reads no other CpuArgs
-      const JsonValue* dom = args.Find(arg_keys::kDomain);
-      const JsonValue* cat = args.Find(arg_keys::kCategory);
-      const JsonValue* color = args.Find(arg_keys::kColor);
-      const JsonValue* payload = args.Find(arg_keys::kPayload);
-      if (!dom && !cat && !color && !payload) return;
-      CpuArgs a{};
-      if (dom) a.domain = data.strings.Intern(dom->text);
-      if (cat && cat->is_string()) a.category = data.strings.Intern(cat->text);
-      if (cat && cat->is_number()) a.category_id = static_cast<uint32_t>(cat->AsUint());
-      if (color && color->text.size() == 7 && color->text[0] == '#') {
-        a.has_color = 1;
-        a.color_argb = 0xFF000000u | static_cast<uint32_t>(strtoul(color->text.c_str() + 1, nullptr, 16));
-      }
-      if (payload && payload->is_number()) {
-        const std::string& t = payload->text;
-        if (t.find_first_of(".eE") != std::string::npos) {
-          double d = payload->AsDouble();
-          a.payload_type = kPayloadDouble;
-          memcpy(&a.payload_bits, &d, 8);
-        } else if (!t.empty() && t[0] == '-') {
-          a.payload_type = kPayloadI64;
-          a.payload_bits = static_cast<uint64_t>(payload->AsInt());
-        } else {
-          a.payload_type = kPayloadU64;
-          a.payload_bits = payload->AsUint();
-        }
-      }
-      e.detail = static_cast<uint32_t>(data.cpu_args.size());
-      data.cpu_args.push_back(a);
-      return;
-    }
+    case EventKind::kInstant: return ReadHostArgs(args, name, data, e, rows);
     case EventKind::kPythonFunction: {
       // PyTorch's with_stack args; a frame without "Python parent id" is a root.
       PythonFrame f{U32(args, arg_keys::kPythonId), U32(args, arg_keys::kPythonParentId),
@@ -434,6 +399,9 @@ class TraceBuilder {
  private:
   void OnMetadata(std::string_view key, const JsonValue& v);
   void OnEvent(const KinetoEvent& ev);
+  void OnMetadataEvent(const KinetoEvent& ev, int64_t pid, int64_t tid);
+  void OnCounterEvent(const KinetoEvent& ev, int64_t pid);
+  uint32_t TrackOfEvent(EventKind kind, int64_t pid, int64_t tid);
   uint32_t TrackFor(TrackType type, int64_t pid, int64_t tid, uint32_t device, uint32_t stream) {
     auto key = std::make_tuple(static_cast<int>(type), pid, tid);
     auto it = tracks_.find(key);
@@ -512,65 +480,78 @@ void TraceBuilder::OnMetadata(std::string_view key, const JsonValue& v) {
   }
 }
 
+// A metadata event: the window's start, the CPU process, process and thread names.
+void TraceBuilder::OnMetadataEvent(const KinetoEvent& ev, int64_t pid, int64_t tid) {
+  if (!have_window_start_ && ev.has_ts) {
+    data_.window_start_ns = ev.ts_ns;
+    have_window_start_ = true;
+  }
+  const JsonValue* a = ev.args.Find("name");
+  const JsonValue* labels = ev.args.Find("labels");
+  if (ev.name == "process_labels" && labels && labels->text == "CPU" && !have_pid_) {
+    data_.pid = pid;
+    have_pid_ = true;
+  } else if (ev.name == "process_name" && a && (!have_pid_ || pid == data_.pid) &&
+             data_.process_name.empty()) {
+    data_.process_name = a->text;
+  } else if (ev.name == "thread_name" && a) {
+    thread_names_[{pid, tid}] = a->text;
+  }
+}
+
+void TraceBuilder::OnCounterEvent(const KinetoEvent& ev, int64_t pid) {
+  // A GPU counter (PM sampling) has the device ordinal as its pid, so one metric name
+  // appears once per GPU: the track key includes the pid.
+  // CUPTI metric names have "__" (sm__cycles_active...); host counters do not.
+  const bool gpu = ev.pid.is_number() && pid != data_.pid && pid >= 0 && pid < 4096 &&
+                   ev.name.find("__") != std::string::npos;
+  const std::string key = gpu ? ev.name + "\x1f" + std::to_string(pid) : ev.name;
+  auto [it, inserted] = counter_tracks_.try_emplace(key, uint32_t(data_.counter_tracks.size()));
+  const auto& members = ev.args.members;
+  if (inserted) {
+    CounterTrack c;
+    c.name = ev.name;
+    if (!members.empty() && members[0].first != "value") c.unit = members[0].first;
+    if (ev.pid.is_string()) c.group = ev.pid.text;
+    if (gpu) {
+      c.device = static_cast<int32_t>(pid);
+      c.group = "GPU " + std::to_string(pid);
+    }
+    data_.counter_tracks.push_back(std::move(c));
+  }
+  if (!members.empty()) data_.counter_samples.push_back({ev.ts_ns, members[0].second.AsDouble(), it->second});
+}
+
+// The track an event of this kind on (pid, tid) belongs to: a host thread, the overhead row,
+// a GPU's device row, a stream's sync row or a stream.
+uint32_t TraceBuilder::TrackOfEvent(EventKind kind, int64_t pid, int64_t tid) {
+  if (IsCpuKind(kind)) return TrackFor(TrackType::kThread, pid, tid, 0, 0);
+  if (kind == EventKind::kOverhead) return TrackFor(TrackType::kOverhead, pid, tid, 0, 0);
+  if (tid == kDeviceRowTid) return TrackFor(TrackType::kGpuDevice, pid, tid, uint32_t(pid), 0);
+  if (tid >= kStreamSyncTidOffset && (kind == EventKind::kSync || kind == EventKind::kCudaEvent))
+    return TrackFor(TrackType::kGpuStreamSync, pid, tid, uint32_t(pid), uint32_t(tid - kStreamSyncTidOffset));
+  return TrackFor(TrackType::kGpuStream, pid, tid, uint32_t(pid), uint32_t(tid));
+}
+
 void TraceBuilder::OnEvent(const KinetoEvent& ev) {
   // The phase as one byte (0 for anything but one character): std::string == "X" is a strlen
   // and a compare call, several per event.
   const char ph = ev.ph.size() == 1 ? ev.ph[0] : '\0';
-  const bool numeric_pid = ev.pid.is_number();
   const int64_t pid = ev.pid.AsInt();
   const int64_t tid = ev.tid.AsInt();
-  if (ph == 'M') {
-    if (!have_window_start_ && ev.has_ts) {
-      data_.window_start_ns = ev.ts_ns;
-      have_window_start_ = true;
-    }
-    const JsonValue* a = ev.args.Find("name");
-    const JsonValue* labels = ev.args.Find("labels");
-    if (ev.name == "process_labels" && labels && labels->text == "CPU" && !have_pid_) {
-      data_.pid = pid;
-      have_pid_ = true;
-    } else if (ev.name == "process_name" && a && (!have_pid_ || pid == data_.pid) &&
-               data_.process_name.empty()) {
-      data_.process_name = a->text;
-    } else if (ev.name == "thread_name" && a) {
-      thread_names_[{pid, tid}] = a->text;
-    }
-    return;
-  }
+  if (ph == 'M') return OnMetadataEvent(ev, pid, tid);
   if (ph == 's' || ph == 'f') {
     if (ev.cat == "ac2g" || ev.cat == "async")
       (ph == 's' ? flow_out_ : flow_in_).insert(ev.id.AsUint());
     return;
   }
-  if (ph == 'C') {
-    // A GPU counter (PM sampling) has the device ordinal as its pid, so one metric name
-    // appears once per GPU: the track key includes the pid.
-    // CUPTI metric names have "__" (sm__cycles_active...); host counters do not.
-    const bool gpu = numeric_pid && pid != data_.pid && pid >= 0 && pid < 4096 &&
-                     ev.name.find("__") != std::string::npos;
-    const std::string key = gpu ? ev.name + "\x1f" + std::to_string(pid) : ev.name;
-    auto [it, inserted] = counter_tracks_.try_emplace(key, uint32_t(data_.counter_tracks.size()));
-    const auto& members = ev.args.members;
-    if (inserted) {
-      CounterTrack c;
-      c.name = ev.name;
-      if (!members.empty() && members[0].first != "value") c.unit = members[0].first;
-      if (ev.pid.is_string()) c.group = ev.pid.text;
-      if (gpu) {
-        c.device = static_cast<int32_t>(pid);
-        c.group = "GPU " + std::to_string(pid);
-      }
-      data_.counter_tracks.push_back(std::move(c));
-    }
-    if (!members.empty()) data_.counter_samples.push_back({ev.ts_ns, members[0].second.AsDouble(), it->second});
-    return;
-  }
+  if (ph == 'C') return OnCounterEvent(ev, pid);
   if (ph == 'i' && ev.name == "Record Window End") {
     data_.window_end_ns = ev.ts_ns;
     return;
   }
   EventKind kind;
-  if ((ph != 'X' && ph != 'i') || !numeric_pid || !internal::KindFromCategory(ev.cat, &kind)) {
+  if ((ph != 'X' && ph != 'i') || !ev.pid.is_number() || !internal::KindFromCategory(ev.cat, &kind)) {
     Unmapped();  // spans ("Trace"), iteration markers, unknown phases and categories
     return;
   }
@@ -579,22 +560,10 @@ void TraceBuilder::OnEvent(const KinetoEvent& ev) {
     data_.pid = pid;
     have_pid_ = true;
   }
-  uint32_t track;
-  if (IsCpuKind(kind)) {
-    track = TrackFor(TrackType::kThread, pid, tid, 0, 0);
-  } else if (kind == EventKind::kOverhead) {
-    track = TrackFor(TrackType::kOverhead, pid, tid, 0, 0);
-  } else if (tid == kDeviceRowTid) {
-    track = TrackFor(TrackType::kGpuDevice, pid, tid, uint32_t(pid), 0);
-  } else if (tid >= kStreamSyncTidOffset && (kind == EventKind::kSync || kind == EventKind::kCudaEvent)) {
-    track = TrackFor(TrackType::kGpuStreamSync, pid, tid, uint32_t(pid), uint32_t(tid - kStreamSyncTidOffset));
-  } else {
-    track = TrackFor(TrackType::kGpuStream, pid, tid, uint32_t(pid), uint32_t(tid));
-  }
   Event e;
   memset(&e, 0, sizeof(e));
   e.kind = kind;
-  e.track = track;
+  e.track = TrackOfEvent(kind, pid, tid);
   e.detail = kNoDetail;
   e.start_ns = ev.ts_ns;
   // ts + dur fits (the reader refuses an event whose end does not); a negative dur is
@@ -604,7 +573,7 @@ void TraceBuilder::OnEvent(const KinetoEvent& ev) {
   if (ph == 'X' && ev.dur_ns > 0 && !AddNs(ev.ts_ns, ev.dur_ns, &e.end_ns)) e.end_ns = ev.ts_ns;
   e.name = data_.strings.Intern(ev.name);
   internal::ApplyKinetoArgs(ev.args, ev.name, data_, e, rows_);
-  data_.events_by_track[track].push_back(e);
+  data_.events_by_track[e.track].push_back(e);
 }
 
 TraceData TraceBuilder::Finish() {

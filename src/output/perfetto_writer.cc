@@ -211,6 +211,87 @@ uint8_t* Encoder::BeginPacketInPlace(Sequence& s, int64_t ts, size_t bytes, uint
 // The hot path: one Reserve, then the packet is written in place with one-byte length
 // prefixes (kMaxEventPacket). Only a packet that also defines interned entries takes the
 // generic encoder for those, and the general EndNested for the packet length.
+// An annotation whose name is defined with this packet on first use (UseArg, PutAnnotation).
+inline uint8_t* PutArg(Arg arg, uint32_t value_tag, uint64_t v, bool fixed64, NewInterned& ni,
+                       Sequence& s, uint8_t* p) {
+  UseArg(arg, ni, s);
+  return PutAnnotation(arg, value_tag, v, fixed64, p);
+}
+
+// The event's kind as a category iid, unless it is the sequence's default kind; the category
+// is interned with this packet on first use.
+inline uint8_t* PutCategory(EventKind kind, NewInterned& ni, Sequence& s, uint8_t* p) {
+  if (kind == s.default_kind || kind >= EventKind::kCount) return p;
+  const uint32_t k = static_cast<uint32_t>(kind);
+  if (!(s.categories_defined & (1u << k))) {
+    s.categories_defined |= 1u << k;
+    ni.category = static_cast<int>(k);
+  }
+  return internal::PutVarintField(internal::TagValue(kTeCategoryIids, internal::WireType::kVarint),
+                                  k + 1, p);
+}
+
+// A copy's or memset's bandwidth in bytes per ns (== GB/s); omitted for a zero duration and
+// for an event without its side-table row, as in the JSON writer.
+inline uint8_t* PutBandwidth(const TraceData& data, const Event& e, NewInterned& ni, Sequence& s,
+                             uint8_t* p) {
+  bool has_row = false;
+  uint64_t bytes = 0;
+  if (e.kind == EventKind::kMemcpy && e.detail < data.memcpys.size()) {
+    bytes = data.memcpys[e.detail].bytes;
+    has_row = true;
+  }
+  if (e.kind == EventKind::kMemset && e.detail < data.memsets.size()) {
+    bytes = data.memsets[e.detail].bytes;
+    has_row = true;
+  }
+  const int64_t dur = e.end_ns - e.start_ns;
+  if (dur <= 0 || !has_row) return p;
+  const double bw = double(bytes) / double(dur);
+  uint64_t bits;
+  memcpy(&bits, &bw, 8);
+  return PutArg(Arg::kBandwidth, internal::TagValue(kDaDouble, internal::WireType::kFixed64), bits,
+                true, ni, s, p);
+}
+
+// The annotations that depend on the event's kind: a runtime or driver call's cbid, the
+// correlation of a call or GPU activity (when no flow carries it), a transfer's bandwidth.
+inline uint8_t* PutKindArgs(const TraceData& data, const Event& e, bool flow, NewInterned& ni,
+                            Sequence& s, uint8_t* p) {
+  constexpr uint32_t kUintTag = internal::TagValue(kDaUint, internal::WireType::kVarint);
+  switch (e.kind) {
+    case EventKind::kRuntime:
+    case EventKind::kDriver:
+      p = PutArg(Arg::kCbid, kUintTag, e.aux, false, ni, s, p);
+      [[fallthrough]];
+    case EventKind::kKernel:
+    case EventKind::kSync:
+    case EventKind::kCudaEvent:
+      if (!flow) p = PutArg(Arg::kCorrelation, kUintTag, e.correlation, false, ni, s, p);
+      return p;
+    case EventKind::kMemcpy:
+    case EventKind::kMemset:
+      if (!flow) p = PutArg(Arg::kCorrelation, kUintTag, e.correlation, false, ni, s, p);
+      return PutBandwidth(data, e, ni, s, p);
+    default: return p;
+  }
+}
+
+// The annotations after the kind's: unfinished, and the interned texts (side-table detail,
+// collective, measured values), each when present.
+inline uint8_t* PutTrailingArgs(const Event& e, uint32_t detail_iid, uint32_t collective_iid,
+                                uint32_t measured_iid, NewInterned& ni, Sequence& s, uint8_t* p) {
+  using internal::TagValue;
+  using internal::WireType;
+  constexpr uint32_t kIidTag = TagValue(kDaStringIid, WireType::kVarint);
+  if (e.flags & kFlagUnfinished)
+    p = PutArg(Arg::kFinished, TagValue(kDaBool, WireType::kVarint), 0, false, ni, s, p);
+  if (detail_iid) p = PutArg(Arg::kDetail, kIidTag, detail_iid, false, ni, s, p);
+  if (collective_iid) p = PutArg(Arg::kCollective, kIidTag, collective_iid, false, ni, s, p);
+  if (measured_iid) p = PutArg(Arg::kMeasured, kIidTag, measured_iid, false, ni, s, p);
+  return p;
+}
+
 void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts) {
   using internal::TagValue;
   using internal::WireType;
@@ -228,14 +309,7 @@ void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts)
   uint8_t* const te = p;
   te[0] = TagValue(kPktTrackEvent, WireType::kBytes);
   p += 2;
-  if (e.kind != s.default_kind && e.kind < EventKind::kCount) {
-    const uint32_t k = static_cast<uint32_t>(e.kind);
-    if (!(s.categories_defined & (1u << k))) {
-      s.categories_defined |= 1u << k;
-      ni.category = static_cast<int>(k);
-    }
-    p = internal::PutVarintField(TagValue(kTeCategoryIids, WireType::kVarint), k + 1, p);
-  }
+  p = PutCategory(e.kind, ni, s, p);
   *p++ = TagValue(kTeType, WireType::kVarint);
   *p++ = static_cast<uint8_t>(type);
   p = internal::PutVarintField(TagValue(kTeNameIid, WireType::kVarint), name_iid, p);
@@ -245,71 +319,10 @@ void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts)
   // trace processor reads both the same way.
   const bool flow = (e.flags & (kFlagFlowOut | kFlagFlowIn)) && e.correlation;
   if (flow) p = internal::PutVarintField(TagValue(kTeFlowIdsOld, WireType::kVarint), e.correlation, p);
-  constexpr uint32_t kUintTag = TagValue(kDaUint, WireType::kVarint);
-  if (e.external_id) {
-    UseArg(Arg::kExternalId, ni, s);
-    p = PutAnnotation(Arg::kExternalId, kUintTag, e.external_id, false, p);
-  }
-  switch (e.kind) {
-    case EventKind::kRuntime:
-    case EventKind::kDriver:
-      UseArg(Arg::kCbid, ni, s);
-      p = PutAnnotation(Arg::kCbid, kUintTag, e.aux, false, p);
-      [[fallthrough]];
-    case EventKind::kKernel:
-    case EventKind::kSync:
-    case EventKind::kCudaEvent:
-      if (!flow) {
-        UseArg(Arg::kCorrelation, ni, s);
-        p = PutAnnotation(Arg::kCorrelation, kUintTag, e.correlation, false, p);
-      }
-      break;
-    case EventKind::kMemcpy:
-    case EventKind::kMemset: {
-      if (!flow) {
-        UseArg(Arg::kCorrelation, ni, s);
-        p = PutAnnotation(Arg::kCorrelation, kUintTag, e.correlation, false, p);
-      }
-      bool has_row = false;
-      uint64_t bytes = 0;
-      if (e.kind == EventKind::kMemcpy && e.detail < data_.memcpys.size()) {
-        bytes = data_.memcpys[e.detail].bytes;
-        has_row = true;
-      }
-      if (e.kind == EventKind::kMemset && e.detail < data_.memsets.size()) {
-        bytes = data_.memsets[e.detail].bytes;
-        has_row = true;
-      }
-      int64_t dur = e.end_ns - e.start_ns;
-      // bytes per ns == GB/s; omitted for a zero duration, as in the JSON writer.
-      if (dur > 0 && has_row) {
-        const double bw = double(bytes) / double(dur);
-        uint64_t bits;
-        memcpy(&bits, &bw, 8);
-        UseArg(Arg::kBandwidth, ni, s);
-        p = PutAnnotation(Arg::kBandwidth, TagValue(kDaDouble, WireType::kFixed64), bits, true, p);
-      }
-      break;
-    }
-    default: break;
-  }
-  if (e.flags & kFlagUnfinished) {
-    UseArg(Arg::kFinished, ni, s);
-    p = PutAnnotation(Arg::kFinished, TagValue(kDaBool, WireType::kVarint), 0, false, p);
-  }
-  if (detail_iid) {
-    UseArg(Arg::kDetail, ni, s);
-    p = PutAnnotation(Arg::kDetail, TagValue(kDaStringIid, WireType::kVarint), detail_iid, false, p);
-  }
-  if (collective_iid) {
-    UseArg(Arg::kCollective, ni, s);
-    p = PutAnnotation(Arg::kCollective, TagValue(kDaStringIid, WireType::kVarint), collective_iid,
-                      false, p);
-  }
-  if (measured_iid) {
-    UseArg(Arg::kMeasured, ni, s);
-    p = PutAnnotation(Arg::kMeasured, TagValue(kDaStringIid, WireType::kVarint), measured_iid, false, p);
-  }
+  if (e.external_id)
+    p = PutArg(Arg::kExternalId, TagValue(kDaUint, WireType::kVarint), e.external_id, false, ni, s, p);
+  p = PutKindArgs(data_, e, flow, ni, s, p);
+  p = PutTrailingArgs(e, detail_iid, collective_iid, measured_iid, ni, s, p);
   te[1] = static_cast<uint8_t>(p - te - 2);
   if (ni.name || ni.category >= 0 || ni.args || ni.string_iid) {
     enc_.SetEnd(p);

@@ -76,6 +76,10 @@ class Reader {
   uint32_t TrackIndex(uint64_t uuid);
   void Descriptor(const pp::TrackDescriptor& td);
   void Metadata(const pp::TrackEvent& te);
+  JsonValue Args(const pp::TrackEvent& te, Seq& s);
+  void Counter(const pp::TrackEvent& te, uint64_t uuid, int64_t ts);
+  void SliceEnd(uint32_t track, int64_t ts);
+  void SliceBegin(const pp::TrackEvent& te, Seq& s, uint32_t track, int64_t ts);
   void Unmapped() { data_.AddStat("perfetto_reader.unmapped", 1); }
 
   TraceData data_;
@@ -213,9 +217,9 @@ void Reader::Metadata(const pp::TrackEvent& te) {
   }
 }
 
-absl::Status Reader::Packet(const pp::TracePacket& p) {
-  Seq& s = seqs_[p.trusted_packet_sequence_id()];
-  if (p.sequence_flags() & 1) s = Seq{};
+// The sequence's incremental state a packet carries: defaults, the delta clock's snapshot,
+// interned strings.
+void UpdateSequence(const pp::TracePacket& p, Seq& s) {
   if (p.has_trace_packet_defaults()) {
     s.incremental = p.trace_packet_defaults().timestamp_clock_id() == kPerfettoIncrementalClockId;
     s.default_track = p.trace_packet_defaults().track_event_defaults().track_uuid();
@@ -231,58 +235,82 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
     for (const auto& e : id.debug_annotation_names()) s.arg_names[e.iid()] = e.name();
     for (const auto& e : id.debug_annotation_string_values()) s.strs[e.iid()] = e.str();
   }
+}
+
+// The packet's time in ns. An absolute timestamp is int64 ns in two's complement (the
+// writers encode a negative time, e.g. a merged rank shifted before the epoch, as
+// static_cast<uint64_t>), so every value maps. A delta is added checked (checked_time.h): one
+// that carries the sequence's clock past int64 is refused, never wrapped into a time of the
+// wrong sign.
+absl::Status PacketTime(const pp::TracePacket& p, Seq& s, int64_t* ts) {
   uint32_t clock = p.has_timestamp_clock_id() ? p.timestamp_clock_id()
                                               : (s.incremental ? kPerfettoIncrementalClockId : 6);
-  // An absolute timestamp is int64 ns in two's complement (the writers encode a negative
-  // time, e.g. a merged rank shifted before the epoch, as static_cast<uint64_t>), so every
-  // value maps. A delta is added checked (checked_time.h): one that carries the sequence's
-  // clock past int64 is refused, never wrapped into a time of the wrong sign.
-  int64_t ts = static_cast<int64_t>(p.timestamp());
+  *ts = static_cast<int64_t>(p.timestamp());
   if (clock == kPerfettoIncrementalClockId) {
-    if (!AddDeltaNs(s.last, p.timestamp(), &ts))
+    if (!AddDeltaNs(s.last, p.timestamp(), ts))
       return absl::OutOfRangeError(absl::StrCat("perfetto: timestamp delta ", p.timestamp(), " after ", s.last,
                                                 " ns does not fit a 64-bit ns time"));
-    s.last = ts;
+    s.last = *ts;
   }
-  if (p.has_track_descriptor()) Descriptor(p.track_descriptor());
-  if (!p.has_track_event()) return absl::OkStatus();
-  const pp::TrackEvent& te = p.track_event();
-  uint64_t uuid = te.has_track_uuid() ? te.track_uuid() : s.default_track;
-  if (uuid == kPerfettoMetadataUuid) {
-    Metadata(te);
-    return absl::OkStatus();
-  }
-  if (te.type() == pp::TrackEvent::TYPE_COUNTER) {
-    auto it = counter_of_uuid_.find(uuid);
-    if (it == counter_of_uuid_.end()) {
+  return absl::OkStatus();
+}
+
+JsonValue AnnotationValue(const pp::DebugAnnotation& a, Seq& s) {
+  JsonValue v;
+  if (a.has_uint_value()) v = Num(std::to_string(a.uint_value()));
+  else if (a.has_int_value()) v = Num(std::to_string(a.int_value()));
+  else if (a.has_double_value()) v = DoubleValue(a.double_value());
+  else if (a.has_bool_value()) v.type = JsonValue::Type::kBool, v.boolean = a.bool_value();
+  else if (a.has_string_value()) v = Str(a.string_value());
+  else if (a.has_string_value_iid()) v = Str(s.strs[a.string_value_iid()]);
+  return v;
+}
+
+// The event's debug annotations as Kineto args; the detail, collective and measured
+// annotations hold JSON objects whose members are spliced in.
+JsonValue Reader::Args(const pp::TrackEvent& te, Seq& s) {
+  JsonValue args;
+  args.type = JsonValue::Type::kObject;
+  for (const pp::DebugAnnotation& a : te.debug_annotations()) {
+    std::string key = a.has_name_iid() ? s.arg_names[a.name_iid()] : a.name();
+    JsonValue v = AnnotationValue(a, s);
+    if ((key == kPerfettoDetailArg || key == kPerfettoCollectiveArg || key == kPerfettoMeasuredArg) &&
+        v.is_string()) {
+      absl::StatusOr<JsonValue> detail = ParseJson(v.text);
+      if (detail.ok()) {
+        for (auto& m : detail->members) args.members.push_back(std::move(m));
+        continue;
+      }
       Unmapped();
-      return absl::OkStatus();
+      continue;
     }
-    double v = te.has_double_counter_value() ? te.double_counter_value() : double(te.counter_value());
-    data_.counter_samples.push_back({ts, v, it->second});
-    return absl::OkStatus();
+    args.members.emplace_back(std::move(key), std::move(v));
   }
-  uint32_t track = TrackIndex(uuid);
+  return args;
+}
+
+void Reader::Counter(const pp::TrackEvent& te, uint64_t uuid, int64_t ts) {
+  auto it = counter_of_uuid_.find(uuid);
+  if (it == counter_of_uuid_.end()) return Unmapped();
+  double v = te.has_double_counter_value() ? te.double_counter_value() : double(te.counter_value());
+  data_.counter_samples.push_back({ts, v, it->second});
+}
+
+void Reader::SliceEnd(uint32_t track, int64_t ts) {
   std::vector<Event>& open = open_[track];
-  if (te.type() == pp::TrackEvent::TYPE_SLICE_END) {
-    if (open.empty()) {
-      Unmapped();
-      return absl::OkStatus();
-    }
-    Event e = open.back();
-    open.pop_back();
-    e.end_ns = ts;
-    if (e.end_ns < e.start_ns) {  // an end before its begin: a zero-length slice, counted
-      e.end_ns = e.start_ns;
-      data_.AddStat("perfetto_reader.negative_dur", 1);
-    }
-    data_.events_by_track[track].push_back(e);
-    return absl::OkStatus();
+  if (open.empty()) return Unmapped();
+  Event e = open.back();
+  open.pop_back();
+  e.end_ns = ts;
+  if (e.end_ns < e.start_ns) {  // an end before its begin: a zero-length slice, counted
+    e.end_ns = e.start_ns;
+    data_.AddStat("perfetto_reader.negative_dur", 1);
   }
-  if (te.type() != pp::TrackEvent::TYPE_SLICE_BEGIN && te.type() != pp::TrackEvent::TYPE_INSTANT) {
-    Unmapped();
-    return absl::OkStatus();
-  }
+  data_.events_by_track[track].push_back(e);
+}
+
+// A slice's begin (kept open until its end) or an instant.
+void Reader::SliceBegin(const pp::TrackEvent& te, Seq& s, uint32_t track, int64_t ts) {
   Event e;
   memset(&e, 0, sizeof(e));
   e.track = track;
@@ -296,29 +324,7 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
   for (const std::string& c : te.categories()) internal::KindFromCategory(c, &e.kind);
   if (te.type() == pp::TrackEvent::TYPE_INSTANT) e.kind = EventKind::kInstant;
   std::string name = te.has_name_iid() ? s.names[te.name_iid()] : te.name();
-  JsonValue args;
-  args.type = JsonValue::Type::kObject;
-  for (const pp::DebugAnnotation& a : te.debug_annotations()) {
-    std::string key = a.has_name_iid() ? s.arg_names[a.name_iid()] : a.name();
-    JsonValue v;
-    if (a.has_uint_value()) v = Num(std::to_string(a.uint_value()));
-    else if (a.has_int_value()) v = Num(std::to_string(a.int_value()));
-    else if (a.has_double_value()) v = DoubleValue(a.double_value());
-    else if (a.has_bool_value()) v.type = JsonValue::Type::kBool, v.boolean = a.bool_value();
-    else if (a.has_string_value()) v = Str(a.string_value());
-    else if (a.has_string_value_iid()) v = Str(s.strs[a.string_value_iid()]);
-    if ((key == kPerfettoDetailArg || key == kPerfettoCollectiveArg || key == kPerfettoMeasuredArg) &&
-        v.is_string()) {
-      absl::StatusOr<JsonValue> detail = ParseJson(v.text);
-      if (detail.ok()) {
-        for (auto& m : detail->members) args.members.push_back(std::move(m));
-        continue;
-      }
-      Unmapped();
-      continue;
-    }
-    args.members.emplace_back(std::move(key), std::move(v));
-  }
+  JsonValue args = Args(te, s);
   e.name = data_.strings.Intern(name);
   const bool flow = te.flow_ids_size() > 0 || te.flow_ids_old_size() > 0;
   // The writer omits the `correlation` annotation of an event with a flow: the flow id is
@@ -332,7 +338,31 @@ absl::Status Reader::Packet(const pp::TracePacket& p) {
   if (te.type() == pp::TrackEvent::TYPE_INSTANT) {
     data_.events_by_track[track].push_back(e);
   } else {
-    open.push_back(e);
+    open_[track].push_back(e);
+  }
+}
+
+absl::Status Reader::Packet(const pp::TracePacket& p) {
+  Seq& s = seqs_[p.trusted_packet_sequence_id()];
+  if (p.sequence_flags() & 1) s = Seq{};
+  UpdateSequence(p, s);
+  int64_t ts;
+  if (absl::Status st = PacketTime(p, s, &ts); !st.ok()) return st;
+  if (p.has_track_descriptor()) Descriptor(p.track_descriptor());
+  if (!p.has_track_event()) return absl::OkStatus();
+  const pp::TrackEvent& te = p.track_event();
+  uint64_t uuid = te.has_track_uuid() ? te.track_uuid() : s.default_track;
+  if (uuid == kPerfettoMetadataUuid) {
+    Metadata(te);
+  } else if (te.type() == pp::TrackEvent::TYPE_COUNTER) {
+    Counter(te, uuid, ts);
+  } else if (te.type() == pp::TrackEvent::TYPE_SLICE_END) {
+    SliceEnd(TrackIndex(uuid), ts);
+  } else if (te.type() == pp::TrackEvent::TYPE_SLICE_BEGIN || te.type() == pp::TrackEvent::TYPE_INSTANT) {
+    SliceBegin(te, s, TrackIndex(uuid), ts);
+  } else {
+    TrackIndex(uuid);  // a track of an event of another type still exists, as before
+    Unmapped();
   }
   return absl::OkStatus();
 }
