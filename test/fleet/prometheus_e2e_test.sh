@@ -212,10 +212,25 @@ for key in ts2:
 if checked < 4 or kernels_seen <= 0:
     fail.append("only %d series values and %d kernels checked" % (checked, kernels_seen))
 print("idle job GPU busy:", sample('kairos_gpu_busy_ratio{job_id="102"}', t2))
-sm_job = {s["metric"]["job_id"]: float(s["value"][1]) for s in query("job_id:kairos_gpu_sm_active:avg")}
-print("job SM efficiency (recording rule):", sm_job)
-if not (sm_job.get("101", 0) > 0.5 and sm_job.get("102", 1) < 0.1):
-    fail.append("recorded job SM efficiency %s: expected busy > 50%%, idle < 10%%" % sm_job)
+# The per-job SM efficiency (the recording rule) equals the job's own telemetry within 1 point:
+# the mean SM active of the file lines its series held when the rule was last evaluated
+# before t2 (timestamp() gives that evaluation's time).
+sm_job = {s["metric"]["job_id"]: float(s["value"][1])
+          for s in query("job_id:kairos_gpu_sm_active:avg", t2)}
+evaluated = query('timestamp(job_id:kairos_gpu_sm_active:avg{job_id="101"})', t2)
+file_sm = []
+if evaluated:
+    e = float(evaluated[0]["value"][1])
+    for (pid, dev), t in sample('kairos_telemetry_timestamp_seconds{job_id="101"}', e).items():
+        file_sm += [l["sm_active_pct"] for l in lines(pid)
+                    if l["device"] == int(dev) and l["ts_ns"] // 1000000 == round(t * 1000)]
+want = sum(file_sm) / len(file_sm) if len(file_sm) == 2 else None
+print("job SM efficiency (recording rule):", sm_job, "busy job's files: %s%%" % want)
+if want is None or abs(100 * sm_job.get("101", -1) - want) > 1:
+    fail.append("recorded SM efficiency of job 101 %s, its files' lines %s" % (sm_job.get("101"), file_sm))
+# Busy and idle apart (the values depend on how much CPU the simulated jobs get).
+if not (sm_job.get("101", 0) > 0.2 and sm_job.get("102", 1) < 0.1):
+    fail.append("recorded job SM efficiency %s: expected busy > 20%%, idle < 10%%" % sm_job)
 
 # 3. The idle job's GPU-idle alert is pending (for: 15m), for its processes only.
 alerts = wait_for("KairosGpuIdle pending for the idle job", lambda: [
