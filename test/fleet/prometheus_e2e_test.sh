@@ -9,8 +9,9 @@
 #   job 101, busy (long kernels), 2 ranks: rank 0 on host 1, rank 1 on host 2 (NCCL between
 #            them is the simulator's shared memory, not the network), each also writing its own
 #            telemetry file every 1 s;
-#   job 102, idle (100 ms of host work a step), 1 rank on host 2, with no telemetry setting at
-#            all (the daemon's offer starts it).
+#   job 102, idle (100 ms of host work a step), 2 ranks spread the same way, with no telemetry
+#            setting at all (the daemon's offer starts it).
+# So each live host runs a rank of a busy job and a rank of an idle job.
 # Checks, through Prometheus' HTTP API: every process appears, from its own host's agent (host
 # label and scrape address); each busy-job series' SM active and GPU busy equal the line of the
 # job's own file with the same timestamp within 1 point, its device memory used and total
@@ -100,7 +101,7 @@ setsid "${common[@]}" KAIROS_JOB_ID=101 KAIROS_SIM_KERNEL_TIMES=Forward=3000,Bac
   KAIROS_CONFIG_TEXT="KAIROS_TELEMETRY_INTERVAL_SECS=1;KAIROS_TELEMETRY_FILE=$out/tel_{pid}.jsonl" \
   "$run_ddp" 2 --bin "$out/rank_spread.sh" --steps 100000 --host-us 200 > "$out/job101.log" 2>&1 &
 groups+=($!)
-setsid "${common[@]}" KAIROS_JOB_ID=102 "$run_ddp" 1 --bin "$out/rank_on_host2.sh" --steps 100000 \
+setsid "${common[@]}" KAIROS_JOB_ID=102 "$run_ddp" 2 --bin "$out/rank_spread.sh" --steps 100000 \
   --host-us 100000 > "$out/job102.log" 2>&1 &
 groups+=($!)
 
@@ -139,14 +140,14 @@ def pids_of(job):
     return sorted({s["metric"]["pid"] for s in query('kairos_gpu_busy_ratio{job_id="%s"}' % job)})
 
 # 1. Both jobs' two ranks appear (the idle job with no telemetry setting: the daemon's offer).
-wait_for("the jobs' 2 and 1 processes in Prometheus",
-         lambda: len(pids_of("101")) == 2 and len(pids_of("102")) == 1, 60)
+wait_for("the jobs' 2 and 2 processes in Prometheus",
+         lambda: len(pids_of("101")) == 2 and len(pids_of("102")) == 2, 60)
 busy_pids, idle_pids = pids_of("101"), pids_of("102")
 print("busy job pids", busy_pids, "idle job pids", idle_pids)
 # Two hosts: each process's series come from its own host's agent (host label, scrape address):
-# job 101's rank 0 from host 1, its rank 1 and job 102 from host 2.
+# each job's rank 0 from host 1, its rank 1 from host 2.
 for job, rank, host, addr in (("101", "0", host1, addr1), ("101", "1", host2, addr2),
-                              ("102", "0", host2, addr2)):
+                              ("102", "0", host1, addr1), ("102", "1", host2, addr2)):
     got = {(x["metric"]["host"], x["metric"]["instance"].rsplit(":", 1)[0])
            for x in query('kairos_gpu_busy_ratio{job_id="%s",rank="%s"}' % (job, rank))}
     if got != {(host, addr)}:
@@ -233,9 +234,10 @@ if not (sm_job.get("101", 0) > 0.2 and sm_job.get("102", 1) < 0.1):
     fail.append("recorded job SM efficiency %s: expected busy > 20%%, idle < 10%%" % sm_job)
 
 # 3. The idle job's GPU-idle alert is pending (for: 15m), for its processes only.
-alerts = wait_for("KairosGpuIdle pending for the idle job", lambda: [
-    a for a in query('ALERTS{alertname="KairosGpuIdle"}')
-    if a["metric"]["job_id"] == "102"] , 20)
+def idle_alerts():
+    got = [a for a in query('ALERTS{alertname="KairosGpuIdle"}') if a["metric"]["job_id"] == "102"]
+    return got if len({a["metric"]["pid"] for a in got}) >= len(idle_pids) else None
+alerts = wait_for("KairosGpuIdle pending for both idle ranks", idle_alerts, 20)
 states = {(a["metric"]["pid"], a["metric"]["alertstate"]) for a in alerts}
 if {p for p, s in states if s == "pending"} != set(idle_pids):
     fail.append("KairosGpuIdle pending for %s, expected %s" % (states, idle_pids))
