@@ -16,7 +16,9 @@
 # label and scrape address); each busy-job series' SM active and GPU busy equal the line of the
 # job's own file with the same timestamp within 1 point, its device memory used and total
 # exactly, and its kernel counter grows by exactly the kernels of the lines in between; the
-# idle job's KairosGpuIdle alert is pending (its `for` is 15 m) and the busy job has none.
+# recorded per-job SM efficiency equals the mean of the job's lines within 1 point; the idle
+# job's KairosGpuIdle alert is pending (its `for` is 15 m) for both ranks and the busy job has
+# none.
 # Then one `kairos trace --hosts` from the test's namespace to the three hosts: both ranks of
 # job 101 trace the same iterations, the down host is reported within the deadline, and the
 # traces' warehouse rows name each rank's host. Last, series of the busy job disappear within
