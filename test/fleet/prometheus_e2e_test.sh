@@ -70,6 +70,29 @@ for _ in $(seq 100); do
 done
 [ -s "$out/mport1" ] && [ -s "$out/mport2" ] && [ -s "$out/rport1" ] && [ -s "$out/rport2" ] \
   || { echo "FAIL: the agents did not start"; cat "$out/daemon1.log" "$out/daemon2.log"; exit 1; }
+# Only with separate hosts can "loopback by default" be seen: an agent started on host 1 with
+# no address options answers /metrics and RPC on host 1's loopback, and refuses both from the
+# test's namespace at host 1's address.
+if [ "$NETNS_MODE" = netns ]; then
+  mkdir -p "$out/sockl"
+  on_host 1 "$kairos" daemon --port 0 --port-file "$out/lport" --socket-dir "$out/sockl" \
+    --metrics-port 0 --metrics-port-file "$out/lmport" > "$out/daemon_local.log" 2>&1 &
+  local_agent=$!
+  for _ in $(seq 100); do [ -s "$out/lport" ] && [ -s "$out/lmport" ] && break; sleep 0.05; done
+  reach='import socket, sys
+def try_(a, p):
+    try:
+        socket.create_connection((a, int(p)), timeout=2).close(); return "open"
+    except ConnectionRefusedError: return "refused"
+    except OSError as e: return str(e)
+print(" ".join(try_(sys.argv[1], p) for p in sys.argv[2:]))'
+  inside=$(on_host 1 python3 -c "$reach" 127.0.0.1 "$(cat "$out/lmport")" "$(cat "$out/lport")")
+  outside=$(python3 -c "$reach" "${HOST_ADDR[1]}" "$(cat "$out/lmport")" "$(cat "$out/lport")")
+  kill "$local_agent"; wait "$local_agent" 2>/dev/null
+  echo "default-address agent on host 1: metrics, rpc from host 1: $inside; from the test's namespace: $outside"
+  [ "$inside" = "open open" ] && [ "$outside" = "refused refused" ] \
+    || { echo "FAIL: an agent with the default addresses must answer on its host only"; exit 1; }
+fi
 cat > "$out/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
