@@ -182,6 +182,23 @@ bool MetricsStore::ClaimPid(int64_t sender, int64_t pid) {
   return true;
 }
 
+bool MetricsStore::Admit(int64_t job_id, int64_t pid, int64_t now_ms, const Known& known,
+                         std::optional<int64_t> sender) {
+  if (!known(job_id, pid)) {
+    Reject(MetricsReject::kUnknownProcess);
+    return false;
+  }
+  if (sender && !ClaimPid(*sender, pid)) {
+    Reject(MetricsReject::kPidMismatch);
+    return false;
+  }
+  if (!WithinRate(senders_[pid], now_ms)) {
+    Reject(MetricsReject::kRateLimited);
+    return false;
+  }
+  return true;
+}
+
 bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known& known,
                               std::optional<int64_t> sender) {
   JsonParseOptions parse;
@@ -224,18 +241,7 @@ bool MetricsStore::IngestLine(std::string_view line, int64_t now_ms, const Known
   }
   if (const JsonValue* uuid = o.Find("gpu_uuid"); uuid != nullptr && uuid->is_string())
     s.gpu_uuid = std::string(CutUtf8(uuid->text, 64));
-  if (!known(s.job_id.value_or(0), pid)) {
-    Reject(MetricsReject::kUnknownProcess);
-    return false;
-  }
-  if (sender && !ClaimPid(*sender, pid)) {
-    Reject(MetricsReject::kPidMismatch);
-    return false;
-  }
-  if (!WithinRate(senders_[pid], now_ms)) {
-    Reject(MetricsReject::kRateLimited);
-    return false;
-  }
+  if (!Admit(s.job_id.value_or(0), pid, now_ms, known, sender)) return false;
   const auto key = std::make_pair(pid, static_cast<uint32_t>(device));
   auto it = series_.find(key);
   if (it == series_.end()) {

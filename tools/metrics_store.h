@@ -100,6 +100,10 @@ class MetricsStore {
   };
   bool IngestLine(std::string_view line, int64_t now_ms, const Known& known,
                   std::optional<int64_t> sender);
+  // The gates of a well-formed line, in order: a known process, its sender, its rate (each
+  // refusal counted).
+  bool Admit(int64_t job_id, int64_t pid, int64_t now_ms, const Known& known,
+             std::optional<int64_t> sender);
   // Binds `sender` to `pid` on its first line; false when either is bound to another.
   bool ClaimPid(int64_t sender, int64_t pid);
   void ForgetPid(int64_t pid);  // drops the pid's sender pair (it holds no series)
