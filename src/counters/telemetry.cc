@@ -36,10 +36,6 @@ bool ReadProcSelfStat(std::string* text) {
 
 }  // namespace
 
-std::atomic<TelemetryStepRing*> g_telemetry_steps{nullptr};
-
-void TelemetryAfterForkChild() { g_telemetry_steps.store(nullptr, std::memory_order_relaxed); }
-
 std::optional<double> MedianStepMs(const TelemetryStepRing& ring, int64_t first, int64_t last,
                                    double ns_per_tick) {
   // The ring holds stamps of the newest kTelemetryStepRing steps; step n needs n and n - 1.
@@ -155,7 +151,8 @@ Telemetry::~Telemetry() {
   std::lock_guard<std::mutex> lock(mu_);
   // Unpublish the ring before it is freed with this object (only if it is still ours).
   TelemetryStepRing* mine = steps_.get();
-  if (mine != nullptr) g_telemetry_steps.compare_exchange_strong(mine, nullptr);
+  if (mine != nullptr && options_.step_slot != nullptr)
+    options_.step_slot->compare_exchange_strong(mine, nullptr);
   for (Gpu& g : gpus_)
     if (g.sampler) g.sampler->Stop();
 }
@@ -231,7 +228,7 @@ absl::Status Telemetry::BeginLocked(bool late) {
     last_iterations_ = options_.iterations();
     steps_timed_ = last_iterations_;
     steps_ = std::make_unique<TelemetryStepRing>();
-    g_telemetry_steps.store(steps_.get(), std::memory_order_release);
+    if (options_.step_slot != nullptr) options_.step_slot->store(steps_.get(), std::memory_order_release);
   }
   // Begun late (it waited for a training process), CUDA already works and a trace window
   // may hold CUPTI: what ended before the first interval is not this interval's to count.

@@ -66,7 +66,7 @@ bool ProcessLooksLikeTrainingJob(int64_t iteration, bool nccl_comm, bool driver_
 
 bool ProcessLooksLikeTrainingJobNow() {
   int32_t rank = -1, size = 0;
-  return ProcessLooksLikeTrainingJob(g_iteration.load(std::memory_order_relaxed),
+  return ProcessLooksLikeTrainingJob(g_steps.iteration.load(std::memory_order_relaxed),
                                      internal::NcclLargestComm(&rank, &size),
                                      LoadedDriverLibrary());
 }

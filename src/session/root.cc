@@ -135,6 +135,11 @@ void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
     PmSourceOptions pm;
     pm.cupti_library = Env().cupti_library;
     pm.telemetry = root.telemetry;
+#ifdef KAIROS_HAVE_CUPTI
+    pm.platform = [lib = pm.cupti_library, api = root.pm_api] {
+      return internal::CreateCuptiPmPlatform(lib, api);
+    };
+#endif
     session.RegisterTraceSource(std::make_unique<PmSamplingSource>(std::move(pm)));
   }
   // Host metrics (/proc) on the timeline; idle unless a session runs with
@@ -277,9 +282,9 @@ void StartTelemetry(Root& root, const Config& config, int64_t interval_secs, boo
   // initialised.
   {
     const std::string lib = env.cupti_library;
-    o.platform = [lib]() -> std::unique_ptr<PmPlatform> {
+    o.platform = [lib, api = root.pm_api]() -> std::unique_ptr<PmPlatform> {
       if (lib.empty() && !internal::ProcessUsesCuda()) return nullptr;
-      return internal::CreateCuptiPmPlatform(lib);
+      return internal::CreateCuptiPmPlatform(lib, api);
     };
   }
 #endif
@@ -287,7 +292,8 @@ void StartTelemetry(Root& root, const Config& config, int64_t interval_secs, boo
   // joined an NCCL communicator or loaded the CUDA driver; launchers and the shell tools a
   // job's scripts run under LD_PRELOAD never write a file or a warning.
   o.ready = ProcessLooksLikeTrainingJobNow;
-  o.iterations = [] { return g_iteration.load(std::memory_order_relaxed); };
+  o.iterations = [] { return g_steps.iteration.load(std::memory_order_relaxed); };
+  o.step_slot = &g_steps.telemetry;
 #ifdef KAIROS_HAVE_CUPTI
   // Kernels and copies from CUPTI activity, in and between windows (kernel and memcpy
   // records only).
@@ -337,6 +343,9 @@ Root* CreateRoot(bool after_fork) {
   const bool opens_now = !after_fork && loaded.ok() && loaded->config.has_value() &&
                          loaded->config->activities_enabled && loaded->info.names_window;
   root->telemetry = new Telemetry();
+#ifdef KAIROS_HAVE_CUPTI
+  root->pm_api = internal::NewPmCuptiApi();
+#endif
   RegisterBuiltinSources(*root, opens_now);
   // A forked child starts idle: it keeps the base config but not the parent's window.
   root->session.InstallEnvironmentConfig(loaded, !after_fork);
@@ -356,11 +365,9 @@ void ChildAfterFork() {
   internal::CpuRecorderAfterForkChild();
 #ifdef KAIROS_HAVE_CUPTI
   KeepReachable(internal::ReplaceProcessCuptiPoolAfterFork());
-  internal::PmCuptiAfterForkChild();
 #endif
   internal::NcclAfterForkChild();
-  TelemetryAfterForkChild();  // the parent's kairos-telem thread does not exist here
-  StepStateAfterForkChild();
+  StepStateAfterForkChild();  // also unhooks the parent's kairos-telem ring (no thread here)
   // The watcher thread does not exist here: the handler chains at once.
   g_root.signal.watcher_alive.store(false);
   g_root.signal.in_progress.store(false);
@@ -373,7 +380,9 @@ void ChildAfterFork() {
   const bool framework_ops = old->framework_ops_attached.load(std::memory_order_relaxed);
   auto* const python_observer = old->python_observer.load(std::memory_order_relaxed);
   void* const python_ctx = old->python_observer_ctx.load(std::memory_order_relaxed);
-  g_root.current.store(CreateRoot(true), std::memory_order_release);
+  Root* const fresh = CreateRoot(true);
+  fresh->session.InheritProcessBaseNs(old->session.process_base_ns());
+  g_root.current.store(fresh, std::memory_order_release);
   // The Python tracer attached in the parent keeps its observer in the child.
   if (python_observer != nullptr) api::AttachPythonTracer(python_observer, python_ctx);
   // A framework bridge attached in the parent (torch imported before DataLoader workers fork)

@@ -101,7 +101,7 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
   if (const uint64_t breaks = internal::InvariantBreaks(); breaks != 0)
     data.AddStat("invariant_breaks", breaks);
   data.SortTracks();
-  data.base_time_ns = TraceBaseTimeNs(ProcessBaseTimeNs(), EarliestTimestampNs(data));
+  data.base_time_ns = TraceBaseTimeNs(request.process_base_ns, EarliestTimestampNs(data));
   for (TraceSource* s : request.sources) s->Reset();
 
   if (data.EventCount() == 0 && request.source != ConfigSource::kApi) {

@@ -19,11 +19,6 @@ int64_t FloorBaseTime(int64_t unix_ns) {
   return unix_ns - unix_ns % kBaseTimePeriodNs;
 }
 
-int64_t ProcessBaseTimeNs() {
-  static const int64_t base = FloorBaseTime(UnixNowNs());
-  return base;
-}
-
 int64_t TraceBaseTimeNs(int64_t process_base_ns, int64_t earliest_event_ns) {
   if (earliest_event_ns > 0 && earliest_event_ns < process_base_ns) return earliest_event_ns;
   return process_base_ns;

@@ -1,7 +1,7 @@
 // File: trace_identity.h
 // Layer: kairos_session. Who and when a trace is: process name, host name, distributed
 // rank info and the Kineto base time rule.
-// Threading: pure functions except ProcessBaseTimeNs (computed once per process, thread-safe).
+// Threading: pure functions.
 #ifndef KAIROS_SRC_SESSION_TRACE_IDENTITY_H_
 #define KAIROS_SRC_SESSION_TRACE_IDENTITY_H_
 
@@ -19,8 +19,8 @@ inline constexpr int64_t kBaseTimePeriodNs = 7889238LL * 1000000000LL;
 // Floors `unix_ns` to a multiple of kBaseTimePeriodNs.
 int64_t FloorBaseTime(int64_t unix_ns);
 
-// The base time of every trace this process writes: the wall clock at first call, floored.
-int64_t ProcessBaseTimeNs();
+// The base time of every trace a process writes is FloorBaseTime of the wall clock when its
+// first trace closed; the session keeps it (SessionController::process_base_ns).
 
 // The base for one trace: the process base, but never after `earliest_event_ns` (traces must
 // not need negative timestamps). earliest_event_ns <= 0 means "no events".

@@ -147,6 +147,19 @@ LogRateLimiter& LogSiteLimiter(uint64_t key) { return g_log.sites.Find(key).limi
 bool FirstAtLogSite(uint64_t key) {
   return !g_log.sites.Find(key).logged_once.exchange(true, std::memory_order_relaxed);
 }
+
+bool AdmitOncePerInterval(uint64_t key, int64_t now_ns, int64_t interval_ns, uint64_t* suppressed) {
+  LogSites::Slot& slot = g_log.sites.Find(key);
+  int64_t last = slot.last_ns.load(std::memory_order_relaxed);
+  // last + interval, saturated: the first call (last = INT64_MIN) is always admitted.
+  const int64_t next = last > INT64_MAX - interval_ns ? INT64_MAX : last + interval_ns;
+  if (next <= now_ns && slot.last_ns.compare_exchange_strong(last, now_ns, std::memory_order_relaxed)) {
+    *suppressed = slot.refused.exchange(0, std::memory_order_relaxed);
+    return true;
+  }
+  slot.refused.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
 }  // namespace internal
 
 void SetLogLevel(LogLevel level) { g_log.level.store(static_cast<int>(level), std::memory_order_relaxed); }

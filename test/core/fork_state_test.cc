@@ -94,31 +94,36 @@ TEST_CASE("fork(): the child does not stamp steps into the parent's telemetry ri
   o.path = path;
   o.iterations = [] { return int64_t{0}; };
   o.run_thread = false;
+  o.step_slot = &g_steps.telemetry;  // as root.cc sets it
   REQUIRE(t.Start(o).ok());
-  TelemetryStepRing* ring = g_telemetry_steps.load();
+  TelemetryStepRing* ring = g_steps.telemetry.load();
   REQUIRE(ring != nullptr);
   CHECK(InChild([ring] {
-          TelemetryNoteStep(7, 1234);
-          return g_telemetry_steps.load() == nullptr && ring->raw[7].load() == 0 ? 0 : 1;
+          StepHook();  // the child's step 1 (the hook loads the slot)
+          TelemetryNoteStep(g_steps.telemetry.load(), 7, 1234);
+          return g_steps.telemetry.load() == nullptr && ring->raw[1].load() == 0 &&
+                         ring->raw[7].load() == 0
+                     ? 0
+                     : 1;
         }) == 0);
   std::remove(path.c_str());
 }
 
 TEST_CASE("fork(): the child's iteration 1 is not the parent's step boundary 1") {
   SessionController::Get();
-  const int64_t before = g_iteration.load();
+  const int64_t before = g_steps.iteration.load();
   for (int i = 0; i < 3; ++i) StepHook();
-  const int64_t parent_iteration = g_iteration.load();
+  const int64_t parent_iteration = g_steps.iteration.load();
   REQUIRE(parent_iteration == before + 3);
   REQUIRE(StepBoundaryRaw(parent_iteration) != 0);
   CHECK(InChild([parent_iteration] {
           int code = 0;
-          if (g_iteration.load() != 0) code |= 1;
+          if (g_steps.iteration.load() != 0) code |= 1;
           // The child has not reached this boundary: the ring must not answer with the parent's.
           if (StepBoundaryRaw(parent_iteration) != 0) code |= 2;
           if (StepBoundaryRaw(1) != 0) code |= 4;
           StepHook();
-          if (g_iteration.load() != 1 || StepBoundaryRaw(1) == 0) code |= 8;
+          if (g_steps.iteration.load() != 1 || StepBoundaryRaw(1) == 0) code |= 8;
           return code;
         }) == 0);
 }
