@@ -24,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "util/clock.h"
+#include "util/dcheck.h"
 
 namespace kairos::internal {
 namespace {
@@ -72,8 +73,10 @@ struct PmProcessApi {
 
 namespace {
 
-// Loaded once per PmProcessApi (caller holds `p.mu`); libcupti stays loaded.
-PmApi& LoadedApiLocked(PmProcessApi& p, const std::string& explicit_path) {
+// Loaded once per PmProcessApi (caller holds `p.mu`, through `lock`); libcupti stays loaded.
+PmApi& LoadedApiLocked(PmProcessApi& p, const std::unique_lock<std::mutex>& lock,
+                       const std::string& explicit_path) {
+  KAIROS_DCHECK(lock.owns_lock() && lock.mutex() == &p.mu, "holds the PM API's mutex");
   PmApi* api = &p.api;
   if (api->loaded || !api->error.empty()) return *api;
   void* h = nullptr;
@@ -413,16 +416,16 @@ class CuptiPmPlatform : public PmPlatform {
       : path_(std::move(path)), api_(std::move(api)) {}
   int DeviceCount() override {
     PmProcessApi& p = *api_;
-    std::lock_guard<std::mutex> lock(p.mu);
-    PmApi& api = LoadedApiLocked(p, path_);
+    std::unique_lock<std::mutex> lock(p.mu);
+    PmApi& api = LoadedApiLocked(p, lock, path_);
     int n = 0;
     if (api.CuDeviceGetCount == nullptr || api.CuDeviceGetCount(&n) != 0) return 0;
     return n;
   }
   GpuIdentity Identity(int ordinal) override {
     PmProcessApi& p = *api_;
-    std::lock_guard<std::mutex> lock(p.mu);
-    PmApi& api = LoadedApiLocked(p, path_);
+    std::unique_lock<std::mutex> lock(p.mu);
+    PmApi& api = LoadedApiLocked(p, lock, path_);
     GpuIdentity id;
     int dev = 0;
     if (api.CuDeviceGet == nullptr || api.CuDeviceGet(&dev, ordinal) != 0) return id;
@@ -442,8 +445,8 @@ class CuptiPmPlatform : public PmPlatform {
   }
   std::unique_ptr<PmSampler> Open() override {
     PmProcessApi& p = *api_;
-    std::lock_guard<std::mutex> lock(p.mu);
-    LoadedApiLocked(p, path_);
+    std::unique_lock<std::mutex> lock(p.mu);
+    LoadedApiLocked(p, lock, path_);
     return std::make_unique<CuptiPmSampler>(api_);
   }
 

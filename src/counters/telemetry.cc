@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "util/dcheck.h"
 #include "util/clock.h"
 #include "counters/proc_parse.h"
 #include "model/gpu_counters.h"
@@ -161,6 +162,8 @@ absl::Status Telemetry::Start(TelemetryOptions options) {
   std::lock_guard<std::mutex> lock(mu_);
   if (running_) return absl::FailedPreconditionError("telemetry already running");
   if (options.interval_ns <= 0) return absl::InvalidArgumentError("telemetry interval must be > 0");
+  KAIROS_DCHECK(options.step_slot == nullptr || options.iterations != nullptr,
+                "a step slot needs the iteration count (the ring is made only with it)");
   options_ = std::move(options);
   if (options_.ready && !options_.ready()) {
     // Not a training process (yet): no file, no samplers, no warning; the thread looks again

@@ -89,6 +89,16 @@ void StepStateAfterForkChild() {
 
 SessionController::SessionController() = default;
 
+SessionController::~SessionController() {
+  Shutdown();
+  std::unique_lock<std::mutex> lock(mu_);
+  KAIROS_DCHECK(!OnRunnerLocked(), "a session is not destroyed from its own runner");
+  stopping_ = true;
+  cv_.notify_all();
+  lock.unlock();
+  if (runner_.joinable()) runner_.join();
+}
+
 SchedulerEvent SessionController::Now(SessionEventKind kind) const {
   SchedulerEvent e;
   e.kind = kind;
@@ -168,6 +178,8 @@ absl::Status SessionController::Init(std::string_view text,
 
 absl::Status SessionController::RequestLocked(const Config& config, ConfigSource source, bool sync,
                                               uint64_t reference_raw) {
+  // A synchronous request waits for the runner to open its window: never from the runner.
+  KAIROS_DCHECK(!OnRunnerLocked(), "requests come from the application's or the daemon client's threads");
   // Refused before planning: a busy profiler says so, not a planning error.
   if (absl::Status s = sched_.Admit(); !s.ok()) return s;
   SchedulerEvent e = Now(SessionEventKind::kRequest);
@@ -205,12 +217,14 @@ absl::Status SessionController::RequestLocked(const Config& config, ConfigSource
 }
 
 absl::Status SessionController::EnsureRunnerLocked() {
+  KAIROS_DCHECK(runner_started_ == runner_.joinable(), "a started runner stays joinable");
   if (runner_started_) return absl::OkStatus();
   // The runner, and the threads it starts, never take the job's SIGTERM/SIGINT.
   const JobSignalsBlocked blocked;
   try {
-    std::thread t([this] { RunnerMain(); });
-    t.detach();  // the session is never destroyed, so the thread never outlives its object
+    // Kept joinable: the destructor (a test's session) joins it; the root's session is never
+    // destroyed, so its runner is never joined.
+    runner_ = std::thread([this] { RunnerMain(); });
   } catch (...) {
     return absl::ResourceExhaustedError("cannot start the kairos session thread");
   }
@@ -234,6 +248,9 @@ absl::Status SessionController::RequestTrace(const Config& config, ConfigSource 
 
 bool SessionController::WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t seq,
                                            int64_t timeout_ms) {
+  KAIROS_DCHECK(lock.owns_lock(), "waits with the session lock held");
+  // The runner finishes sessions: waiting for one on it would wait out the whole bound.
+  KAIROS_DCHECK(!OnRunnerLocked(), "the runner never waits for a session to finish");
   return done_cv_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(timeout_ms, 0)),
                            [&] { return sched_.finished() >= seq; });
 }
@@ -384,6 +401,7 @@ absl::Status SessionController::SetMetadata(std::string key, std::string value) 
 
 void SessionController::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
   std::lock_guard<std::mutex> lock(mu_);
+  KAIROS_DCHECK(!OnRunnerLocked(), "boundaries come from the application's step hook");
   // Bounded; past the bound the newest boundary replaces the last slot, so the one that ends
   // a long iteration window is still found when it closes.
   if (boundaries_.size() < 1024) {

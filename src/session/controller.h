@@ -100,6 +100,11 @@ class SessionController {
   static SessionController& Get();
 
   SessionController();
+  // Ends the session as Shutdown() does (a window still open is closed and its trace written,
+  // within the exit bound), then stops and joins the runner thread; the sources go with it.
+  // The process root's session is never destroyed (application threads may call in while
+  // the process exits); a session a test creates is, and leaves no thread behind.
+  ~SessionController();
   SessionController(const SessionController&) = delete;
   SessionController& operator=(const SessionController&) = delete;
 
@@ -248,6 +253,8 @@ class SessionController {
   Config base_config_;
   Config env_config_;  // what the environment configured (base for Init's text)
   bool runner_started_ = false;
+  bool stopping_ = false;  // the destructor asks the runner to return
+  std::thread runner_;     // joined by the destructor only
   // The runner thread (set by RunnerMain under mu_): its steps check they run on it.
   std::thread::id runner_id_;
   bool OnRunnerLocked() const { return std::this_thread::get_id() == runner_id_; }

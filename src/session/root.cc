@@ -41,6 +41,7 @@
 #include "activity/cupti_devices.h"
 #include "activity/cupti_source.h"
 #endif
+#include "util/dcheck.h"
 #include "util/fork_abandon.h"
 #include "util/thread_name.h"
 #include "util/signal_mask.h"
@@ -424,7 +425,9 @@ Root& GetRoot() {
     }
     if (env.flush_on_signal) InstallFlushOnSignal();
   });
-  return *g_root.current.load(std::memory_order_acquire);
+  r = g_root.current.load(std::memory_order_acquire);
+  KAIROS_DCHECK(r != nullptr, "the root exists once its creation ran");
+  return *r;
 }
 
 SessionController& SessionController::Get() { return GetRoot().session; }

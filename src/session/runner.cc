@@ -37,6 +37,7 @@ void SessionController::RunnerMain() {
   std::unique_lock<std::mutex> lock(mu_);
   runner_id_ = std::this_thread::get_id();
   for (;;) {
+    if (stopping_) return;  // the destructor joins this thread
     sched_.Handle(Now(SessionEventKind::kTick)).IgnoreError();  // a tick is never refused
     const Action action = sched_.TakeAction();
     if (action != Action::kNone)
@@ -78,6 +79,8 @@ int64_t SessionController::ProcessBaseNsLocked() {
 }
 
 void SessionController::WaitForWake(std::unique_lock<std::mutex>& lock) {
+  KAIROS_DCHECK(lock.owns_lock(), "waits with the session lock held");
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   // seq_cst store then load: pairs with StepHook's increment-then-load.
   const int64_t wake_it = sched_.wake_iteration();
   // While an iteration window is live, every boundary from its warm-up on goes through
@@ -100,6 +103,7 @@ void SessionController::WaitForWake(std::unique_lock<std::mutex>& lock) {
 void SessionController::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
+  KAIROS_DCHECK(sched_.state() == SessionState::kWarmUp, "warm-up runs in WarmUp");
   std::vector<TraceSource*> sources;
   for (auto& s : sources_) sources.push_back(s.get());
   const Config config = active_.config;
@@ -138,6 +142,7 @@ void SessionController::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
 }
 
 void SessionController::SourcesWarm(Window& w) {
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   SchedulerEvent e = Now(SessionEventKind::kSourcesWarm);
   // The boundaries counted at that instant (the step ring): at or past the start, the
   // scheduler moves the start to the next one.
@@ -149,6 +154,7 @@ void SessionController::SourcesWarm(Window& w) {
 }
 
 std::string SessionController::StartMovedMessage(const Window& w) const {
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   const int64_t from = sched_.start_moved_from(), to = sched_.plan().start_iteration;
   return absl::StrCat("the window starts at iteration ", to, " instead of ", from, ": source ",
                       w.ready_source, " was recording only after iteration ", from,
@@ -158,6 +164,10 @@ std::string SessionController::StartMovedMessage(const Window& w) const {
 void SessionController::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
+  KAIROS_DCHECK(sched_.state() == SessionState::kRecording ||
+                    sched_.state() == SessionState::kFlushing,
+                "open runs in Recording, or in Flushing from a close that found it not opened");
+  KAIROS_DCHECK(!w.opened, "a window opens once");
   const WindowPlan& plan = sched_.plan();
   w.start_raw = 0;
   if (plan.iteration_mode) {
@@ -248,6 +258,8 @@ void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
 void SessionController::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
+  KAIROS_DCHECK(sched_.state() == SessionState::kFlushing, "abort runs in Flushing");
+  KAIROS_DCHECK(!w.opened, "only a window that never opened is aborted");
   g_steps.wake_at.store(kNever);
   const Outcome outcome = sched_.outcome();
   std::vector<TraceSource*> all;
@@ -288,6 +300,7 @@ uint64_t SessionController::CountedBoundaryRaw(std::unique_lock<std::mutex>& loc
 }
 
 void SessionController::FinishLocked(Result result) {
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   if (result.status.ok()) last_path_ = result.path;
   last_result_ = std::move(result);
   window_.reset();

@@ -78,6 +78,7 @@ void WriteExtraOutputs(const TraceData& data, const Config& config, const Output
 }  // namespace
 
 AssembleResult AssembleAndWrite(AssembleRequest request) {
+  KAIROS_DCHECK(request.process_base_ns > 0, "the session fixed the process's base time");
   const Config& config = request.config;
   TraceData data;
   // Anchors from open to now (clock.h); without a log, Calibrate() as for a log never opened.

@@ -922,5 +922,44 @@ TEST_CASE("a window still open at exit() is closed and written") {
   CHECK(found == 1);
 }
 
+// Issue 24: a whole session (its sources, its runner thread) is created and destroyed inside
+// one process, independent of the process root's. The first is stopped and flushed before it
+// goes; the second is destroyed with its window open, which the destructor closes and writes.
+TEST_CASE("a session of its own is created, records and is destroyed, twice in one process") {
+  auto runners = [] {
+    const std::vector<std::string> n = ThreadNames();
+    return std::count(n.begin(), n.end(), std::string("kairos-session"));
+  };
+  const auto before = runners();
+  const std::string dir = MakeTempDir();
+  for (int round = 0; round < 2; ++round) {
+    const std::string name = "own" + std::to_string(round);
+    {
+      SessionController s;
+      s.RegisterTraceSource(std::make_unique<internal::CpuRecorder>());
+      REQUIRE(s.Init("ACTIVITIES_LOG_FILE=" + dir + "/" + name + ".json").ok());
+      REQUIRE(s.Start().ok());
+      CHECK(s.state() == SessionState::kRecording);
+      CHECK(runners() >= before + 1);
+      PushRange(name.c_str());
+      PopRange();
+      if (round == 0) {
+        REQUIRE(s.Stop().ok());
+        absl::StatusOr<std::string> path = s.Flush();
+        INFO(path.status().ToString());
+        REQUIRE(path.ok());
+        CHECK(s.completed_sessions() == 1);
+      }
+    }
+    CHECK(runners() == before);  // its runner was joined
+    nlohmann::json j = ReadJson(dir + "/" + name + "_" + Pid() + ".json");
+    REQUIRE_FALSE(j.is_discarded());
+    const auto ua = CountNames(j, "user_annotation");
+    CHECK(ua.size() == 1);
+    CHECK(ua.count(name) == 1);
+    CHECK(ua.at(name) == 1);
+  }
+}
+
 }  // namespace
 }  // namespace kairos
