@@ -115,8 +115,8 @@ kairos_nccl_result_t NcclPluginInit(void** context, int* activation_mask, const 
     if (activation_mask != nullptr) *activation_mask = 0;
     return kKairosNcclSuccess;
   }
-  const kairos_nccl_result_t r = internal::NcclPluginInit(context, activation_mask, comm_name,
-                                                          comm_hash, n_nodes, nranks, rank);
+  const kairos_nccl_result_t r = internal::NcclPluginInit(
+      &GetRoot().nccl, context, activation_mask, comm_name, comm_hash, n_nodes, nranks, rank);
   if (r == kKairosNcclSuccess) {
     KAIROS_LOG_VERBOSE("NCCL profiler plugin: communicator rank %d of %d", rank, nranks);
   }

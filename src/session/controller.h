@@ -40,6 +40,9 @@
 namespace kairos {
 
 struct TelemetryStepRing;  // counters/telemetry.h
+namespace internal {
+struct NcclTallies;  // activity/nccl_collectives.h
+}  // namespace internal
 
 // The step hook's process state, in one object (a hot-path exception of the state table in
 // docs/ARCHITECTURE.md: the application's kairos_step reaches it without a root). The hook
@@ -192,6 +195,9 @@ class SessionController {
   // (root.cc: ChildAfterFork), so parent and child traces share one base.
   int64_t process_base_ns() const { return process_base_ns_.load(std::memory_order_relaxed); }
   void InheritProcessBaseNs(int64_t base) { process_base_ns_.store(base, std::memory_order_relaxed); }
+  // The root's NCCL plugin tallies, whose largest communicator stands in for the rank in each
+  // trace when the launcher set none (trace_identity.h). Set by the root before any request.
+  void SetNcclTallies(const internal::NcclTallies* tallies) { nccl_ = tallies; }
 
  private:
   struct Active {
@@ -273,6 +279,7 @@ class SessionController {
   WindowAnchors anchors_;  // thread-safe itself; not guarded by mu_
   // Written by the runner under mu_ (once), read by the fork hook without it: an atomic.
   std::atomic<int64_t> process_base_ns_{0};
+  const internal::NcclTallies* nccl_ = nullptr;  // set before the runner starts
 };
 
 // The iteration hook behind kairos_step / kairos_optimizer_post_step: one atomic increment,

@@ -17,6 +17,7 @@
 #include "config/output_path.h"
 #include "util/log.h"
 #include "session/controller.h"
+#include "session/root.h"
 
 namespace kairos {
 namespace {
@@ -67,7 +68,7 @@ bool ProcessLooksLikeTrainingJob(int64_t iteration, bool nccl_comm, bool driver_
 bool ProcessLooksLikeTrainingJobNow() {
   int32_t rank = -1, size = 0;
   return ProcessLooksLikeTrainingJob(g_steps.iteration.load(std::memory_order_relaxed),
-                                     internal::NcclLargestComm(&rank, &size),
+                                     internal::NcclLargestComm(GetRoot().nccl, &rank, &size),
                                      LoadedDriverLibrary());
 }
 

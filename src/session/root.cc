@@ -121,6 +121,7 @@ void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
   options.library_path = Env().cupti_library;
   options.current_range_id = internal::CurrentCpuRangeId;
   options.window_anchors = &session.window_anchors();
+  options.nccl_tallies = &root.nccl;
   auto cuda = std::make_unique<CudaSource>(std::move(options));
   root.cuda_source = cuda.get();  // owned by the session, which lives as long as the root
   // A CPU-only process never loads CUPTI (unless KAIROS_CUPTI_LIBRARY names one).
@@ -347,6 +348,7 @@ Root* CreateRoot(bool after_fork) {
 #ifdef KAIROS_HAVE_CUPTI
   root->pm_api = internal::NewPmCuptiApi();
 #endif
+  root->session.SetNcclTallies(&root->nccl);  // before any request: the trace identity's
   RegisterBuiltinSources(*root, opens_now);
   // A forked child starts idle: it keeps the base config but not the parent's window.
   root->session.InstallEnvironmentConfig(loaded, !after_fork);

@@ -10,9 +10,10 @@
 // the NVTX registry's mutex is taken (its domains are the application's handles, so it is
 // kept, not replaced); in the child the thread registry and the CUPTI buffer pool are
 // replaced (the parent's kept reachable, never touched), the step state (iteration counter,
-// step ring, telemetry's step slot) and the NCCL tallies are reset, the daemon client is
-// stopped (not restarted), the flush-on-signal watcher is marked absent, and the root itself
-// (with its session's window clock anchors and its PM sampling API) is replaced by a fresh
+// step ring, telemetry's step slot) is reset, the forking thread's pending NCCL operations
+// are dropped, the daemon client is stopped (not restarted), the flush-on-signal watcher is
+// marked absent, and the root itself (with its session's window clock anchors, its PM
+// sampling API and its NCCL tallies) is replaced by a fresh
 // idle one with the environment's base config and the parent's trace base time (the
 // parent's root is leaked: its mutex may be held by a thread that does not exist in the
 // child).
@@ -24,6 +25,7 @@
 #include <memory>
 #include <mutex>
 
+#include "activity/nccl_collectives.h"
 #include "session/controller.h"
 
 namespace kairos {
@@ -48,6 +50,10 @@ struct Root {
   // root, shared by the session's pm_sampling source and telemetry so every PM call is
   // serialised. A forked child's fresh root has its own.
   std::shared_ptr<internal::PmProcessApi> pm_api;
+  // NCCL's profiler plugin tallies (communicators, operations, those no launch took, the
+  // largest communicator): every communicator initialised through this root counts here. A
+  // forked child's fresh root starts from zero.
+  internal::NcclTallies nccl;
   // Set once the framework-ops source is registered with this root's session. Per root, not a
   // process-wide once_flag: a forked child's fresh root registers its own (ChildAfterFork).
   std::atomic<bool> framework_ops_attached{false};

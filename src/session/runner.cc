@@ -247,6 +247,7 @@ void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
   }
   request.anchors = &anchors_;
   request.process_base_ns = ProcessBaseNsLocked();
+  request.nccl = nccl_;
   lock.unlock();
   const int64_t end_ns = UnixNowNs();
   for (TraceSource* s : request.sources) s->StopRecording(end_ns);

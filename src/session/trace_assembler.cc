@@ -46,7 +46,7 @@ void FillIdentity(AssembleRequest& request, const ClockConverter& clock, const E
   data->window_end_ns = std::max(data->window_start_ns, clock.ToUnixNs(request.end_raw));
   data->trace_name = path;
   data->trace_id = request.config.request_trace_id;
-  data->distributed = DistributedFromEnv();
+  data->distributed = DistributedFromEnv(request.nccl);
   auto& metadata = request.metadata;
   // The job id (KAIROS_JOB_ID / SLURM_JOB_ID): `kairos summarize --format jsonl` rows carry it.
   if (env.job_id != 0) metadata.emplace_back("job_id", std::to_string(env.job_id));

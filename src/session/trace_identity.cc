@@ -87,10 +87,10 @@ DistributedInfo ResolveDistributed(int64_t env_rank, int64_t env_world_size, int
   return d;
 }
 
-DistributedInfo DistributedFromEnv() {
+DistributedInfo DistributedFromEnv(const internal::NcclTallies* nccl) {
   const EnvSettings& env = Env();
   int32_t comm_rank = -1, comm_size = 0;
-  internal::NcclLargestComm(&comm_rank, &comm_size);
+  if (nccl != nullptr) internal::NcclLargestComm(*nccl, &comm_rank, &comm_size);
   return ResolveDistributed(env.rank, env.world_size, env.local_rank, comm_rank, comm_size,
                             BackendFromLoadedObjects(LoadedObjectNames()));
 }

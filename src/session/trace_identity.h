@@ -12,6 +12,9 @@
 #include "model/trace_data.h"
 
 namespace kairos {
+namespace internal {
+struct NcclTallies;  // activity/nccl_collectives.h
+}  // namespace internal
 
 // Kineto's base period: a quarter of 365.2425 days.
 inline constexpr int64_t kBaseTimePeriodNs = 7889238LL * 1000000000LL;
@@ -36,7 +39,8 @@ std::string ReadHostName();     // gethostname(); "" on error
 // backend: "nccl" when a libnccl.so (or librccl.so) is mapped into the process, the way a
 // job that reaches its collectives through NCCL shows itself without a framework telling us
 // (PyTorch links NCCL statically; its bridge sets the backend itself). "" otherwise.
-DistributedInfo DistributedFromEnv();
+// `nccl`: the root's NCCL plugin tallies (nullptr: no communicator known).
+DistributedInfo DistributedFromEnv(const internal::NcclTallies* nccl);
 // The rule behind it: the launcher's variables where set (rank < 0 / world_size <= 0 / local
 // rank < 0: unset); otherwise the largest NCCL communicator this process joined (comm_size 0:
 // none), which in a data-parallel job spans the job; otherwise rank 0 of 1. A communicator

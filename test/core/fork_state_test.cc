@@ -20,6 +20,7 @@
 #include "counters/telemetry.h"
 #include "util/fork_abandon.h"
 #include "session/controller.h"
+#include "session/root.h"
 
 namespace kairos {
 namespace {
@@ -66,21 +67,22 @@ TEST_CASE("fork(): the child starts with no NCCL communicator and no tallies") {
   SessionController::Get();
   void* comm = nullptr;
   int mask = 0;
-  REQUIRE(internal::NcclPluginInit(&comm, &mask, nullptr, 0xF0F0, 1, 8, 3) == kKairosNcclSuccess);
+  REQUIRE(internal::NcclPluginInit(&GetRoot().nccl, &comm, &mask, nullptr, 0xF0F0, 1, 8, 3) ==
+          kKairosNcclSuccess);
   int32_t rank = -1, size = 0;
-  REQUIRE(internal::NcclLargestComm(&rank, &size));
-  REQUIRE(internal::NcclCounters().communicators >= 1);
+  REQUIRE(internal::NcclLargestComm(GetRoot().nccl, &rank, &size));
+  REQUIRE(internal::NcclCounters(GetRoot().nccl).communicators >= 1);
   CHECK(InChild([] {
           int32_t r = -1, s = 0;
-          const internal::NcclPluginCounters c = internal::NcclCounters();
+          const internal::NcclPluginCounters c = internal::NcclCounters(GetRoot().nccl);
           int code = 0;
-          if (internal::NcclLargestComm(&r, &s)) code |= 1;  // would register with the daemon
+          if (internal::NcclLargestComm(GetRoot().nccl, &r, &s)) code |= 1;  // would register with the daemon
           if (c.communicators != 0 || c.operations != 0 || c.without_launch != 0) code |= 2;
           // The hook replaced the parent's root (and registry) and kept them reachable.
           if (internal::AbandonedAfterForkCount() < 1) code |= 4;
           return code;
         }) == 0);
-  CHECK(internal::NcclLargestComm(&rank, &size));  // the parent keeps its own
+  CHECK(internal::NcclLargestComm(GetRoot().nccl, &rank, &size));  // the parent keeps its own
   CHECK(size == 8);
   internal::NcclPluginFinalize(comm);
 }

@@ -545,7 +545,7 @@ TEST_CASE("distributedInfo.backend is nccl only when an NCCL library is loaded")
   CHECK(BackendFromLoadedObjects({"/usr/lib/libc.so.6", "/opt/x/libnccl_net.so"}).empty());
   CHECK(BackendFromLoadedObjects({"/opt/libnccl.so.2/libfoo.so"}).empty());
   CHECK(BackendFromLoadedObjects({}).empty());
-  CHECK(DistributedFromEnv().backend.empty());  // this test links no NCCL
+  CHECK(DistributedFromEnv(nullptr).backend.empty());  // this test links no NCCL
 }
 
 TEST_CASE("a process registers with the daemon once it steps, joins NCCL or loads the driver") {
