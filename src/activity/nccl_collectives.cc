@@ -115,7 +115,8 @@ kairos_nccl_result_t NcclPluginStopEvent(void* handle) {
   if (p.count > 0) {
     // A slot with operations was filled by a start, which names the tallies.
     KAIROS_DCHECK(p.tallies != nullptr, "a started operation names its root's tallies");
-    if (p.tallies != nullptr) p.tallies->without_launch.fetch_add(p.count, std::memory_order_relaxed);
+    if (p.tallies != nullptr)
+      p.tallies->without_launch.fetch_add(p.count, std::memory_order_relaxed);
     p.count = 0;
   }
   return kKairosNcclSuccess;

@@ -39,8 +39,9 @@ struct NcclTallies {
 // The plugin's entry points (bindings/c exports them as `ncclProfiler_v4`). Never fail,
 // never block, never allocate after init. `tallies` (not null) must outlive the
 // communicator (a root's: never destroyed).
-kairos_nccl_result_t NcclPluginInit(NcclTallies* tallies, void** context, int* activation_mask, const char* comm_name,
-                                    uint64_t comm_hash, int n_nodes, int nranks, int rank);
+kairos_nccl_result_t NcclPluginInit(NcclTallies* tallies, void** context, int* activation_mask,
+                                    const char* comm_name, uint64_t comm_hash, int n_nodes,
+                                    int nranks, int rank);
 kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
                                           const kairos_nccl_event_descr_v4_t* descr);
 kairos_nccl_result_t NcclPluginStopEvent(void* handle);

@@ -166,8 +166,8 @@ constexpr ConfigKey String(std::string_view name, std::string Config::*field, st
   return k;
 }
 
-constexpr ConfigKey List(std::string_view name, std::vector<std::string> Config::*field, std::string_view def,
-               std::string_view doc) {
+constexpr ConfigKey List(std::string_view name, std::vector<std::string> Config::*field,
+                         std::string_view def, std::string_view doc) {
   ConfigKey k;
   k.name = name;
   k.type = KeyType::kList;

@@ -398,7 +398,7 @@ class CuptiPmSampler : public PmSampler {
   }
 
   std::shared_ptr<PmProcessApi> keep_;  // first: outlives the two references below
-  std::mutex& mu_;  // the root's PmApi's: every CUPTI PM call holds it
+  std::mutex& mu_;                      // the root's PmApi's: every CUPTI PM call holds it
   PmApi& api_;
   CUpti_PmSampling_Object* obj_ = nullptr;
   CUpti_Profiler_Host_Object* host_ = nullptr;

@@ -10,11 +10,11 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "util/dcheck.h"
-#include "util/clock.h"
 #include "counters/proc_parse.h"
-#include "model/gpu_counters.h"
 #include "json/json_writer.h"
+#include "model/gpu_counters.h"
+#include "util/clock.h"
+#include "util/dcheck.h"
 #include "util/log.h"
 #include "util/thread_name.h"
 
@@ -231,7 +231,8 @@ absl::Status Telemetry::BeginLocked(bool late) {
     last_iterations_ = options_.iterations();
     steps_timed_ = last_iterations_;
     steps_ = std::make_unique<TelemetryStepRing>();
-    if (options_.step_slot != nullptr) options_.step_slot->store(steps_.get(), std::memory_order_release);
+    if (options_.step_slot != nullptr)
+      options_.step_slot->store(steps_.get(), std::memory_order_release);
   }
   // Begun late (it waited for a training process), CUDA already works and a trace window
   // may hold CUPTI: what ended before the first interval is not this interval's to count.

@@ -179,7 +179,8 @@ absl::Status SessionController::Init(std::string_view text,
 absl::Status SessionController::RequestLocked(const Config& config, ConfigSource source, bool sync,
                                               uint64_t reference_raw) {
   // A synchronous request waits for the runner to open its window: never from the runner.
-  KAIROS_DCHECK(!OnRunnerLocked(), "requests come from the application's or the daemon client's threads");
+  KAIROS_DCHECK(!OnRunnerLocked(),
+                "requests come from the application's or the daemon client's threads");
   // Refused before planning: a busy profiler says so, not a planning error.
   if (absl::Status s = sched_.Admit(); !s.ok()) return s;
   SchedulerEvent e = Now(SessionEventKind::kRequest);

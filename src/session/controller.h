@@ -19,23 +19,23 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <limits>
-#include <thread>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "util/clock.h"
 #include "config/config.h"
 #include "config/env.h"
-#include "session/scheduler.h"
 #include "model/trace_source.h"
+#include "session/scheduler.h"
+#include "util/clock.h"
 
 namespace kairos {
 
@@ -194,7 +194,9 @@ class SessionController {
   // trace closes; 0 before. A forked child's fresh root inherits the parent's
   // (root.cc: ChildAfterFork), so parent and child traces share one base.
   int64_t process_base_ns() const { return process_base_ns_.load(std::memory_order_relaxed); }
-  void InheritProcessBaseNs(int64_t base) { process_base_ns_.store(base, std::memory_order_relaxed); }
+  void InheritProcessBaseNs(int64_t base) {
+    process_base_ns_.store(base, std::memory_order_relaxed);
+  }
   // The root's NCCL plugin tallies, whose largest communicator stands in for the rank in each
   // trace when the launcher set none (trace_identity.h). Set by the root before any request.
   void SetNcclTallies(const internal::NcclTallies* tallies) { nccl_ = tallies; }

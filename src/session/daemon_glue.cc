@@ -15,9 +15,9 @@
 #include "config/daemon_config.h"
 #include "config/env.h"
 #include "config/output_path.h"
-#include "util/log.h"
 #include "session/controller.h"
 #include "session/root.h"
+#include "util/log.h"
 
 namespace kairos {
 namespace {

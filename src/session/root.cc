@@ -43,8 +43,8 @@
 #endif
 #include "util/dcheck.h"
 #include "util/fork_abandon.h"
-#include "util/thread_name.h"
 #include "util/signal_mask.h"
+#include "util/thread_name.h"
 
 namespace kairos {
 namespace {

@@ -10,12 +10,12 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "util/clock.h"
-#include "util/dcheck.h"
-#include "util/log.h"
 #include "session/controller.h"
 #include "session/trace_assembler.h"
 #include "session/trace_identity.h"
+#include "util/clock.h"
+#include "util/dcheck.h"
+#include "util/log.h"
 #include "util/thread_name.h"
 
 namespace kairos {
@@ -164,9 +164,9 @@ std::string SessionController::StartMovedMessage(const Window& w) const {
 void SessionController::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
-  KAIROS_DCHECK(sched_.state() == SessionState::kRecording ||
-                    sched_.state() == SessionState::kFlushing,
-                "open runs in Recording, or in Flushing from a close that found it not opened");
+  KAIROS_DCHECK(
+      sched_.state() == SessionState::kRecording || sched_.state() == SessionState::kFlushing,
+      "open runs in Recording, or in Flushing from a close that found it not opened");
   KAIROS_DCHECK(!w.opened, "a window opens once");
   const WindowPlan& plan = sched_.plan();
   w.start_raw = 0;

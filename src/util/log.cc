@@ -155,7 +155,8 @@ bool AdmitOncePerInterval(uint64_t key, int64_t now_ns, int64_t interval_ns, uin
   int64_t last = slot.last_ns.load(std::memory_order_relaxed);
   // last + interval, saturated: the first call (last = INT64_MIN) is always admitted.
   const int64_t next = last > INT64_MAX - interval_ns ? INT64_MAX : last + interval_ns;
-  if (next <= now_ns && slot.last_ns.compare_exchange_strong(last, now_ns, std::memory_order_relaxed)) {
+  if (next <= now_ns &&
+      slot.last_ns.compare_exchange_strong(last, now_ns, std::memory_order_relaxed)) {
     *suppressed = slot.refused.exchange(0, std::memory_order_relaxed);
     return true;
   }

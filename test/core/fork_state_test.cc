@@ -76,7 +76,8 @@ TEST_CASE("fork(): the child starts with no NCCL communicator and no tallies") {
           int32_t r = -1, s = 0;
           const internal::NcclPluginCounters c = internal::NcclCounters(GetRoot().nccl);
           int code = 0;
-          if (internal::NcclLargestComm(GetRoot().nccl, &r, &s)) code |= 1;  // would register with the daemon
+          if (internal::NcclLargestComm(GetRoot().nccl, &r, &s))
+            code |= 1;  // would register with the daemon
           if (c.communicators != 0 || c.operations != 0 || c.without_launch != 0) code |= 2;
           // The hook replaced the parent's root (and registry) and kept them reachable.
           if (internal::AbandonedAfterForkCount() < 1) code |= 4;

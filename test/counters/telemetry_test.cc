@@ -225,7 +225,8 @@ TEST_CASE("MedianStepMs: overwritten, unset and out-of-order stamps are skipped"
   ring = std::make_unique<TelemetryStepRing>();
   TelemetryNoteStep(nullptr, 1, 5);  // no writer runs: nothing stored anywhere
   CHECK(ring->raw[1].load() == 0);
-  for (int64_t n = 1; n <= last; ++n) TelemetryNoteStep(ring.get(), n, static_cast<uint64_t>(n * 2 * kMs));
+  for (int64_t n = 1; n <= last; ++n)
+    TelemetryNoteStep(ring.get(), n, static_cast<uint64_t>(n * 2 * kMs));
   m = MedianStepMs(*ring, 0, last, 1.0);
   REQUIRE(m.has_value());
   CHECK(*m == Approx(2.0));
