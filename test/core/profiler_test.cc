@@ -5,9 +5,11 @@
 // the regressions of issue 12: calls that stalled for seconds on an armed request (flush,
 // start, shutdown, exit), a cancel lost while a request waited, busy while armed, a busy
 // init that installed its config, a start time far in the future, the exit bound that a
-// request could raise, and windows with no events of the process's own.
+// request could raise, and windows with no events of the process's own; and a session of its
+// own, created and destroyed twice beside the root's (issue 24).
 // Threading: the test thread plus the threads each case starts; the SessionController is the
-// process singleton, so cases run one after another and each leaves it idle.
+// process singleton (but in that last case), so cases run one after another and each leaves it
+// idle.
 #include "session/controller.h"
 
 #include "sanitizer_skip.h"
