@@ -245,5 +245,45 @@ TEST_CASE("The Python flame graph merges call paths over threads and calls, clip
   CHECK(Analyze(b.Done()).python_flame.empty());
 }
 
+// The build cap (50,000 call paths, python_flame.cc's kMaxBuildNodes, the root included):
+// frames whose path would be a new node past it are counted in python_flame_cut, and so are
+// their callees; their time is in no node, so the root's total is the built paths' only.
+TEST_CASE("The Python flame graph's build cap counts every frame past 50,000 call paths") {
+  TraceBuilder b(0, 1000000);
+  const uint32_t t = b.Thread(1);
+  TraceData& data = b.data();
+  auto frame = [&](const std::string& name, int64_t s, int64_t e) {
+    data.python_frames.push_back({static_cast<uint32_t>(data.python_frames.size() + 1), 0, 0});
+    Event ev{};
+    ev.start_ns = s;
+    ev.end_ns = e;
+    ev.name = data.strings.Intern(name);
+    ev.track = t;
+    ev.detail = static_cast<uint32_t>(data.python_frames.size() - 1);
+    ev.kind = EventKind::kPythonFunction;
+    data.events_by_track[t].push_back(ev);
+  };
+  // 50,010 distinct top-level functions of 10 ns each: nodes 1..49,999 are built, the last 11
+  // are cut; a callee of a cut frame (even one whose name was built elsewhere) is cut too,
+  // and a repeat call of a built path is not.
+  constexpr int kFrames = 50010;
+  for (int i = 0; i < kFrames; ++i) frame("/job/gen.py(" + std::to_string(i + 1) + "): f", i * 10, i * 10 + 10);
+  frame("/job/gen.py(50010): f", 600000, 600020);  // cut path: 20 ns, uncounted
+  frame("/job/gen.py(1): f", 600002, 600010);      // its callee: cut too
+  frame("/job/gen.py(1): f", 700000, 700030);      // a built path again: counted
+  AnalysisOptions o;
+  o.python_flame_nodes = 3;
+  o.python_flame_min_share = 0;
+  const Summary s = Analyze(b.Done(), o);
+  CHECK(s.python_flame_cut == 13);
+  REQUIRE(s.python_flame.size() == 3);
+  // The root: 49,999 built frames of 10 ns, plus the repeat call's 30 ns.
+  CHECK(s.python_flame[0].total_ns == 49999 * 10 + 30);
+  CHECK(s.python_flame[1].name == "/job/gen.py(1): f");
+  CHECK(s.python_flame[1].total_ns == 40);
+  CHECK(s.python_flame[1].calls == 2);
+  CHECK(s.python_flame[2].total_ns == 10);
+}
+
 }  // namespace
 }  // namespace kairos
