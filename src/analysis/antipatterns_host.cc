@@ -6,6 +6,7 @@
 // Threading: calling thread only.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "analysis/antipatterns.h"
@@ -123,7 +124,8 @@ void ExcessiveSync(const AnalysisContext& ctx, Summary* out) {
       for (const Event& e : data.events_by_track[t])
         if (e.kind == EventKind::kRuntime && e.correlation != 0) host_call[e.correlation] = &e;
     }
-    absl::flat_hash_map<const Event*, int64_t> by_frame;
+    // By site: the user's frame and line (and the operator the line ran) at the host call.
+    std::map<std::string, std::pair<int64_t, std::string>> by_site;  // label -> (ns, op)
     for (const Event* e : syncs) {
       const Event* at = e;
       if (e->track >= data.tracks.size() || data.tracks[e->track].type != TrackType::kThread) {
@@ -131,24 +133,21 @@ void ExcessiveSync(const AnalysisContext& ctx, Summary* out) {
         at = it != host_call.end() ? it->second : nullptr;
       }
       if (at == nullptr) continue;
-      if (const Event* f = frames.InnermostUserFrame(at->track, at->start_ns))
-        by_frame[f] += std::min(e->end_ns, ctx.window_end_ns) - std::max(e->start_ns, ctx.window_start_ns);
+      const PythonSite site = frames.UserSiteAt(at->track, at->start_ns);
+      if (site.frame == nullptr) continue;
+      auto& slot = by_site[PythonSiteLabel(data, site)];
+      slot.first += std::min(e->end_ns, ctx.window_end_ns) - std::max(e->start_ns, ctx.window_start_ns);
+      if (slot.second.empty() && site.op != nullptr) slot.second = std::string(data.strings.Get(site.op->name));
     }
-    absl::flat_hash_map<StringId, int64_t> by_name;
-    for (const auto& [f, t] : by_frame) by_name[f->name] += t;
-    StringId best = 0;
-    int64_t best_ns = 0;
-    for (const auto& [name, t] : by_name) {
-      if (t > best_ns || (t == best_ns && data.strings.Get(name) < data.strings.Get(best))) {
-        best = name;
-        best_ns = t;
-      }
-    }
-    if (best_ns > 0) {
-      b.Evidence("top_python_frame_sync_ns", static_cast<double>(best_ns));
-      where = " Most of the sync time (" + Pct(100.0 * static_cast<double>(best_ns) /
+    const std::pair<const std::string, std::pair<int64_t, std::string>>* best = nullptr;
+    for (const auto& s : by_site)  // ordered: ties go to the smaller label
+      if (best == nullptr || s.second.first > best->second.first) best = &s;
+    if (best != nullptr && best->second.first > 0) {
+      b.Evidence("top_python_frame_sync_ns", static_cast<double>(best->second.first));
+      const std::string op = best->second.second.empty() ? "" : " (" + best->second.second + ")";
+      where = " Most of the sync time (" + Pct(100.0 * static_cast<double>(best->second.first) /
                                                 static_cast<double>(std::max<int64_t>(ns, 1))) +
-              ") is in Python " + PythonFrameLabel(data.strings.Get(best)) + ".";
+              ") is in Python " + best->first + op + ".";
     }
   }
   out->findings.push_back(b.Done(

@@ -220,6 +220,60 @@ void PyFrame(TraceBuilder& b, uint32_t thread, const std::string& name, int64_t 
         static_cast<uint32_t>(b.data().python_frames.size() - 1));
 }
 
+// A cpu_op with its "Python line" (the torch bridge under the kairos tracer).
+void PyOp(TraceBuilder& b, uint32_t thread, const std::string& name, int64_t s, int64_t e,
+          uint32_t py_line) {
+  CpuArgs a{};
+  a.cpu_op = 1;
+  a.sequence_nr = -1;
+  a.py_line = py_line;
+  b.data().cpu_args.push_back(a);
+  b.Add(thread, EventKind::kCpuOp, name, s, e, 0, static_cast<uint32_t>(b.data().cpu_args.size() - 1));
+}
+
+TEST_CASE("excessive_sync names the user's line: a library frame's caller line, else the op's") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  BusyKernels(b, b.Stream(0, 7), 20);
+  uint32_t id = 1;
+  for (int i = 0; i < 10; ++i) {
+    const int64_t t0 = i * kMs;
+    b.Step(th, i, t0, t0 + kMs);
+    const uint32_t step = id++;
+    PyFrame(b, th, "/job/train.py(40): step", t0, t0 + kMs, step, 0);
+    // Line 42: loss.item() through torch's Python (a library frame called from line 42),
+    // three syncs of 50 us a step, each under aten::item inside that frame.
+    for (int64_t at : {100 * kUs, 300 * kUs, 500 * kUs}) {
+      PyFrame(b, th, "/usr/lib/python3/dist-packages/torch/_tensor.py(900): item", t0 + at,
+              t0 + at + 50 * kUs, id++, step);
+      b.data().python_frames.back().caller_line = 42;
+      PyOp(b, th, "aten::item", t0 + at, t0 + at + 50 * kUs, 0);
+      PyOp(b, th, "aten::_local_scalar_dense", t0 + at + kUs, t0 + at + 49 * kUs, 0);
+      b.Sync(th, t0 + at + 2 * kUs, t0 + at + 48 * kUs);
+    }
+    // Line 45: a C method called straight from step (no frame of its own): the op's line.
+    PyOp(b, th, "aten::to", t0 + 700 * kUs, t0 + 750 * kUs, 45);
+    PyOp(b, th, "aten::_to_copy", t0 + 701 * kUs, t0 + 749 * kUs, 45);
+    b.Sync(th, t0 + 702 * kUs, t0 + 748 * kUs);
+  }
+  const Summary sum = Analyze(b.Done());
+  const Finding& f = Get(sum, "excessive_sync");
+  CHECK(Ev(f, "syncs") == 40);
+  CHECK(Ev(f, "top_python_frame_sync_ns") == 30 * 46 * kUs);
+  CHECK(f.recommendation.find(" Most of the sync time (75%) is in Python train.py:42 in step (aten::item).") !=
+        std::string::npos);
+
+  // Without the library frame's caller line and the ops' lines (a trace from elsewhere): the
+  // function's first line, as before.
+  for (PythonFrame& p : b.data().python_frames) p.caller_line = 0;
+  for (CpuArgs& a : b.data().cpu_args) a.py_line = 0;
+  const Summary plain = Analyze(b.Done());
+  const Finding& g = Get(plain, "excessive_sync");
+  CHECK(Ev(g, "top_python_frame_sync_ns") == 40 * 46 * kUs);
+  CHECK(g.recommendation.find(" is in Python step (train.py:40) (aten::item).") != std::string::npos);
+}
+
 TEST_CASE("excessive_sync names the user's Python frame; the summary lists Python functions") {
   TraceBuilder b(0, 10 * kMs);
   b.Device(0);

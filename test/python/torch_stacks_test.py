@@ -4,6 +4,7 @@ when it started: aten::linear's innermost frame is nn.Linear's forward (called t
 Module._call_impl from the script's step), aten::sum's is the script's step (out.sum() is a
 C method, not a Python frame); python_function ids are dense and parents enclose children."""
 import collections
+import json
 import os
 import subprocess
 import sys
@@ -14,7 +15,10 @@ k.need_torch()
 f = k.Failures()
 d = k.tmpdir()
 script = os.path.join(k.HERE, "stack_train.py")
-cmd = [sys.executable, "-m", "kairos", "run", "--with-stack", "--config",
+# The lines the script marks (# LINE:<what>), as the trace's line args must name them.
+with open(script) as fh:
+    LINE = {l.split("# LINE:")[1].strip(): n for n, l in enumerate(fh, 1) if "# LINE:" in l}
+cmd = [sys.executable, "-m", "kairos", "run", "--with-stack", "--profile-memory", "--config",
        "PROFILE_START_ITERATION=4;ACTIVITIES_WARMUP_ITERATIONS=2;ACTIVITIES_ITERATIONS=2;"
        "KAIROS_SUMMARY=off;"
        "KAIROS_ITERATION_FALLBACK_TIMEOUT_MS=600000;ACTIVITIES_LOG_FILE=%s" % os.path.join(d, "t.json"),
@@ -78,6 +82,56 @@ if path:
             "the other aten::sum ops are under Tensor.backward <- step (%d)" % len(rest))
     # Python frames are on the thread that ran them, with the ops.
     f.eq({e["tid"] for e in lin} <= {e["tid"] for e in py}, True, "ops' thread has Python frames")
+
+    # Lines (docs/PYTHON_STACKS.md "Lines"). An op called straight from step carries step's
+    # line ("Python line"); a frame carries the line of its caller that called it ("Python
+    # caller line"): model(x)'s _call_impl, loss.backward()'s Tensor.backward.
+    def line_of(e):
+        return e["args"].get("Python line")
+
+    def outer_under_step(name):
+        return [op for op in ops if op["name"] == name and chain(innermost(op))[:1] == [step_name]
+                and not any(o is not op and encloses(o, op) for o in ops)]
+    items = outer_under_step("aten::item")
+    f.eq([line_of(op) for op in items], [LINE["item"]] * 2, "aten::item's Python line is loss.item()'s")
+    f.eq([line_of(op) for op in fwd], [LINE["sum"]] * 2, "aten::sum's Python line is out.sum()'s")
+    zeros = outer_under_step("aten::zeros")
+    f.eq([line_of(op) for op in zeros], [LINE["leak"]] * 2, "aten::zeros' Python line is the leak's")
+    # Nested ops inside a C call keep the Python line of the call that made them.
+    inner = [op for op in ops if any(o is not op and encloses(o, op) for o in items)]
+    f.check(len(inner) > 0 and all(line_of(op) == LINE["item"] for op in inner),
+            "ops inside aten::item carry its line: %s" % [(o["name"], line_of(o)) for o in inner])
+    step_ids = {e["args"]["Python id"] for e in py if e["name"] == step_name}
+    kids = collections.defaultdict(set)
+    for e in py:
+        if e["args"].get("Python parent id") in step_ids:
+            kids[e["name"].rsplit("): ", 1)[-1]].add(e["args"].get("Python caller line"))
+    f.eq(kids.get("_call_impl"), {LINE["model"]}, "model(x)'s frame was called from its line")
+    f.eq(kids.get("backward"), {LINE["backward"]}, "loss.backward()'s frame was called from its line")
+    # An op inside a library frame carries that frame's line: F.linear's in Linear.forward, as
+    # torch's own source has it.
+    import inspect
+    import torch.nn
+    src, first = inspect.getsourcelines(torch.nn.Linear.forward)
+    want = [first + i for i, l in enumerate(src) if "F.linear(" in l]
+    f.eq(sorted({line_of(op) for op in lin}), want, "aten::linear's line is F.linear's in forward")
+
+    # Allocation sites (issue 25 item 5): the leaked tensor's [memory] events carry its line,
+    # and `kairos summarize` names the user's line of the site that never freed.
+    mem = [e for e in t["traceEvents"] if e.get("name") == "[memory]"]
+    f.check(any(e["args"].get("Python line") == LINE["leak"] for e in mem),
+            "a [memory] event at the leak's line (%d events)" % len(mem))
+    summ = subprocess.run([os.environ["KAIROS_CLI"], "summarize", "--format", "json", path],
+                          capture_output=True, text=True, timeout=120)
+    f.eq(summ.returncode, 0, "kairos summarize (%s)" % summ.stderr[-500:])
+    hosts = [m for m in json.loads(summ.stdout or "{}").get("memory", []) if m["device_type"] == "cpu"]
+    at = "stack_train.py:%d in step" % LINE["leak"]
+    leak = [s for h in hosts for s in h["not_freed_sites"] if s.get("python") == at]
+    f.eq([(s["name"], s["count"], s["bytes"]) for s in leak], [("aten::empty", 2, 8000)],
+         "the leak's site: two 4,000-byte tensors at %s (%s)" % (at, [h["not_freed_sites"] for h in hosts]))
+    text = subprocess.run([os.environ["KAIROS_CLI"], "summarize", path], capture_output=True,
+                          text=True, timeout=120)
+    f.check('from "aten::empty" at %s' % at in text.stdout, "summarize text names the leak's line")
 
 # --with-modules: Module._call_impl frames are named as PyTorch names module calls.
 cmd[4] = "--with-modules"
