@@ -18,6 +18,8 @@ script = os.path.join(k.HERE, "stack_train.py")
 # The lines the script marks (# LINE:<what>), as the trace's line args must name them.
 with open(script) as fh:
     LINE = {l.split("# LINE:")[1].strip(): n for n, l in enumerate(fh, 1) if "# LINE:" in l}
+    fh.seek(0)
+    DEF_STEP = [n for n, l in enumerate(fh, 1) if l.startswith("def step(")][0]
 cmd = [sys.executable, "-m", "kairos", "run", "--with-stack", "--profile-memory", "--config",
        "PROFILE_START_ITERATION=4;ACTIVITIES_WARMUP_ITERATIONS=2;ACTIVITIES_ITERATIONS=2;"
        "KAIROS_SUMMARY=off;"
@@ -63,7 +65,7 @@ if path:
     lin = [e for e in ops if e["name"] == "aten::linear"]
     sums = [e for e in ops if e["name"] == "aten::sum"]
     f.eq(len(lin), 4, "two aten::linear per step, two steps")
-    step_name = "%s(19): step" % script
+    step_name = "%s(%d): step" % (script, DEF_STEP)
     for op in lin:
         c = chain(innermost(op))
         f.check(c and c[0].endswith("): forward") and "nn/modules/linear.py(" in c[0] and
