@@ -135,6 +135,23 @@ if path:
                           text=True, timeout=120)
     f.check('from "aten::empty" at %s' % at in text.stdout, "summarize text names the leak's line")
 
+    # The line args of ops and frames survive kairos convert both ways (the Perfetto writer
+    # and reader). ([memory] events are left out: a framework allocator's [memory] event loses
+    # all its args through Perfetto today, its line with them; reported, not fixed here.)
+    def lines(trace):
+        return sorted((e.get("cat"), e["name"], e["args"].get("Python line"),
+                       e["args"].get("Python caller line")) for e in trace["traceEvents"]
+                      if e.get("cat") in ("cpu_op", "python_function") and
+                      "args" in e and ("Python line" in e["args"] or "Python caller line" in e["args"]))
+    pf, back = os.path.join(d, "t.pftrace"), os.path.join(d, "back.json")
+    conv = [subprocess.run([os.environ["KAIROS_CLI"], "convert", a, b], capture_output=True,
+                           text=True, timeout=120) for a, b in ((path, pf), (pf, back))]
+    f.eq([c.returncode for c in conv], [0, 0], "convert to Perfetto and back (%s)" % conv[-1].stderr[-300:])
+    if os.path.exists(back):
+        want = lines(t)
+        f.check(len(want) > 0 and lines(k.load(back)) == want,
+                "every line arg kept through Perfetto (%d)" % len(want))
+
 # --with-modules: Module._call_impl frames are named as PyTorch names module calls.
 cmd[4] = "--with-modules"
 p = subprocess.run(cmd, env=k.env(), capture_output=True, text=True, timeout=600)
