@@ -593,6 +593,21 @@ static PyObject* Detach(PyObject* self, PyObject* unused) {
   Py_RETURN_NONE;
 }
 
+/* _line_source(on): registers (or clears) the operator line source; benchmarks compare the
+ * op path with and without it in one run. */
+static PyObject* LineSourceNow(PyObject* self, PyObject* args) {
+  (void)self;
+  int on = 1;
+  if (!PyArg_ParseTuple(args, "p", &on)) return NULL;
+  if (k.line_source == NULL) Py_RETURN_FALSE;
+#ifdef KAIROS_LINES
+  k.line_source(on ? CurrentLine : NULL);
+  Py_RETURN_TRUE;
+#else
+  Py_RETURN_FALSE;
+#endif
+}
+
 static PyObject* Installed(PyObject* self, PyObject* unused) {
   (void)self;
   (void)unused;
@@ -642,6 +657,7 @@ static PyMethodDef kMethods[] = {
     {"install", InstallNow, METH_VARARGS, "install(flags=1): the hook on every thread now (flags 2: modules)."},
     {"remove", RemoveNow, METH_NOARGS, "Remove the hook from every thread now."},
     {"installed", Installed, METH_NOARGS, "Whether the hook is installed."},
+    {"_line_source", LineSourceNow, METH_VARARGS, "Register (True) or clear the op line source."},
     {"thread_hooked", ThreadHooked, METH_NOARGS, "Whether this thread has the hook."},
     {"stats", Stats, METH_NOARGS, "Tallies since load."},
     {"_after_fork_child", AfterForkChild, METH_NOARGS, "Fork handler (child)."},
