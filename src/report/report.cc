@@ -211,8 +211,10 @@ void BreakdownSection(std::string* out, const std::vector<Analysed>& all) {
                                             {"other", kOtherIdle, static_cast<double>(d.idle_other_ns)}},
                                            static_cast<double>(d.idle_ns));
       if (!d.host_wait_top_range.empty()) {
-        idle += "<p class=\"note\">Host busiest in <code>" + EscapeShort(d.host_wait_top_range, 80) +
-                "</code> while the GPU waited.</p>";
+        idle += "<p class=\"note\">Host busiest in <code>" + EscapeShort(d.host_wait_top_range, 80) + "</code>";
+        if (!d.host_wait_top_python.empty())  // with Python stacks: the user's line
+          idle += " (Python: <code>" + EscapeShort(d.host_wait_top_python, 120) + "</code>)";
+        idle += " while the GPU waited.</p>";
       }
     }
   }

@@ -423,6 +423,29 @@ TEST_CASE("per_step_copy_back: a 4-byte loss copied back every step") {
   CHECK(f.examples[0].name == "Memcpy DtoH (Device -> Pinned)");
 }
 
+TEST_CASE("per_step_copy_back names the user's line of the read-back (an op's Python line)") {
+  TraceBuilder b(0, 5 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  for (int i = 0; i < 5; ++i) {
+    const int64_t t0 = i * kMs;
+    b.Step(th, i, t0, t0 + kMs);
+    PyFrame(b, th, "/job/train.py(40): step", t0, t0 + kMs, static_cast<uint32_t>(i + 1), 0);
+    b.Kernel(s, "gemm", t0, t0 + 950 * kUs, 0);
+    PyOp(b, th, "aten::item", t0 + 899 * kUs, t0 + 956 * kUs, 47);  // loss.item() at line 47
+    b.Launch(th, t0 + 900 * kUs, t0 + 902 * kUs, 500 + i, "cudaMemcpyAsync");
+    b.Memcpy(s, t0 + 950 * kUs, t0 + 955 * kUs, 500 + i, 4, /*copy_kind=*/2, 3, 2);
+    b.Kernel(s, "gemm", t0 + 955 * kUs, t0 + kMs, 0);
+  }
+  const Summary sum = Analyze(b.Done());
+  const Finding& f = Get(sum, "per_step_copy_back");
+  CHECK(Ev(f, "copies") == 5);
+  CHECK(Ev(f, "top_python_frame_blocked_ns") == 5 * 55 * kUs);  // launch to the copy's end
+  CHECK(f.recommendation.find(" Most of the blocked time (100%) is in Python train.py:47 in step (aten::item).") !=
+        std::string::npos);
+}
+
 TEST_CASE("long_initialization: the first step starts 50 ms into the window") {
   TraceBuilder b(0, 100 * kMs);
   b.Device(0);

@@ -135,6 +135,39 @@ if path:
                           text=True, timeout=120)
     f.check('from "aten::empty" at %s' % at in text.stdout, "summarize text names the leak's line")
 
+    # Host-side findings name the user's line: the trace's real frames and lines, with GPU
+    # work and synchronisations added where loss.item() ran (CPU torch has no GPU to wait
+    # on): from the start of the window's first aten::item, 12 cudaStreamSynchronize calls of
+    # 1 ms on its thread, each with its GPU-side Stream Sync (Kineto's form, linked by
+    # correlation id), and a kernel every millisecond of the window. excessive_sync must name
+    # the item's line (and op) as the trace's real frames and lines give it.
+    x = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "python_function"]
+    t0, t1 = min(e["ts"] for e in x), max(e["ts"] + e["dur"] for e in x)
+    extra = [{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": t0 + 1000 * i,
+              "dur": 900, "args": {"device": 0, "stream": 7, "correlation": 0}}
+             for i in range(int((t1 - t0) / 1000))]
+    it = items[0]
+    slot = it["dur"] / 13.0  # the host calls inside the op (it ran them); the GPU waits 1 ms each
+    for i in range(12):
+        extra += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize",
+                   "pid": it["pid"], "tid": it["tid"], "ts": it["ts"] + slot * (i + 0.5),
+                   "dur": slot / 2, "args": {"cbid": 131, "correlation": 9000 + i}},
+                  {"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 0, "tid": 7,
+                   "ts": it["ts"] + 1000 * i, "dur": 999,
+                   "args": {"device": 0, "stream": 7, "correlation": 9000 + i}}]
+    synced = dict(t)
+    synced["traceEvents"] = list(t["traceEvents"]) + extra
+    sp = os.path.join(d, "synced.json")
+    with open(sp, "w") as fh:
+        json.dump(synced, fh)
+    res = {fmt: subprocess.run([os.environ["KAIROS_CLI"], "summarize", "--format", fmt, sp],
+                               capture_output=True, text=True, timeout=120) for fmt in ("json", "text")}
+    want = "is in Python stack_train.py:%d in step (aten::item)." % LINE["item"]
+    found = [x for x in json.loads(res["json"].stdout or "{}").get("findings", []) if x.get("id") == "excessive_sync"]
+    f.check(len(found) == 1 and want in found[0].get("recommendation", ""),
+            "excessive_sync (summary JSON) names loss.item()'s line: %s" % [x.get("recommendation") for x in found])
+    f.check(want in res["text"].stdout, "excessive_sync (summarize text) names loss.item()'s line")
+
     # The line args of ops and frames survive kairos convert both ways (the Perfetto writer
     # and reader). ([memory] events are left out: a framework allocator's [memory] event loses
     # all its args through Perfetto today, its line with them; reported, not fixed here.)
