@@ -121,7 +121,7 @@ static PyTypeObject TracerStateType = {
  * (bumped at every install), so a code object freed and another allocated at its address can
  * give a stale line only within one window, never a crash. The cache is per thread because the
  * operator path (CurrentLine) runs without the GIL. */
-static volatile uint32_t g_line_generation = 1;
+static uint32_t g_line_generation = 1;
 #ifdef KAIROS_LINES
 typedef struct {
   const PyCodeObject* code;
@@ -139,7 +139,7 @@ static uint32_t LineAt(_PyInterpreterFrame* f) {
   PyCodeObject* co = f->f_code;
   const int lasti = _PyInterpreterFrame_LASTI(f);
   if (lasti < 0) return 0; /* not started */
-  const uint32_t gen = g_line_generation;
+  const uint32_t gen = __atomic_load_n(&g_line_generation, __ATOMIC_RELAXED);
   LineSlot* s = &t_lines[(((uintptr_t)co >> 4) ^ ((uintptr_t)lasti * 40503u)) & 63u];
   if (s->code == co && s->lasti == lasti && s->generation == gen) return s->line;
   const int line = PyCode_Addr2Line(co, lasti * (int)sizeof(_Py_CODEUNIT));
@@ -158,7 +158,8 @@ static inline uint32_t CallerLine(PyFrameObject* frame) { return LineAt(frame->f
  * that released the GIL: only this thread changes its own frames, and nothing here
  * allocates, counts references or takes a lock. 0 while no window has the hook in. */
 static uint32_t CurrentLine(void) {
-  if (!g_installed) return 0;
+  /* Written with the GIL by the installing thread, read here without it: a relaxed load. */
+  if (!__atomic_load_n(&g_installed, __ATOMIC_RELAXED)) return 0;
   PyThreadState* ts = PyGILState_GetThisThreadState();
   if (ts == NULL || ts->cframe == NULL) return 0;
   return LineAt(ts->cframe->current_frame);
@@ -404,8 +405,8 @@ static void ResolveModuleCode(int modules) {
 
 static int Install(uint32_t flags) {
   if (g_installed) return 0;
-  g_line_generation = g_line_generation + 1;
-  g_installed = 1;
+  __atomic_store_n(&g_line_generation, g_line_generation + 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_installed, 1, __ATOMIC_RELAXED); /* CurrentLine reads it without the GIL */
   ++g_stats.installs;
   ResolveModuleCode((flags & 2u) != 0);
   PyInterpreterState* interp = PyInterpreterState_Get();
@@ -432,7 +433,7 @@ static int Install(uint32_t flags) {
 
 static int Remove(void) {
   if (!g_installed) return 0;
-  g_installed = 0;
+  __atomic_store_n(&g_installed, 0, __ATOMIC_RELAXED);
   ++g_stats.removes;
   PyInterpreterState* interp = PyInterpreterState_Get();
   for (PyThreadState* ts = PyInterpreterState_ThreadHead(interp); ts != NULL;
