@@ -121,8 +121,9 @@ std::string_view DisplayName(const TraceData& data, const Event& e, std::string*
 uint64_t DisplayNameKey(const TraceData& data, const Event& e);
 // Which side table `kind` indexes (0 = none); keys the per-row interning of detail args.
 uint32_t DetailTableOf(EventKind kind);
-// The same for one event: "[memory]" instants index their own table (7).
-inline uint32_t DetailTableOf(const Event& e) { return IsMemoryEvent(e) ? 7 : DetailTableOf(e.kind); }
+// The same for one event: "[memory]" instants index their own table (8; 7 is python_function's:
+// sharing it made the Perfetto writer give a [memory] event a Python frame's cached args).
+inline uint32_t DetailTableOf(const Event& e) { return IsMemoryEvent(e) ? 8 : DetailTableOf(e.kind); }
 
 enum class ArgScope : uint8_t {
   kEvent,      // all of an event's args: the JSON writer's "args" object
