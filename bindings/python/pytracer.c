@@ -21,10 +21,14 @@
  * frames match. Frames left by an exception get their PyTrace_RETURN from CPython (profile
  * hooks see every frame exit); generator resumes are calls, yields returns.
  *
+ * Lines (CPython 3.11): a call records the line its caller was at (kairos_py_call_line), and
+ * kairos asks CurrentLine (kairos_py_line_source) for the line of the thread's innermost frame
+ * when an operator or allocation is recorded; both go through a per-thread line cache.
+ *
  * Cost of an event while a window records: the recording flag, the per-thread epoch, the
- * code object's co_extra load and one ring record (no lock, no allocation, no syscall); the
- * first event of each new code object builds and interns its name (cold). C calls
- * (PyTrace_C_*) are not recorded.
+ * code object's co_extra load, on a call the caller's line (cached), and one ring record (no
+ * lock, no allocation, no syscall); the first event of each new code object builds and
+ * interns its name (cold). C calls (PyTrace_C_*) are not recorded.
  * Threading: the hook runs with the GIL on the thread it traces; the observer runs on a kairos
  * thread without the GIL (mutex + condition variable only); install/remove run with the GIL.
  */
