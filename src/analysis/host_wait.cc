@@ -131,6 +131,7 @@ std::string TopUserSite(const TraceData& data, const Coverage& cov) {
     uint8_t what;  // 0 op, 1 user frame, 2 library frame
     StringId frame;  // the user frame this entry is in (or is)
     int32_t site;    // index in `sites` when it is one, else -1
+    int32_t nearest;  // the innermost site at or under this entry (O(1) for deep stacks), or -1
   };
   std::vector<std::pair<uint64_t, int64_t>> sites;  // (frame << 32 | line, self ns)
   absl::flat_hash_map<uint64_t, int32_t> site_of;
@@ -153,7 +154,8 @@ std::string TopUserSite(const TraceData& data, const Coverage& cov) {
       for (auto it = stack.rbegin(); it != stack.rend() && py == nullptr; ++it) {
         if (it->what == 0) op_inside = true; else py = &*it;
       }
-      Open o{e.end_ns, what, py != nullptr ? py->frame : 0, -1};
+      const int32_t enclosing = stack.empty() ? -1 : stack.back().nearest;
+      Open o{e.end_ns, what, py != nullptr ? py->frame : 0, -1, enclosing};
       uint32_t line = 0;
       bool is_site = what == 1;
       if (what == 1) {
@@ -167,14 +169,10 @@ std::string TopUserSite(const TraceData& data, const Coverage& cov) {
         const uint64_t key = (static_cast<uint64_t>(o.frame) << 32) | line;
         auto [it, added] = site_of.try_emplace(key, static_cast<int32_t>(sites.size()));
         if (added) sites.push_back({key, 0});
-        o.site = it->second;
+        o.site = o.nearest = it->second;
         const int64_t ov = scan.Overlap(e.start_ns, e.end_ns);
         sites[static_cast<size_t>(o.site)].second += ov;
-        for (auto p = stack.rbegin(); p != stack.rend(); ++p) {
-          if (p->site < 0) continue;
-          sites[static_cast<size_t>(p->site)].second -= ov;  // the enclosing site's self time
-          break;
-        }
+        if (enclosing >= 0) sites[static_cast<size_t>(enclosing)].second -= ov;  // its self time
       }
       stack.push_back(o);
     }
