@@ -244,11 +244,13 @@ void LongInit(const AnalysisContext& ctx, Summary* out) {
   b.Evidence("init_ns", static_cast<double>(init))
       .Evidence("median_step_ns", static_cast<double>(s.median_ns))
       .Evidence("init_to_step_ratio", s.median_ns > 0 ? static_cast<double>(init) / static_cast<double>(s.median_ns) : 0);
+  // With Python stacks: the user's line that took most of it.
+  const std::string site = TopUserSiteDuring(*ctx.data, {{ctx.window_start_ns, s.first_step_start_ns}});
   out->findings.push_back(b.Done(
       "The first step starts long after the window opens: set-up (model build, data set "
       "indexing, compilation, first-batch loading) costs several steps' worth of time. Cache "
       "compiled artifacts and indexes, load data lazily, and overlap set-up with the first "
-      "batches."));
+      "batches." + (site.empty() ? std::string() : " Most of the set-up time is in Python " + site + ".")));
 }
 
 }  // namespace

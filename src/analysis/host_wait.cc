@@ -187,6 +187,11 @@ std::string TopUserSite(const TraceData& data, const Coverage& cov) {
 
 }  // namespace
 
+std::string TopUserSiteDuring(const TraceData& data, std::vector<Interval> intervals) {
+  if (data.python_frames.empty() || intervals.empty()) return std::string();
+  return TopUserSite(data, Coverage(std::move(intervals)));
+}
+
 void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary) {
   const TraceData& data = *ctx.data;
   for (size_t di = 0; di < ctx.devices.size(); ++di) {

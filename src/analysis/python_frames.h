@@ -72,6 +72,12 @@ class PythonFrameIndex {
   mutable std::vector<uint8_t> cache_;
 };
 
+// The user's code site ("train.py:42 in step", PythonSiteLabel) with the most self time
+// inside `intervals` (sorted, disjoint) on any thread: a user frame's own time, a library
+// frame it called (its caller line) or an op it called directly (the op's line) (host_wait.cc).
+// "" when no user frame ran in them.
+std::string TopUserSiteDuring(const TraceData& data, std::vector<Interval> intervals);
+
 // Top Python functions by inclusive time (a function's time counted once when it recurses)
 // with their self time (not inside another Python frame), calls, and the GPU time of the
 // kernels, copies and memsets launched under them (a launch call inside the function, found
