@@ -1,0 +1,88 @@
+// File: pipelined_sink.h
+// Layer: kairos_output. PipelinedSink: a ByteSink in front of another one that hands the
+// bytes to a second kairos thread (kairos-write), which passes them on to the inner sink
+// (write(2) into the page cache, compression) while the writer formats the next chunk. A
+// trace flush spends about half its CPU time in the kernel copying the JSON into the page
+// cache (docs/PERFORMANCE.md, "Flush"); on a second core that part overlaps the formatting,
+// so the flush ends sooner. Total CPU time does not drop (it rises by one memcpy of the bytes
+// and the hand-offs): this buys wall time, not CPU time (issue 29 item 3: "writing on a second
+// core while the first converts is allowed").
+//
+// Bounded: at most kBuffers buffers of about kHandOffBytes each (a Write larger than that
+// takes one buffer of its size). Bytes reach the inner sink in the order written. The
+// thread lives from construction to Close()/Finish(); when it cannot be started (thread
+// limit reached) or only one CPU is usable, every Write goes straight to the inner sink.
+// The inner sink is used by one thread at a time (the ByteSink contract): by kairos-write
+// while it runs, by the caller before it starts and after Close() joined it.
+// Threading: Write/Finish/Close from one thread (the writer's); kairos-write inside.
+#ifndef KAIROS_SRC_OUTPUT_PIPELINED_SINK_H_
+#define KAIROS_SRC_OUTPUT_PIPELINED_SINK_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "output/sink.h"
+
+namespace kairos {
+
+class PipelinedSink : public ByteSink {
+ public:
+  // Bytes collected before a buffer goes to kairos-write (the JSON writer's chunk size).
+  static constexpr size_t kHandOffBytes = 1024 * 1024;
+  // Buffers in flight: one being filled, one being written, two queued.
+  static constexpr size_t kBuffers = 4;
+
+  // `inner` must outlive this sink. `use_thread` false (or a thread that fails to start)
+  // makes the sink a pass-through.
+  explicit PipelinedSink(ByteSink& inner, bool use_thread = true);
+  // Close()s: the thread never outlives the sink, so the inner sink can be aborted after.
+  ~PipelinedSink() override;
+  PipelinedSink(const PipelinedSink&) = delete;
+  PipelinedSink& operator=(const PipelinedSink&) = delete;
+
+  // Returns the first error of the inner sink seen so far (a later one may surface only at
+  // the next call or at Finish); after an error nothing more reaches the inner sink.
+  absl::Status Write(const void* data, size_t size) override;
+  // Hands over what is left, waits until the inner sink took all of it, stops the thread,
+  // then calls the inner sink's Finish() (only when every write succeeded). Once only.
+  absl::Status Finish() override;
+  // Waits until the queued bytes are written (or dropped after an error) and joins the
+  // thread, without finishing the inner sink. Idempotent. Returns the first error.
+  absl::Status Close();
+
+  // Whether kairos-write is running (tests).
+  bool threaded() const { return thread_.joinable(); }
+  // CPUs this process may run on (sched_getaffinity), at least 1: the caller pipelines only
+  // when there is a second one.
+  static int UsableCpus();
+
+ private:
+  void Loop();
+  // Queues the buffer being filled (if any bytes) for kairos-write; without the thread,
+  // writes it to the inner sink here.
+  absl::Status HandOff();
+  absl::Status Error();
+
+  ByteSink& inner_;
+  std::thread thread_;
+  std::vector<char> fill_;  // being filled by Write (caller's thread only)
+  bool finished_ = false;
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;  // kairos-write waits for work_ or stop_
+  std::condition_variable free_cv_;  // Write waits for a free buffer
+  std::deque<std::vector<char>> work_;
+  std::vector<std::vector<char>> free_;
+  size_t buffers_ = 0;  // buffers allocated so far (at most kBuffers)
+  bool stop_ = false;
+  absl::Status status_;  // the inner sink's first error
+};
+
+}  // namespace kairos
+
+#endif  // KAIROS_SRC_OUTPUT_PIPELINED_SINK_H_

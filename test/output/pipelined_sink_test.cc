@@ -1,0 +1,166 @@
+// File: pipelined_sink_test.cc
+// Layer: tests (output). PipelinedSink: every byte reaches the inner sink in order, in
+// hand-offs of kHandOffBytes, on the thread kairos-write (or on the caller's thread without
+// it, with the same write sizes); the inner sink's first error stops the writes and is
+// returned; Finish is forwarded once. The JSON trace written through it is byte-identical to
+// the writer's output in memory.
+// Threading: the test's thread plus kairos-write (in the concurrency set).
+#include "output/pipelined_sink.h"
+
+#include <catch2/catch.hpp>
+
+#include <pthread.h>
+
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "json_test_util.h"
+#include "output/json_writer.h"
+#include "output/writer.h"
+
+namespace kairos {
+namespace {
+
+// A StringSink that also records the name of each thread that wrote into it.
+class ThreadNamingSink : public testing::StringSink {
+ public:
+  absl::Status Write(const void* data, size_t size) override {
+    char name[16] = {};
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+    threads.insert(name);
+    return testing::StringSink::Write(data, size);
+  }
+  std::set<std::string> threads;
+};
+
+std::string CallerThreadName() {
+  char name[16] = {};
+  pthread_getname_np(pthread_self(), name, sizeof(name));
+  return name;
+}
+
+// ~3.3 MB in uneven pieces (1 byte to 70 KB), as a writer hands them.
+std::vector<std::string> Pieces() {
+  std::mt19937 rng(11);
+  std::vector<std::string> pieces;
+  size_t total = 0;
+  while (total < 3300 * 1000) {
+    std::string p(1 + rng() % 70000, '\0');
+    for (char& c : p) c = static_cast<char>('a' + rng() % 26);
+    total += p.size();
+    pieces.push_back(std::move(p));
+  }
+  return pieces;
+}
+
+TEST_CASE("PipelinedSink passes every byte in order, in hand-offs, from kairos-write") {
+  const std::vector<std::string> pieces = Pieces();
+  std::string expected;
+  for (const std::string& p : pieces) expected += p;
+  std::vector<size_t> sizes[2];
+  for (int threaded = 1; threaded >= 0; --threaded) {
+    ThreadNamingSink inner;
+    {
+      PipelinedSink pipe(inner, threaded == 1);
+      CHECK(pipe.threaded() == (threaded == 1));
+      for (const std::string& p : pieces) REQUIRE(pipe.Write(p.data(), p.size()).ok());
+      REQUIRE(pipe.Finish().ok());
+      CHECK_FALSE(pipe.threaded());  // joined
+    }
+    CHECK(inner.text == expected);
+    CHECK(inner.finish_calls == 1);
+    REQUIRE(!inner.write_sizes.empty());
+    // Every write but the last is one hand-off: at least kHandOffBytes, less than that plus
+    // the largest piece.
+    for (size_t i = 0; i + 1 < inner.write_sizes.size(); ++i) {
+      CHECK(inner.write_sizes[i] >= PipelinedSink::kHandOffBytes);
+      CHECK(inner.write_sizes[i] < PipelinedSink::kHandOffBytes + 70000);
+    }
+    CHECK(inner.write_sizes.back() <= PipelinedSink::kHandOffBytes + 70000);
+    CHECK(inner.threads == std::set<std::string>{threaded ? "kairos-write" : CallerThreadName()});
+    sizes[threaded] = inner.write_sizes;
+  }
+  CHECK(sizes[0] == sizes[1]);  // the thread changes where the writes run, not what they are
+}
+
+TEST_CASE("PipelinedSink stops at the inner sink's first error and returns it") {
+  const std::string chunk(64 * 1024, 'x');  // 16 chunks make one hand-off of exactly 1 MiB
+  static_assert(PipelinedSink::kHandOffBytes == 16 * 64 * 1024, "the test's arithmetic");
+  for (int threaded = 1; threaded >= 0; --threaded) {
+    testing::StringSink inner;
+    inner.FailAfter(5 * PipelinedSink::kHandOffBytes / 2);  // the third hand-off fails
+    PipelinedSink pipe(inner, threaded == 1);
+    absl::Status st;
+    int writes = 0;
+    for (; writes < 200 && st.ok(); ++writes) st = pipe.Write(chunk.data(), chunk.size());
+    const absl::Status finish = pipe.Finish();
+    CHECK(finish.code() == absl::StatusCode::kResourceExhausted);
+    // Without the thread the failing hand-off's Write returns the error itself; with it, a
+    // later Write (or Finish) does, and nothing after the error reaches the inner sink.
+    // At most kBuffers hand-offs are in flight, so the failing third one is seen at the
+    // latest when the seventh wants a buffer (write 6 * 16 + 1).
+    CHECK(st == finish);
+    if (threaded == 0) {
+      CHECK(writes == 48);
+    } else {
+      CHECK(writes >= 48);
+      CHECK(writes <= 97);
+    }
+    CHECK(inner.text.size() == 2 * PipelinedSink::kHandOffBytes);
+    CHECK(inner.failed_writes == 1);
+    CHECK(inner.finish_calls == 0);
+    CHECK(pipe.Write("x", 1).code() == absl::StatusCode::kFailedPrecondition);  // finished
+  }
+}
+
+TEST_CASE("PipelinedSink forwards Finish once; Close then destruction write what was queued") {
+  testing::StringSink inner;
+  {
+    PipelinedSink pipe(inner);
+    REQUIRE(pipe.Write("abc", 3).ok());
+    REQUIRE(pipe.Finish().ok());
+    CHECK(pipe.Finish().code() == absl::StatusCode::kFailedPrecondition);
+  }
+  CHECK(inner.finish_calls == 1);
+  CHECK(inner.text == "abc");
+
+  testing::StringSink closed;
+  {
+    PipelinedSink pipe(closed);
+    REQUIRE(pipe.Write("defg", 4).ok());
+    REQUIRE(pipe.Close().ok());
+    CHECK_FALSE(pipe.threaded());
+  }
+  CHECK(closed.text == "defg");
+  CHECK(closed.finish_calls == 0);  // Close never finishes the inner sink
+}
+
+TEST_CASE("A JSON trace through kairos-write is byte-identical to the writer's output") {
+  // ~4 MB of JSON: several hand-offs.
+  TraceData data;
+  data.pid = 77;
+  data.window_start_ns = 1000;
+  data.window_end_ns = 1000 + 40000 * 1000;
+  const uint32_t t = data.AddTrack({TrackType::kThread, 77, 78, 0, 0, "main"});
+  const StringId names[3] = {data.strings.Intern("aten::mm"), data.strings.Intern("aten::add"),
+                             data.strings.Intern("ProfilerStep#1")};
+  for (uint32_t i = 0; i < 40000; ++i) {
+    const int64_t ts = 1000 + int64_t{i} * 1000;
+    data.events_by_track[t].push_back(
+        {ts, ts + 700 + i % 97, names[i % 3], t, 0, i + 1, kNoDetail, EventKind::kCpuOp, 0, 0});
+  }
+  testing::StringSink memory;
+  JsonTraceWriter writer;
+  REQUIRE(writer.Write(data, memory).ok());
+  REQUIRE(memory.text.size() > 3 * PipelinedSink::kHandOffBytes);
+  testing::TempDir dir;
+  REQUIRE(WriteTraceFile(data, {dir.File("t.json"), TraceFormat::kAuto, 1, {}, {}}).ok());
+  CHECK(testing::ReadFile(dir.File("t.json")) == memory.text);
+  CHECK(dir.List() == std::vector<std::string>{"t.json"});
+}
+
+}  // namespace
+}  // namespace kairos
