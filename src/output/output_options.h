@@ -31,6 +31,10 @@ struct OutputOptions {
   // directory, no symlink in the path is followed and nothing is replaced
   // (FileSinkOptions::confine_dir).
   std::string confine_dir;
+  // JSON formats: pass the bytes to write(2)/the compressor on a second thread (kairos-write,
+  // pipelined_sink.h) when the process may use more than one CPU. False: all on the caller's
+  // thread (the same bytes, the same 1 MiB writes); the flush benchmark measures both.
+  bool write_thread = true;
 };
 
 // "run.json" -> "run.summary.json", "run.pftrace.zst" -> "run.summary.json"; other names get

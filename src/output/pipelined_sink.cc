@@ -6,7 +6,6 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <system_error>
 #include <utility>
 
@@ -28,7 +27,7 @@ int PipelinedSink::UsableCpus() {
 }
 
 PipelinedSink::PipelinedSink(ByteSink& inner, bool use_thread) : inner_(inner) {
-  if (!use_thread || getenv("KAIROS_EXPERIMENT_ONE_THREAD") != nullptr) return;
+  if (!use_thread) return;
   JobSignalsBlocked blocked;  // kairos threads never take the job's SIGTERM/SIGINT
   try {
     thread_ = std::thread([this] { Loop(); });

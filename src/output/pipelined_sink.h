@@ -1,19 +1,22 @@
 // File: pipelined_sink.h
-// Layer: kairos_output. PipelinedSink: a ByteSink in front of another one that hands the
-// bytes to a second kairos thread (kairos-write), which passes them on to the inner sink
-// (write(2) into the page cache, compression) while the writer formats the next chunk. A
-// trace flush spends about half its CPU time in the kernel copying the JSON into the page
-// cache (docs/PERFORMANCE.md, "Flush"); on a second core that part overlaps the formatting,
-// so the flush ends sooner. Total CPU time does not drop (it rises by one memcpy of the bytes
-// and the hand-offs): this buys wall time, not CPU time (issue 29 item 3: "writing on a second
-// core while the first converts is allowed").
-//
+// Layer: kairos_output. PipelinedSink: a ByteSink in front of another one. It collects the
+// writer's chunks into hand-offs of kHandOffBytes and passes each to the inner sink (write(2)
+// into the page cache, compression) on a second kairos thread, kairos-write, while the writer
+// formats the next.
+//  - Larger writes: 1 MiB instead of the JSON writer's 64 KiB chunks, 16x fewer write(2)
+//    calls, each of which pays per-call costs in the file system (locks, the inode's times).
+//    That alone took 13-17% off the CPU time of a 200k-kernel JSON flush (docs/PERFORMANCE.md,
+//    "Flush: the JSON's bytes and a second core").
+//  - The second core: write(2) is about half the flush's CPU time; on kairos-write it
+//    overlaps the formatting, so the flushing thread ends sooner. Total CPU time does not drop
+//    (it rises by the hand-offs): this buys wall time, not CPU time (issue 29 item 3: "writing
+//    on a second core while the first converts is allowed").
 // Bounded: at most kBuffers buffers of about kHandOffBytes each (a Write larger than that
-// takes one buffer of its size). Bytes reach the inner sink in the order written. The
-// thread lives from construction to Close()/Finish(); when it cannot be started (thread
-// limit reached) or only one CPU is usable, every Write goes straight to the inner sink.
-// The inner sink is used by one thread at a time (the ByteSink contract): by kairos-write
-// while it runs, by the caller before it starts and after Close() joined it.
+// grows one buffer to its size). Bytes reach the inner sink in the order written. The thread
+// lives from construction to Close()/Finish(); without it (the caller asked for one thread,
+// or it could not be started) the same hand-offs are written on the caller's thread. The
+// inner sink is used by one thread at a time (the ByteSink contract): by kairos-write while
+// it runs, by the caller before it starts and after Close() joined it.
 // Threading: Write/Finish/Close from one thread (the writer's); kairos-write inside.
 #ifndef KAIROS_SRC_OUTPUT_PIPELINED_SINK_H_
 #define KAIROS_SRC_OUTPUT_PIPELINED_SINK_H_
@@ -37,8 +40,8 @@ class PipelinedSink : public ByteSink {
   // Buffers in flight: one being filled, one being written, two queued.
   static constexpr size_t kBuffers = 4;
 
-  // `inner` must outlive this sink. `use_thread` false (or a thread that fails to start)
-  // makes the sink a pass-through.
+  // `inner` must outlive this sink. `use_thread` false (or a thread that fails to start):
+  // the hand-offs are written on the caller's thread.
   explicit PipelinedSink(ByteSink& inner, bool use_thread = true);
   // Close()s: the thread never outlives the sink, so the inner sink can be aborted after.
   ~PipelinedSink() override;

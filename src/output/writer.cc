@@ -31,9 +31,10 @@ absl::Status WriteThrough(const TraceData& data, TraceWriter& writer, ByteSink& 
 // The JSON formats: the writer formats on this thread while kairos-write passes the bytes
 // to `sink` (compression, write(2)) on a second core, when the process has one
 // (pipelined_sink.h). The pipe is closed, its thread joined, before the file is aborted.
-absl::Status WriteJsonThrough(const TraceData& data, ByteSink& sink, AtomicFileSink& file) {
+absl::Status WriteJsonThrough(const TraceData& data, ByteSink& sink, AtomicFileSink& file,
+                              bool write_thread) {
   JsonTraceWriter writer;
-  PipelinedSink pipe(sink, PipelinedSink::UsableCpus() > 1);
+  PipelinedSink pipe(sink, write_thread && PipelinedSink::UsableCpus() > 1);
   absl::Status s = writer.Write(data, pipe);
   if (s.ok()) s = pipe.Finish();
   if (!s.ok()) {
@@ -110,14 +111,14 @@ absl::Status WriteTraceOnly(const TraceData& data, const OutputOptions& request)
   switch (format) {
     case TraceFormat::kJsonZstd: {
       ZstdSink zstd(**file, request.zstd_level);
-      return WriteJsonThrough(data, zstd, **file);
+      return WriteJsonThrough(data, zstd, **file, request.write_thread);
     }
     case TraceFormat::kJsonGzip: {
       GzipSink gzip(**file);
-      return WriteJsonThrough(data, gzip, **file);
+      return WriteJsonThrough(data, gzip, **file, request.write_thread);
     }
     default:
-      return WriteJsonThrough(data, **file, **file);
+      return WriteJsonThrough(data, **file, **file, request.write_thread);
   }
 }
 
