@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <system_error>
 #include <utility>
 
@@ -44,35 +45,78 @@ absl::Status PipelinedSink::Error() {
   return status_;
 }
 
+PipelinedSink::Buffer PipelinedSink::TakeFree(std::unique_lock<std::mutex>& lock,
+                                              bool stop_on_error) {
+  free_cv_.wait(lock, [&] {
+    return !free_.empty() || buffers_ < kBuffers || (stop_on_error && !status_.ok());
+  });
+  Buffer b;
+  if (!free_.empty()) {
+    b = std::move(free_.back());
+    free_.pop_back();
+  } else if (buffers_ < kBuffers) {
+    ++buffers_;
+    b.cap = kHandOffBytes + 64 * 1024;  // a hand-off plus one writer chunk
+    b.data.reset(new char[b.cap]);
+  }
+  return b;
+}
+
 absl::Status PipelinedSink::Write(const void* data, size_t size) {
   if (finished_) return absl::FailedPreconditionError("trace sink already finished");
-  if (fill_.capacity() == 0) {
+  if (!fill_.data) {
     std::unique_lock<std::mutex> lock(mu_);
-    free_cv_.wait(lock, [this] { return !free_.empty() || buffers_ < kBuffers || !status_.ok(); });
-    if (!status_.ok()) return status_;
-    if (!free_.empty()) {
-      fill_ = std::move(free_.back());
-      free_.pop_back();
-    } else {
-      ++buffers_;
-      lock.unlock();
-      fill_.reserve(kHandOffBytes + 64 * 1024);  // a hand-off plus one writer chunk
-    }
+    fill_ = TakeFree(lock, /*stop_on_error=*/true);
+    if (!fill_.data) return status_;
   } else if (absl::Status s = Error(); !s.ok()) {
     return s;
   }
-  const char* p = static_cast<const char*>(data);
-  fill_.insert(fill_.end(), p, p + size);
-  if (fill_.size() >= kHandOffBytes) return HandOff();
+  if (fill_.len + size > fill_.cap) {  // a Write larger than a hand-off
+    const size_t cap = fill_.len + size;
+    std::unique_ptr<char[]> bigger(new char[cap]);
+    std::memcpy(bigger.get(), fill_.data.get(), fill_.len);
+    fill_.data = std::move(bigger);
+    fill_.cap = cap;
+  }
+  std::memcpy(fill_.data.get() + fill_.len, data, size);
+  fill_.len += size;
+  if (fill_.len >= kHandOffBytes) return HandOff();
   return absl::OkStatus();
 }
 
+absl::Status PipelinedSink::Exchange(std::unique_ptr<char[]>* buf, size_t* cap, size_t len) {
+  if (finished_) return absl::FailedPreconditionError("trace sink already finished");
+  if (absl::Status s = HandOff(); !s.ok()) return s;  // what Write collected goes first
+  if (!thread_.joinable()) {
+    if (absl::Status s = Error(); !s.ok()) return s;
+    absl::Status s = inner_.Write(buf->get(), len);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (status_.ok()) status_ = s;
+    }
+    return s;
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!status_.ok()) return status_;
+  Buffer out;
+  out.data = std::move(*buf);
+  out.cap = *cap;
+  out.len = len;
+  work_.push_back(std::move(out));
+  work_cv_.notify_one();
+  // kairos-write returns every buffer it took, error or not, so this wait ends.
+  Buffer back = TakeFree(lock, /*stop_on_error=*/false);
+  *buf = std::move(back.data);
+  *cap = back.cap;
+  return status_;
+}
+
 absl::Status PipelinedSink::HandOff() {
-  if (fill_.empty()) return absl::OkStatus();
+  if (fill_.len == 0) return absl::OkStatus();
   if (!thread_.joinable()) {
     // One thread: the same large writes, on the caller's thread.
-    absl::Status s = inner_.Write(fill_.data(), fill_.size());
-    fill_.clear();
+    absl::Status s = inner_.Write(fill_.data.get(), fill_.len);
+    fill_.len = 0;
     if (!s.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
       if (status_.ok()) status_ = s;
@@ -83,7 +127,7 @@ absl::Status PipelinedSink::HandOff() {
     std::lock_guard<std::mutex> lock(mu_);
     work_.push_back(std::move(fill_));
   }
-  fill_ = std::vector<char>();  // capacity 0: the next Write takes a free buffer
+  fill_ = Buffer();  // the next Write takes a free buffer
   work_cv_.notify_one();
   return absl::OkStatus();
 }
@@ -94,12 +138,12 @@ void PipelinedSink::Loop() {
   for (;;) {
     work_cv_.wait(lock, [this] { return stop_ || !work_.empty(); });
     if (work_.empty()) return;  // stop_ and drained
-    std::vector<char> buf = std::move(work_.front());
+    Buffer buf = std::move(work_.front());
     work_.pop_front();
     const bool write = status_.ok();  // after an error the rest is dropped, not written
     lock.unlock();
-    absl::Status s = write ? inner_.Write(buf.data(), buf.size()) : absl::OkStatus();
-    buf.clear();
+    absl::Status s = write ? inner_.Write(buf.data.get(), buf.len) : absl::OkStatus();
+    buf.len = 0;
     lock.lock();
     if (!s.ok() && status_.ok()) status_ = std::move(s);
     free_.push_back(std::move(buf));
@@ -119,7 +163,7 @@ absl::Status PipelinedSink::Close() {
     work_cv_.notify_one();
     thread_.join();
   }
-  fill_ = std::vector<char>();
+  fill_ = Buffer();
   std::lock_guard<std::mutex> lock(mu_);
   free_.clear();
   return status_;

@@ -24,6 +24,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -57,6 +58,11 @@ class PipelinedSink : public ByteSink {
   // Waits until the queued bytes are written (or dropped after an error) and joins the
   // thread, without finishing the inner sink. Idempotent. Returns the first error.
   absl::Status Close();
+  // Write() without the copy: hands over the first `len` bytes of *buf (capacity *cap) and
+  // puts another buffer (empty, capacity >= 1) in its place, waiting while kBuffers are in
+  // flight. The JSON writer formats straight into these buffers (output/json_out.h). Without
+  // the thread, or after an error, *buf is written or dropped and stays the caller's.
+  absl::Status Exchange(std::unique_ptr<char[]>* buf, size_t* cap, size_t len);
 
   // Whether kairos-write is running (tests).
   bool threaded() const { return thread_.joinable(); }
@@ -65,7 +71,16 @@ class PipelinedSink : public ByteSink {
   static int UsableCpus();
 
  private:
+  struct Buffer {
+    std::unique_ptr<char[]> data;
+    size_t cap = 0;
+    size_t len = 0;
+  };
+
   void Loop();
+  // A free buffer (or a new one while fewer than kBuffers exist); waits for kairos-write.
+  // Empty (no data) only after an error, when `stop_on_error`.
+  Buffer TakeFree(std::unique_lock<std::mutex>& lock, bool stop_on_error);
   // Queues the buffer being filled (if any bytes) for kairos-write; without the thread,
   // writes it to the inner sink here.
   absl::Status HandOff();
@@ -73,14 +88,14 @@ class PipelinedSink : public ByteSink {
 
   ByteSink& inner_;
   std::thread thread_;
-  std::vector<char> fill_;  // being filled by Write (caller's thread only)
+  Buffer fill_;  // being filled by Write (caller's thread only)
   bool finished_ = false;
 
   std::mutex mu_;
   std::condition_variable work_cv_;  // kairos-write waits for work_ or stop_
   std::condition_variable free_cv_;  // Write waits for a free buffer
-  std::deque<std::vector<char>> work_;
-  std::vector<std::vector<char>> free_;
+  std::deque<Buffer> work_;
+  std::vector<Buffer> free_;
   size_t buffers_ = 0;  // buffers allocated so far (at most kBuffers)
   bool stop_ = false;
   absl::Status status_;  // the inner sink's first error

@@ -2,8 +2,8 @@
 // Layer: tests (output). PipelinedSink: every byte reaches the inner sink in order, in
 // hand-offs of kHandOffBytes, on the thread kairos-write (or on the caller's thread without
 // it, with the same write sizes); the inner sink's first error stops the writes and is
-// returned; Finish is forwarded once. The JSON trace written through it is byte-identical to
-// the writer's output in memory.
+// returned; Finish is forwarded once; Exchange hands buffers over without a copy, in order with
+// Write. The JSON trace written through it is byte-identical to the writer's output in memory.
 // Threading: the test's thread plus kairos-write (in the concurrency set).
 #include "output/pipelined_sink.h"
 
@@ -11,6 +11,8 @@
 
 #include <pthread.h>
 
+#include <cstring>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -136,6 +138,60 @@ TEST_CASE("PipelinedSink forwards Finish once; Close then destruction write what
   }
   CHECK(closed.text == "defg");
   CHECK(closed.finish_calls == 0);  // Close never finishes the inner sink
+}
+
+TEST_CASE("Exchange hands buffers over without a copy, in order with Write") {
+  for (int threaded = 1; threaded >= 0; --threaded) {
+    testing::StringSink inner;
+    std::string expected;
+    PipelinedSink pipe(inner, threaded == 1);
+    size_t cap = 4096;
+    std::unique_ptr<char[]> buf(new char[cap]);
+    std::set<const char*> seen;  // the distinct buffers the caller formatted into
+    for (int i = 0; i < 40; ++i) {
+      const std::string w = "w" + std::to_string(i) + ";";
+      REQUIRE(pipe.Write(w.data(), w.size()).ok());  // copied, and written first
+      expected += w;
+      const std::string x = std::string(1000 + i, static_cast<char>('a' + i % 26)) + "|";
+      REQUIRE(x.size() <= cap);
+      std::memcpy(buf.get(), x.data(), x.size());
+      seen.insert(buf.get());
+      const char* given = buf.get();
+      REQUIRE(pipe.Exchange(&buf, &cap, x.size()).ok());
+      expected += x;
+      REQUIRE(buf != nullptr);
+      REQUIRE(cap >= 1);
+      if (threaded == 0) CHECK(buf.get() == given);  // written from the caller's buffer
+      // The caller's own buffer, or one of the pipe's (a hand-off plus a writer chunk).
+      CHECK((cap == 4096 || cap == PipelinedSink::kHandOffBytes + 64 * 1024));
+    }
+    REQUIRE(pipe.Finish().ok());
+    CHECK(inner.text == expected);
+    CHECK(inner.write_sizes.size() == 80);  // each Write's bytes, then each exchanged buffer
+    // With the thread the caller's buffers rotate: its own and at most kBuffers of the pipe's.
+    if (threaded == 1) {
+      CHECK(seen.size() >= 2);
+      CHECK(seen.size() <= PipelinedSink::kBuffers + 1);
+    } else {
+      CHECK(seen.size() == 1);
+    }
+  }
+}
+
+TEST_CASE("Exchange after an error returns it and leaves the caller its buffer") {
+  testing::StringSink inner;
+  inner.FailAfter(10);
+  PipelinedSink pipe(inner);
+  size_t cap = 64;
+  std::unique_ptr<char[]> buf(new char[cap]);
+  std::memset(buf.get(), 'z', cap);
+  absl::Status st;
+  for (int i = 0; i < 100 && st.ok(); ++i) st = pipe.Exchange(&buf, &cap, 64);
+  CHECK(st.code() == absl::StatusCode::kResourceExhausted);
+  REQUIRE(buf != nullptr);  // still usable
+  CHECK(pipe.Finish() == st);
+  CHECK(inner.failed_writes == 1);
+  CHECK(inner.text.empty());
 }
 
 TEST_CASE("A JSON trace through kairos-write is byte-identical to the writer's output") {
