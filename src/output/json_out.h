@@ -2,7 +2,7 @@
 // Layer: kairos_output (internal to the JSON writer). A chunked output buffer: text
 // accumulates in kairos_json's JsonBuffer and goes to the ByteSink whenever it passes
 // JsonTraceWriter::kChunkBytes, so memory stays bounded for any trace size. Into a
-// PipelinedSink it goes a hand-off (1 MiB) at a time, by exchanging buffers, not copying.
+// PipelinedSink it goes a hand-off (256 KiB) at a time, by exchanging buffers, not copying.
 // Threading: one thread.
 #ifndef KAIROS_SRC_OUTPUT_JSON_OUT_H_
 #define KAIROS_SRC_OUTPUT_JSON_OUT_H_

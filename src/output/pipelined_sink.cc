@@ -67,7 +67,7 @@ absl::Status PipelinedSink::Write(const void* data, size_t size) {
   if (!fill_.data) {
     std::unique_lock<std::mutex> lock(mu_);
     fill_ = TakeFree(lock, /*stop_on_error=*/true);
-    if (!fill_.data) return status_;
+    if (!status_.ok()) return status_;  // known by now: say so before taking more bytes
   } else if (absl::Status s = Error(); !s.ok()) {
     return s;
   }

@@ -3,14 +3,17 @@
 // writer's chunks into hand-offs of kHandOffBytes and passes each to the inner sink (write(2)
 // into the page cache, compression) on a second kairos thread, kairos-write, while the writer
 // formats the next.
-//  - Larger writes: 1 MiB instead of the JSON writer's 64 KiB chunks, 16x fewer write(2)
-//    calls, each of which pays per-call costs in the file system (locks, the inode's times).
-//    That alone took 13-17% off the CPU time of a 200k-kernel JSON flush (docs/PERFORMANCE.md,
-//    "Flush: the JSON's bytes and a second core").
-//  - The second core: write(2) is about half the flush's CPU time; on kairos-write it
-//    overlaps the formatting, so the flushing thread ends sooner. Total CPU time does not drop
-//    (it rises by the hand-offs): this buys wall time, not CPU time (issue 29 item 3: "writing
-//    on a second core while the first converts is allowed").
+//  - Larger writes: 256 KiB instead of the JSON writer's 64 KiB chunks, 4x fewer write(2)
+//    calls (fewer trips through the kernel between stretches of formatting). Not 1 MiB: on
+//    this kernel (6.18, ext4) 1 MiB writes made while other dirty pages are written back cost
+//    up to 10x the CPU time of 64 or 256 KiB ones (docs/PERFORMANCE.md, "Flush: the JSON's
+//    bytes and a second core").
+//  - No copy: the JSON writer formats straight into the hand-off buffers (Exchange).
+//  - The second core, when asked for (OutputOptions::write_thread: `kairos convert` on, a
+//    job's sessions off): write(2) on kairos-write overlaps the formatting, so the write ends
+//    sooner. Total CPU time does not drop (it rose 5-10% on the flush benchmark, the buffers
+//    moving between cores): this buys wall time, not CPU time (issue 29 item 3: "writing on
+//    a second core while the first converts is allowed").
 // Bounded: at most kBuffers buffers of about kHandOffBytes each (a Write larger than that
 // grows one buffer to its size). Bytes reach the inner sink in the order written. The thread
 // lives from construction to Close()/Finish(); without it (the caller asked for one thread,
@@ -37,7 +40,7 @@ namespace kairos {
 class PipelinedSink : public ByteSink {
  public:
   // Bytes collected before a buffer goes to kairos-write (the JSON writer's chunk size).
-  static constexpr size_t kHandOffBytes = 1024 * 1024;
+  static constexpr size_t kHandOffBytes = 256 * 1024;
   // Buffers in flight: one being filled, one being written, two queued.
   static constexpr size_t kBuffers = 4;
 

@@ -89,8 +89,9 @@ TEST_CASE("PipelinedSink passes every byte in order, in hand-offs, from kairos-w
 }
 
 TEST_CASE("PipelinedSink stops at the inner sink's first error and returns it") {
-  const std::string chunk(64 * 1024, 'x');  // 16 chunks make one hand-off of exactly 1 MiB
-  static_assert(PipelinedSink::kHandOffBytes == 16 * 64 * 1024, "the test's arithmetic");
+  // 16 chunks make one hand-off exactly.
+  static_assert(PipelinedSink::kHandOffBytes % 16 == 0, "the test's arithmetic");
+  const std::string chunk(PipelinedSink::kHandOffBytes / 16, 'x');
   for (int threaded = 1; threaded >= 0; --threaded) {
     testing::StringSink inner;
     inner.FailAfter(5 * PipelinedSink::kHandOffBytes / 2);  // the third hand-off fails
@@ -213,9 +214,12 @@ TEST_CASE("A JSON trace through kairos-write is byte-identical to the writer's o
   REQUIRE(writer.Write(data, memory).ok());
   REQUIRE(memory.text.size() > 3 * PipelinedSink::kHandOffBytes);
   testing::TempDir dir;
-  REQUIRE(WriteTraceFile(data, {dir.File("t.json"), TraceFormat::kAuto, 1, {}, {}}).ok());
+  // Both ways: kairos-write on (what `kairos convert` asks for) and off (a session's default).
+  REQUIRE(WriteTraceFile(data, {dir.File("t.json"), TraceFormat::kAuto, 1, {}, {}, true}).ok());
+  REQUIRE(WriteTraceFile(data, {dir.File("one.json"), TraceFormat::kAuto, 1, {}, {}}).ok());
   CHECK(testing::ReadFile(dir.File("t.json")) == memory.text);
-  CHECK(dir.List() == std::vector<std::string>{"t.json"});
+  CHECK(testing::ReadFile(dir.File("one.json")) == memory.text);
+  CHECK(dir.List() == std::vector<std::string>{"one.json", "t.json"});
 }
 
 }  // namespace

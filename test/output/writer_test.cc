@@ -1,7 +1,7 @@
 // File: writer_test.cc
 // Layer: tests (output). WriteTraceFile: format dispatch by extension and by request,
 // atomic output, compressed JSON identical to plain JSON after decompression.
-// Threading: the test's thread; WriteTraceFile's JSON formats run kairos-write inside.
+// Threading: single-threaded.
 #include "output/writer.h"
 
 #include <catch2/catch.hpp>
