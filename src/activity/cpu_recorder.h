@@ -448,7 +448,8 @@ void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte
 // the process that exists now but never recorded (from /proc/self/task, the caller
 // excluded; at most kMaxPreArmed and half the free KAIROS_MAX_THREADS slots): its first record claims one with a
 // single compare-and-swap, without the registry mutex, an allocation or a page fault (the
-// first kPreArmedPrefaultBytes of its ring are resident, the ring feeder makes the rest
+// first kPreArmedPrefaultBytes of its ring are resident, kFirstClaimHeadBytes for the first
+// state claimed, the ring feeder makes the rest
 // resident ahead of it; from its next window on it is a registered thread). The states belong
 // to no thread in particular: any first record in the window, also of a thread created after
 // warm-up, claims the next one while any is left. Returns the number of registered threads
@@ -456,6 +457,12 @@ void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte
 size_t ArmRegisteredThreads(uint32_t epoch);
 inline constexpr size_t kMaxPreArmed = 256;
 inline constexpr size_t kPreArmedPrefaultBytes = 64u << 10;
+// The head of the first state offered (ready[0], the window's first new writer's), made
+// resident in warm-up on the session thread: 1.6 ms of a writer streaming 2.5 GB/s (the
+// floor of long_window_benchmark), longer than the ring feeder's 1 ms period until it
+// sees the writer and makes the lead resident as huge chunks. One per process and window;
+// returned after the window when no thread claimed it.
+inline constexpr size_t kFirstClaimHeadBytes = 4u << 20;
 // Records of a registered (re-armed) thread's ring made resident in warm-up, and kept
 // resident between windows; the ring feeder makes the rest resident ahead of the writer.
 inline constexpr size_t kArmedHeadBytes = 256u << 10;

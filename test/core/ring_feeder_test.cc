@@ -15,6 +15,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -102,6 +106,73 @@ TEST_CASE("ReleaseBeyond returns every page past the head and keeps the head's b
   CHECK(ResidentPages(base, ring.record_bytes() + ring.aux_bytes()) == 0);
 }
 
+// The kernel's view of the mappings overlapping [p, p + bytes): AnonHugePages summed (bytes)
+// and whether every one of them is marked MADV_NOHUGEPAGE ("nh") and none MADV_HUGEPAGE.
+struct MapView {
+  size_t anon_huge = 0;
+  bool all_nohuge = true;
+  int vmas = 0;
+};
+MapView ViewOf(const void* p, size_t bytes) {
+  MapView v;
+  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+  std::ifstream in("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    unsigned long a = 0, b = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &a, &b) == 2 && line.find(':') > line.find(' ')) {
+      inside = a < hi && b > lo;
+      v.vmas += inside ? 1 : 0;
+    } else if (inside && line.rfind("AnonHugePages:", 0) == 0) {
+      v.anon_huge += std::strtoul(line.c_str() + 14, nullptr, 10) * 1024;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      v.all_nohuge = v.all_nohuge && line.find(" nh") != std::string::npos &&
+                     line.find(" hg") == std::string::npos;
+    }
+  }
+  return v;
+}
+
+bool ThpEnabled() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  return std::getline(in, line) && line.find("[never]") == std::string::npos;
+}
+
+TEST_CASE("whole chunks past the first are populated as huge pages; the writer's own stay small") {
+  constexpr size_t kCap = 1u << 20;  // 24 MiB of records
+  ThreadRing ring(kCap, 0);
+  REQUIRE(ring.mapped());
+  const void* base = &ring.at(0);
+  // The records start on a huge-chunk boundary, and the mapping is marked no-huge-page, so
+  // a page the writer faults in itself is a small one.
+  CHECK(reinterpret_cast<uintptr_t>(base) % kRingHugeBytes == 0);
+  CHECK(ViewOf(base, ring.record_bytes()).all_nohuge);
+  REQUIRE(ring.Append(Rec(0)));
+  CHECK(ViewOf(base, ring.record_bytes()).anon_huge == 0);
+
+  // 7 MiB: the first chunk as small pages (the page the writer faulted in counts: the ring
+  // only knows what it populated), two whole chunks, and 1 MiB of the fourth as small pages.
+  const size_t got = ring.MakeResident(7u << 20, 0, ~size_t{0});
+  CHECK(got == (7u << 20));
+  CHECK(ring.resident_record_bytes() == (7u << 20));
+  CHECK(ResidentPages(base, ring.record_bytes()) == (7u << 20) / Page());
+  CHECK(ring.at(0).raw_time == 1000u);
+  const MapView v = ViewOf(base, ring.record_bytes());
+  // The mark is back on every part of the ring after the populates (no writer fault in a
+  // chunk past the feeder's turns into a huge one).
+  CHECK(v.all_nohuge);
+  if (ThpEnabled()) {
+    INFO("transparent huge pages are enabled: the two whole chunks are huge pages");
+    CHECK(v.anon_huge == 2 * kRingHugeBytes);
+  }
+  // A release returns whole huge chunks at once (nothing left to a later split).
+  ring.ReleaseBeyond(256u << 10);
+  CHECK(ResidentPages(base, ring.record_bytes()) == (256u << 10) / Page());
+  CHECK(ViewOf(base, ring.record_bytes()).anon_huge == 0);
+}
+
 // Runs `body` on a new thread: each case starts with a thread that never recorded (no
 // remembered rate, no state).
 template <typename F>
@@ -150,14 +221,27 @@ TEST_CASE("a feeder pass keeps the writer's measured rate x 32 ms resident ahead
   const double rate = 4'800'000.0 / 10'000'000.0;
   CHECK(ring->feed.record_bytes_per_ns == Approx(rate));
   const size_t target = used2 + static_cast<size_t>(rate * kFeedLeadNs);
-  // One pass populates at most one chunk per ring, and says it is behind.
+  // One pass populates at most one budget's worth of small pages (the ring's first 2 MiB
+  // are never a huge page), and says it is behind.
   CHECK(p2.populated_bytes == kFeedChunkBytes);
   CHECK(p2.behind);
-  // Passes at the same instant measure no new rate and finish the lead chunk by chunk.
+  // Passes at the same instant measure no new rate and finish the lead pass by pass: the
+  // rest of the first 2 MiB as small pages, then whole aligned 2 MiB chunks (a chunk once
+  // begun is finished, so a pass may overshoot its budget by less than a chunk), then the
+  // tail past the last whole chunk as small pages again.
   int passes = 0;
-  while (FeedRings(epoch, 1'010'000'000).behind) ++passes;
-  CHECK(passes == static_cast<int>((RoundUp(target) - RoundUp(used1 + kFeedMinLeadBytes)) /
-                                   kFeedChunkBytes) - 1);
+  uint64_t most = 0;
+  for (bool behind = true; behind; ++passes) {
+    const FeedPass p = FeedRings(epoch, 1'010'000'000);
+    most = std::max(most, p.populated_bytes);
+    behind = p.behind;
+    REQUIRE(passes < 100);
+  }
+  CHECK(most <= kFeedChunkBytes + kRingHugeBytes - Page());
+  const size_t whole_chunks = RoundUp(target) / kRingHugeBytes - 1;  // past the first
+  const size_t tail_passes = (RoundUp(target) % kRingHugeBytes + kFeedChunkBytes - 1) / kFeedChunkBytes;
+  // Pass 3 ends the first chunk and takes the second whole; then one chunk a pass.
+  CHECK(passes == static_cast<int>(whole_chunks + tail_passes));
   CHECK(ring->resident_record_bytes() == RoundUp(target));
   CHECK(ResidentPages(&ring->at(0), ring->record_bytes()) == RoundUp(target) / Page());
 
