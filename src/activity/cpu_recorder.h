@@ -458,11 +458,12 @@ size_t ArmRegisteredThreads(uint32_t epoch);
 inline constexpr size_t kMaxPreArmed = 256;
 inline constexpr size_t kPreArmedPrefaultBytes = 64u << 10;
 // The head of the first state offered (ready[0], the window's first new writer's), made
-// resident in warm-up on the session thread: 1.6 ms of a writer streaming 2.5 GB/s (the
-// floor of long_window_benchmark), longer than the ring feeder's 1 ms period until it
-// sees the writer and makes the lead resident as huge chunks. One per process and window;
-// returned after the window when no thread claimed it.
-inline constexpr size_t kFirstClaimHeadBytes = 4u << 20;
+// resident in warm-up on the session thread: the ring's first 2 MiB, the one chunk the
+// feeder populates as small pages (thread_ring.h). Enough for 0.84 ms of a writer streaming
+// 2.5 GB/s (the floor of long_window_benchmark), within which the feeder, passing every
+// 0.1 ms as the window opens (RingFeeder::Hurry), has seen it and made the next chunks
+// resident as huge pages. One per process and window; returned after it when unclaimed.
+inline constexpr size_t kFirstClaimHeadBytes = 2u << 20;
 // Records of a registered (re-armed) thread's ring made resident in warm-up, and kept
 // resident between windows; the ring feeder makes the rest resident ahead of the writer.
 inline constexpr size_t kArmedHeadBytes = 256u << 10;

@@ -20,6 +20,14 @@ void RingFeeder::Start(uint32_t epoch) {
   thread_ = std::thread([this, epoch] { Loop(epoch); });
 }
 
+void RingFeeder::Hurry() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hurry_ = true;
+  }
+  cv_.notify_all();
+}
+
 void RingFeeder::Stop() {
   if (!thread_.joinable()) return;
   {
@@ -40,8 +48,13 @@ void RingFeeder::Loop(uint32_t epoch) {
   // The raw clock's rate, measured over this thread's life (from 1 ms on).
   const uint64_t raw0 = ReadRawClock();
   const int64_t ns0 = steady_ns();
+  int64_t hurry_until = 0;
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
+    if (hurry_) {
+      hurry_ = false;
+      hurry_until = steady_ns() + kFeedHurryNs;
+    }
     lock.unlock();
     FeedClock clock;
     clock.raw = ReadRawClock();
@@ -54,12 +67,14 @@ void RingFeeder::Loop(uint32_t epoch) {
     lock.lock();
     if (pass.behind) continue;  // a writer outruns the chunk bound: no sleep
     int64_t sleep_ns = int64_t{kFeedIdlePeriodMs} * 1'000'000;
-    if (pass.young || clock.ns - ns0 < kFeedEagerNs) {
+    if (clock.ns < hurry_until) {
+      sleep_ns = kFeedHurryPeriodNs;
+    } else if (pass.young || clock.ns - ns0 < kFeedEagerNs) {
       sleep_ns = int64_t{kFeedPeriodMs} * 1'000'000;
     } else if (pass.margin_ns != INT64_MAX) {
       sleep_ns = std::clamp<int64_t>(pass.margin_ns / 4, int64_t{kFeedPeriodMs} * 1'000'000, sleep_ns);
     }
-    cv_.wait_for(lock, std::chrono::nanoseconds(sleep_ns), [this] { return stop_; });
+    cv_.wait_for(lock, std::chrono::nanoseconds(sleep_ns), [this] { return stop_ || hurry_; });
   }
 }
 
