@@ -185,6 +185,15 @@ size_t ThreadRing::MakeResident(size_t record_bytes, size_t aux_bytes, size_t bu
   return done;
 }
 
+size_t ThreadRing::SkipPastWriter(size_t used_record_bytes) {
+  if (!mapped_ || records_ == nullptr || used_record_bytes <= resident_record_bytes_) return 0;
+  const size_t end = RoundUp(record_bytes(), PageSize());
+  const size_t to = std::min(RoundUp(used_record_bytes, kRingHugeBytes), end);
+  const size_t skipped = to - resident_record_bytes_;
+  resident_record_bytes_ = to;
+  return skipped;
+}
+
 void ThreadRing::ReleaseBeyond(size_t keep_record_bytes) {
   if (!mapped_ || records_ == nullptr) return;
   const size_t page = PageSize();

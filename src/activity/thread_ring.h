@@ -91,6 +91,14 @@ class ThreadRing {
   // 2.8 us under a hypervisor, a 2 MiB one 0.17 ms). Never changes a byte: pages the
   // writer already reached keep what it wrote. A no-op for heap buffers (resident).
   size_t MakeResident(size_t record_bytes, size_t aux_bytes, size_t budget);
+  // The writer ran past the populated part (the feeder did not run for longer than its lead
+  // lasted): its pages up to `used_record_bytes` are resident because it wrote them, and
+  // populating the rest of the 2 MiB chunk it is in would race it at small-page speed. The
+  // populated part jumps to that chunk's end, the writer faults the rest of its chunk in
+  // itself, and the next MakeResident goes on from there with whole (huge) chunks, so one
+  // stall of the feeder costs the writer at most one chunk of faults, not a chase.
+  // Returns the bytes skipped (0 when the writer is not ahead).
+  size_t SkipPastWriter(size_t used_record_bytes);
   // Returns the pages past the first `keep_record_bytes` of records (and past the first page
   // of the side area) to the kernel: contents there become zero; the buffer stays usable and
   // refaults on use. Only for mapped buffers; a no-op for small heap ones.

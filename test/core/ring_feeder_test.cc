@@ -221,14 +221,17 @@ TEST_CASE("a feeder pass keeps the writer's measured rate x 32 ms resident ahead
   const double rate = 4'800'000.0 / 10'000'000.0;
   CHECK(ring->feed.record_bytes_per_ns == Approx(rate));
   const size_t target = used2 + static_cast<size_t>(rate * kFeedLeadNs);
-  // One pass populates at most one budget's worth of small pages (the ring's first 2 MiB
-  // are never a huge page), and says it is behind.
-  CHECK(p2.populated_bytes == kFeedChunkBytes);
+  // The writer ran 4.8 MB past the populated 260 KiB (no feeder ran): its pages are
+  // resident because it wrote them; the feeder does not race it through the rest of its
+  // 2 MiB chunk at small-page speed but goes on from that chunk's end, one whole (huge)
+  // chunk a pass, and says it is behind.
+  const size_t skip_to = (used2 + kRingHugeBytes - 1) / kRingHugeBytes * kRingHugeBytes;
+  CHECK(p2.populated_bytes == kRingHugeBytes);
+  CHECK(ring->resident_record_bytes() == skip_to + kRingHugeBytes);
   CHECK(p2.behind);
-  // Passes at the same instant measure no new rate and finish the lead pass by pass: the
-  // rest of the first 2 MiB as small pages, then whole aligned 2 MiB chunks (a chunk once
-  // begun is finished, so a pass may overshoot its budget by less than a chunk), then the
-  // tail past the last whole chunk as small pages again.
+  // Passes at the same instant measure no new rate and finish the lead pass by pass: whole
+  // aligned 2 MiB chunks (a chunk once begun is finished, so a pass may overshoot its 1 MiB
+  // budget by less than a chunk), then the tail past the last whole chunk as small pages.
   int passes = 0;
   uint64_t most = 0;
   for (bool behind = true; behind; ++passes) {
@@ -237,13 +240,16 @@ TEST_CASE("a feeder pass keeps the writer's measured rate x 32 ms resident ahead
     behind = p.behind;
     REQUIRE(passes < 100);
   }
-  CHECK(most <= kFeedChunkBytes + kRingHugeBytes - Page());
-  const size_t whole_chunks = RoundUp(target) / kRingHugeBytes - 1;  // past the first
-  const size_t tail_passes = (RoundUp(target) % kRingHugeBytes + kFeedChunkBytes - 1) / kFeedChunkBytes;
-  // Pass 3 ends the first chunk and takes the second whole; then one chunk a pass.
+  CHECK(most == kRingHugeBytes);
+  const size_t whole_end = RoundUp(target) / kRingHugeBytes * kRingHugeBytes;
+  const size_t whole_chunks = (whole_end - (skip_to + kRingHugeBytes)) / kRingHugeBytes;
+  const size_t tail_passes = (RoundUp(target) - whole_end + kFeedChunkBytes - 1) / kFeedChunkBytes;
   CHECK(passes == static_cast<int>(whole_chunks + tail_passes));
   CHECK(ring->resident_record_bytes() == RoundUp(target));
-  CHECK(ResidentPages(&ring->at(0), ring->record_bytes()) == RoundUp(target) / Page());
+  // Resident: what the writer wrote, and from its chunk's end on what the feeder populated;
+  // the rest of the writer's chunk is left to the writer.
+  CHECK(ResidentPages(&ring->at(0), ring->record_bytes()) ==
+        (RoundUp(used2) + RoundUp(target) - skip_to) / Page());
 
   // A quiet millisecond lowers the rate by the decay only (a half-life of 16 ms).
   FeedRings(epoch, 1'011'000'000);
