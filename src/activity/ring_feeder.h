@@ -42,6 +42,9 @@ inline constexpr int64_t kFeedEagerNs = 250'000'000;
 // window, about 1.3 ms of CPU.
 inline constexpr int64_t kFeedHurryNs = 5'000'000;
 inline constexpr int64_t kFeedHurryPeriodNs = 100'000;
+// The time slice the feeder thread asks the scheduler for (ring_feeder.cc, AskForShortSlice):
+// its passes are short, and a short slice lets it run as it wakes beside a busy writer.
+inline constexpr uint64_t kFeedSliceNs = 100'000;
 // How long a warm-up may spend making remembered leads resident before the window opens.
 inline constexpr int64_t kWarmupFeedNs = 200'000'000;
 
