@@ -65,6 +65,7 @@ struct HotPath {
   void (*op_push_inputs)(const char*, const kairos_op_args*, int64_t, const kairos_op_inputs*);
   void (*py_call)(uint32_t);
   void (*py_return)(void);
+  void (*py_call_line)(uint32_t, uint32_t);
   void (*memory_event)(const void*, int64_t, int64_t, int64_t, int32_t, int32_t);
 };
 
@@ -156,6 +157,7 @@ static const kairos_core_api* DoLoad(uint64_t mine) {
   g_shim.hot.op_push_inputs = api->op_push_inputs;
   g_shim.hot.py_call = api->py_call;
   g_shim.hot.py_return = api->py_return;
+  g_shim.hot.py_call_line = api->py_call_line;
   g_shim.hot.memory_event = api->memory_event;
   __atomic_store_n(&g_shim.api, api, __ATOMIC_RELEASE);
   __atomic_store_n(&g_shim.flag, api->recording_flag(), __ATOMIC_RELEASE);
@@ -397,6 +399,13 @@ void kairos_py_call(uint32_t name) {
 }
 void kairos_py_return(void) {
   if (Recording()) g_shim.hot.py_return();
+}
+void kairos_py_call_line(uint32_t name, uint32_t caller_line) {
+  if (Recording()) g_shim.hot.py_call_line(name, caller_line);
+}
+void kairos_py_line_source(kairos_py_line_fn fn) {
+  const kairos_core_api* api = Core();
+  if (api != NULL) api->py_line_source(fn);
 }
 void kairos_memory_event(const void* addr, int64_t bytes, int64_t total_allocated,
                          int64_t total_reserved, int32_t device_type, int32_t device_id) {

@@ -493,8 +493,7 @@ uint32_t InternNameSlow(ThreadState* s, const char* name) {
 }
 
 uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
-  // Relaxed: only this thread writes args_used; the ring feeder reads it to size the
-  // resident part of the args area.
+  // Relaxed: only this thread writes it; the ring feeder reads it to size the resident area.
   const uint32_t used = s->args_used.load(std::memory_order_relaxed);
   if (used >= s->args_capacity) {
     s->args_dropped.fetch_add(1, std::memory_order_relaxed);
@@ -507,6 +506,7 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   a.color_argb = args.color_argb;
   a.has_color = args.has_color;
   a.payload_type = args.payload_type;
+  a.py_line = args.py_line;
   a.payload_bits = args.payload_bits;
   a.cpu_op = args.cpu_op;
   a.input_dims = args.cpu_op ? LookupName(s, args.input_dims) : 0;

@@ -105,6 +105,7 @@ struct RangeArgs {
   uint64_t record_function_id = 0;
   int64_t flops = -1;  // "flops" (kairos_op_push_flops); < 0 = none
   const OpInputs* inputs = nullptr;  // raw sizes instead of input_dims / input_types text
+  uint32_t py_line = 0;  // "Python line" (PythonLineNow at the op or allocation); 0 = none
 };
 
 struct StoredArgs {
@@ -114,6 +115,7 @@ struct StoredArgs {
   uint32_t color_argb;
   uint8_t has_color;
   uint8_t payload_type;
+  uint32_t py_line;  // RangeArgs::py_line (fills padding)
   uint64_t payload_bits;
   // Framework operator fields (see RangeArgs).
   uint8_t cpu_op;
@@ -314,12 +316,25 @@ inline void RecordStep(int64_t iteration, uint64_t raw_time) {
 // CurrentCpuRangeId and CUPTI correlation read, and a Python stack out of step with the op
 // ranges (a frame left by an exception while a C scope stays open) cannot unbalance them.
 // Cost: the disabled check, the thread's state and one 24-byte record; no name lookup.
-inline void PyCall(uint32_t name) {
+// `caller_line`: the line of the calling frame that made the call (0 = unknown), kept in the
+// record's id.
+inline void PyCall(uint32_t name, uint32_t caller_line = 0) {
   const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
-  AppendRecord(s, RecordType::kPyCall, name, 0, 0);
+  AppendRecord(s, RecordType::kPyCall, name, caller_line, 0);
+}
+// The Python tracer's line source (kairos_py_line_source, py_line_source.cc): called on the
+// recording thread for an operator's or allocation's "Python line"; it reads the thread's
+// innermost Python frame without the GIL, and never blocks or allocates.
+using PythonLineFn = uint32_t (*)();
+extern std::atomic<PythonLineFn> g_python_line_source;
+void SetPythonLineSource(PythonLineFn fn);
+// The calling thread's Python line now, or 0 (no tracer attached, or no frame).
+inline uint32_t PythonLineNow() {
+  const PythonLineFn fn = g_python_line_source.load(std::memory_order_relaxed);
+  return fn != nullptr ? fn() : 0;
 }
 // The innermost Python frame entered on the calling thread was left.
 inline void PyReturn() {
@@ -349,6 +364,7 @@ inline void RecordMemory(uint64_t addr, int64_t bytes, int64_t total_allocated,
   a.record_function_id = static_cast<uint64_t>(total_reserved);
   a.category_id = static_cast<uint32_t>(device_type);
   a.color_argb = static_cast<uint32_t>(device_id);
+  a.py_line = PythonLineNow();
   const uint32_t slot = StoreArgsSlow(s, a);
   if (slot == 0) return;  // counted in args_dropped: an event without its values is no event
   AppendRecord(s, RecordType::kMemory, 0, 0, slot);

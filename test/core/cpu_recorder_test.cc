@@ -239,6 +239,34 @@ TEST_CASE("Python frames: dense ids, parents, names, window edges, ops keep thei
   CHECK(d2.EventCount() == 0);
 }
 
+uint32_t g_test_line = 0;
+uint32_t TestLine() { return g_test_line; }
+
+TEST_CASE("Python lines: a frame's caller line, an op's line from the tracer's line source") {
+  const uint32_t f = InternPythonName("train.py(40): step");
+  CHECK(PythonLineNow() == 0);  // no line source: no line
+  SetPythonLineSource(TestLine);
+  Session s(1024);
+  PyCall(f, 12);  // step called from line 12 of its caller
+  g_test_line = 42;
+  RangeArgs op;
+  op.cpu_op = 1;
+  op.py_line = PythonLineNow();  // what api::OpArgs does for kairos_op_push*
+  PushRange("aten::item", &op);
+  PopRange();
+  PyCall(f);  // no line given: 0
+  PyReturn();
+  PyReturn();
+  SetPythonLineSource(nullptr);
+  CHECK(PythonLineNow() == 0);
+  TraceData d = s.Finish();
+  const auto& ev = d.events_by_track.at(0);
+  REQUIRE(ev.size() == 3);  // step, aten::item, step (start order)
+  CHECK(d.python_frames.at(ev[0].detail).caller_line == 12);
+  CHECK(d.cpu_args.at(ev[1].detail).py_line == 42);
+  CHECK(d.python_frames.at(ev[2].detail).caller_line == 0);
+}
+
 TEST_CASE("Python frames on two threads: ids unique across threads, thread index per thread") {
   const uint32_t f = InternPythonName("w.py(1): work");
   Session s(1024);
