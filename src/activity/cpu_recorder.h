@@ -488,7 +488,9 @@ inline constexpr size_t kArmedHeadBytes = 256u << 10;
 // steady-clock time `now_ns`: measures each writer's rate since the previous pass and makes
 // the pages it reaches within kFeedLeadNs resident (at least kFeedMinLeadBytes ahead of a
 // ring that has records), and at least what the ring's previous window used; at most
-// kFeedChunkBytes per pass, all rings together. Takes the registry
+// kFeedChunkBytes per pass, all rings together (a 2 MiB huge chunk once begun is finished,
+// ThreadRing::MakeResident); a writer found past the populated part is fed from the end of
+// its 2 MiB chunk (ThreadRing::SkipPastWriter). Takes the registry
 // mutex for the pass. Any kairos thread; never the application's.
 // A ring seen with records for the first time in a window gets its writer's rate from its
 // own timestamps (first record to now, through `clock`) at once, not one pass later.
