@@ -123,10 +123,14 @@ static const kairos_core_api* DoLoad(uint64_t mine) {
     Fail("cannot locate libkairos.so (dladdr)", NULL);
   } else {
     snprintf(path, sizeof(path), "%s/%s", g_shim.dir, KAIROS_CORE_FILE_NAME);
-    /* RTLD_LAZY: binds as the preloaded library always did (only what runs); RTLD_LOCAL: the core's
-     * dependencies (abseil, libstdc++) do not join the program's global scope; NODELETE: the
-     * table must outlive any dlclose of the shim's loader. */
-    void* handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
+    /* RTLD_NOW: every symbol the core and the dependencies it brings call is bound here, on the
+     * loading thread; lazily bound, the first call of each (syscall, pthread_setspecific, an
+     * abseil hash) was resolved on whichever thread made it first, an application thread's
+     * first record in a window: a symbol lookup over ~30 objects, 10-30 us and a page fault
+     * (window_open_latency_benchmark; dlopen takes 1.7-2.0 ms either way). RTLD_LOCAL: the
+     * core's dependencies (abseil, libstdc++) do not join the program's global scope;
+     * NODELETE: the table must outlive any dlclose of the shim's loader. */
+    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (handle == NULL) {
       const char* e = dlerror();
       Fail("cannot load the implementation", e != NULL ? e : path);

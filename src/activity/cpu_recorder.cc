@@ -373,7 +373,11 @@ void PreArmNewThreads(Registry* reg, uint32_t epoch) {
   size_t count = 0;
   for (ThreadState* s : reg->prearmed) {
     try {
-      EnsureRing(reg, s, kPreArmedPrefaultBytes);
+      // The first state offered is claimed by the window's first new writer, which may
+      // stream records from its first one on: its head lasts until the feeder's next pass
+      // has seen it (kFirstClaimHeadBytes). The others keep the small head: memory held
+      // for threads that may never record stays small.
+      EnsureRing(reg, s, count == 0 ? kFirstClaimHeadBytes : kPreArmedPrefaultBytes);
     } catch (...) {
       break;
     }

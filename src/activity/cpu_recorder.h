@@ -464,7 +464,8 @@ void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte
 // the process that exists now but never recorded (from /proc/self/task, the caller
 // excluded; at most kMaxPreArmed and half the free KAIROS_MAX_THREADS slots): its first record claims one with a
 // single compare-and-swap, without the registry mutex, an allocation or a page fault (the
-// first kPreArmedPrefaultBytes of its ring are resident, the ring feeder makes the rest
+// first kPreArmedPrefaultBytes of its ring are resident, kFirstClaimHeadBytes for the first
+// state claimed, the ring feeder makes the rest
 // resident ahead of it; from its next window on it is a registered thread). The states belong
 // to no thread in particular: any first record in the window, also of a thread created after
 // warm-up, claims the next one while any is left. Returns the number of registered threads
@@ -472,6 +473,13 @@ void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte
 size_t ArmRegisteredThreads(uint32_t epoch);
 inline constexpr size_t kMaxPreArmed = 256;
 inline constexpr size_t kPreArmedPrefaultBytes = 64u << 10;
+// The head of the first state offered (ready[0], the window's first new writer's), made
+// resident in warm-up on the session thread: the ring's first 2 MiB, the one chunk the
+// feeder populates as small pages (thread_ring.h). Enough for 0.84 ms of a writer streaming
+// 2.5 GB/s (the floor of long_window_benchmark), within which the feeder, passing every
+// 0.1 ms as the window opens (RingFeeder::Hurry), has seen it and made the next chunks
+// resident as huge pages. One per process and window; returned after it when unclaimed.
+inline constexpr size_t kFirstClaimHeadBytes = 2u << 20;
 // Records of a registered (re-armed) thread's ring made resident in warm-up, and kept
 // resident between windows; the ring feeder makes the rest resident ahead of the writer.
 inline constexpr size_t kArmedHeadBytes = 256u << 10;
@@ -480,7 +488,9 @@ inline constexpr size_t kArmedHeadBytes = 256u << 10;
 // steady-clock time `now_ns`: measures each writer's rate since the previous pass and makes
 // the pages it reaches within kFeedLeadNs resident (at least kFeedMinLeadBytes ahead of a
 // ring that has records), and at least what the ring's previous window used; at most
-// kFeedChunkBytes per pass, all rings together. Takes the registry
+// kFeedChunkBytes per pass, all rings together (a 2 MiB huge chunk once begun is finished,
+// ThreadRing::MakeResident); a writer found past the populated part is fed from the end of
+// its 2 MiB chunk (ThreadRing::SkipPastWriter). Takes the registry
 // mutex for the pass. Any kairos thread; never the application's.
 // A ring seen with records for the first time in a window gets its writer's rate from its
 // own timestamps (first record to now, through `clock`) at once, not one pass later.

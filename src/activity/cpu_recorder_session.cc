@@ -71,7 +71,12 @@ void CpuRecorder::EnableNow() {
   g_cpu_epoch.store(epoch_, std::memory_order_release);
 }
 
-void CpuRecorder::StartRecording(int64_t) { EnableNow(); }
+void CpuRecorder::StartRecording(int64_t) {
+  EnableNow();
+  // Threads record from here on: the feeder looks at their rings often for a few ms, so a
+  // new writer that streams from its first record is seen before its head runs out.
+  feeder_.Hurry();
+}
 
 void CpuRecorder::StopRecording(int64_t) {
   uint32_t expected = epoch_;
