@@ -335,6 +335,14 @@ void ClosePreArmedOffer(Registry* reg, uint32_t epoch) {
   reg->prearmed.erase(reg->prearmed.begin(), reg->prearmed.begin() + claimed);
 }
 
+}  // namespace
+
+void ClosePreArmedOfferLocked(CpuThreadRegistry* reg) {
+  ClosePreArmedOffer(reg, static_cast<uint32_t>(reg->ready_cursor.load(std::memory_order_acquire) >> 32));
+}
+
+namespace {
+
 // Offers pre-armed states for `epoch` (see ArmRegisteredThreads), after ClosePreArmedOffer.
 // Registry mutex held.
 void PreArmNewThreads(Registry* reg, uint32_t epoch) {

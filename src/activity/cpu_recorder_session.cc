@@ -97,6 +97,10 @@ void CpuRecorder::Reset() {
   feeder_.Stop();
   CpuThreadRegistry* reg = CpuRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
+  // A thread that claimed a pre-armed state is listed in reg->prearmed until the offer
+  // closes; close it first, or a claimer that exited would be freed below and written to
+  // by the next warm-up's close (ASan: heap-use-after-free in ClosePreArmedOffer).
+  ClosePreArmedOfferLocked(reg);
   // Threads that exited are gone for good: free their data now that it is collected.
   auto& v = reg->states;
   size_t kept = 0;
