@@ -74,6 +74,8 @@ const kairos_core_api kCoreApi = {
     &kairos::bindings::kNcclPlugin,
     kairos_memory_event,
     kairos_op_push_inputs,
+    kairos_op_enter,
+    kairos_op_exit,
 };
 
 }  // namespace

@@ -58,6 +58,31 @@ KAIROS_API void kairos_op_push_inputs(const char* name, const kairos_op_args* ar
   }
 }
 
+KAIROS_API int kairos_op_enter(const char* name, const kairos_op_args* args, int64_t flops,
+                               const kairos_op_inputs* inputs, uint64_t thread_key) {
+  try {
+    if (args == nullptr) return kairos::api::OpEnter(name, nullptr, nullptr, thread_key);
+    kairos::internal::OpMeta m;
+    m.sequence_nr = args->sequence_nr;
+    m.fwd_thread_id = args->fwd_thread_id;
+    m.record_function_id = args->record_function_id;
+    m.flops = flops;
+    if (inputs == nullptr) return kairos::api::OpEnter(name, &m, nullptr, thread_key);
+    kairos::internal::OpInputs in;
+    in.count = inputs->count;
+    in.ranks = inputs->ranks;
+    in.sizes = inputs->sizes;
+    in.types = inputs->types;
+    return kairos::api::OpEnter(name, &m, &in, thread_key);
+  } catch (...) {
+    kairos::api::LogBarrierError("kairos_op_enter", "exception");
+    return 0;
+  }
+}
+
+// Hot path: an inline forward that cannot throw (no allocation, no name lookup).
+KAIROS_API void kairos_op_exit(uint64_t thread_key) { kairos::api::OpExit(thread_key); }
+
 KAIROS_API void kairos_op_attach(void) {
   try {
     kairos::api::AttachFrameworkOps();

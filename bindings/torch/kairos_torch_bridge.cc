@@ -1,7 +1,7 @@
 // File: kairos_torch_bridge.cc
 // Layer: bindings/torch. The torch bridge: a global at::RecordFunction callback that
-// records every PyTorch operator as a kairos cpu_op range (kairos_op_push) and every
-// record_function() user scope as a user_annotation range (kairos_range_push), and a second
+// records every PyTorch operator as a kairos cpu_op range and every record_function() user
+// scope as a user_annotation range (both through kairos_op_enter / _exit), and a second
 // callback, limited to user scopes, that counts an iteration (kairos_step) at the end of
 // PyTorch's own "Optimizer.step#<Class>.step" scope. Loaded by the Python package with
 // ctypes (no pybind11, no Python headers: one translation unit, one compile of the torch
@@ -11,9 +11,10 @@
 // by a mutex; a second install is a no-op that reports "already installed".
 //
 // Cost while no trace records: the callback does one plain load of kairos' recording flag
-// and returns (measured in bench/torch_op_bench.py). While recording: the thread-local
-// nesting check, kairos_op_push (one ring record) and, only when installed with
-// record_shapes, a copy of the inputs' sizes (formatted as text later, at collection).
+// and returns (measured in bench/torch_op_bench.py). While recording: one call into kairos
+// per callback (kairos_op_enter / kairos_op_exit: one ring record each, the nesting kept by
+// kairos) and, only when installed with record_shapes, a copy of the inputs' sizes
+// (formatted as text later, at collection).
 // With allocator events asked for (kairos_torch_set_profile_memory), a reporter in PyTorch's
 // per-thread profiler slot records its allocators' events: see "Allocator events" below.
 #include <ATen/record_function.h>
@@ -41,28 +42,14 @@ bool g_needs_inputs = false;  // PyTorch boxes operator inputs for us (shapes or
 bool g_record_shapes = false;  // format "Input Dims" / "Input type"
 bool g_with_flops = false;     // compute "flops" (OpFlops)
 
-constexpr uint32_t kMaxDepth = 1u << 20;
-
-// Ranges this thread pushed in the current recording epoch. A RecordFunction that began
-// before the window (or in an earlier one) must not pop a range it never pushed: its end
-// callback sees depth 0 (or an old epoch) and does nothing. Operators nest per thread, so a
-// counter is enough.
-struct Nesting {
-  uint32_t epoch = 0;
-  uint32_t depth = 0;
-  // RecordFunction::currentThreadId() of this thread, 0 until its first op start: read there
-  // once so the end callback compares with a field it already loads instead of calling into
-  // libtorch (whose thread-local costs another __tls_get_addr per op).
-  uint64_t torch_tid = 0;
-};
-// Default (dynamic) TLS model: this module is dlopen()ed after startup, where the static TLS
-// surplus initial-exec would need is small and shared; the access is on the recording path
-// only (the idle check returns before it).
-thread_local Nesting t_nesting;
+// Nesting: a RecordFunction that began before the window (or in an earlier one) must not pop
+// a range it never pushed. kairos keeps that count per thread (kairos_op_enter / _exit), in
+// its own thread state: the bridge has no thread-local on the recording path (it is
+// dlopen()ed, so each of its thread-locals would cost a __tls_get_addr call per callback).
 
 // ---- Shapes (record_shapes): raw sizes on the hot path, text at collection ----
 // The callback copies each input's sizes, rank and dtype name into fixed stack arrays and
-// hands them to kairos_op_push_inputs; libkairos formats "Input Dims" / "Input type" on the
+// hands them to kairos_op_enter; libkairos formats "Input Dims" / "Input type" on the
 // session thread (src/activity/op_inputs.h). Formatting and interning the text here
 // cost more per op than the rest of the recording path (docs/PERFORMANCE.md).
 
@@ -124,7 +111,9 @@ void CaptureInput(const c10::IValue& v, InputCapture& c) {
       c.ok = false;
       return;
     }
-    std::memcpy(c.sizes + c.nsizes, sizes.data(), sizes.size() * sizeof(int64_t));
+    // A loop, not memcpy: ranks are small, and a libc call per input costs more than the copy.
+    int64_t* out = c.sizes + c.nsizes;
+    for (size_t k = 0; k < sizes.size(); ++k) out[k] = sizes[k];
     c.nsizes += static_cast<uint32_t>(sizes.size());
     c.ranks[i] = static_cast<uint32_t>(sizes.size());
     const int st = static_cast<int>(t.scalar_type());
@@ -136,8 +125,8 @@ void CaptureInput(const c10::IValue& v, InputCapture& c) {
 }
 
 // Records the op with its inputs captured raw (an exception while reading them records it
-// without shapes: it must not escape into the operator).
-void PushWithInputs(const at::RecordFunction& fn, const kairos_op_args& args, int64_t flops) {
+// without shapes: it must not escape into the operator). Returns kairos_op_enter's result.
+int EnterWithInputs(const at::RecordFunction& fn, const kairos_op_args& args, int64_t flops) {
   InputCapture c;
   kairos_op_inputs in{};
   try {
@@ -147,10 +136,9 @@ void PushWithInputs(const at::RecordFunction& fn, const kairos_op_args& args, in
     in.sizes = c.sizes;
     in.types = c.types;
   } catch (...) {
-    kairos_op_push_flops(fn.name(), &args, flops);
-    return;
+    return kairos_op_enter(fn.name(), &args, flops, nullptr, fn.threadId());
   }
-  kairos_op_push_inputs(fn.name(), &args, flops, &in);
+  return kairos_op_enter(fn.name(), &args, flops, &in, fn.threadId());
 }
 
 // ---- FLOPs (PROFILE_WITH_FLOPS; formulas in src/model/flops.h, table in docs/FLOPS.md) ----
@@ -335,22 +323,16 @@ inline void MemoryOnIdleOp() {
   if (__builtin_expect(g_memory_threads.load(std::memory_order_relaxed) != 0, 0)) MemoryRelease();
 }
 
+// The op's range. Recording: one call into kairos (kairos_op_enter), which keeps the
+// thread's nesting; its first op of the window also installs the allocator reporter.
 std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
-  const uint32_t epoch = *g_recording;  // the one load while idle
-  if (__builtin_expect(epoch == 0, 1)) {
+  if (__builtin_expect(*g_recording == 0, 1)) {  // the one load while idle
     MemoryOnIdleOp();
     return nullptr;
   }
-  Nesting& n = t_nesting;
-  if (n.epoch != epoch) {
-    n.epoch = epoch;
-    n.depth = 0;
-    MemoryOnWindowOp();
-    if (n.torch_tid == 0) n.torch_tid = at::RecordFunction::currentThreadId();
-  }
-  if (n.depth >= kMaxDepth) return nullptr;
+  int first;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    kairos_range_push(fn.name());
+    first = kairos_op_enter(fn.name(), nullptr, -1, nullptr, fn.threadId());
   } else {
     kairos_op_args args;
     args.sequence_nr = fn.seqNr();
@@ -366,26 +348,18 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     }
     // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
     // whose config does not ask for them drops them at collection (kairos_op_attach).
-    if (g_record_shapes) {
-      PushWithInputs(fn, args, flops);
-    } else {
-      kairos_op_push_flops(fn.name(), &args, flops);
-    }
+    first = g_record_shapes ? EnterWithInputs(fn, args, flops)
+                            : kairos_op_enter(fn.name(), &args, flops, nullptr, fn.threadId());
   }
-  ++n.depth;
+  if (__builtin_expect(first != 0, 0)) MemoryOnWindowOp();
   return nullptr;
 }
 
+// Closes the range this thread's start callback opened, if it opened one in this window
+// (kairos_op_exit checks); an async RecordFunction ending on another thread closes nothing.
 void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext*) {
-  const uint32_t epoch = *g_recording;
-  if (__builtin_expect(epoch == 0, 1)) return;
-  Nesting& n = t_nesting;
-  if (n.epoch != epoch || n.depth == 0) return;  // began outside this window
-  // An async RecordFunction may end on another thread: its range stays open on the thread
-  // that started it (written unfinished) rather than closing an unrelated range here.
-  if (fn.threadId() != 0 && fn.threadId() != n.torch_tid) return;
-  --n.depth;
-  kairos_range_pop();
+  if (__builtin_expect(*g_recording == 0, 1)) return;
+  kairos_op_exit(fn.threadId());
 }
 
 constexpr char kStepPrefix[] = "Optimizer.step#";
