@@ -74,7 +74,7 @@ typedef struct kairos_core_api {
                          const kairos_op_inputs* inputs);
   /* Appended in version 3: operator scopes with nesting kept by kairos (kairos_op_enter/exit). */
   int (*op_enter)(const char* name, const kairos_op_args* args, int64_t flops,
-                  const kairos_op_inputs* inputs, uint64_t thread_key);
+                  const uint64_t* input_words, uint32_t n_input_words, uint64_t thread_key);
   void (*op_exit)(uint64_t thread_key);
 } kairos_core_api;
 

@@ -63,7 +63,7 @@ struct HotPath {
   void (*op_push)(const char*, const kairos_op_args*);
   void (*op_push_flops)(const char*, const kairos_op_args*, int64_t);
   void (*op_push_inputs)(const char*, const kairos_op_args*, int64_t, const kairos_op_inputs*);
-  int (*op_enter)(const char*, const kairos_op_args*, int64_t, const kairos_op_inputs*, uint64_t);
+  int (*op_enter)(const char*, const kairos_op_args*, int64_t, const uint64_t*, uint32_t, uint64_t);
   void (*op_exit)(uint64_t);
   void (*py_call)(uint32_t);
   void (*py_return)(void);
@@ -379,8 +379,9 @@ void kairos_op_push_inputs(const char* name, const kairos_op_args* args, int64_t
   if (Recording()) g_shim.hot.op_push_inputs(name, args, flops, inputs);
 }
 int kairos_op_enter(const char* name, const kairos_op_args* args, int64_t flops,
-                    const kairos_op_inputs* inputs, uint64_t thread_key) {
-  return Recording() ? g_shim.hot.op_enter(name, args, flops, inputs, thread_key) : 0;
+                    const uint64_t* input_words, uint32_t n_input_words, uint64_t thread_key) {
+  return Recording() ? g_shim.hot.op_enter(name, args, flops, input_words, n_input_words, thread_key)
+                     : 0;
 }
 void kairos_op_exit(uint64_t thread_key) {
   if (Recording()) g_shim.hot.op_exit(thread_key);

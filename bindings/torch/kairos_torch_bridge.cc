@@ -48,8 +48,8 @@ bool g_with_flops = false;     // compute "flops" (OpFlops)
 // dlopen()ed, so each of its thread-locals would cost a __tls_get_addr call per callback).
 
 // ---- Shapes (record_shapes): raw sizes on the hot path, text at collection ----
-// The callback copies each input's sizes, rank and dtype name into fixed stack arrays and
-// hands them to kairos_op_enter; libkairos formats "Input Dims" / "Input type" on the
+// The callback copies each input's rank, dtype name and sizes into a stack array of words
+// and hands them to kairos_op_enter; libkairos formats "Input Dims" / "Input type" on the
 // session thread (src/activity/op_inputs.h). Formatting and interning the text here
 // cost more per op than the rest of the recording path (docs/PERFORMANCE.md).
 
@@ -82,14 +82,19 @@ void FillDtypeNames() {
   }
 }
 
+// The inputs as kairos stores them (kairos_op_enter's packed words: per input its rank, its
+// type text's address, its sizes), so kairos copies them as one block.
+constexpr uint32_t kMaxWords = 2 * kMaxInputs + kMaxSizes;
+static_assert(kMaxWords <= KAIROS_OP_MAX_INPUT_WORDS, "within kairos' bound");
 struct InputCapture {
-  uint32_t count = 0;
-  uint32_t nsizes = 0;
+  uint32_t count = 0;   // inputs
+  uint32_t nsizes = 0;  // sizes, all inputs
+  uint32_t nwords = 0;
   bool ok = true;
-  uint32_t ranks[kMaxInputs];
-  int64_t sizes[kMaxSizes];
-  const char* types[kMaxInputs];
+  uint64_t words[kMaxWords];
 };
+
+inline uint64_t TextWord(const char* text) { return reinterpret_cast<uintptr_t>(text); }
 
 // Appends one input: a tensor's sizes and dtype name; for other inputs an empty shape and
 // the coarse type name PyTorch's profiler writes ("TensorList", "Scalar" or "").
@@ -98,12 +103,14 @@ void CaptureInput(const c10::IValue& v, InputCapture& c) {
     c.ok = false;
     return;
   }
-  const uint32_t i = c.count++;
-  c.ranks[i] = 0;
+  ++c.count;
+  uint64_t* w = c.words + c.nwords;
+  w[0] = 0;
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
     if (!t.defined()) {
-      c.types[i] = "";
+      w[1] = TextWord("");
+      c.nwords += 2;
       return;
     }
     const auto sizes = t.sizes();
@@ -111,34 +118,32 @@ void CaptureInput(const c10::IValue& v, InputCapture& c) {
       c.ok = false;
       return;
     }
-    // A loop, not memcpy: ranks are small, and a libc call per input costs more than the copy.
-    int64_t* out = c.sizes + c.nsizes;
-    for (size_t k = 0; k < sizes.size(); ++k) out[k] = sizes[k];
-    c.nsizes += static_cast<uint32_t>(sizes.size());
-    c.ranks[i] = static_cast<uint32_t>(sizes.size());
     const int st = static_cast<int>(t.scalar_type());
-    c.types[i] = st >= 0 && st < kNumScalarTypes ? g_dtype_names[st] : "";
+    w[0] = sizes.size();
+    w[1] = TextWord(st >= 0 && st < kNumScalarTypes ? g_dtype_names[st] : "");
+    // A loop, not memcpy: ranks are small, and a libc call per input costs more than the copy.
+    for (size_t k = 0; k < sizes.size(); ++k) w[2 + k] = static_cast<uint64_t>(sizes[k]);
+    c.nsizes += static_cast<uint32_t>(sizes.size());
+    c.nwords += 2 + static_cast<uint32_t>(sizes.size());
     return;
   }
   // isScalar/isBool are inline tag tests; isTensorList is a call into libtorch.
-  c.types[i] = (v.isScalar() || v.isBool()) ? "Scalar" : v.isTensorList() ? "TensorList" : "";
+  w[1] = TextWord((v.isScalar() || v.isBool()) ? "Scalar" : v.isTensorList() ? "TensorList" : "");
+  c.nwords += 2;
 }
 
 // Records the op with its inputs captured raw (an exception while reading them records it
 // without shapes: it must not escape into the operator). Returns kairos_op_enter's result.
 int EnterWithInputs(const at::RecordFunction& fn, const kairos_op_args& args, int64_t flops) {
   InputCapture c;
-  kairos_op_inputs in{};
   try {
     for (const c10::IValue& v : fn.inputs()) CaptureInput(v, c);
-    in.count = c.ok ? c.count : UINT32_MAX;  // over kairos' bounds: counted as dropped
-    in.ranks = c.ranks;
-    in.sizes = c.sizes;
-    in.types = c.types;
   } catch (...) {
-    return kairos_op_enter(fn.name(), &args, flops, nullptr, fn.threadId());
+    return kairos_op_enter(fn.name(), &args, flops, nullptr, 0, fn.threadId());
   }
-  return kairos_op_enter(fn.name(), &args, flops, &in, fn.threadId());
+  // Over the bounds: kairos counts the op's shapes as dropped args.
+  return kairos_op_enter(fn.name(), &args, flops, c.words, c.ok ? c.nwords : UINT32_MAX,
+                         fn.threadId());
 }
 
 // ---- FLOPs (PROFILE_WITH_FLOPS; formulas in src/model/flops.h, table in docs/FLOPS.md) ----
@@ -332,7 +337,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   }
   int first;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    first = kairos_op_enter(fn.name(), nullptr, -1, nullptr, fn.threadId());
+    first = kairos_op_enter(fn.name(), nullptr, -1, nullptr, 0, fn.threadId());
   } else {
     kairos_op_args args;
     args.sequence_nr = fn.seqNr();
@@ -349,7 +354,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
     // whose config does not ask for them drops them at collection (kairos_op_attach).
     first = g_record_shapes ? EnterWithInputs(fn, args, flops)
-                            : kairos_op_enter(fn.name(), &args, flops, nullptr, fn.threadId());
+                            : kairos_op_enter(fn.name(), &args, flops, nullptr, 0, fn.threadId());
   }
   if (__builtin_expect(first != 0, 0)) MemoryOnWindowOp();
   return nullptr;

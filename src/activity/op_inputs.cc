@@ -60,18 +60,24 @@ uint32_t StoreOpInputs(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32
 }
 }  // namespace
 
-void StoreOpInputsAndPublish(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32_t used) {
-  // One slot stays free for each range the ring can still take (two records each), so raw
-  // inputs never leave a later op without its own args before the ring itself is full.
+namespace {
+// Args slots after slot `used` that raw inputs may take: one slot stays free for each range
+// the ring can still take (two records each), so raw inputs never leave a later op without
+// its own args before the ring itself is full.
+uint32_t SpareInputSlots(const ThreadState* s, uint32_t used) {
   const size_t reserve = s->ring != nullptr ? (s->ring->capacity() - s->ring->size()) / 2 : 0;
   const size_t free = s->args_capacity - used - 1;
-  const auto spare = static_cast<uint32_t>(free > reserve ? free - reserve : 0);
-  const uint32_t words = StoreOpInputs(s, a, in, spare);
+  return static_cast<uint32_t>(free > reserve ? free - reserve : 0);
+}
+}  // namespace
+
+void StoreOpInputsAndPublish(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32_t used) {
+  const uint32_t words = StoreOpInputs(s, a, in, SpareInputSlots(s, used));
   // Relaxed, as in StoreArgsSlow: only this thread writes args_used.
   s->args_used.store(used + 1 + (words > 0 ? InputSlots(words - 1) : 0), std::memory_order_relaxed);
 }
 
-uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const OpInputs* in) {
+uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in) {
   // As StoreArgsSlow for a RangeArgs with cpu_op = 1 and no NVTX fields or text: those
   // fields are zero (LookupName(nullptr) is 0) without looking anything up.
   const uint32_t used = s->args_used.load(std::memory_order_relaxed);
@@ -90,11 +96,25 @@ uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const OpInputs* in) {
   a.cpu_op = 1;
   a.input_dims = 0;
   a.input_types = 0;
+  a.input_words = 0;
   a.sequence_nr = m.sequence_nr;
   a.fwd_thread_id = m.fwd_thread_id;
   a.record_function_id = m.record_function_id;
   a.flops = m.flops;
-  StoreOpInputsAndPublish(s, a, in, used);
+  uint32_t slots = 0;
+  if (in != nullptr) {
+    // The words as given, in one block; their structure is checked at collection.
+    if (in->count <= kMaxOpInputWords && (in->count == 0 || in->words != nullptr) &&
+        InputSlots(in->count) <= SpareInputSlots(s, used)) {
+      slots = InputSlots(in->count);
+      a.input_words = in->count + 1;
+      if (in->count > 0) std::memcpy(&a + 1, in->words, size_t{in->count} * sizeof(uint64_t));
+    } else {
+      s->args_dropped.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  // Relaxed, as in StoreArgsSlow: only this thread writes args_used.
+  s->args_used.store(used + 1 + slots, std::memory_order_relaxed);
   return used + 1;
 }
 

@@ -30,17 +30,28 @@ struct OpMeta {
   int64_t flops = -1;
 };
 
+// An op's raw inputs already in the words they are stored as (StoredArgs::input_words: per
+// input its rank, its type text's address, its sizes), so the hot path copies one block
+// without looking at them; the collector checks their structure (FormatOpInputs). Bounded by
+// kMaxOpInputWords (what OpInputs' own bounds allow).
+struct PackedInputs {
+  const uint64_t* words = nullptr;
+  uint32_t count = 0;
+};
+inline constexpr uint32_t kMaxOpInputWords = 2 * kMaxOpInputs + kMaxOpInputSizes;
+
 // Writes an op's args slot (cpu_op, `m`, raw inputs `in` or nullptr) and publishes it; returns
 // the slot for the push record (0: the args area is full, counted in args_dropped). Stores
-// what StoreArgsSlow stores for the same op given as RangeArgs (op_inputs.cc).
-uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const OpInputs* in);
+// what StoreArgsSlow stores for the same op given as RangeArgs with the same inputs as
+// OpInputs (op_inputs.cc).
+uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in);
 
 // Opens a scope on the calling thread: a push range named `name`, a cpu_op with `m` and `in`
 // when `m` is not null, a plain range (a framework's user scope) when it is. `thread_key`
 // (non-zero) is the framework's id of this thread: ExitOp compares with it. Returns 1 when
 // this is the thread's first scope of the session (the caller sets up its per-thread state
 // for the window then), else 0; 0 when nothing records.
-inline int EnterOp(const char* name, const OpMeta* m, const OpInputs* in, uint64_t thread_key) {
+inline int EnterOp(const char* name, const OpMeta* m, const PackedInputs* in, uint64_t thread_key) {
   const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 0)) return 0;
   ThreadState* s = ThreadStateFor(epoch);

@@ -96,7 +96,7 @@ inline void OpPushInputs(const char* name, int64_t sequence_nr, uint64_t fwd_thr
 // A framework operator scope (kairos_op_enter / kairos_op_exit: activity/op_scope.h): `m`
 // nullptr = a plain range (a framework's user scope). EnterOp returns 1 on the thread's first
 // scope of the session.
-inline int OpEnter(const char* name, const internal::OpMeta* m, const internal::OpInputs* in,
+inline int OpEnter(const char* name, const internal::OpMeta* m, const internal::PackedInputs* in,
                    uint64_t thread_key) {
   return internal::EnterOp(name, m, in, thread_key);
 }

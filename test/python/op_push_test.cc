@@ -361,21 +361,23 @@ TEST_CASE("kairos_op_enter/exit: the op ranges of kairos_op_push_inputs, nesting
   const int64_t sizes[] = {4, 5};
   const char* const types[] = {kFloat, nullptr};
   const kairos_op_inputs in{2, ranks, sizes, types};
+  // The same inputs packed: rank, type text address, sizes; then rank 0, no type text.
+  const uint64_t words[] = {2, reinterpret_cast<uintptr_t>(kFloat), 4, 5, 0, 0};
   kairos_op_args a = Args(nullptr, nullptr);
 
-  CHECK(kairos_op_enter("aten::idle", &a, -1, &in, 7) == 0);  // not recording: nothing
+  CHECK(kairos_op_enter("aten::idle", &a, -1, words, 6, 7) == 0);  // not recording: nothing
   CHECK(kairos::internal::CurrentCpuRangeId() == 0);
   Trace(base);
   // The scope entered before the window ends inside it: it pops nothing (not "outer").
   kairos_range_push("outer");
   kairos_op_exit(7);
-  CHECK(kairos_op_enter("aten::enter", &a, 42, &in, 7) == 1);  // the thread's first scope
-  CHECK(kairos_op_enter("user scope", nullptr, 99, &in, 7) == 0);
+  CHECK(kairos_op_enter("aten::enter", &a, 42, words, 6, 7) == 1);  // the thread's first scope
+  CHECK(kairos_op_enter("user scope", nullptr, 99, words, 6, 7) == 0);
   kairos_op_exit(7);
   // An asynchronous scope's end on another thread (another key) closes nothing here.
-  CHECK(kairos_op_enter("aten::async", &a, -1, nullptr, 7) == 0);
+  CHECK(kairos_op_enter("aten::async", &a, -1, nullptr, 0, 7) == 0);
   kairos_op_exit(8);
-  CHECK(kairos_op_enter("aten::child", &a, -1, nullptr, 7) == 0);
+  CHECK(kairos_op_enter("aten::child", &a, -1, nullptr, 0, 7) == 0);
   kairos_op_exit(7);
   kairos_op_exit(7);  // aten::async
   kairos_op_exit(0);  // aten::enter: key 0 is no key
@@ -385,11 +387,21 @@ TEST_CASE("kairos_op_enter/exit: the op ranges of kairos_op_push_inputs, nesting
   kairos_range_pop();
   kairos_range_push("plain");
   kairos_range_pop();
+  // No inputs; over the bound (counted); words whose rank runs past their end (not counted:
+  // the collector finds it) are written without shapes.
+  CHECK(kairos_op_enter("aten::none", &a, -1, words, 0, 7) == 0);
+  kairos_op_exit(7);
+  static uint64_t big[KAIROS_OP_MAX_INPUT_WORDS + 1] = {};
+  CHECK(kairos_op_enter("aten::big", &a, 5, big, KAIROS_OP_MAX_INPUT_WORDS + 1, 7) == 0);
+  kairos_op_exit(7);
+  const uint64_t bad[] = {3, 0, 1};
+  CHECK(kairos_op_enter("aten::bad", &a, -1, bad, 3, 7) == 0);
+  kairos_op_exit(7);
   // A second thread: its own nesting and first scope.
   int thread_first = -1;
   std::thread other([&] {
     kairos_op_exit(0);  // nothing open on this thread
-    thread_first = kairos_op_enter("aten::thread", &a, -1, nullptr, 11);
+    thread_first = kairos_op_enter("aten::thread", &a, -1, nullptr, 0, 11);
     kairos_op_exit(11);
   });
   other.join();
@@ -411,6 +423,12 @@ TEST_CASE("kairos_op_enter/exit: the op ranges of kairos_op_push_inputs, nesting
   CHECK(enter_args.dump() == push_args.dump());
   CHECK(ShapeText(raw, "aten::enter") == "\"Input Dims\":[[4, 5], []],\"Input type\":[\"float\", \"\"]");
   CHECK(enter_args["flops"] == 42);
+  CHECK(ShapeText(raw, "aten::none") == "\"Input Dims\":[],\"Input type\":[]");
+  CHECK(Only(t, "aten::big")["args"]["flops"] == 5);
+  CHECK_FALSE(Only(t, "aten::big")["args"].contains("Input Dims"));
+  CHECK(Only(t, "aten::bad")["args"]["Record function id"] == 9);
+  CHECK_FALSE(Only(t, "aten::bad")["args"].contains("Input Dims"));
+  CHECK(t["kairos_stats"]["cpu_args_dropped"] == 1);
   // A scope without args is the plain range kairos_range_push writes.
   const nlohmann::json user = Only(t, "user scope"), plain = Only(t, "plain");
   CHECK(user["cat"] == plain["cat"]);
@@ -420,12 +438,12 @@ TEST_CASE("kairos_op_enter/exit: the op ranges of kairos_op_push_inputs, nesting
   // A scope left open when its window ends is not closed by the next window's exit, and each
   // window reports its first scope again.
   Trace(base);
-  CHECK(kairos_op_enter("aten::unclosed", &a, -1, nullptr, 7) == 1);
+  CHECK(kairos_op_enter("aten::unclosed", &a, -1, nullptr, 0, 7) == 1);
   CHECK(kairos_flush() != nullptr);
   Trace(base);
   kairos_range_push("outer2");
   kairos_op_exit(7);
-  CHECK(kairos_op_enter("aten::again", &a, -1, nullptr, 7) == 1);
+  CHECK(kairos_op_enter("aten::again", &a, -1, nullptr, 0, 7) == 1);
   kairos_op_exit(7);
   kairos_range_pop();
   const nlohmann::json t2 = FlushAndRead();
