@@ -328,13 +328,10 @@ inline void MemoryOnIdleOp() {
   if (__builtin_expect(g_memory_threads.load(std::memory_order_relaxed) != 0, 0)) MemoryRelease();
 }
 
-// The op's range. Recording: one call into kairos (kairos_op_enter), which keeps the
-// thread's nesting; its first op of the window also installs the allocator reporter.
-std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
-  if (__builtin_expect(*g_recording == 0, 1)) {  // the one load while idle
-    MemoryOnIdleOp();
-    return nullptr;
-  }
+// The op's range while recording: one call into kairos (kairos_op_enter), which keeps the
+// thread's nesting; its first op of the window also installs the allocator reporter. Out of
+// line, so the idle check in OnOpStart saves no registers and sets up no stack frame.
+__attribute__((noinline)) void RecordOpStart(const at::RecordFunction& fn) {
   int first;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
     first = kairos_op_enter(fn.name(), nullptr, -1, nullptr, 0, fn.threadId());
@@ -357,6 +354,14 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
                             : kairos_op_enter(fn.name(), &args, flops, nullptr, 0, fn.threadId());
   }
   if (__builtin_expect(first != 0, 0)) MemoryOnWindowOp();
+}
+
+std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
+  if (__builtin_expect(*g_recording == 0, 1)) {  // the one load while idle
+    MemoryOnIdleOp();
+  } else {
+    RecordOpStart(fn);
+  }
   return nullptr;
 }
 
