@@ -140,6 +140,7 @@ def main(argv):
     print("callgrind, TorchScript loop of torch.add, instructions per op ((N=%d) - (N=%d)) / %d:"
           % (N2, N1, N2 - N1))
     base = None
+    over = {}
     for i, m in enumerate(modes):
         k = first + 9 * i
         per_op = (counts[k + 8] - counts[k + 6]) / (N2 - N1)
@@ -147,6 +148,11 @@ def main(argv):
             base = per_op
         extra = "   over none %+8.1f" % (per_op - base) if base is not None else ""
         print("  %-14s %9.1f%s" % (m, per_op, extra))
+        over[m] = per_op - base if base is not None else None
+    for a, b in (("recording", "legacy"), ("rec+shapes", "legacy+shapes"), ("empty", "legacy"),
+                 ("empty+in", "legacy+shapes")):
+        if over.get(a) is not None and over.get(b):
+            print("  %s overhead / %s overhead: %.2f" % (a, b, over[a] / over[b]))
     if profile is not None:
         def per_op(mode):
             k = first + 9 * modes.index(mode)

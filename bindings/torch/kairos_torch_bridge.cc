@@ -86,64 +86,63 @@ void FillDtypeNames() {
 // type text's address, its sizes), so kairos copies them as one block.
 constexpr uint32_t kMaxWords = 2 * kMaxInputs + kMaxSizes;
 static_assert(kMaxWords <= KAIROS_OP_MAX_INPUT_WORDS, "within kairos' bound");
-struct InputCapture {
-  uint32_t count = 0;   // inputs
-  uint32_t nsizes = 0;  // sizes, all inputs
-  uint32_t nwords = 0;
-  bool ok = true;
-  uint64_t words[kMaxWords];
-};
 
 inline uint64_t TextWord(const char* text) { return reinterpret_cast<uintptr_t>(text); }
 
-// Appends one input: a tensor's sizes and dtype name; for other inputs an empty shape and
-// the coarse type name PyTorch's profiler writes ("TensorList", "Scalar" or "").
-void CaptureInput(const c10::IValue& v, InputCapture& c) {
-  if (c.count == kMaxInputs) {
-    c.ok = false;
-    return;
-  }
-  ++c.count;
-  uint64_t* w = c.words + c.nwords;
-  w[0] = 0;
+// Writes one input at `w`: a tensor's rank, dtype name and sizes; for other inputs an empty
+// shape and the coarse type name PyTorch's profiler writes ("TensorList", "Scalar" or "").
+// Returns the words written, or 0 when the tensor's sizes do not fit in `sizes_left`.
+inline uint32_t CaptureInput(const c10::IValue& v, uint64_t* w, uint32_t sizes_left) {
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
     if (!t.defined()) {
+      w[0] = 0;
       w[1] = TextWord("");
-      c.nwords += 2;
-      return;
+      return 2;
     }
     const auto sizes = t.sizes();
-    if (sizes.size() > kMaxSizes - c.nsizes) {
-      c.ok = false;
-      return;
-    }
+    if (sizes.size() > sizes_left) return 0;
     const int st = static_cast<int>(t.scalar_type());
     w[0] = sizes.size();
     w[1] = TextWord(st >= 0 && st < kNumScalarTypes ? g_dtype_names[st] : "");
     // A loop, not memcpy: ranks are small, and a libc call per input costs more than the copy.
     for (size_t k = 0; k < sizes.size(); ++k) w[2 + k] = static_cast<uint64_t>(sizes[k]);
-    c.nsizes += static_cast<uint32_t>(sizes.size());
-    c.nwords += 2 + static_cast<uint32_t>(sizes.size());
-    return;
+    return 2 + static_cast<uint32_t>(sizes.size());
   }
+  w[0] = 0;
   // isScalar/isBool are inline tag tests; isTensorList is a call into libtorch.
   w[1] = TextWord((v.isScalar() || v.isBool()) ? "Scalar" : v.isTensorList() ? "TensorList" : "");
-  c.nwords += 2;
+  return 2;
 }
 
 // Records the op with its inputs captured raw (an exception while reading them records it
 // without shapes: it must not escape into the operator). Returns kairos_op_enter's result.
+// An op past the bounds (kMaxInputs inputs, kMaxSizes sizes) passes UINT32_MAX words: kairos
+// records it without shapes and counts them as dropped args.
 int EnterWithInputs(const at::RecordFunction& fn, const kairos_op_args& args, int64_t flops) {
-  InputCapture c;
+  uint64_t words[kMaxWords];
+  uint32_t nwords = 0;
   try {
-    for (const c10::IValue& v : fn.inputs()) CaptureInput(v, c);
+    const c10::ArrayRef<const c10::IValue> in = fn.inputs();
+    if (in.size() > kMaxInputs) {
+      nwords = UINT32_MAX;
+    } else {
+      // Counters in locals (no struct the compiler keeps in memory across libtorch calls).
+      uint32_t sizes = 0;
+      for (const c10::IValue& v : in) {
+        const uint32_t n = CaptureInput(v, words + nwords, kMaxSizes - sizes);
+        if (n == 0) {
+          nwords = UINT32_MAX;
+          break;
+        }
+        nwords += n;
+        sizes += n - 2;
+      }
+    }
   } catch (...) {
     return kairos_op_enter(fn.name(), &args, flops, nullptr, 0, fn.threadId());
   }
-  // Over the bounds: kairos counts the op's shapes as dropped args.
-  return kairos_op_enter(fn.name(), &args, flops, c.words, c.ok ? c.nwords : UINT32_MAX,
-                         fn.threadId());
+  return kairos_op_enter(fn.name(), &args, flops, words, nwords, fn.threadId());
 }
 
 // ---- FLOPs (PROFILE_WITH_FLOPS; formulas in src/model/flops.h, table in docs/FLOPS.md) ----
