@@ -23,8 +23,10 @@
 // runtime record, one 216 B kernel record; every 8th launch one 96 B memcpy) and one
 // cpu_op per launch (kairos: Events in TraceData; baseline: activity objects), and end with
 // the file closed. Time is per-thread CPU time (the build machine is shared by many agents;
-// wall time is printed too) and the best of `kReps` repetitions.
-// Threading: single thread.
+// wall time is printed too) and the best of `kReps` repetitions. The ".2t.json" row passes the
+// JSON's bytes to write(2) on a second thread, kairos-write: its CPU time is counted (process
+// CPU time); wall time shows what the second core buys.
+// Threading: the benchmark's thread, plus kairos-write inside the ".2t.json" flushes.
 #include <cxxabi.h>
 #include <time.h>
 #include <unistd.h>
@@ -169,9 +171,13 @@ kairos::TraceData CpuData(size_t launches) {
   return d;
 }
 
+// cpu: CPU time of every thread of the process (the kairos JSON flush hands write(2) and
+// compression to kairos-write, pipelined_sink.h; the baseline is one thread, so there it
+// equals its thread's time); thread_cpu: the flushing thread's alone.
 struct Timing {
   double cpu = 0, wall = 0;
   size_t bytes = 0;
+  double thread_cpu = 0;
 };
 
 size_t FileSize(const std::string& path) {
@@ -181,7 +187,7 @@ size_t FileSize(const std::string& path) {
 
 // ---- kairos ----
 Timing RunKairos(const Buffers& b, const std::string& path, size_t* events, long* peak_kb,
-                 long* held_kb) {
+                 long* held_kb, bool write_thread = false) {
   using namespace kairos;
   const long rss_start = ProcStatusKb("VmRSS:");
   TraceData data = CpuData(b.launches);
@@ -191,6 +197,7 @@ Timing RunKairos(const Buffers& b, const std::string& path, size_t* events, long
   const long rss0 = ProcStatusKb("VmRSS:");
   *held_kb = rss0 - rss_start;  // what the window's CPU ops hold before the flush
   auto w0 = std::chrono::steady_clock::now();
+  const double pc0 = kairos::bench::ProcessCpuSeconds();
   const double c0 = kairos::bench::ThreadCpuSeconds();
   for (size_t i = 0; i < b.storage.size(); ++i)
     c.ConvertBuffer(reinterpret_cast<const uint8_t*>(b.storage[i].data()), b.valid[i]);
@@ -204,20 +211,26 @@ Timing RunKairos(const Buffers& b, const std::string& path, size_t* events, long
   const double p_sort = kairos::bench::ThreadCpuSeconds();
   OutputOptions out;
   out.path = path;
+  out.write_thread = write_thread;
   EmitOptions eo;
   out.summary_json = EmitSummary(data, eo);
   data.metadata_json.emplace_back("kairos_summary", out.summary_json);
   const double p_summary = kairos::bench::ThreadCpuSeconds();
+  const double pw0 = kairos::bench::ProcessCpuSeconds();
+  const auto ww0 = std::chrono::steady_clock::now();
   absl::Status st = WriteTraceFile(data, out);
   const double c1 = kairos::bench::ThreadCpuSeconds();
-  std::printf("  kairos phases (ms CPU): convert %.1f, correlate+merge %.1f, sort %.1f, summary %.1f, "
-              "write %.1f\n", (p_convert - c0) * 1e3, (p_merge - p_convert) * 1e3, (p_sort - p_merge) * 1e3,
-              (p_summary - p_sort) * 1e3, (c1 - p_summary) * 1e3);
+  const double pc1 = kairos::bench::ProcessCpuSeconds();
   auto w1 = std::chrono::steady_clock::now();
+  std::printf("  kairos phases (ms CPU): convert %.1f, correlate+merge %.1f, sort %.1f, summary %.1f, "
+              "write %.1f (this thread; all threads %.1f, wall %.1f)\n", (p_convert - c0) * 1e3,
+              (p_merge - p_convert) * 1e3, (p_sort - p_merge) * 1e3, (p_summary - p_sort) * 1e3,
+              (c1 - p_summary) * 1e3, (pc1 - pw0) * 1e3,
+              std::chrono::duration<double>(w1 - ww0).count() * 1e3);
   if (!st.ok()) fprintf(stderr, "kairos write failed: %s\n", std::string(st.message()).c_str());
   *events = data.EventCount();
   *peak_kb = ProcStatusKb("VmHWM:") - rss0;
-  return {c1 - c0, std::chrono::duration<double>(w1 - w0).count(), FileSize(path)};
+  return {pc1 - pc0, std::chrono::duration<double>(w1 - w0).count(), FileSize(path), c1 - c0};
 }
 
 // ---- libkineto-like baseline ----
@@ -437,7 +450,7 @@ Timing RunBaseline(const Buffers& b, const std::string& path, long* peak_kb, lon
   const double c1 = kairos::bench::ThreadCpuSeconds();
   auto w1 = std::chrono::steady_clock::now();
   *peak_kb = ProcStatusKb("VmHWM:") - rss0;
-  return {c1 - c0, std::chrono::duration<double>(w1 - w0).count(), FileSize(path)};
+  return {c1 - c0, std::chrono::duration<double>(w1 - w0).count(), FileSize(path), c1 - c0};
 }
 
 }  // namespace
@@ -450,6 +463,7 @@ int main(int argc, char** argv) {
   const std::string bpath = dir + "/kineto_like_flush_bench." + std::to_string(getpid()) + ".json";
   const Buffers b = Fill(launches);
   Timing best_k{1e30, 1e30, 0}, best_b{1e30, 1e30, 0};
+  double best_k_wall = 1e30, best_b_wall = 1e30;  // best of the repetitions by wall time
   size_t events = 0;
   long peak_kb = 0, base_peak_kb = 0, held_kb = 0, base_held_kb = 0;
   for (int rep = 0; rep < kReps; ++rep) {
@@ -461,6 +475,8 @@ int main(int argc, char** argv) {
     if (rep == 0) base_peak_kb = base_peak, base_held_kb = base_held;
     if (k.cpu < best_k.cpu) best_k = k;
     if (base.cpu < best_b.cpu) best_b = base;
+    best_k_wall = std::min(best_k_wall, k.wall);
+    best_b_wall = std::min(best_b_wall, base.wall);
   }
   std::remove(kpath.c_str());
   std::remove(kairos::SummaryPathFor(kpath).c_str());
@@ -470,10 +486,15 @@ int main(int argc, char** argv) {
   struct Other {
     const char* ext;
     const char* metric;
+    bool write_thread = false;
     Timing best{1e30, 1e30, 0};
+    double best_wall = 1e30;
   };
+  // ".2t.json": the same JSON flush with kairos-write on (OutputOptions::write_thread, what
+  // `kairos convert` uses): write(2) on a second thread.
   Other others[] = {{".pftrace", "kineto_like_vs_kairos_pftrace"},
-                    {".json.zst", "kineto_like_vs_kairos_json_zst"}};
+                    {".json.zst", "kineto_like_vs_kairos_json_zst"},
+                    {".2t.json", "kineto_like_vs_kairos_json_two_threads", true}};
   if (only.empty()) {
     for (Other& o : others) {
       const std::string path = dir + "/kairos_flush_bench." + std::to_string(getpid()) + o.ext;
@@ -481,21 +502,22 @@ int main(int argc, char** argv) {
         size_t ev = 0;
         long pk = 0;
         long hk = 0;
-        const Timing t = RunKairos(b, path, &ev, &pk, &hk);
+        const Timing t = RunKairos(b, path, &ev, &pk, &hk, o.write_thread);
         if (t.cpu < o.best.cpu) o.best = t;
+        o.best_wall = std::min(o.best_wall, t.wall);
       }
       std::remove(path.c_str());
       std::remove(kairos::SummaryPathFor(path).c_str());
     }
   }
-  std::printf("flush: %zu launches (%zu kernels, %zu memcpys, %zu CUPTI buffers), best of %d, thread CPU time\n",
+  std::printf("flush: %zu launches (%zu kernels, %zu memcpys, %zu CUPTI buffers), best of %d, CPU time of all threads\n",
               launches, launches, launches / 8, b.storage.size(), kReps);
-  std::printf("  kairos stop+write:  %8.1f ms CPU (%.1f ms wall), %zu events, %.1f MB JSON, flush peak +%.1f MiB RSS "
-              "(the events alone: %.1f MiB)\n",
-              best_k.cpu * 1e3, best_k.wall * 1e3, events, best_k.bytes / 1e6, peak_kb / 1024.0,
+  std::printf("  kairos stop+write:  %8.1f ms CPU, all threads (flushing thread %.1f; best wall %.1f ms), %zu events, "
+              "%.1f MB JSON, flush peak +%.1f MiB RSS (the events alone: %.1f MiB)\n",
+              best_k.cpu * 1e3, best_k.thread_cpu * 1e3, best_k_wall * 1e3, events, best_k.bytes / 1e6, peak_kb / 1024.0,
               events * sizeof(kairos::Event) / 1048576.0);
-  std::printf("  libkineto-like:     %8.1f ms CPU (%.1f ms wall), %.1f MB JSON, flush peak +%.1f MiB RSS\n",
-              best_b.cpu * 1e3, best_b.wall * 1e3, best_b.bytes / 1e6, base_peak_kb / 1024.0);
+  std::printf("  libkineto-like:     %8.1f ms CPU (best wall %.1f ms), %.1f MB JSON, flush peak +%.1f MiB RSS\n",
+              best_b.cpu * 1e3, best_b_wall * 1e3, best_b.bytes / 1e6, base_peak_kb / 1024.0);
   // Item 2 of issue 29: the window's memory beside the flush's. The CUPTI buffers are the
   // same bytes on both sides and not counted; "held" is what the window's 200k CPU ops occupy
   // before the flush (kairos: Events; libkineto-like: activity objects with strings and a
@@ -510,13 +532,17 @@ int main(int argc, char** argv) {
                                 static_cast<double>(base_held_kb + base_peak_kb),
                             kairos::bench::Better::kLower, "x", 1);
   }
-  std::printf("  ratio baseline/kairos: %.2fx (target >= 8x)\n", best_b.cpu / best_k.cpu);
+  std::printf("  ratio baseline/kairos: %.2fx CPU, all threads (target >= 8x); %.2fx wall\n",
+              best_b.cpu / best_k.cpu, best_b_wall / best_k_wall);
   kairos::bench::Headline("flush_benchmark", "kineto_like_vs_kairos", best_b.cpu / best_k.cpu,
                           kairos::bench::Better::kHigher, "x", 8);
+  // Wall time: what the second core buys (the machine's load makes it noisier than CPU time).
+  kairos::bench::Headline("flush_benchmark", "kineto_like_vs_kairos_wall", best_b_wall / best_k_wall,
+                          kairos::bench::Better::kHigher, "x");
   for (const Other& o : others) {
     if (o.best.bytes == 0) continue;
-    std::printf("  kairos stop+write to %-9s %8.1f ms CPU, %.1f MB: %.2fx the libkineto-like JSON\n",
-                o.ext, o.best.cpu * 1e3, o.best.bytes / 1e6, best_b.cpu / o.best.cpu);
+    std::printf("  kairos stop+write to %-9s %8.1f ms CPU, %.1f MB: %.2fx the libkineto-like JSON (wall %.2fx)\n",
+                o.ext, o.best.cpu * 1e3, o.best.bytes / 1e6, best_b.cpu / o.best.cpu, best_b_wall / o.best_wall);
     kairos::bench::Headline("flush_benchmark", o.metric, best_b.cpu / o.best.cpu,
                             kairos::bench::Better::kHigher, "x");
   }

@@ -5,10 +5,11 @@
 // of two TSC reads and two 24-byte stores that stays in cache (the floor range_benchmark
 // uses) and the same bare ring streaming through a prefaulted buffer as large as the
 // records kairos writes (the memory traffic any recorder pays in a long window).
-// Three windows: the thread's first (no history: 256 KiB resident at its first record, the
-// ring feeder learns its rate), its second (the feeder made the remembered rate's lead
-// resident in warm-up) and one with the default per-thread buffer (drops counted from the
-// trace's cpu_dropped). Target: 0 faults in the second window, <= 1.3x the streaming floor.
+// Three windows: the thread's first (no history: it claims the first pre-armed state, whose
+// 4 MiB head warm-up made resident, and the ring feeder learns its rate), its second (the
+// feeder made the remembered rate's lead resident in warm-up) and one with the default
+// per-thread buffer (drops counted from the trace's cpu_dropped). Target: 0 faults in every
+// window, <= 1.3x the streaming floor measured right before the window.
 // Threading: the recording thread is the main thread; kairos' threads run beside it.
 #include <dirent.h>
 #include <dlfcn.h>
@@ -139,8 +140,10 @@ uint64_t ThreadsCpuNs(const char* comm) {
 
 int main() {
   const char* name = "forward";
-  // Floors, each the best of 3.
-  Run cached{1e30, 0}, streaming{1e30, 0};
+  // Floors, each the best of 3: the cached one once, the streaming one again right before
+  // each window (on a shared VM the load moves within a run; a ratio is against the floor
+  // measured next to it).
+  Run cached{1e30, 0};
   {
     static RingRecord small[32768];
     BareRing b{small, 32767};
@@ -153,11 +156,14 @@ int main() {
       });
       if (r.ns_per_range < cached.ns_per_range) cached = r;
     }
-    const size_t bytes = 2 * kRanges * sizeof(RingRecord);
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                   -1, 0);
-    if (p == MAP_FAILED) return 1;
-    BareRing big{static_cast<RingRecord*>(p), ~size_t{0}};
+  }
+  const size_t bytes = 2 * kRanges * sizeof(RingRecord);
+  void* big_buffer = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (big_buffer == MAP_FAILED) return 1;
+  auto streaming_floor = [&] {
+    BareRing big{static_cast<RingRecord*>(big_buffer), ~size_t{0}};
+    Run best{1e30, 0};
     for (int rep = 0; rep < 3; ++rep) {
       big.n = 0;
       const Run r = Measure([&] {
@@ -166,10 +172,10 @@ int main() {
           BarePop(big);
         }
       });
-      if (r.ns_per_range < streaming.ns_per_range) streaming = r;
+      if (r.ns_per_range < best.ns_per_range) best = r;
     }
-    munmap(p, bytes);
-  }
+    return best;
+  };
 
   kairos::bench::KairosSo so;
   if (!so.Load()) {
@@ -181,14 +187,16 @@ int main() {
 
   struct Window {
     Run run;
+    Run floor;  // the streaming floor measured right before the window
     std::string dropped;
   };
   auto window = [&](const std::string& extra) {
     const std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + dir +
                             "/trace.json\nKAIROS_SUMMARY=off\nKAIROS_HOST_METRICS_INTERVAL_MS=0\n" +
                             extra;
-    so.init(cfg.c_str());
     Window w;
+    w.floor = streaming_floor();
+    so.init(cfg.c_str());
     if (so.start() != 0) return w;
     w.run = Measure([&] {
       for (size_t i = 0; i < kRanges; ++i) {
@@ -204,6 +212,7 @@ int main() {
   const Window first = window("KAIROS_CPU_BUFFER_KB_PER_THREAD=65536\n");
   const Window second = window("KAIROS_CPU_BUFFER_KB_PER_THREAD=65536\n");
   const Window deflt = window("");
+  munmap(big_buffer, bytes);
 
   // What the feeder itself costs: its thread's CPU time over a 2 s window in which this
   // thread records a range every 20 us (50,000 ranges/s, a busy framework thread), as a
@@ -231,24 +240,23 @@ int main() {
 
   std::printf("long_window_benchmark (%zu ranges = %.1f MB of records per window, one thread)\n",
               kRanges, 2.0 * kRanges * sizeof(RingRecord) / 1e6);
-  std::printf("  floor: bare ring in cache             %7.2f ns/range\n", cached.ns_per_range);
-  std::printf("  floor: bare ring streaming, prefaulted %6.2f ns/range\n", streaming.ns_per_range);
+  std::printf("  floor: bare ring in cache               %7.2f ns/range\n", cached.ns_per_range);
   auto row = [&](const char* label, const Window& w) {
-    std::printf("  %-38s %7.2f ns/range = %.2fx streaming, %.2fx cached; app-thread faults %ld; "
-                "cpu_dropped %s\n",
-                label, w.run.ns_per_range, w.run.ns_per_range / streaming.ns_per_range,
-                w.run.ns_per_range / cached.ns_per_range, w.run.faults,
+    std::printf("  %-38s %7.2f ns/range = %.2fx streaming (floor %.2f ns), %.2fx cached; "
+                "app-thread faults %ld; cpu_dropped %s\n",
+                label, w.run.ns_per_range, w.run.ns_per_range / w.floor.ns_per_range,
+                w.floor.ns_per_range, w.run.ns_per_range / cached.ns_per_range, w.run.faults,
                 w.dropped.empty() ? "?" : w.dropped.c_str());
   };
   row("kairos 64 MiB, thread's first window", first);
   row("kairos 64 MiB, second window", second);
   row("kairos default buffer", deflt);
-  std::printf("  targets: faults 0 in the second window; <= 1.30x the streaming floor\n");
+  std::printf("  targets: app-thread faults 0 in every window; <= 1.30x the streaming floor\n");
   std::printf("  ring feeder (kairos-prefault) CPU over a 2 s window at 50,000 ranges/s: %.3f%% of "
               "one core (target < 1%%)\n", feeder_pct);
   auto headlines = [&](const std::string& w, const Window& win) {
     const char* b = "long_window_benchmark";
-    Headline(b, (w + "_vs_streaming").c_str(), win.run.ns_per_range / streaming.ns_per_range,
+    Headline(b, (w + "_vs_streaming").c_str(), win.run.ns_per_range / win.floor.ns_per_range,
              Better::kLower, "x", 1.3);
     Headline(b, (w + "_faults").c_str(), static_cast<double>(win.run.faults), Better::kLower,
              "count", 0);

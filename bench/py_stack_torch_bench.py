@@ -4,6 +4,8 @@ with_stack=True (ops with their Python stacks), on the same script in one proces
   bare      no RecordFunction callback, no hook (the job without any profiler): the baseline
   none      bridge attached, no window (the job under kairos run outside windows)
   kairos    a kairos window with PROFILE_WITH_STACK recording ops and Python frames
+  nolines   the same without the operator line source (no "Python line" on ops): the
+            difference to `kairos` is what the ops' lines cost
   legacy    torch.autograd.profiler.profile(use_kineto=False, with_stack=True), bridge off
 The workload is a Python loop: per iteration two small Python helpers and three torch ops on
 1-element tensors (N iterations). Modes are interleaved round-robin for ROUNDS rounds, best
@@ -18,7 +20,7 @@ import time
 import torch
 
 import kairos
-from kairos import _stacks, _torch
+from kairos import _pytracer, _stacks, _torch
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 9
@@ -61,7 +63,7 @@ bridge = _torch._bridge
 
 
 def none():
-    bridge.kairos_torch_install(0, 0)
+    bridge.kairos_torch_install(0, 0, 0)
     try:
         return timed()
     finally:
@@ -74,7 +76,7 @@ def bare():
 
 
 def recording():
-    bridge.kairos_torch_install(0, 0)
+    bridge.kairos_torch_install(0, 0, 0)
     kairos.start()
     _stacks.install_now()
     try:
@@ -82,6 +84,15 @@ def recording():
     finally:
         kairos.flush()
         bridge.kairos_torch_uninstall()
+
+
+def nolines():
+    # "kairos" without the operator line source (ops record no "Python line"): its cost.
+    _pytracer._line_source(False)
+    try:
+        return recording()
+    finally:
+        _pytracer._line_source(True)
 
 
 def legacy():
@@ -94,7 +105,7 @@ def legacy():
     return t
 
 
-modes = {"bare": bare, "none": none, "kairos": recording, "legacy": legacy}
+modes = {"bare": bare, "none": none, "kairos": recording, "nolines": nolines, "legacy": legacy}
 order = list(modes)
 for f in modes.values():  # warm up
     f()
@@ -114,3 +125,6 @@ for k, v in best.items():
     print("  %-8s %9.1f ns   overhead %+9.1f ns   ratio %.3f" % (k, v, v - base, v / base))
 print("HEADLINE kairos stacks+ops overhead / legacy with_stack overhead %.2f (target < 1)"
       % ((best["kairos"] - base) / (best["legacy"] - base)))
+ops = cats.count("cpu_op") / float(N)  # cpu_ops per iteration, nested ones included
+print("HEADLINE ops' Python lines cost %+.1f ns per op (kairos - nolines, %.0f ops per iteration)"
+      % ((best["kairos"] - best["nolines"]) / ops, ops))

@@ -118,6 +118,7 @@ int ConvertMain(int argc, char** argv) {
   req.path = out;
   req.format = format;
   req.zstd_level = level;
+  req.write_thread = true;  // the user waits: write(2) and compression on a second core
   absl::Status st = WriteTraceFile(*data, req);
   if (!st.ok()) {
     fprintf(stderr, "kairos convert: cannot write %s: %s\n", out.c_str(), std::string(st.message()).c_str());

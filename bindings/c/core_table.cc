@@ -74,6 +74,8 @@ const kairos_core_api kCoreApi = {
     &kairos::bindings::kNcclPlugin,
     kairos_memory_event,
     kairos_op_push_inputs,
+    kairos_py_call_line,
+    kairos_py_line_source,
     kairos_op_enter,
     kairos_op_exit,
 };

@@ -279,6 +279,19 @@ KAIROS_API uint32_t kairos_py_name(const char* name, size_t len);
 KAIROS_API void kairos_py_call(uint32_t name);
 KAIROS_API void kairos_py_return(void);
 
+/* since 0.1: kairos_py_call() with the line of the calling (parent) frame at which the call
+ * was made (0 = unknown), written as the python_function's "Python caller line" arg: the line
+ * of the user's code that led to what runs under the frame. Hot path as kairos_py_call. */
+KAIROS_API void kairos_py_call_line(uint32_t name, uint32_t caller_line);
+
+/* since 0.1: the line the calling thread's innermost Python frame is at now (0 = unknown). */
+typedef uint32_t (*kairos_py_line_fn)(void);
+/* since 0.1: sets (NULL: clears) the function kairos calls on the recording thread, without
+ * the GIL, when a framework operator (kairos_op_push*) or an allocator event
+ * (kairos_memory_event) is recorded, for the "Python line" arg of its cpu_op / [memory] event.
+ * It must not block, allocate, take locks or call into the interpreter. Blocks: never. */
+KAIROS_API void kairos_py_line_source(kairos_py_line_fn fn);
+
 /* since 0.1: one event of a framework's own allocator (the torch bridge reports PyTorch's
  * caching allocator with it): `bytes` > 0 an allocation at `addr`, < 0 a free; the
  * allocator's totals on that device after the event; `device_type` is c10::DeviceType (0 CPU,

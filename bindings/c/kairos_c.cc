@@ -22,15 +22,16 @@
 
 namespace {
 
-// The strings the C ABI returns are per thread by contract (kairos.h: kairos_last_error,
-// kairos_flush's path), valid until the thread's next call.
-struct ThreadResults {
+// The C ABI's per-thread state, in one object: the strings it returns are per thread by
+// contract (kairos.h: kairos_last_error, kairos_flush's path), valid until the thread's next
+// call; and the range kairos_optimizer_pre_step opened on this thread, which its
+// post_step closes.
+struct CallerThread {
   std::string last_error;
   std::string flush_path;
+  uint32_t optimizer_range = 0;  // 0 = none
 };
-thread_local ThreadResults t_results;
-// Range opened by kairos_optimizer_pre_step on this thread (0 = none).
-thread_local uint32_t t_optimizer_range __attribute__((tls_model("initial-exec"))) = 0;
+thread_local CallerThread t_caller;
 
 int32_t CodeOf(const absl::Status& s) {
   switch (s.code()) {
@@ -50,7 +51,7 @@ int32_t CodeOf(const absl::Status& s) {
 
 int Report(const absl::Status& s) {
   if (s.ok()) return KAIROS_OK;
-  t_results.last_error.assign(s.message().data(), s.message().size());
+  t_caller.last_error.assign(s.message().data(), s.message().size());
   return CodeOf(s);
 }
 
@@ -65,10 +66,10 @@ int ReportInternal(const char* where) noexcept {
   }
   kairos::api::LogBarrierError(where, what);  // rate-limited, one line
   try {
-    t_results.last_error = "internal error in ";
-    t_results.last_error += where;
-    t_results.last_error += ": ";
-    t_results.last_error += what;
+    t_caller.last_error = "internal error in ";
+    t_caller.last_error += where;
+    t_caller.last_error += ": ";
+    t_caller.last_error += what;
   } catch (...) {
   }
   return KAIROS_ERR_INTERNAL;
@@ -78,7 +79,7 @@ int ReportInternal(const char* where) noexcept {
 template <typename F>
 int Guarded(const char* where, F&& f) noexcept {
   try {
-    t_results.last_error.clear();
+    t_caller.last_error.clear();
     return Report(f());
   } catch (...) {
     return ReportInternal(where);
@@ -104,7 +105,7 @@ extern "C" {
 
 KAIROS_API const char* kairos_last_error(void) {
   try {
-    return t_results.last_error.c_str();
+    return t_caller.last_error.c_str();
   } catch (...) {
     return "";
   }
@@ -160,15 +161,15 @@ KAIROS_API void kairos_mark(const char* name) {
 KAIROS_API void kairos_optimizer_pre_step(void) {
   GuardedVoid("kairos_optimizer_pre_step", [] {
     kairos::api::RangePush("Optimizer.step");
-    t_optimizer_range = kairos::api::CurrentRangeId();
+    t_caller.optimizer_range = kairos::api::CurrentRangeId();
   });
 }
 
 KAIROS_API void kairos_optimizer_post_step(void) {
   GuardedVoid("kairos_optimizer_post_step", [] {
-    if (t_optimizer_range != 0 && kairos::api::CurrentRangeId() == t_optimizer_range)
+    if (t_caller.optimizer_range != 0 && kairos::api::CurrentRangeId() == t_caller.optimizer_range)
       kairos::api::RangePop();
-    t_optimizer_range = 0;
+    t_caller.optimizer_range = 0;
     kairos::api::Step();
   });
 }
@@ -190,8 +191,8 @@ KAIROS_API const char* kairos_flush(void) {
   const int code = Guarded("kairos_flush", [&] {
     absl::StatusOr<std::string> path = kairos::api::Flush();
     if (!path.ok()) return path.status();
-    t_results.flush_path = *std::move(path);
-    result = t_results.flush_path.c_str();
+    t_caller.flush_path = *std::move(path);
+    result = t_caller.flush_path.c_str();
     return absl::OkStatus();
   });
   return code == KAIROS_OK ? result : nullptr;

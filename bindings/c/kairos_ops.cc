@@ -109,6 +109,10 @@ KAIROS_API uint32_t kairos_py_name(const char* name, size_t len) {
 // Hot path: inline forwards that cannot throw (no allocation; a full ring counts a drop).
 KAIROS_API void kairos_py_call(uint32_t name) { kairos::api::PyCall(name); }
 KAIROS_API void kairos_py_return(void) { kairos::api::PyReturn(); }
+KAIROS_API void kairos_py_call_line(uint32_t name, uint32_t caller_line) {
+  kairos::api::PyCall(name, caller_line);
+}
+KAIROS_API void kairos_py_line_source(kairos_py_line_fn fn) { kairos::api::SetPyLineSource(fn); }
 KAIROS_API void kairos_memory_event(const void* addr, int64_t bytes, int64_t total_allocated,
                                     int64_t total_reserved, int32_t device_type,
                                     int32_t device_id) {

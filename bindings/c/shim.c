@@ -67,6 +67,7 @@ struct HotPath {
   void (*op_exit)(uint64_t);
   void (*py_call)(uint32_t);
   void (*py_return)(void);
+  void (*py_call_line)(uint32_t, uint32_t);
   void (*memory_event)(const void*, int64_t, int64_t, int64_t, int32_t, int32_t);
 };
 
@@ -124,10 +125,14 @@ static const kairos_core_api* DoLoad(uint64_t mine) {
     Fail("cannot locate libkairos.so (dladdr)", NULL);
   } else {
     snprintf(path, sizeof(path), "%s/%s", g_shim.dir, KAIROS_CORE_FILE_NAME);
-    /* RTLD_LAZY: binds as the preloaded library always did (only what runs); RTLD_LOCAL: the core's
-     * dependencies (abseil, libstdc++) do not join the program's global scope; NODELETE: the
-     * table must outlive any dlclose of the shim's loader. */
-    void* handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
+    /* RTLD_NOW: every symbol the core and the dependencies it brings call is bound here, on the
+     * loading thread; lazily bound, the first call of each (syscall, pthread_setspecific, an
+     * abseil hash) was resolved on whichever thread made it first, an application thread's
+     * first record in a window: a symbol lookup over ~30 objects, 10-30 us and a page fault
+     * (window_open_latency_benchmark; dlopen takes 1.7-2.0 ms either way). RTLD_LOCAL: the
+     * core's dependencies (abseil, libstdc++) do not join the program's global scope;
+     * NODELETE: the table must outlive any dlclose of the shim's loader. */
+    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (handle == NULL) {
       const char* e = dlerror();
       Fail("cannot load the implementation", e != NULL ? e : path);
@@ -160,6 +165,7 @@ static const kairos_core_api* DoLoad(uint64_t mine) {
   g_shim.hot.op_exit = api->op_exit;
   g_shim.hot.py_call = api->py_call;
   g_shim.hot.py_return = api->py_return;
+  g_shim.hot.py_call_line = api->py_call_line;
   g_shim.hot.memory_event = api->memory_event;
   __atomic_store_n(&g_shim.api, api, __ATOMIC_RELEASE);
   __atomic_store_n(&g_shim.flag, api->recording_flag(), __ATOMIC_RELEASE);
@@ -409,6 +415,13 @@ void kairos_py_call(uint32_t name) {
 }
 void kairos_py_return(void) {
   if (Recording()) g_shim.hot.py_return();
+}
+void kairos_py_call_line(uint32_t name, uint32_t caller_line) {
+  if (Recording()) g_shim.hot.py_call_line(name, caller_line);
+}
+void kairos_py_line_source(kairos_py_line_fn fn) {
+  const kairos_core_api* api = Core();
+  if (api != NULL) api->py_line_source(fn);
 }
 void kairos_memory_event(const void* addr, int64_t bytes, int64_t total_allocated,
                          int64_t total_reserved, int32_t device_type, int32_t device_id) {

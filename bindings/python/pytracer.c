@@ -21,10 +21,14 @@
  * frames match. Frames left by an exception get their PyTrace_RETURN from CPython (profile
  * hooks see every frame exit); generator resumes are calls, yields returns.
  *
+ * Lines (CPython 3.11): a call records the line its caller was at (kairos_py_call_line), and
+ * kairos asks CurrentLine (kairos_py_line_source) for the line of the thread's innermost frame
+ * when an operator or allocation is recorded; both go through a per-thread line cache.
+ *
  * Cost of an event while a window records: the recording flag, the per-thread epoch, the
- * code object's co_extra load and one ring record (no lock, no allocation, no syscall); the
- * first event of each new code object builds and interns its name (cold). C calls
- * (PyTrace_C_*) are not recorded.
+ * code object's co_extra load, on a call the caller's line (cached), and one ring record (no
+ * lock, no allocation, no syscall); the first event of each new code object builds and
+ * interns its name (cold). C calls (PyTrace_C_*) are not recorded.
  * Threading: the hook runs with the GIL on the thread it traces; the observer runs on a kairos
  * thread without the GIL (mutex + condition variable only); install/remove run with the GIL.
  */
@@ -37,6 +41,15 @@
 
 #if PY_VERSION_HEX < 0x030B0000
 #error "the kairos Python tracer needs CPython 3.11 or later"
+#endif
+
+/* Lines (a frame's current line, from its last instruction) read CPython 3.11's frame layout
+ * (its internal header); other versions record no lines (0 = unknown). */
+#if PY_VERSION_HEX < 0x030C0000
+#define KAIROS_LINES 1
+#define Py_BUILD_CORE 1
+#include "internal/pycore_frame.h"
+#undef Py_BUILD_CORE
 #endif
 
 #if PY_VERSION_HEX >= 0x030C0000
@@ -57,6 +70,8 @@ static struct {
   void (*call)(uint32_t);
   void (*ret)(void);
   int (*attach)(observer_fn, void*);
+  void (*call_line)(uint32_t, uint32_t); /* kairos_py_call_line: with the caller's line */
+  void (*line_source)(uint32_t (*)(void)); /* kairos_py_line_source */
 } k;
 
 /* Module state. One interpreter per process is supported (the main one). */
@@ -101,6 +116,64 @@ static PyTypeObject TracerStateType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,
 };
+
+/* ---- Lines ---- */
+
+/* The line a frame is at: PyCode_Addr2Line walks the code's line table up to the instruction
+ * (linear in its offset), so lines are cached per thread by (code object, instruction): a
+ * loop's call sites hit. A slot is valid only for the window generation it was filled in
+ * (bumped at every install), so a code object freed and another allocated at its address can
+ * give a stale line only within one window, never a crash. The cache is per thread because the
+ * operator path (CurrentLine) runs without the GIL. */
+static uint32_t g_line_generation = 1;
+#ifdef KAIROS_LINES
+typedef struct {
+  const PyCodeObject* code;
+  int lasti;
+  uint32_t generation;
+  uint32_t line;
+} LineSlot;
+static __thread LineSlot t_lines[64];
+
+/* The current line of `f` (a frame's _PyInterpreterFrame) or of the first complete frame
+ * outside it; 0 = none. Reads only `f`'s thread's own frames and immutable code data. */
+static uint32_t LineAt(_PyInterpreterFrame* f) {
+  while (f != NULL && _PyFrame_IsIncomplete(f)) f = f->previous;
+  if (f == NULL) return 0;
+  PyCodeObject* co = f->f_code;
+  const int lasti = _PyInterpreterFrame_LASTI(f);
+  if (lasti < 0) return 0; /* not started */
+  const uint32_t gen = __atomic_load_n(&g_line_generation, __ATOMIC_RELAXED);
+  LineSlot* s = &t_lines[(((uintptr_t)co >> 4) ^ ((uintptr_t)lasti * 40503u)) & 63u];
+  if (s->code == co && s->lasti == lasti && s->generation == gen) return s->line;
+  const int line = PyCode_Addr2Line(co, lasti * (int)sizeof(_Py_CODEUNIT));
+  s->code = co;
+  s->lasti = lasti;
+  s->generation = gen;
+  s->line = line > 0 ? (uint32_t)line : 0;
+  return s->line;
+}
+
+/* The line of the frame that called `frame` (at the moment of the call). */
+static inline uint32_t CallerLine(PyFrameObject* frame) { return LineAt(frame->f_frame->previous); }
+
+/* kairos_py_line_source: the line the calling thread's innermost Python frame is at, for an
+ * operator or allocation kairos records. Runs on that thread, usually inside a C function
+ * that released the GIL: only this thread changes its own frames, and nothing here
+ * allocates, counts references or takes a lock. 0 while no window has the hook in. */
+static uint32_t CurrentLine(void) {
+  /* Written with the GIL by the installing thread, read here without it: a relaxed load. */
+  if (!__atomic_load_n(&g_installed, __ATOMIC_RELAXED)) return 0;
+  PyThreadState* ts = PyGILState_GetThisThreadState();
+  if (ts == NULL || ts->cframe == NULL) return 0;
+  return LineAt(ts->cframe->current_frame);
+}
+#else
+static inline uint32_t CallerLine(PyFrameObject* frame) {
+  (void)frame;
+  return 0;
+}
+#endif
 
 /* ---- Names ---- */
 
@@ -218,9 +291,13 @@ static void SyncStack(PyFrameObject* frame, int include) {
   }
   g_stats.synced_frames += n;
   ++g_stats.syncs;
+  uint32_t parent_line = 0; /* outermost first: a frame's caller line is its parent's line now */
   while (n > 0) {
     PyFrameObject* g = frames[--n];
-    k.call(NameOf(g));
+    k.call_line(NameOf(g), parent_line);
+#ifdef KAIROS_LINES
+    parent_line = LineAt(g->f_frame);
+#endif
     Py_DECREF(g);
   }
   if (frames != small) PyMem_RawFree(frames);
@@ -239,7 +316,7 @@ static int Tracer(PyObject* obj, PyFrameObject* frame, int what, PyObject* arg) 
         st->epoch = epoch;
         SyncStack(frame, 0);
       }
-      k.call(NameOf(frame));
+      k.call_line(NameOf(frame), CallerLine(frame));
       break;
     case PyTrace_RETURN:
       if (st->epoch != epoch) {
@@ -332,7 +409,8 @@ static void ResolveModuleCode(int modules) {
 
 static int Install(uint32_t flags) {
   if (g_installed) return 0;
-  g_installed = 1;
+  __atomic_store_n(&g_line_generation, g_line_generation + 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_installed, 1, __ATOMIC_RELAXED); /* CurrentLine reads it without the GIL */
   ++g_stats.installs;
   ResolveModuleCode((flags & 2u) != 0);
   PyInterpreterState* interp = PyInterpreterState_Get();
@@ -359,7 +437,7 @@ static int Install(uint32_t flags) {
 
 static int Remove(void) {
   if (!g_installed) return 0;
-  g_installed = 0;
+  __atomic_store_n(&g_installed, 0, __ATOMIC_RELAXED);
   ++g_stats.removes;
   PyInterpreterState* interp = PyInterpreterState_Get();
   for (PyThreadState* ts = PyInterpreterState_ThreadHead(interp); ts != NULL;
@@ -454,14 +532,16 @@ static int StartWatcher(void) {
 
 /* ---- Module functions ---- */
 
-/* attach(flag_addr, name_addr, call_addr, return_addr, attach_addr) -> bool: the libkairos
- * entry points by address (kairos._stacks passes the ctypes copy's); starts the watcher and
- * registers the observer. True the first time. */
+/* attach(flag_addr, name_addr, call_addr, return_addr, attach_addr, call_line_addr,
+ * line_source_addr) -> bool: the libkairos entry points by address (kairos._stacks passes the
+ * ctypes copy's); starts the watcher, registers the observer and the line source. True the
+ * first time. */
 static PyObject* Attach(PyObject* self, PyObject* args) {
   (void)self;
-  unsigned long long a[5];
-  if (!PyArg_ParseTuple(args, "KKKKK", &a[0], &a[1], &a[2], &a[3], &a[4])) return NULL;
-  for (int i = 0; i < 5; ++i) {
+  unsigned long long a[7];
+  if (!PyArg_ParseTuple(args, "KKKKKKK", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6]))
+    return NULL;
+  for (int i = 0; i < 7; ++i) {
     if (a[i] == 0) {
       PyErr_SetString(PyExc_ValueError, "kairos._pytracer.attach: a null entry point");
       return NULL;
@@ -473,8 +553,13 @@ static PyObject* Attach(PyObject* self, PyObject* args) {
   k.call = (void (*)(uint32_t))(uintptr_t)a[2];
   k.ret = (void (*)(void))(uintptr_t)a[3];
   k.attach = (int (*)(observer_fn, void*))(uintptr_t)a[4];
+  k.call_line = (void (*)(uint32_t, uint32_t))(uintptr_t)a[5];
+  k.line_source = (void (*)(uint32_t (*)(void)))(uintptr_t)a[6];
   if (StartWatcher() < 0) return NULL;
   k.attach(Observer, NULL);
+#ifdef KAIROS_LINES
+  k.line_source(CurrentLine);
+#endif
   Py_RETURN_TRUE;
 }
 
@@ -508,8 +593,24 @@ static PyObject* Detach(PyObject* self, PyObject* unused) {
   pthread_mutex_lock(&g_mu);
   g_detached = 1;
   pthread_mutex_unlock(&g_mu);
+  if (k.line_source != NULL) k.line_source(NULL); /* no frame to read once finalizing */
   if (Remove() < 0) return NULL;
   Py_RETURN_NONE;
+}
+
+/* _line_source(on): registers (or clears) the operator line source; benchmarks compare the
+ * op path with and without it in one run. */
+static PyObject* LineSourceNow(PyObject* self, PyObject* args) {
+  (void)self;
+  int on = 1;
+  if (!PyArg_ParseTuple(args, "p", &on)) return NULL;
+  if (k.line_source == NULL) Py_RETURN_FALSE;
+#ifdef KAIROS_LINES
+  k.line_source(on ? CurrentLine : NULL);
+  Py_RETURN_TRUE;
+#else
+  Py_RETURN_FALSE;
+#endif
 }
 
 static PyObject* Installed(PyObject* self, PyObject* unused) {
@@ -557,10 +658,11 @@ static PyObject* AfterForkChild(PyObject* self, PyObject* unused) {
 }
 
 static PyMethodDef kMethods[] = {
-    {"attach", Attach, METH_VARARGS, "attach(flag, name, call, ret, attach) -> bool"},
+    {"attach", Attach, METH_VARARGS, "attach(flag, name, call, ret, attach, call_line, line_source) -> bool"},
     {"install", InstallNow, METH_VARARGS, "install(flags=1): the hook on every thread now (flags 2: modules)."},
     {"remove", RemoveNow, METH_NOARGS, "Remove the hook from every thread now."},
     {"installed", Installed, METH_NOARGS, "Whether the hook is installed."},
+    {"_line_source", LineSourceNow, METH_VARARGS, "Register (True) or clear the op line source."},
     {"thread_hooked", ThreadHooked, METH_NOARGS, "Whether this thread has the hook."},
     {"stats", Stats, METH_NOARGS, "Tallies since load."},
     {"_after_fork_child", AfterForkChild, METH_NOARGS, "Fork handler (child)."},

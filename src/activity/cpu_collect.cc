@@ -35,6 +35,7 @@ struct OpenFrame {
   uint32_t name;  // process-wide Python name id (InternPythonName)
   uint32_t seq;
   uint32_t parent_seq;  // 0 = a root frame
+  uint32_t caller_line;  // the record's id: the calling frame's line (0 = unknown)
 };
 
 // An emitted python_function event whose id, parent and name Finish fills in.
@@ -42,6 +43,7 @@ struct EmittedFrame {
   uint32_t seq, parent_seq, thread, track;
   size_t index;  // in events_by_track[track]
   uint32_t name;
+  uint32_t caller_line;
 };
 
 struct StepMark {
@@ -147,6 +149,7 @@ void Collector::EmitMemory(uint32_t track, const RingRecord& r, const ThreadStat
   m.stream = 0xFFFFFFFFu;
   // The allocator's own totals: memory_totals.cc keeps them as given (CUPTI's are computed).
   m.flags = kMemoryOwnTotals;
+  m.py_line = a.py_line;
   Event e{};
   e.start_ns = e.end_ns = clock_.ToUnixNs(r.raw_time);
   e.name = data_.strings.Intern("[memory]");
@@ -201,7 +204,7 @@ void Collector::EmitFrame(uint32_t track, uint32_t thread, const OpenFrame& f, u
   e.detail = kNoDetail;  // FinishFrames
   e.kind = EventKind::kPythonFunction;
   std::vector<Event>& v = data_.events_by_track[track];
-  frames_.push_back({f.seq, f.parent_seq, thread, track, v.size(), f.name});
+  frames_.push_back({f.seq, f.parent_seq, thread, track, v.size(), f.name, f.caller_line});
   v.push_back(e);
 }
 
@@ -224,7 +227,7 @@ void Collector::FinishFrames() {
     const EmittedFrame& f = frames_[i];
     // A frame's parent overlaps the window whenever the frame does, so it was emitted too.
     data_.python_frames.push_back(
-        {static_cast<uint32_t>(i + 1), id_of(f.parent_seq), f.thread});
+        {static_cast<uint32_t>(i + 1), id_of(f.parent_seq), f.thread, f.caller_line});
     data_.events_by_track[f.track][f.index].detail = static_cast<uint32_t>(base + i);
     if (f.name == 0) ++python_unnamed_;
     ids.push_back(f.name);
@@ -276,6 +279,7 @@ uint32_t StoreDetail(ThreadState& s, uint32_t slot, const std::vector<StringId>&
   c.fwd_thread_id = a.fwd_thread_id;
   c.record_function_id = a.record_function_id;
   c.flops = a.flops;
+  c.py_line = a.py_line;
   data.cpu_args.push_back(c);
   return static_cast<uint32_t>(data.cpu_args.size() - 1);
 }
@@ -352,7 +356,7 @@ void Collector::Replay(ThreadState& s, const RingRecord& r, ThreadReplay& t) {
     case RecordType::kPyCall:
       if (t.python_thread == UINT32_MAX) t.python_thread = python_threads_++;
       t.frames.push_back(
-          {r.raw_time, r.name, ++frame_seq_, t.frames.empty() ? 0 : t.frames.back().seq});
+          {r.raw_time, r.name, ++frame_seq_, t.frames.empty() ? 0 : t.frames.back().seq, r.id});
       break;
     case RecordType::kPyReturn:
       if (t.frames.empty()) {

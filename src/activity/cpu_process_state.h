@@ -106,6 +106,10 @@ CpuThreadRegistry* CpuRegistryIfCreated();
 uint32_t ReserveCpuEpoch();
 // Frees a retired state (registry mutex held; it is no longer in reg->states).
 void DeleteThreadState(CpuThreadRegistry* reg, ThreadState* s);
+// Ends the current offer of pre-armed states (registry mutex held): the claimed ones leave
+// reg->prearmed and are registered threads from then on, so one whose thread exits can be
+// freed without the next offer reaching it.
+void ClosePreArmedOfferLocked(CpuThreadRegistry* reg);
 
 }  // namespace kairos::internal
 

@@ -337,6 +337,14 @@ void ClosePreArmedOffer(Registry* reg, uint32_t epoch) {
   reg->prearmed.erase(reg->prearmed.begin(), reg->prearmed.begin() + claimed);
 }
 
+}  // namespace
+
+void ClosePreArmedOfferLocked(CpuThreadRegistry* reg) {
+  ClosePreArmedOffer(reg, static_cast<uint32_t>(reg->ready_cursor.load(std::memory_order_acquire) >> 32));
+}
+
+namespace {
+
 // Offers pre-armed states for `epoch` (see ArmRegisteredThreads), after ClosePreArmedOffer.
 // Registry mutex held.
 void PreArmNewThreads(Registry* reg, uint32_t epoch) {
@@ -375,7 +383,11 @@ void PreArmNewThreads(Registry* reg, uint32_t epoch) {
   size_t count = 0;
   for (ThreadState* s : reg->prearmed) {
     try {
-      EnsureRing(reg, s, kPreArmedPrefaultBytes);
+      // The first state offered is claimed by the window's first new writer, which may
+      // stream records from its first one on: its head lasts until the feeder's next pass
+      // has seen it (kFirstClaimHeadBytes). The others keep the small head: memory held
+      // for threads that may never record stays small.
+      EnsureRing(reg, s, count == 0 ? kFirstClaimHeadBytes : kPreArmedPrefaultBytes);
     } catch (...) {
       break;
     }
@@ -491,8 +503,7 @@ uint32_t InternNameSlow(ThreadState* s, const char* name) {
 }
 
 uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
-  // Relaxed: only this thread writes args_used; the ring feeder reads it to size the
-  // resident part of the args area.
+  // Relaxed: only this thread writes it; the ring feeder reads it to size the resident area.
   const uint32_t used = s->args_used.load(std::memory_order_relaxed);
   if (used >= s->args_capacity) {
     s->args_dropped.fetch_add(1, std::memory_order_relaxed);
@@ -505,6 +516,7 @@ uint32_t StoreArgsSlow(ThreadState* s, const RangeArgs& args) {
   a.color_argb = args.color_argb;
   a.has_color = args.has_color;
   a.payload_type = args.payload_type;
+  a.py_line = args.py_line;
   a.payload_bits = args.payload_bits;
   a.cpu_op = args.cpu_op;
   a.input_dims = args.cpu_op ? LookupName(s, args.input_dims) : 0;

@@ -105,6 +105,7 @@ struct RangeArgs {
   uint64_t record_function_id = 0;
   int64_t flops = -1;  // "flops" (kairos_op_push_flops); < 0 = none
   const OpInputs* inputs = nullptr;  // raw sizes instead of input_dims / input_types text
+  uint32_t py_line = 0;  // "Python line" (PythonLineNow at the op or allocation); 0 = none
 };
 
 struct StoredArgs {
@@ -114,6 +115,7 @@ struct StoredArgs {
   uint32_t color_argb;
   uint8_t has_color;
   uint8_t payload_type;
+  uint32_t py_line;  // RangeArgs::py_line (fills padding)
   uint64_t payload_bits;
   // Framework operator fields (see RangeArgs).
   uint8_t cpu_op;
@@ -319,12 +321,25 @@ inline void RecordStep(int64_t iteration, uint64_t raw_time) {
 // CurrentCpuRangeId and CUPTI correlation read, and a Python stack out of step with the op
 // ranges (a frame left by an exception while a C scope stays open) cannot unbalance them.
 // Cost: the disabled check, the thread's state and one 24-byte record; no name lookup.
-inline void PyCall(uint32_t name) {
+// `caller_line`: the line of the calling frame that made the call (0 = unknown), kept in the
+// record's id.
+inline void PyCall(uint32_t name, uint32_t caller_line = 0) {
   const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
-  AppendRecord(s, RecordType::kPyCall, name, 0, 0);
+  AppendRecord(s, RecordType::kPyCall, name, caller_line, 0);
+}
+// The Python tracer's line source (kairos_py_line_source, py_line_source.cc): called on the
+// recording thread for an operator's or allocation's "Python line"; it reads the thread's
+// innermost Python frame without the GIL, and never blocks or allocates.
+using PythonLineFn = uint32_t (*)();
+extern std::atomic<PythonLineFn> g_python_line_source;
+void SetPythonLineSource(PythonLineFn fn);
+// The calling thread's Python line now, or 0 (no tracer attached, or no frame).
+inline uint32_t PythonLineNow() {
+  const PythonLineFn fn = g_python_line_source.load(std::memory_order_relaxed);
+  return fn != nullptr ? fn() : 0;
 }
 // The innermost Python frame entered on the calling thread was left.
 inline void PyReturn() {
@@ -354,6 +369,7 @@ inline void RecordMemory(uint64_t addr, int64_t bytes, int64_t total_allocated,
   a.record_function_id = static_cast<uint64_t>(total_reserved);
   a.category_id = static_cast<uint32_t>(device_type);
   a.color_argb = static_cast<uint32_t>(device_id);
+  a.py_line = PythonLineNow();
   const uint32_t slot = StoreArgsSlow(s, a);
   if (slot == 0) return;  // counted in args_dropped: an event without its values is no event
   AppendRecord(s, RecordType::kMemory, 0, 0, slot);
@@ -453,7 +469,8 @@ void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte
 // the process that exists now but never recorded (from /proc/self/task, the caller
 // excluded; at most kMaxPreArmed and half the free KAIROS_MAX_THREADS slots): its first record claims one with a
 // single compare-and-swap, without the registry mutex, an allocation or a page fault (the
-// first kPreArmedPrefaultBytes of its ring are resident, the ring feeder makes the rest
+// first kPreArmedPrefaultBytes of its ring are resident, kFirstClaimHeadBytes for the first
+// state claimed, the ring feeder makes the rest
 // resident ahead of it; from its next window on it is a registered thread). The states belong
 // to no thread in particular: any first record in the window, also of a thread created after
 // warm-up, claims the next one while any is left. Returns the number of registered threads
@@ -461,6 +478,13 @@ void ConfigureRings(size_t ring_records, int64_t max_threads, uint64_t name_byte
 size_t ArmRegisteredThreads(uint32_t epoch);
 inline constexpr size_t kMaxPreArmed = 256;
 inline constexpr size_t kPreArmedPrefaultBytes = 64u << 10;
+// The head of the first state offered (ready[0], the window's first new writer's), made
+// resident in warm-up on the session thread: the ring's first 2 MiB, the one chunk the
+// feeder populates as small pages (thread_ring.h). Enough for 0.84 ms of a writer streaming
+// 2.5 GB/s (the floor of long_window_benchmark), within which the feeder, passing every
+// 0.1 ms as the window opens (RingFeeder::Hurry), has seen it and made the next chunks
+// resident as huge pages. One per process and window; returned after it when unclaimed.
+inline constexpr size_t kFirstClaimHeadBytes = 2u << 20;
 // Records of a registered (re-armed) thread's ring made resident in warm-up, and kept
 // resident between windows; the ring feeder makes the rest resident ahead of the writer.
 inline constexpr size_t kArmedHeadBytes = 256u << 10;
@@ -469,7 +493,9 @@ inline constexpr size_t kArmedHeadBytes = 256u << 10;
 // steady-clock time `now_ns`: measures each writer's rate since the previous pass and makes
 // the pages it reaches within kFeedLeadNs resident (at least kFeedMinLeadBytes ahead of a
 // ring that has records), and at least what the ring's previous window used; at most
-// kFeedChunkBytes per pass, all rings together. Takes the registry
+// kFeedChunkBytes per pass, all rings together (a 2 MiB huge chunk once begun is finished,
+// ThreadRing::MakeResident); a writer found past the populated part is fed from the end of
+// its 2 MiB chunk (ThreadRing::SkipPastWriter). Takes the registry
 // mutex for the pass. Any kairos thread; never the application's.
 // A ring seen with records for the first time in a window gets its writer's rate from its
 // own timestamps (first record to now, through `clock`) at once, not one pass later.

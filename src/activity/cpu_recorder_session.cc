@@ -71,7 +71,12 @@ void CpuRecorder::EnableNow() {
   g_cpu_epoch.store(epoch_, std::memory_order_release);
 }
 
-void CpuRecorder::StartRecording(int64_t) { EnableNow(); }
+void CpuRecorder::StartRecording(int64_t) {
+  EnableNow();
+  // Threads record from here on: the feeder looks at their rings often for a few ms, so a
+  // new writer that streams from its first record is seen before its head runs out.
+  feeder_.Hurry();
+}
 
 void CpuRecorder::StopRecording(int64_t) {
   uint32_t expected = epoch_;
@@ -92,6 +97,10 @@ void CpuRecorder::Reset() {
   feeder_.Stop();
   CpuThreadRegistry* reg = CpuRegistry();
   std::lock_guard<std::mutex> lock(reg->mu);
+  // A thread that claimed a pre-armed state is listed in reg->prearmed until the offer
+  // closes; close it first, or a claimer that exited would be freed below and written to
+  // by the next warm-up's close (ASan: heap-use-after-free in ClosePreArmedOffer).
+  ClosePreArmedOfferLocked(reg);
   // Threads that exited are gone for good: free their data now that it is collected.
   auto& v = reg->states;
   size_t kept = 0;

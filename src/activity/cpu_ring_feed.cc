@@ -88,6 +88,8 @@ FeedPass FeedRings(uint32_t epoch, int64_t now_ns, const FeedClock& clock) {
     const size_t a = s->args_used.load(std::memory_order_relaxed);
     if (f.last_ns == 0 && n > 0) pass.young = true;
     MeasureWriter(*ring, f, n, a, now_ns, clock);
+    // A writer ahead of the populated part: go on from the end of its chunk (SkipPastWriter).
+    ring->SkipPastWriter(n * sizeof(RingRecord));
     const size_t rec_target =
         std::min(std::max(n * sizeof(RingRecord) + LeadBytes(f.record_bytes_per_ns, n > 0),
                           f.last_window_record_bytes),

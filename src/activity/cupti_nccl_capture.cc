@@ -19,13 +19,13 @@ void NcclLaunchCapture::Create() {
 }
 
 void NcclLaunchCapture::BeginWindow() {
-  unlaunched_at_start_ = NcclCounters().without_launch;
+  unlaunched_at_start_ = Unlaunched();
   table_.BeginWindow();
 }
 
 void NcclLaunchCapture::EndWindow() {
   Stop();
-  unlaunched_ = NcclCounters().without_launch - unlaunched_at_start_;
+  unlaunched_ = Unlaunched() - unlaunched_at_start_;
 }
 
 void NcclLaunchCapture::Stop() {

@@ -26,6 +26,9 @@ namespace kairos::internal {
 
 class NcclLaunchCapture {
  public:
+  // `tallies`: the root's NCCL plugin tallies, for the window's nccl_ops_without_launch
+  // (nullptr: none counted). Must outlive the capture.
+  explicit NcclLaunchCapture(const NcclTallies* tallies = nullptr) : tallies_(tallies) {}
   // Warm-up: maps the table (zero pages) once; warns when it cannot (every operation is then
   // counted in nccl_collective_overflow).
   void Create();
@@ -62,9 +65,14 @@ class NcclLaunchCapture {
   void Clear() { table_.Clear(); }
 
  private:
+  uint64_t Unlaunched() const {
+    return tallies_ != nullptr ? NcclCounters(*tallies_).without_launch : 0;
+  }
+
+  const NcclTallies* tallies_;
   CollectiveLaunchTable table_;
   std::atomic<bool> capture_{false};
-  uint64_t unlaunched_at_start_ = 0;  // NcclCounters().without_launch at the window start
+  uint64_t unlaunched_at_start_ = 0;  // the tallies' without_launch at the window start
   uint64_t unlaunched_ = 0;           // ... and how many more by the window's end
 };
 

@@ -73,6 +73,7 @@ CuptiBufferPool* ReplaceProcessCuptiPoolAfterFork() {
 CuptiSource::CuptiSource(CuptiSourceOptions options)
     : options_(std::move(options)),
       trace_(options_.current_range_id, options_.device_info),
+      nccl_(options_.nccl_tallies),
       clock_(options_.window_anchors) {}
 
 CuptiSource::~CuptiSource() {

@@ -65,6 +65,9 @@ struct CuptiSourceOptions {
   // The session's window anchor log (clock.h), which the source anchors while a window is
   // open (CUDA calls and buffers are its heartbeat) and at the window's close. nullptr: none.
   WindowAnchors* window_anchors = nullptr;
+  // The root's NCCL plugin tallies (nccl_collectives.h), for nccl_ops_without_launch. nullptr:
+  // none counted.
+  const NcclTallies* nccl_tallies = nullptr;
 };
 
 class CuptiSource : public TraceSource {

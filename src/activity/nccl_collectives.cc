@@ -8,32 +8,23 @@
 #include <new>
 #include <string_view>
 
+#include "util/dcheck.h"
+
 namespace kairos::internal {
 namespace {
-
-// NCCL calls the plugin through a C table with no kairos object to carry (its context is per
-// communicator), so the plugin's tallies are one process-wide object; the after-fork hook
-// zeroes it (NcclAfterForkChild): a child is not in its parent's communicators.
-struct NcclTallies {
-  std::atomic<uint64_t> communicators{0};
-  std::atomic<uint64_t> operations{0};
-  std::atomic<uint64_t> without_launch{0};
-  // The largest communicator: size in the high half, rank in the low half, so one atomic
-  // compare-and-swap keeps the pair consistent.
-  std::atomic<uint64_t> largest{0};
-};
-NcclTallies g_nccl;
 
 struct CommContext {
   int32_t rank;
   int32_t nranks;
   uint64_t hash;
+  NcclTallies* tallies;  // the root's (never null)
 };
 
 // One thread's operations between their startEvent and the launch that takes them.
 struct Pending {
   uint32_t count = 0;
   CollectiveRecord record;
+  NcclTallies* tallies = nullptr;  // the started operations' root's, for the stop's count
 };
 thread_local Pending t_pending;
 
@@ -72,21 +63,23 @@ void Accumulate(const CommContext& comm, CollectiveFunc func, CollectiveDtype dt
 
 }  // namespace
 
-kairos_nccl_result_t NcclPluginInit(void** context, int* activation_mask, const char*,
-                                    uint64_t comm_hash, int, int nranks, int rank) {
-  if (context == nullptr || activation_mask == nullptr) return kKairosNcclInternalError;
-  auto* c = new (std::nothrow) CommContext{rank, nranks, comm_hash};
+kairos_nccl_result_t NcclPluginInit(NcclTallies* tallies, void** context, int* activation_mask,
+                                    const char*, uint64_t comm_hash, int, int nranks, int rank) {
+  KAIROS_DCHECK(tallies != nullptr, "the root's tallies come with every init");
+  if (tallies == nullptr || context == nullptr || activation_mask == nullptr)
+    return kKairosNcclInternalError;
+  auto* c = new (std::nothrow) CommContext{rank, nranks, comm_hash, tallies};
   if (c == nullptr) return kKairosNcclInternalError;  // NCCL runs on without the plugin
   *context = c;
   // Only the host-side operation events: proxy and kernel-channel events come from NCCL's
   // progress threads at a rate kairos has no use for.
   *activation_mask = kKairosNcclProfileColl | kKairosNcclProfileP2p;
-  g_nccl.communicators.fetch_add(1, std::memory_order_relaxed);
+  tallies->communicators.fetch_add(1, std::memory_order_relaxed);
   if (nranks > 0 && rank >= 0 && rank < nranks) {
     const uint64_t mine = (static_cast<uint64_t>(nranks) << 32) | static_cast<uint32_t>(rank);
-    uint64_t seen = g_nccl.largest.load(std::memory_order_relaxed);
+    uint64_t seen = tallies->largest.load(std::memory_order_relaxed);
     while ((seen >> 32) < static_cast<uint64_t>(nranks) &&
-           !g_nccl.largest.compare_exchange_weak(seen, mine, std::memory_order_relaxed)) {
+           !tallies->largest.compare_exchange_weak(seen, mine, std::memory_order_relaxed)) {
     }
   }
   return kKairosNcclSuccess;
@@ -108,7 +101,8 @@ kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
   } else {
     return kKairosNcclSuccess;
   }
-  g_nccl.operations.fetch_add(1, std::memory_order_relaxed);
+  comm.tallies->operations.fetch_add(1, std::memory_order_relaxed);
+  t_pending.tallies = comm.tallies;
   // The handle names the thread's slot; the stop on this thread clears what no launch took.
   *handle = &t_pending;
   return kKairosNcclSuccess;
@@ -119,7 +113,10 @@ kairos_nccl_result_t NcclPluginStopEvent(void* handle) {
   if (handle == nullptr || handle != &t_pending) return kKairosNcclSuccess;
   Pending& p = t_pending;
   if (p.count > 0) {
-    g_nccl.without_launch.fetch_add(p.count, std::memory_order_relaxed);
+    // A slot with operations was filled by a start, which names the tallies.
+    KAIROS_DCHECK(p.tallies != nullptr, "a started operation names its root's tallies");
+    if (p.tallies != nullptr)
+      p.tallies->without_launch.fetch_add(p.count, std::memory_order_relaxed);
     p.count = 0;
   }
   return kKairosNcclSuccess;
@@ -138,28 +135,25 @@ bool TakePendingCollective(CollectiveRecord* out) {
   return true;
 }
 
-bool NcclLargestComm(int32_t* rank, int32_t* size) {
-  const uint64_t v = g_nccl.largest.load(std::memory_order_relaxed);
+bool NcclLargestComm(const NcclTallies& tallies, int32_t* rank, int32_t* size) {
+  const uint64_t v = tallies.largest.load(std::memory_order_relaxed);
   if (v == 0) return false;
   *size = static_cast<int32_t>(v >> 32);
   *rank = static_cast<int32_t>(v & 0xFFFFFFFFu);
   return true;
 }
 
-NcclPluginCounters NcclCounters() {
+NcclPluginCounters NcclCounters(const NcclTallies& tallies) {
   NcclPluginCounters c;
-  c.communicators = g_nccl.communicators.load(std::memory_order_relaxed);
-  c.operations = g_nccl.operations.load(std::memory_order_relaxed);
-  c.without_launch = g_nccl.without_launch.load(std::memory_order_relaxed);
+  c.communicators = tallies.communicators.load(std::memory_order_relaxed);
+  c.operations = tallies.operations.load(std::memory_order_relaxed);
+  c.without_launch = tallies.without_launch.load(std::memory_order_relaxed);
   return c;
 }
 
 void NcclAfterForkChild() {
-  g_nccl.communicators.store(0, std::memory_order_relaxed);
-  g_nccl.operations.store(0, std::memory_order_relaxed);
-  g_nccl.without_launch.store(0, std::memory_order_relaxed);
-  g_nccl.largest.store(0, std::memory_order_relaxed);
   t_pending.count = 0;  // the forking thread's operations belong to the parent's launch
+  t_pending.tallies = nullptr;  // the parent's root's
 }
 
 }  // namespace kairos::internal

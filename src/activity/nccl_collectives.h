@@ -15,6 +15,7 @@
 #ifndef KAIROS_SRC_ACTIVITY_NCCL_COLLECTIVES_H_
 #define KAIROS_SRC_ACTIVITY_NCCL_COLLECTIVES_H_
 
+#include <atomic>
 #include <cstdint>
 
 #include "model/collective.h"
@@ -22,10 +23,25 @@
 
 namespace kairos::internal {
 
+// The plugin's tallies: one object per process root (Root::nccl), not a global. The plugin
+// reaches it through the context of each communicator NcclPluginInit was given it for, and a
+// stop that drops operations no launch took reaches it through the thread's slot. A fork()
+// child's fresh root starts from zero: a child is not in its parent's communicators.
+struct NcclTallies {
+  std::atomic<uint64_t> communicators{0};
+  std::atomic<uint64_t> operations{0};
+  std::atomic<uint64_t> without_launch{0};
+  // The largest communicator: size in the high half, rank in the low half, so one atomic
+  // compare-and-swap keeps the pair consistent.
+  std::atomic<uint64_t> largest{0};
+};
+
 // The plugin's entry points (bindings/c exports them as `ncclProfiler_v4`). Never fail,
-// never block, never allocate after init.
-kairos_nccl_result_t NcclPluginInit(void** context, int* activation_mask, const char* comm_name,
-                                    uint64_t comm_hash, int n_nodes, int nranks, int rank);
+// never block, never allocate after init. `tallies` (not null) must outlive the
+// communicator (a root's: never destroyed).
+kairos_nccl_result_t NcclPluginInit(NcclTallies* tallies, void** context, int* activation_mask,
+                                    const char* comm_name, uint64_t comm_hash, int n_nodes,
+                                    int nranks, int rank);
 kairos_nccl_result_t NcclPluginStartEvent(void* context, void** handle,
                                           const kairos_nccl_event_descr_v4_t* descr);
 kairos_nccl_result_t NcclPluginStopEvent(void* handle);
@@ -36,17 +52,17 @@ kairos_nccl_result_t NcclPluginFinalize(void* context);
 bool TakePendingCollective(CollectiveRecord* out);
 
 // The largest communicator this process joined (rank in it, its size); false before any.
-bool NcclLargestComm(int32_t* rank, int32_t* size);
+bool NcclLargestComm(const NcclTallies& tallies, int32_t* rank, int32_t* size);
 
 struct NcclPluginCounters {
   uint64_t communicators = 0;     // init calls
   uint64_t operations = 0;        // Coll/P2p startEvent calls
   uint64_t without_launch = 0;    // operations stopped before any launch took them
 };
-NcclPluginCounters NcclCounters();
+NcclPluginCounters NcclCounters(const NcclTallies& tallies);
 
-// Child side of fork() (the root's hook): the counters and the largest communicator start
-// from zero, and the forking thread's pending operations are dropped.
+// Child side of fork() (the root's hook): the forking thread's pending operations are dropped
+// (the tallies are the parent's root's; the child's fresh root has its own).
 void NcclAfterForkChild();
 
 }  // namespace kairos::internal

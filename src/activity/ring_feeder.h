@@ -6,7 +6,7 @@
 // toucher a fault (2-3 us under a hypervisor, docs/PERFORMANCE.md).
 // Each pass (FeedRings, cpu_recorder.h) measures how fast each ring's writer advanced since
 // the previous pass and populates the pages it will reach within kFeedLeadNs at that rate.
-// Threading: Start/Stop from the session (runner) thread; the feeder thread runs passes
+// Threading: Start/Hurry/Stop from the session (runner) thread; the feeder thread runs passes
 // every kFeedPeriodMs until stopped, back to back while any ring is behind its target.
 #ifndef KAIROS_SRC_ACTIVITY_RING_FEEDER_H_
 #define KAIROS_SRC_ACTIVITY_RING_FEEDER_H_
@@ -35,6 +35,16 @@ inline constexpr size_t kFeedChunkBytes = 1u << 20;
 inline constexpr int kFeedPeriodMs = 1;
 inline constexpr int kFeedIdlePeriodMs = 8;
 inline constexpr int64_t kFeedEagerNs = 250'000'000;
+// From the window's opening (Hurry) for kFeedHurryNs, passes every kFeedHurryPeriodNs: a
+// thread whose first record comes as the window opens may stream from it on, and its head
+// (kFirstClaimHeadBytes, cpu_recorder.h) lasts 0.84 ms at the range floor's 2.5 GB/s; the
+// feeder must have seen it and made its next chunk resident before then. 50 wake-ups a
+// window, about 1.3 ms of CPU.
+inline constexpr int64_t kFeedHurryNs = 5'000'000;
+inline constexpr int64_t kFeedHurryPeriodNs = 100'000;
+// The time slice the feeder thread asks the scheduler for (ring_feeder.cc, AskForShortSlice):
+// its passes are short, and a short slice lets it run as it wakes beside a busy writer.
+inline constexpr uint64_t kFeedSliceNs = 100'000;
 // How long a warm-up may spend making remembered leads resident before the window opens.
 inline constexpr int64_t kWarmupFeedNs = 200'000'000;
 
@@ -64,6 +74,8 @@ class RingFeeder {
   // Starts feeding the rings of `epoch` (stopping a previous run first). Its first pass runs
   // at once, so rings with a remembered rate get their lead before the window opens.
   void Start(uint32_t epoch);
+  // The window opened (session thread): passes every kFeedHurryPeriodNs for kFeedHurryNs.
+  void Hurry();
   // Stops and joins the thread; blocks for at most one pass (one kFeedChunkBytes populate
   // per ring). Safe to call when not started.
   void Stop();
@@ -78,6 +90,7 @@ class RingFeeder {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  bool hurry_ = false;  // Hurry() called since the thread last looked (mu_)
   std::thread thread_;
   std::atomic<uint64_t> populated_bytes_{0};
   std::atomic<uint64_t> passes_{0};

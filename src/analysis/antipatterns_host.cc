@@ -6,6 +6,7 @@
 // Threading: calling thread only.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "analysis/antipatterns.h"
@@ -80,6 +81,46 @@ void IdleHostBound(const AnalysisContext& ctx, size_t di, Summary* out) {
   out->findings.push_back(b.Done(advice + where));
 }
 
+// The user's Python site (frame and line, with the operator the line ran) with the most time
+// among `items` (a host-side event, or a GPU-side one found through its runtime call's
+// correlation id, and its time); ns 0 without Python frames or when none ran in user code.
+struct TopSite {
+  std::string label;  // "train.py:42 in step (aten::item)"
+  int64_t ns = 0;
+};
+TopSite TopPythonSite(const TraceData& data, const std::vector<std::pair<const Event*, int64_t>>& items) {
+  TopSite top;
+  if (data.python_frames.empty() || items.empty()) return top;
+  const PythonFrameIndex frames(data);
+  absl::flat_hash_map<uint32_t, const Event*> host_call;  // correlation -> runtime/driver call
+  for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+    if (data.tracks[t].type != TrackType::kThread) continue;
+    for (const Event& e : data.events_by_track[t])
+      if ((e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver) && e.correlation != 0)
+        host_call[e.correlation] = &e;
+  }
+  std::map<std::string, std::pair<int64_t, std::string>> by_site;  // label -> (ns, op)
+  for (const auto& [e, ns] : items) {
+    const Event* at = e;
+    if (e->track >= data.tracks.size() || data.tracks[e->track].type != TrackType::kThread) {
+      auto it = e->correlation != 0 ? host_call.find(e->correlation) : host_call.end();
+      at = it != host_call.end() ? it->second : nullptr;
+    }
+    if (at == nullptr) continue;
+    const PythonSite site = frames.UserSiteAt(at->track, at->start_ns);
+    if (site.frame == nullptr) continue;
+    auto& slot = by_site[PythonSiteLabel(data, site)];
+    slot.first += ns;
+    if (slot.second.empty() && site.op != nullptr) slot.second = std::string(data.strings.Get(site.op->name));
+  }
+  for (const auto& [label, v] : by_site) {  // ordered: ties go to the smaller label
+    if (v.first <= top.ns) continue;
+    top.ns = v.first;
+    top.label = label + (v.second.empty() ? "" : " (" + v.second + ")");
+  }
+  return top;
+}
+
 void ExcessiveSync(const AnalysisContext& ctx, Summary* out) {
   const AnalysisOptions& o = *ctx.options;
   const TraceData& data = *ctx.data;
@@ -114,42 +155,18 @@ void ExcessiveSync(const AnalysisContext& ctx, Summary* out) {
   }
   // With Python stacks: the user's frame that made the syncs (the innermost frame of the
   // user's code running when the host call that waited began).
+  // With Python stacks: the user's line that made the syncs (the innermost user frame and line
+  // running when the host call that waited began).
+  std::vector<std::pair<const Event*, int64_t>> timed;
+  for (const Event* e : syncs)
+    timed.push_back({e, std::min(e->end_ns, ctx.window_end_ns) - std::max(e->start_ns, ctx.window_start_ns)});
+  const TopSite top = TopPythonSite(data, timed);
   std::string where;
-  if (!data.python_frames.empty()) {
-    const PythonFrameIndex frames(data);
-    absl::flat_hash_map<uint32_t, const Event*> host_call;  // correlation -> runtime call
-    for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
-      if (data.tracks[t].type != TrackType::kThread) continue;
-      for (const Event& e : data.events_by_track[t])
-        if (e.kind == EventKind::kRuntime && e.correlation != 0) host_call[e.correlation] = &e;
-    }
-    absl::flat_hash_map<const Event*, int64_t> by_frame;
-    for (const Event* e : syncs) {
-      const Event* at = e;
-      if (e->track >= data.tracks.size() || data.tracks[e->track].type != TrackType::kThread) {
-        auto it = host_call.find(e->correlation);
-        at = it != host_call.end() ? it->second : nullptr;
-      }
-      if (at == nullptr) continue;
-      if (const Event* f = frames.InnermostUserFrame(at->track, at->start_ns))
-        by_frame[f] += std::min(e->end_ns, ctx.window_end_ns) - std::max(e->start_ns, ctx.window_start_ns);
-    }
-    absl::flat_hash_map<StringId, int64_t> by_name;
-    for (const auto& [f, t] : by_frame) by_name[f->name] += t;
-    StringId best = 0;
-    int64_t best_ns = 0;
-    for (const auto& [name, t] : by_name) {
-      if (t > best_ns || (t == best_ns && data.strings.Get(name) < data.strings.Get(best))) {
-        best = name;
-        best_ns = t;
-      }
-    }
-    if (best_ns > 0) {
-      b.Evidence("top_python_frame_sync_ns", static_cast<double>(best_ns));
-      where = " Most of the sync time (" + Pct(100.0 * static_cast<double>(best_ns) /
-                                                static_cast<double>(std::max<int64_t>(ns, 1))) +
-              ") is in Python " + PythonFrameLabel(data.strings.Get(best)) + ".";
-    }
+  if (top.ns > 0) {
+    b.Evidence("top_python_frame_sync_ns", static_cast<double>(top.ns));
+    where = " Most of the sync time (" + Pct(100.0 * static_cast<double>(top.ns) /
+                                              static_cast<double>(std::max<int64_t>(ns, 1))) +
+            ") is in Python " + top.label + ".";
   }
   out->findings.push_back(b.Done(
       "The host blocks on the GPU often (cudaDeviceSynchronize, cudaStreamSynchronize, event "
@@ -166,6 +183,7 @@ void CopyBackEveryStep(const AnalysisContext& ctx, Summary* out) {
   std::vector<bool> hit(steps.size(), false);
   uint64_t copies = 0, bytes = 0;
   int64_t blocked_ns = 0;  // from each copy's launch call to the copy's end
+  std::vector<std::pair<const Event*, int64_t>> blocked;  // per copy, for its Python site
   for (const DeviceWork& dw : ctx.devices) {
     for (const GpuOp& op : dw.ops) {
       if (op.event->kind != EventKind::kMemcpy || op.event->detail >= ctx.data->memcpys.size()) continue;
@@ -183,7 +201,9 @@ void CopyBackEveryStep(const AnalysisContext& ctx, Summary* out) {
       if (t >= steps[k].end_ns) continue;
       hit[k] = true;
       // The read-back blocks the host until the queued work before it has run.
-      blocked_ns += op.event->end_ns - (launched ? std::min(t, op.event->start_ns) : op.event->start_ns);
+      const int64_t waited = op.event->end_ns - (launched ? std::min(t, op.event->start_ns) : op.event->start_ns);
+      blocked_ns += waited;
+      blocked.push_back({op.event, waited});
       ++copies;
       bytes += m.bytes;
       b.Example(*op.event);
@@ -197,11 +217,19 @@ void CopyBackEveryStep(const AnalysisContext& ctx, Summary* out) {
       .Evidence("steps_with_copy_back", static_cast<double>(with))
       .Evidence("copies", static_cast<double>(copies))
       .Evidence("bytes", static_cast<double>(bytes));
+  const TopSite top = TopPythonSite(*ctx.data, blocked);  // with Python stacks: whose line
+  std::string where;
+  if (top.ns > 0) {
+    b.Evidence("top_python_frame_blocked_ns", static_cast<double>(top.ns));
+    where = " Most of the blocked time (" +
+            Pct(100.0 * static_cast<double>(top.ns) / static_cast<double>(std::max<int64_t>(blocked_ns, 1))) +
+            ") is in Python " + top.label + ".";
+  }
   out->findings.push_back(b.Done(
       "Almost every step copies a few bytes from the GPU to the host (typically loss.item(), "
       "metric logging or a Python condition on a tensor); each copy waits for all queued GPU "
       "work and stalls the pipeline. Accumulate losses and metrics on the GPU and read them "
-      "every N steps."));
+      "every N steps." + where));
 }
 
 void LongInit(const AnalysisContext& ctx, Summary* out) {
@@ -216,11 +244,13 @@ void LongInit(const AnalysisContext& ctx, Summary* out) {
   b.Evidence("init_ns", static_cast<double>(init))
       .Evidence("median_step_ns", static_cast<double>(s.median_ns))
       .Evidence("init_to_step_ratio", s.median_ns > 0 ? static_cast<double>(init) / static_cast<double>(s.median_ns) : 0);
+  // With Python stacks: the user's line that took most of it.
+  const std::string site = TopUserSiteDuring(*ctx.data, {{ctx.window_start_ns, s.first_step_start_ns}});
   out->findings.push_back(b.Done(
       "The first step starts long after the window opens: set-up (model build, data set "
       "indexing, compilation, first-batch loading) costs several steps' worth of time. Cache "
       "compiled artifacts and indexes, load data lazily, and overlap set-up with the first "
-      "batches."));
+      "batches." + (site.empty() ? std::string() : " Most of the set-up time is in Python " + site + ".")));
 }
 
 }  // namespace

@@ -120,20 +120,77 @@ StringId TopSelfName(const TraceData& data, const Coverage& cov, Keep keep) {
   return best_ns > 0 ? best : 0;
 }
 
-// The user's Python frame with the most time during the waits (library frames count for the
-// user frame that called them: "the line of my script the GPU waited on").
-std::string TopUserFrame(const TraceData& data, const Coverage& cov) {
+// The user's code site (frame and line) with the most self time during the waits: "the line of
+// my script the GPU waited on". A site is a user frame's own time (line unknown), a library
+// frame it called (the user's line is that frame's "Python caller line": torch internals count
+// for the line that called them) or an operator it called directly (the op's "Python line").
+// Sites nest (a user frame under a library frame): each counts its self time only.
+std::string TopUserSite(const TraceData& data, const Coverage& cov) {
+  struct Open {
+    int64_t end_ns;
+    uint8_t what;  // 0 op, 1 user frame, 2 library frame
+    StringId frame;  // the user frame this entry is in (or is)
+    int32_t site;    // index in `sites` when it is one, else -1
+    int32_t nearest;  // the innermost site at or under this entry (O(1) for deep stacks), or -1
+  };
+  std::vector<std::pair<uint64_t, int64_t>> sites;  // (frame << 32 | line, self ns)
+  absl::flat_hash_map<uint64_t, int32_t> site_of;
   absl::flat_hash_map<StringId, bool> user;
-  const StringId best = TopSelfName(data, cov, [&](const Event& e) {
-    if (e.kind != EventKind::kPythonFunction) return false;
-    auto [it, fresh] = user.try_emplace(e.name, false);
-    if (fresh) it->second = IsUserPythonFrame(data.strings.Get(e.name));
-    return it->second;
-  });
-  return best != 0 ? PythonFrameLabel(data.strings.Get(best)) : std::string();
+  std::vector<Open> stack;
+  for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
+    if (data.tracks[t].type != TrackType::kThread) continue;
+    stack.clear();
+    Coverage::Scan scan(cov);
+    for (const Event& e : data.events_by_track[t]) {
+      const bool op = e.kind == EventKind::kCpuOp;
+      if (!op && (e.kind != EventKind::kPythonFunction || e.detail >= data.python_frames.size())) continue;
+      while (!stack.empty() && stack.back().end_ns <= e.start_ns) stack.pop_back();
+      auto [u, fresh] = user.try_emplace(e.name, false);
+      if (fresh && !op) u->second = IsUserPythonFrame(data.strings.Get(e.name));
+      const uint8_t what = op ? 0 : u->second ? 1 : 2;
+      // The innermost open Python frame, and whether an op was opened inside it already.
+      const Open* py = nullptr;
+      bool op_inside = false;
+      for (auto it = stack.rbegin(); it != stack.rend() && py == nullptr; ++it) {
+        if (it->what == 0) op_inside = true; else py = &*it;
+      }
+      const int32_t enclosing = stack.empty() ? -1 : stack.back().nearest;
+      Open o{e.end_ns, what, py != nullptr ? py->frame : 0, -1, enclosing};
+      uint32_t line = 0;
+      bool is_site = what == 1;
+      if (what == 1) {
+        o.frame = e.name;
+      } else if (py != nullptr && py->what == 1 && !op_inside) {
+        is_site = true;
+        line = op ? (e.detail < data.cpu_args.size() ? data.cpu_args[e.detail].py_line : 0)
+                  : data.python_frames[e.detail].caller_line;
+      }
+      if (is_site) {
+        const uint64_t key = (static_cast<uint64_t>(o.frame) << 32) | line;
+        auto [it, added] = site_of.try_emplace(key, static_cast<int32_t>(sites.size()));
+        if (added) sites.push_back({key, 0});
+        o.site = o.nearest = it->second;
+        const int64_t ov = scan.Overlap(e.start_ns, e.end_ns);
+        sites[static_cast<size_t>(o.site)].second += ov;
+        if (enclosing >= 0) sites[static_cast<size_t>(enclosing)].second -= ov;  // its self time
+      }
+      stack.push_back(o);
+    }
+  }
+  const std::pair<uint64_t, int64_t>* best = nullptr;
+  for (const auto& s : sites) {
+    if (s.second <= 0) continue;
+    if (best == nullptr || s.second > best->second || (s.second == best->second && s.first < best->first)) best = &s;
+  }
+  return best != nullptr ? PythonSiteKeyLabel(data, best->first) : std::string();
 }
 
 }  // namespace
+
+std::string TopUserSiteDuring(const TraceData& data, std::vector<Interval> intervals) {
+  if (data.python_frames.empty() || intervals.empty()) return std::string();
+  return TopUserSite(data, Coverage(std::move(intervals)));
+}
 
 void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary) {
   const TraceData& data = *ctx.data;
@@ -154,7 +211,7 @@ void AttributeHostWaits(const AnalysisContext& ctx, Summary* summary) {
     });
     if (best != 0) summary->devices[di].host_wait_top_range = std::string(data.strings.Get(best));
     if (!data.python_frames.empty()) {
-      summary->devices[di].host_wait_top_python = TopUserFrame(data, cov);
+      summary->devices[di].host_wait_top_python = TopUserSite(data, cov);
     }
   }
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "analysis/analysis_context.h"
 #include "analysis/antipatterns.h"
+#include "analysis/python_frames.h"
 
 namespace kairos::internal {
 namespace {
@@ -27,6 +29,7 @@ struct MemRef {
   const MemoryDetail* row;
   StringId site;  // innermost enclosing CPU range, else the API call; 0 = unknown
   int64_t call_ns;  // duration of the enclosing API call with its correlation id; 0 = unknown
+  uint64_t python = 0;  // PythonSiteKey of the user's frame and line that allocated; 0 = none
 };
 
 // The memory events of every track, each with its allocating site: the track's events come
@@ -37,6 +40,9 @@ std::vector<MemRef> CollectMemoryEvents(const AnalysisContext& ctx) {
   std::vector<MemRef> out;
   out.reserve(data.memory.size());
   std::vector<const Event*> open;
+  // With Python stacks: the user's frame and line active at each event (same thread, by time).
+  std::optional<PythonFrameIndex> frames;
+  if (!data.python_frames.empty()) frames.emplace(data);
   for (const auto& track : data.events_by_track) {
     open.clear();
     for (const Event& e : track) {
@@ -57,7 +63,9 @@ std::vector<MemRef> CollectMemoryEvents(const AnalysisContext& ctx) {
           }
           if (site == 0 && (r.kind == EventKind::kRuntime || r.kind == EventKind::kDriver)) site = r.name;
         }
-        out.push_back({&e, &data.memory[e.detail], site, call_ns});
+        const uint64_t python =
+            frames ? PythonSiteKey(frames->UserSiteAt(e.track, e.start_ns, data.memory[e.detail].py_line)) : 0;
+        out.push_back({&e, &data.memory[e.detail], site, call_ns, python});
         continue;
       }
       if ((IsCpuRange(e.kind) || e.kind == EventKind::kRuntime || e.kind == EventKind::kDriver) &&
@@ -104,8 +112,8 @@ void Summarise(const AnalysisContext& ctx, const std::vector<const MemRef*>& ref
   if (m->device_type == 1 && m->device >= 0) {
     if (const DeviceInfo* d = ctx.Device(static_cast<uint32_t>(m->device))) m->device_total_bytes = d->total_global_mem;
   }
-  // Window allocations still live: (address) -> (bytes, site). Bounded by the events.
-  absl::flat_hash_map<uint64_t, std::pair<int64_t, StringId>> live;
+  // Window allocations still live: (address) -> the allocation. Bounded by the events.
+  absl::flat_hash_map<uint64_t, const MemRef*> live;
   std::vector<int64_t> growth(ctx.steps.size(), 0);
   std::vector<uint8_t> step_has_event(ctx.steps.size(), 0);
   const MemRef* peak = refs.front();
@@ -120,7 +128,7 @@ void Summarise(const AnalysisContext& ctx, const std::vector<const MemRef*>& ref
     if (d.bytes >= 0) {
       ++m->allocs;
       m->allocated_bytes = SaturatingAdd(m->allocated_bytes, d.bytes);
-      live[d.addr] = {d.bytes, r->site};
+      live[d.addr] = r;
     } else {
       ++m->frees;
       m->freed_bytes = SaturatingAdd(m->freed_bytes, -d.bytes);
@@ -138,19 +146,22 @@ void Summarise(const AnalysisContext& ctx, const std::vector<const MemRef*>& ref
   const int64_t peak_step = StepIndexAt(ctx, m->peak_ts_ns);
   m->peak_step = peak_step >= 0 ? ctx.steps[static_cast<size_t>(peak_step)].number : -1;
   m->peak_site = SiteName(ctx, peak->site);
+  m->peak_python = PythonSiteKeyLabel(*ctx.data, peak->python);
   if (m->device_total_bytes > 0) {
     m->peak_share = static_cast<double>(m->peak_allocated) / static_cast<double>(m->device_total_bytes);
   }
-  std::map<StringId, MemorySite> sites;
-  for (const auto& [addr, v] : live) {
+  // A site is the allocating op or range and, with Python stacks, the user's line.
+  std::map<std::pair<StringId, uint64_t>, MemorySite> sites;
+  for (const auto& [addr, r] : live) {
     ++m->not_freed_count;
-    m->not_freed_bytes = SaturatingAdd(m->not_freed_bytes, v.first);
-    MemorySite& s = sites[v.second];
+    m->not_freed_bytes = SaturatingAdd(m->not_freed_bytes, r->row->bytes);
+    MemorySite& s = sites[{r->site, r->python}];
     ++s.count;
-    s.bytes = SaturatingAdd(s.bytes, v.first);
+    s.bytes = SaturatingAdd(s.bytes, r->row->bytes);
   }
-  for (auto& [id, s] : sites) {
-    s.name = SiteName(ctx, id);
+  for (auto& [key, s] : sites) {
+    s.name = SiteName(ctx, key.first);
+    s.python = PythonSiteKeyLabel(*ctx.data, key.second);
     m->not_freed_sites.push_back(std::move(s));
   }
   std::stable_sort(m->not_freed_sites.begin(), m->not_freed_sites.end(),
@@ -237,10 +248,13 @@ void StepFindings(const AnalysisContext& ctx, const MemorySummary& m, const std:
         if (!f.wants_examples()) break;
         if (r->row->bytes > 0 && StepIndexAt(ctx, r->event->start_ns) >= 0) f.Example(*r->event);
       }
-      const std::string site = m.not_freed_sites.empty() ? std::string("(unknown)") : m.not_freed_sites.front().name;
+      // "aten::empty", and with Python stacks the user's line: "aten::empty" at train.py:42 in step
+      std::string site = "\"" + (m.not_freed_sites.empty() ? std::string("(unknown)") : m.not_freed_sites.front().name) + "\"";
+      if (!m.not_freed_sites.empty() && !m.not_freed_sites.front().python.empty())
+        site += " at " + m.not_freed_sites.front().python;
       std::snprintf(buf, sizeof buf,
                     "Each of %zu steps left %s more allocated than it started with; %llu "
-                    "allocations (%s) made in the window were never freed, most from \"%s\". Look "
+                    "allocations (%s) made in the window were never freed, most from %s. Look "
                     "for tensors kept across steps (a list of losses, a cache, a graph kept alive).",
                     steps, Mib(static_cast<double>(sum) / static_cast<double>(steps)).c_str(),
                     static_cast<unsigned long long>(m.not_freed_count),

@@ -29,12 +29,83 @@ std::string PythonFrameLabel(std::string_view name) {
 PythonFrameIndex::PythonFrameIndex(const TraceData& data) : data_(data) {
   for (size_t t = 0; t < data.tracks.size() && t < data.events_by_track.size(); ++t) {
     for (const Event& e : data.events_by_track[t]) {
+      if (e.kind == EventKind::kCpuOp) ops_[static_cast<uint32_t>(t)].push_back(&e);
       if (e.kind != EventKind::kPythonFunction || e.detail >= data.python_frames.size()) continue;
       by_track_[static_cast<uint32_t>(t)].push_back(&e);  // events are in start order
       by_id_[data.python_frames[e.detail].id] = &e;
     }
   }
   cache_.assign(data.strings.size(), 0);
+  if (by_track_.empty()) ops_.clear();  // no frames: no site is ever asked for
+}
+
+bool PythonFrameIndex::IsUser(const Event& e) const {
+  uint8_t& u = cache_[e.name < cache_.size() ? e.name : 0];
+  if (u == 0) u = IsUserPythonFrame(data_.strings.Get(e.name)) ? 1 : 2;
+  return u == 1;
+}
+
+const Event* PythonFrameIndex::OutermostOp(uint32_t track, int64_t after_ns, int64_t t_ns) const {
+  auto it = ops_.find(track);
+  if (it == ops_.end()) return nullptr;
+  const std::vector<const Event*>& v = it->second;
+  auto pos = std::upper_bound(v.begin(), v.end(), t_ns,
+                              [](int64_t t, const Event* e) { return t < e->start_ns; });
+  // Ops nest: the enclosing one that began first is the outermost. Bounded walk back (an op
+  // opened long before, past thousands of later ones, is not looked for).
+  const Event* best = nullptr;
+  for (size_t n = 0; pos != v.begin() && n < 4096; ++n) {
+    const Event* e = *--pos;
+    if (e->start_ns < after_ns) break;
+    if (e->end_ns >= t_ns) best = e;
+  }
+  return best;
+}
+
+PythonSite PythonFrameIndex::UserSiteAt(uint32_t track, int64_t t_ns, uint32_t own_line) const {
+  PythonSite site;
+  const Event* inner = Innermost(track, t_ns);
+  const Event* child = nullptr;  // the frame below `e` on the way from `inner`
+  size_t guard = 0;
+  for (const Event* e = inner; e != nullptr && guard++ < 100000;) {
+    if (IsUser(*e)) {
+      site.frame = e;
+      break;
+    }
+    child = e;
+    const uint32_t parent = data_.python_frames[e->detail].parent_id;
+    auto p = parent != 0 ? by_id_.find(parent) : by_id_.end();
+    e = p != by_id_.end() ? p->second : nullptr;
+  }
+  if (inner != nullptr) site.op = OutermostOp(track, inner->start_ns, t_ns);
+  if (site.frame == nullptr) return site;
+  if (child != nullptr) {
+    site.line = data_.python_frames[child->detail].caller_line;
+  } else if (own_line != 0) {
+    site.line = own_line;
+  } else if (site.op != nullptr && site.op->detail < data_.cpu_args.size()) {
+    site.line = data_.cpu_args[site.op->detail].py_line;
+  }
+  return site;
+}
+
+std::string PythonSiteKeyLabel(const TraceData& data, uint64_t key) {
+  if (key == 0) return std::string();
+  Event frame{};
+  frame.name = static_cast<StringId>(key >> 32);
+  return PythonSiteLabel(data, PythonSite{&frame, static_cast<uint32_t>(key), nullptr});
+}
+
+std::string PythonSiteLabel(const TraceData& data, const PythonSite& site) {
+  if (site.frame == nullptr) return std::string();
+  const std::string_view name = data.strings.Get(site.frame->name);
+  if (site.line == 0) return PythonFrameLabel(name);
+  const size_t sep = name.rfind("): ");
+  const size_t open = sep == std::string_view::npos ? sep : name.rfind('(', sep);
+  if (open == std::string_view::npos) return PythonFrameLabel(name);
+  std::string_view file = name.substr(0, open);
+  if (const size_t slash = file.rfind('/'); slash != std::string_view::npos) file = file.substr(slash + 1);
+  return std::string(file) + ":" + std::to_string(site.line) + " in " + std::string(name.substr(sep + 3));
 }
 
 const Event* PythonFrameIndex::Innermost(uint32_t track, int64_t t_ns, bool user_only) const {
@@ -50,10 +121,7 @@ const Event* PythonFrameIndex::Innermost(uint32_t track, int64_t t_ns, bool user
   size_t guard = 0;
   while (e != nullptr && guard++ < v.size()) {
     if (e->start_ns <= t_ns && t_ns <= e->end_ns) {
-      if (!user_only) return e;
-      uint8_t& u = cache_[e->name < cache_.size() ? e->name : 0];
-      if (u == 0) u = IsUserPythonFrame(data_.strings.Get(e->name)) ? 1 : 2;
-      if (u == 1) return e;
+      if (!user_only || IsUser(*e)) return e;
     }
     const uint32_t parent = data_.python_frames[e->detail].parent_id;
     auto p = parent != 0 ? by_id_.find(parent) : by_id_.end();

@@ -241,6 +241,7 @@ struct StepSample {
 // made them.
 struct MemorySite {
   std::string name;
+  std::string python;  // with Python stacks: the user's line that allocated ("train.py:42 in step")
   uint64_t count = 0;
   int64_t bytes = 0;
 };
@@ -261,6 +262,7 @@ struct MemorySummary {
   int64_t peak_ts_ns = 0;
   int64_t peak_step = -1;        // ProfilerStep#N holding the peak; -1 = none
   std::string peak_site;         // innermost CPU range (or API call) at the peak
+  std::string peak_python;       // with Python stacks: the user's line at the peak; "" = none
   uint64_t device_total_bytes = 0;  // 0 = unknown
   double peak_share = -1.0;      // peak_allocated / device total; -1 = unknown
   uint64_t frees_before_window = 0;

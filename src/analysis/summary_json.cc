@@ -246,6 +246,7 @@ void Memory(Json& j, const std::vector<MemorySummary>& memory) {
     j.Key("peak_ts_ns").Int(m.peak_ts_ns);
     j.Key("peak_step").NumOrNull(static_cast<double>(m.peak_step), m.peak_step >= 0);
     j.Key("peak_site").Str(m.peak_site);
+    if (!m.peak_python.empty()) j.Key("peak_python").Str(m.peak_python);  // only with Python stacks
     j.Key("device_total_bytes").NumOrNull(static_cast<double>(m.device_total_bytes), m.device_total_bytes > 0);
     j.Key("peak_pct_of_device").NumOrNull(100.0 * m.peak_share, m.peak_share >= 0);
     j.Key("frees_before_window").Int(static_cast<int64_t>(m.frees_before_window));
@@ -254,7 +255,9 @@ void Memory(Json& j, const std::vector<MemorySummary>& memory) {
     j.Key("not_freed_sites").Open('[');
     for (const MemorySite& site : m.not_freed_sites) {
       j.Open('{').Key("name").Str(site.name).Key("count").Int(static_cast<int64_t>(site.count));
-      j.Key("bytes").Int(site.bytes).Close('}');
+      j.Key("bytes").Int(site.bytes);
+      if (!site.python.empty()) j.Key("python").Str(site.python);
+      j.Close('}');
     }
     j.Close(']').Key("step_growth_bytes").Open('[');
     for (const auto& [step, bytes] : m.step_growth) {

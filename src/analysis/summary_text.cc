@@ -139,13 +139,15 @@ void MemoryText(const Summary& s, std::string* out) {
     Append(out, " peak %s allocated", FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, m.peak_allocated))).c_str());
     if (m.peak_share >= 0) Append(out, " (%.1f%% of %s)", 100.0 * m.peak_share, FormatBytes(m.device_total_bytes).c_str());
     if (m.peak_step >= 0) Append(out, " in step %lld", static_cast<long long>(m.peak_step));
-    Append(out, " at \"%s\"; %llu allocs, %llu frees; not freed: %llu (%s)\n", m.peak_site.c_str(),
+    Append(out, " at \"%s\"%s%s; %llu allocs, %llu frees; not freed: %llu (%s)\n", m.peak_site.c_str(),
+           m.peak_python.empty() ? "" : " (Python: ", m.peak_python.empty() ? "" : (m.peak_python + ")").c_str(),
            static_cast<unsigned long long>(m.allocs), static_cast<unsigned long long>(m.frees),
            static_cast<unsigned long long>(m.not_freed_count),
            FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, m.not_freed_bytes))).c_str());
     for (const MemorySite& site : m.not_freed_sites) {
-      Append(out, "    not freed: %llu x %s from \"%s\"\n", static_cast<unsigned long long>(site.count),
-             FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, site.bytes))).c_str(), site.name.c_str());
+      Append(out, "    not freed: %llu x %s from \"%s\"%s%s\n", static_cast<unsigned long long>(site.count),
+             FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, site.bytes))).c_str(), site.name.c_str(),
+             site.python.empty() ? "" : " at ", site.python.c_str());
     }
   }
   if (s.memory_devices_left_out > 0) {

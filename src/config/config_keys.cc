@@ -1,7 +1,7 @@
 // File: config_keys.cc
 // Layer: kairos_config (internal). The key table (config-and-env.md §3, docs/CONFIG.md) and
 // the small value helpers that belong to it.
-// Threading: ConfigKeys() builds the table once under static-init locking; read-only after.
+// Threading: the table is compile-time constant data; any thread.
 #include "config/config_keys.h"
 
 #include <algorithm>
@@ -130,7 +130,7 @@ using internal::ConfigKey;
 using internal::KeyKind;
 using internal::KeyType;
 
-ConfigKey Bool(std::string_view name, bool Config::*field, std::string_view def,
+constexpr ConfigKey Bool(std::string_view name, bool Config::*field, std::string_view def,
                std::string_view doc) {
   ConfigKey k;
   k.name = name;
@@ -141,7 +141,7 @@ ConfigKey Bool(std::string_view name, bool Config::*field, std::string_view def,
   return k;
 }
 
-ConfigKey Int(std::string_view name, int64_t Config::*field, std::string_view def,
+constexpr ConfigKey Int(std::string_view name, int64_t Config::*field, std::string_view def,
               std::string_view doc, int64_t min_value = 0,
               int64_t max_value = internal::kInt32Max) {
   ConfigKey k;
@@ -155,7 +155,7 @@ ConfigKey Int(std::string_view name, int64_t Config::*field, std::string_view de
   return k;
 }
 
-ConfigKey String(std::string_view name, std::string Config::*field, std::string_view def,
+constexpr ConfigKey String(std::string_view name, std::string Config::*field, std::string_view def,
                  std::string_view doc) {
   ConfigKey k;
   k.name = name;
@@ -166,8 +166,8 @@ ConfigKey String(std::string_view name, std::string Config::*field, std::string_
   return k;
 }
 
-ConfigKey List(std::string_view name, std::vector<std::string> Config::*field, std::string_view def,
-               std::string_view doc) {
+constexpr ConfigKey List(std::string_view name, std::vector<std::string> Config::*field,
+                         std::string_view def, std::string_view doc) {
   ConfigKey k;
   k.name = name;
   k.type = KeyType::kList;
@@ -177,7 +177,7 @@ ConfigKey List(std::string_view name, std::vector<std::string> Config::*field, s
   return k;
 }
 
-ConfigKey Custom(std::string_view name, std::string_view type_name,
+constexpr ConfigKey Custom(std::string_view name, std::string_view type_name,
                  std::string (*apply)(Config&, std::string_view),
                  std::string (*text)(const Config&), std::string_view def, std::string_view doc) {
   ConfigKey k;
@@ -191,30 +191,30 @@ ConfigKey Custom(std::string_view name, std::string_view type_name,
   return k;
 }
 
-ConfigKey Kairos(ConfigKey k) {
+constexpr ConfigKey Kairos(ConfigKey k) {
   k.kind = KeyKind::kKairos;
   return k;
 }
 
 // On the on-demand whitelist, with an optional tighter upper bound for integers.
-ConfigKey OnDemand(ConfigKey k, int64_t daemon_max_value = -1) {
+constexpr ConfigKey OnDemand(ConfigKey k, int64_t daemon_max_value = -1) {
   k.daemon = true;
   k.daemon_max_value = daemon_max_value;
   return k;
 }
 
-ConfigKey Unimplemented(ConfigKey k) {
+constexpr ConfigKey Unimplemented(ConfigKey k) {
   k.unimplemented = true;
   return k;
 }
 
-ConfigKey Alias(ConfigKey k, std::string_view target) {
+constexpr ConfigKey Alias(ConfigKey k, std::string_view target) {
   k.kind = KeyKind::kAlias;
   k.target = target;
   return k;
 }
 
-ConfigKey Inert(std::string_view name, KeyType type, std::string_view doc,
+constexpr ConfigKey Inert(std::string_view name, KeyType type, std::string_view doc,
                 int64_t max_value = internal::kInt32Max) {
   ConfigKey k;
   k.name = name;
@@ -226,7 +226,7 @@ ConfigKey Inert(std::string_view name, KeyType type, std::string_view doc,
   return k;
 }
 
-ConfigKey Removed(std::string_view name, std::string_view why) {
+constexpr ConfigKey Removed(std::string_view name, std::string_view why) {
   ConfigKey k;
   k.name = name;
   k.kind = KeyKind::kRemoved;
@@ -236,269 +236,269 @@ ConfigKey Removed(std::string_view name, std::string_view why) {
   return k;
 }
 
-std::vector<ConfigKey>* BuildTable() {
-  auto* t = new std::vector<ConfigKey>;
-  // ---- Kineto keys (config-and-env.md §3.1) ----
-  t->push_back(OnDemand(Bool("ACTIVITIES_ENABLED", &Config::activities_enabled, "true",
-                    "Activity profiler on. When false an on-demand request is ignored")));
-  t->push_back(OnDemand(Custom("ACTIVITY_TYPES", "list", ParseActivityTypes, ActivityTypesText,
-                      "the 18 types 0-17",
-                      "Comma list of activity type names, lower-cased before matching; an "
-                      "unknown name is an error")));
-  {
-    ConfigKey k = Int("ACTIVITIES_DURATION_SECS", nullptr, "0.5 s",
-                      "Trace duration in seconds; sets the same value as "
-                      "ACTIVITIES_DURATION_MSECS (the later line wins)");
-    k.apply_int = [](Config& c, int64_t v) { c.duration_ms = v * 1000; };
-    t->push_back(OnDemand(k, 3600));
-  }
-  t->push_back(OnDemand(Int("ACTIVITIES_DURATION_MSECS", &Config::duration_ms, "500",
-                            "Trace duration in ms (time mode)"),
-                        3600000));
-  t->push_back(OnDemand(Int("ACTIVITIES_ITERATIONS", &Config::iterations, "0",
-                            "Iterations to trace; iteration mode needs this > 0 and "
-                            "PROFILE_START_ITERATION >= 0"),
-                        100000));
-  t->push_back(OnDemand(Int("ACTIVITIES_WARMUP_PERIOD_SECS", &Config::warmup_secs, "5",
-                            "Warm-up before the start time (time mode)"),
-                        600));
-  t->push_back(OnDemand(Int("ACTIVITIES_WARMUP_ITERATIONS", &Config::warmup_iterations, "0",
-                            "Warm-up iterations before the start iteration"),
-                        100000));
-  t->push_back(Int("ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB", &Config::max_gpu_buffer_mb, "128",
-                   "Cap on CUPTI host buffers: at most 1 + size buffers of 1 MiB. "
-                   "Base config only (it bounds the job's memory)"));
-  {
-    ConfigKey k = Bool("PROFILE_MEMORY", &Config::memory_snapshot, "false",
-                       "Memory recording, as PROFILE_PROFILE_MEMORY: true turns it on "
-                       "(docs/MEMORY.md). libkineto writes a memory snapshot to "
-                       "`/tmp/memory_snapshot_{pid}.pickle` instead; kairos has no snapshot, so the "
-                       "trace keeps its path and carries the `[memory]` events");
-    k.apply_bool = [](Config& c, bool v) {
-      c.memory_snapshot = v;
-      if (v) c.profile_memory = true;
-    };
-    // `dyno gputrace --profile-memory` sends it with PROFILE_PROFILE_MEMORY=true.
-    t->push_back(OnDemand(k));
-  }
-  t->push_back(OnDemand(String("ACTIVITIES_LOG_FILE", &Config::log_file,
-                      "<tmpdir>/libkineto_activities_<pid>.json",
-                      "Output path. `_<pid>` is inserted into the file name unless the path "
-                      "uses `{pid}` (`_rank<R>_<pid>` when the rank is known and the path has "
-                      "no `{rank}`); `{pid}` `{rank}` `{time}` `{host}` are expanded; daemon "
-                      "paths are restricted to the allowed directory; NUL and control "
-                      "characters are rejected")));
-  t->push_back(Unimplemented(Bool("ACTIVITIES_DISPLAY_CUDA_SYNC_WAIT_EVENTS",
-                                  &Config::display_cuda_sync_wait_events, "true",
-                                  "Not implemented: accepted, warned about, no effect "
-                                  "(libkineto: write Stream Wait Event sync records)")));
-  t->push_back(Unimplemented(Bool("CUPTI_PER_THREAD_BUFFER_ENABLED",
-                                  &Config::cupti_per_thread_buffer, "false",
-                                  "Not implemented: accepted, warned about, no effect "
-                                  "(libkineto: CUPTI per-thread buffers)")));
-  t->push_back(OnDemand(List("CUPTI_PM_SAMPLING_METRICS", &Config::pm_sampling_metrics,
-                            "empty",
-                            "CUPTI PM-sampling metric names (CUDA 13, e.g. "
-                            "sm__cycles_active.avg.pct_of_peak_sustained_elapsed); non-empty "
-                            "turns PM sampling on. Empty with ACTIVITY_TYPES containing "
-                            "hardware_counters samples the default metrics (docs/COUNTERS.md)")));
-  t->push_back(OnDemand(Int("CUPTI_PM_SAMPLING_DEVICE_ID", &Config::pm_sampling_device_id,
-                            "-1 (unset)",
-                            "GPU ordinal to PM-sample; unset = every GPU of the process")));
-  {
-    ConfigKey k = Int("PROFILE_START_TIME", &Config::profile_start_time_ms, "0",
-                      "Start time in Unix ms; 0 = now + warm-up + 2 s. More than 10 s in the "
-                      "past or more than 24 h in the future is an error",
-                      0, internal::kInt64Max);
-    k.int_check = internal::IntCheck::kNotPast;
-    t->push_back(OnDemand(k));
-  }
-  t->push_back(OnDemand(Int("PROFILE_START_ITERATION", &Config::profile_start_iteration,
-                            "-1 (unset)",
-                            "Start iteration; takes precedence over the start time")));
-  {
-    ConfigKey k = Int("PROFILE_START_ITERATION_ROUNDUP", &Config::profile_start_iteration_roundup,
-                      "-1 (unset)",
-                      "Start at the next multiple of N. N > 0 with no start iteration sets the "
-                      "start iteration to 0; 0 is warned about and ignored");
-    k.int_check = internal::IntCheck::kZeroIgnored;
-    t->push_back(OnDemand(k, 1000000));
-  }
-  t->push_back(OnDemand(String("REQUEST_TRACE_ID", &Config::request_trace_id, "\"\"",
-                               "Trace id, written as top-level trace_id")));
-  t->push_back(OnDemand(String("REQUEST_GROUP_TRACE_ID", &Config::request_group_trace_id, "\"\"",
-                               "Group trace id, written to trace metadata")));
-  t->push_back(Bool("ENABLE_IPC_FABRIC", &Config::enable_ipc_fabric,
-                             "true if KINETO_USE_DAEMON/KAIROS_USE_DAEMON=1, else false",
-                             "Poll the Dynolog daemon. Base config only"));
-  t->push_back(
-      Int("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS", &Config::on_demand_poll_secs, "5",
-                   "libkineto's daemon poll period; kairos polls every "
-                   "KAIROS_DAEMON_POLL_MS. Base config only"));
-  t->push_back(Unimplemented(Int("VERBOSE_LOG_LEVEL", &Config::verbose_log_level, "-1 (off)",
-                                 "Not implemented: accepted, warned about, no effect (use "
-                                 "KAIROS_LOG_LEVEL)")));
-  t->push_back(Unimplemented(List("VERBOSE_LOG_MODULES", &Config::verbose_log_modules, "all",
-                                  "Not implemented: accepted, warned about, no effect")));
-  t->push_back(OnDemand(Bool("PROFILE_REPORT_INPUT_SHAPES", &Config::report_input_shapes,
-                             "false", "Forwarded to the framework: record input shapes")));
-  t->push_back(OnDemand(Bool("PROFILE_PROFILE_MEMORY", &Config::profile_memory, "false",
-                             "Record every CUDA allocation and free in the window as `[memory]` events with "
-                             "absolute totals (docs/MEMORY.md); also forwarded to the framework")));
-  t->push_back(OnDemand(
-      Bool("PROFILE_WITH_STACK", &Config::with_stack, "false",
-           "Record Python calls and returns as python_function events (the kairos Python "
-           "package's tracer; docs/PYTHON_STACKS.md). Warned about in a trace that has none")));
-  t->push_back(OnDemand(Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false",
-                             "torch bridge: a flops arg on each cpu_op with a formula "
-                             "(docs/FLOPS.md)")));
-  t->push_back(OnDemand(Bool("PROFILE_WITH_MODULES", &Config::with_modules, "false",
-                             "With PROFILE_WITH_STACK: Module._call_impl frames are named "
-                             "`nn.Module: <Class>_<n>` (docs/PYTHON_STACKS.md); alone: no "
-                             "effect, said in the trace's warnings")));
-  t->push_back(OnDemand(Alias(Bool("CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION",
-                                   &Config::report_input_shapes, "false", "Alias"),
-                              "PROFILE_REPORT_INPUT_SHAPES")));
-  t->push_back(OnDemand(Alias(Bool("PYTHON_STACK_TRACE", &Config::with_stack, "false", "Alias"),
-                              "PROFILE_WITH_STACK")));
-  t->push_back(OnDemand(Unimplemented(Int("PROFILE_MEMORY_DURATION_MSECS",
-                                          &Config::memory_snapshot_duration_ms, "1000",
-                                          "Not implemented: accepted, warned about, no effect "
-                                          "(libkineto: memory-snapshot duration)")),
-                        3600000));
-  t->push_back(OnDemand(String("CUSTOM_CONFIG", &Config::custom_config, "\"\"",
-                               "Opaque string for plug-ins, copied to trace metadata")));
-  t->push_back(Inert("ROCTRACER_MAX_EVENTS", KeyType::kInt, "ROCm only: validated, no effect"));
-  t->push_back(Inert("XPUPTI_PROFILER_METRICS", KeyType::kList, "XPU only: no effect"));
-  t->push_back(
-      Inert("XPUPTI_PROFILER_ENABLE_PER_KERNEL", KeyType::kBool, "XPU only: validated, no effect"));
-  t->push_back(Inert("XPUPTI_PROFILER_MAX_SCOPES", KeyType::kInt, "XPU only: validated, no effect",
-                     internal::kInt64Max));
-  t->push_back(
-      Inert("ACTIVITIES_MANIFOLD_PATH", KeyType::kString, "Meta-internal upload: no effect"));
-  t->push_back(Inert("ACTIVITIES_COMPRESSION_ALGORITHM", KeyType::kString,
-                     "Meta-internal: no effect (use KAIROS_OUTPUT_FORMAT)"));
+// Every key, in documentation order: compile-time data, so no code runs to build it and
+// nothing of it is writable (the blocks are constexpr lambdas for keys with an apply).
+constexpr ConfigKey kKeys[] = {
+    // ---- Kineto keys (config-and-env.md §3.1) ----
+    OnDemand(Bool("ACTIVITIES_ENABLED", &Config::activities_enabled, "true",
+                  "Activity profiler on. When false an on-demand request is ignored")),
+    OnDemand(Custom("ACTIVITY_TYPES", "list", ParseActivityTypes, ActivityTypesText,
+                    "the 18 types 0-17",
+                    "Comma list of activity type names, lower-cased before matching; an "
+                    "unknown name is an error")),
+    [] {
+      ConfigKey k = Int("ACTIVITIES_DURATION_SECS", nullptr, "0.5 s",
+                        "Trace duration in seconds; sets the same value as "
+                        "ACTIVITIES_DURATION_MSECS (the later line wins)");
+      k.apply_int = [](Config& c, int64_t v) { c.duration_ms = v * 1000; };
+      return OnDemand(k, 3600);
+    }(),
+    OnDemand(Int("ACTIVITIES_DURATION_MSECS", &Config::duration_ms, "500",
+                 "Trace duration in ms (time mode)"),
+             3600000),
+    OnDemand(Int("ACTIVITIES_ITERATIONS", &Config::iterations, "0",
+                 "Iterations to trace; iteration mode needs this > 0 and "
+                 "PROFILE_START_ITERATION >= 0"),
+             100000),
+    OnDemand(Int("ACTIVITIES_WARMUP_PERIOD_SECS", &Config::warmup_secs, "5",
+                 "Warm-up before the start time (time mode)"),
+             600),
+    OnDemand(Int("ACTIVITIES_WARMUP_ITERATIONS", &Config::warmup_iterations, "0",
+                 "Warm-up iterations before the start iteration"),
+             100000),
+    Int("ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB", &Config::max_gpu_buffer_mb, "128",
+        "Cap on CUPTI host buffers: at most 1 + size buffers of 1 MiB. "
+        "Base config only (it bounds the job's memory)"),
+    [] {
+      ConfigKey k =
+          Bool("PROFILE_MEMORY", &Config::memory_snapshot, "false",
+               "Memory recording, as PROFILE_PROFILE_MEMORY: true turns it on "
+               "(docs/MEMORY.md). libkineto writes a memory snapshot to "
+               "`/tmp/memory_snapshot_{pid}.pickle` instead; kairos has no snapshot, so the "
+               "trace keeps its path and carries the `[memory]` events");
+      k.apply_bool = [](Config& c, bool v) {
+        c.memory_snapshot = v;
+        if (v) c.profile_memory = true;
+      };
+      // `dyno gputrace --profile-memory` sends it with PROFILE_PROFILE_MEMORY=true.
+      return OnDemand(k);
+    }(),
+    OnDemand(String("ACTIVITIES_LOG_FILE", &Config::log_file,
+                    "<tmpdir>/libkineto_activities_<pid>.json",
+                    "Output path. `_<pid>` is inserted into the file name unless the path "
+                    "uses `{pid}` (`_rank<R>_<pid>` when the rank is known and the path has "
+                    "no `{rank}`); `{pid}` `{rank}` `{time}` `{host}` are expanded; daemon "
+                    "paths are restricted to the allowed directory; NUL and control "
+                    "characters are rejected")),
+    Unimplemented(Bool("ACTIVITIES_DISPLAY_CUDA_SYNC_WAIT_EVENTS",
+                       &Config::display_cuda_sync_wait_events, "true",
+                       "Not implemented: accepted, warned about, no effect "
+                       "(libkineto: write Stream Wait Event sync records)")),
+    Unimplemented(Bool("CUPTI_PER_THREAD_BUFFER_ENABLED", &Config::cupti_per_thread_buffer, "false",
+                       "Not implemented: accepted, warned about, no effect "
+                       "(libkineto: CUPTI per-thread buffers)")),
+    OnDemand(List("CUPTI_PM_SAMPLING_METRICS", &Config::pm_sampling_metrics, "empty",
+                  "CUPTI PM-sampling metric names (CUDA 13, e.g. "
+                  "sm__cycles_active.avg.pct_of_peak_sustained_elapsed); non-empty "
+                  "turns PM sampling on. Empty with ACTIVITY_TYPES containing "
+                  "hardware_counters samples the default metrics (docs/COUNTERS.md)")),
+    OnDemand(Int("CUPTI_PM_SAMPLING_DEVICE_ID", &Config::pm_sampling_device_id, "-1 (unset)",
+                 "GPU ordinal to PM-sample; unset = every GPU of the process")),
+    [] {
+      ConfigKey k = Int("PROFILE_START_TIME", &Config::profile_start_time_ms, "0",
+                        "Start time in Unix ms; 0 = now + warm-up + 2 s. More than 10 s in the "
+                        "past or more than 24 h in the future is an error",
+                        0, internal::kInt64Max);
+      k.int_check = internal::IntCheck::kNotPast;
+      return OnDemand(k);
+    }(),
+    OnDemand(Int("PROFILE_START_ITERATION", &Config::profile_start_iteration, "-1 (unset)",
+                 "Start iteration; takes precedence over the start time")),
+    [] {
+      ConfigKey k = Int("PROFILE_START_ITERATION_ROUNDUP", &Config::profile_start_iteration_roundup,
+                        "-1 (unset)",
+                        "Start at the next multiple of N. N > 0 with no start iteration sets the "
+                        "start iteration to 0; 0 is warned about and ignored");
+      k.int_check = internal::IntCheck::kZeroIgnored;
+      return OnDemand(k, 1000000);
+    }(),
+    OnDemand(String("REQUEST_TRACE_ID", &Config::request_trace_id, "\"\"",
+                    "Trace id, written as top-level trace_id")),
+    OnDemand(String("REQUEST_GROUP_TRACE_ID", &Config::request_group_trace_id, "\"\"",
+                    "Group trace id, written to trace metadata")),
+    Bool("ENABLE_IPC_FABRIC", &Config::enable_ipc_fabric,
+         "true if KINETO_USE_DAEMON/KAIROS_USE_DAEMON=1, else false",
+         "Poll the Dynolog daemon. Base config only"),
 
-  // ---- kairos keys ----
-  t->push_back(
-      Kairos(Int("KAIROS_CPU_BUFFER_KB_PER_THREAD", &Config::cpu_buffer_kb_per_thread, "65536",
-                 "Per-thread CPU record ring: address space reserved when a thread first "
-                 "records, memory made resident as it fills (by the kairos-prefault thread, "
-                 "ahead of the writer). 64 MiB holds 2.8 M 24-byte records = 1.4 M ranges, "
-                 "all of a 10 s window at up to 140,000 ranges/s per thread. Full rings "
-                 "drop and count",
-                 4, 1048576)));
-  t->push_back(Kairos(Int("KAIROS_MAX_THREADS", &Config::max_threads, "256",
-                          "Threads that get a ring; later threads' records are dropped and "
-                          "counted. Bounds memory at max_threads x ring size",
-                          1, 65536)));
-  t->push_back(OnDemand(Kairos(Custom(
-      "KAIROS_OUTPUT_FORMAT", "choice",
-      [](Config& c, std::string_view v) {
-        return ParseChoice(v, kOutputFormatNames, "an output format", &c.output_format);
-      },
-      [](const Config& c) {
-        const size_t i = static_cast<size_t>(c.output_format);
-        return i < std::size(kOutputFormatNames) ? std::string(kOutputFormatNames[i]) : "invalid";
-      },
-      "auto",
-      "auto json json.gz json.zst perfetto perfetto.zst; auto picks the format from the "
-      "file name"))));
-  t->push_back(
-      Kairos(List("KAIROS_EXTRA_OUTPUTS", &Config::extra_outputs, "empty",
-                  "More output paths for the same trace (format from each name). Base config "
-                  "only, because daemon paths must stay in the allowed directory")));
-  t->push_back(OnDemand(Kairos(Int("KAIROS_ZSTD_LEVEL", &Config::zstd_level, "1",
-                                   "zstd level for .zst outputs; 1 is fast enough to run on "
-                                   "exit. A daemon request may ask for at most 3 (higher levels "
-                                   "can stall the job's exit)",
-                                   1, 22)),
-                        3));
-  t->push_back(OnDemand(Kairos(Custom(
-      "KAIROS_SUMMARY", "choice",
-      [](Config& c, std::string_view v) {
-        return ParseChoice(v, kSummaryNames, "a summary mode", &c.summary);
-      },
-      [](const Config& c) {
-        const size_t i = static_cast<size_t>(c.summary);
-        return i < std::size(kSummaryNames) ? std::string(kSummaryNames[i]) : "invalid";
-      },
-      "file", "file (next to the trace), stdout or off"))));
-  t->push_back(OnDemand(Kairos(Custom(
-      "KAIROS_REPORT", "choice",
-      [](Config& c, std::string_view v) {
-        return ParseChoice(v, kReportNames, "a report mode", &c.report);
-      },
-      [](const Config& c) {
-        const size_t i = static_cast<size_t>(c.report);
-        return i < std::size(kReportNames) ? std::string(kReportNames[i]) : "invalid";
-      },
-      "off", "html: also write an HTML report next to the trace (run.json gives run.report.html; docs/REPORT.md)"))));
-  t->push_back(Kairos(Int("KAIROS_HOST_METRICS_INTERVAL_MS", &Config::host_metrics_interval_ms,
-                          "100",
-                          "Host counter sampling period; 0 = off. Base config only (a short "
-                          "period costs the job CPU)",
-                          0, 3600000)));
-  t->push_back(OnDemand(
-      Kairos(Custom("KAIROS_NVTX_DOMAINS", "list", ParseNvtxDomains, NvtxDomainsText, "all",
-                    "Comma list of +name (record only these) and -name (drop these)"))));
-  t->push_back(Kairos(Int("KAIROS_DAEMON_POLL_MS", &Config::daemon_poll_ms, "1000",
-                          "Daemon poll period (libkineto: 5 s). Base config only", 10, 3600000)));
-  t->push_back(OnDemand(Kairos(Int("KAIROS_ITERATION_FALLBACK_TIMEOUT_MS",
-                                   &Config::iteration_fallback_timeout_ms, "10000",
-                                   "An iteration request in a process that never steps falls "
-                                   "back to a duration window after this long")),
-                        600000));
-  t->push_back(OnDemand(Kairos(Int(
-      "KAIROS_REQUEST_TIME_MS", &Config::request_time_ms, "0 (unknown)",
-      "Unix ms at which the request was made; `kairos daemon` stamps iteration requests with it. "
-      "Every rank rounds PROFILE_START_ITERATION_ROUNDUP up from the iteration it was in at that "
-      "instant, so a job's ranks trace the same iterations (docs/ONDEMAND.md)",
-      0, INT64_MAX))));
-  t->push_back(Kairos(Int("KAIROS_EXIT_FLUSH_TIMEOUT_MS", &Config::exit_flush_timeout_ms, "5000",
-                          "Longest wait at process exit for a trace to be written. Base config "
-                          "only: a request must not be able to stall the job's exit. Values "
-                          "above 60000 wait 60000 (kMaxExitFlushMs, the flush bound of "
-                          "kairos_flush too)",
-                          0, 600000)));
+    Int("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS", &Config::on_demand_poll_secs, "5",
+        "libkineto's daemon poll period; kairos polls every "
+        "KAIROS_DAEMON_POLL_MS. Base config only"),
+    Unimplemented(Int("VERBOSE_LOG_LEVEL", &Config::verbose_log_level, "-1 (off)",
+                      "Not implemented: accepted, warned about, no effect (use "
+                      "KAIROS_LOG_LEVEL)")),
+    Unimplemented(List("VERBOSE_LOG_MODULES", &Config::verbose_log_modules, "all",
+                       "Not implemented: accepted, warned about, no effect")),
+    OnDemand(Bool("PROFILE_REPORT_INPUT_SHAPES", &Config::report_input_shapes, "false",
+                  "Forwarded to the framework: record input shapes")),
+    OnDemand(Bool("PROFILE_PROFILE_MEMORY", &Config::profile_memory, "false",
+                  "Record every CUDA allocation and free in the window as `[memory]` events with "
+                  "absolute totals (docs/MEMORY.md); also forwarded to the framework")),
+    OnDemand(
+        Bool("PROFILE_WITH_STACK", &Config::with_stack, "false",
+             "Record Python calls and returns as python_function events (the kairos Python "
+             "package's tracer; docs/PYTHON_STACKS.md). Warned about in a trace that has none")),
+    OnDemand(Bool("PROFILE_WITH_FLOPS", &Config::with_flops, "false",
+                  "torch bridge: a flops arg on each cpu_op with a formula "
+                  "(docs/FLOPS.md)")),
+    OnDemand(Bool("PROFILE_WITH_MODULES", &Config::with_modules, "false",
+                  "With PROFILE_WITH_STACK: Module._call_impl frames are named "
+                  "`nn.Module: <Class>_<n>` (docs/PYTHON_STACKS.md); alone: no "
+                  "effect, said in the trace's warnings")),
+    OnDemand(Alias(Bool("CLIENT_INTERFACE_ENABLE_OP_INPUTS_COLLECTION",
+                        &Config::report_input_shapes, "false", "Alias"),
+                   "PROFILE_REPORT_INPUT_SHAPES")),
+    OnDemand(Alias(Bool("PYTHON_STACK_TRACE", &Config::with_stack, "false", "Alias"),
+                   "PROFILE_WITH_STACK")),
+    OnDemand(Unimplemented(Int("PROFILE_MEMORY_DURATION_MSECS",
+                               &Config::memory_snapshot_duration_ms, "1000",
+                               "Not implemented: accepted, warned about, no effect "
+                               "(libkineto: memory-snapshot duration)")),
+             3600000),
+    OnDemand(String("CUSTOM_CONFIG", &Config::custom_config, "\"\"",
+                    "Opaque string for plug-ins, copied to trace metadata")),
+    Inert("ROCTRACER_MAX_EVENTS", KeyType::kInt, "ROCm only: validated, no effect"),
+    Inert("XPUPTI_PROFILER_METRICS", KeyType::kList, "XPU only: no effect"),
 
-  t->push_back(OnDemand(Kairos(Int("KAIROS_PM_SAMPLING_INTERVAL_US",
-                                   &Config::pm_sampling_interval_us, "1000",
-                                   "PM-sampling period in microseconds (GPU time trigger)",
-                                   100, 10000000))));
-  t->push_back(Kairos(Int("KAIROS_TELEMETRY_INTERVAL_SECS", &Config::telemetry_interval_secs, "-1",
-                          "Always-on telemetry: one JSON line per GPU every N seconds to "
-                          "KAIROS_TELEMETRY_FILE (docs/TELEMETRY.md), and to a `kairos daemon "
-                          "--metrics-port` the process polls; 0 = off. -1 (unset): off, except "
-                          "that a process registered with a daemon serving metrics sends it "
-                          "lines at the daemon's interval (10 s by default; docs/FLEET.md). Base "
-                          "config only, never from a daemon request (it runs for the job's life)",
-                          -1, 86400)));
-  t->push_back(Kairos(String("KAIROS_TELEMETRY_FILE", &Config::telemetry_file,
-                             "<trace dir>/kairos_telemetry_{host}_{pid}.jsonl",
-                             "Telemetry output (appended); `{pid}` `{rank}` `{host}` are "
-                             "expanded. Base config only")));
-  t->push_back(Kairos(Int("KAIROS_TELEMETRY_MAX_MB", &Config::telemetry_max_mb, "64",
-                          "Telemetry file bound: before it grows past N MiB it is renamed to "
-                          "FILE.1 (replacing it) and a new FILE begins, so a process keeps at "
-                          "most 2 x N MiB; 0 = never rotate. Base config only",
-                          0, 1048576)));
+    Inert("XPUPTI_PROFILER_ENABLE_PER_KERNEL", KeyType::kBool, "XPU only: validated, no effect"),
+    Inert("XPUPTI_PROFILER_MAX_SCOPES", KeyType::kInt, "XPU only: validated, no effect",
+          internal::kInt64Max),
 
-  // ---- removed keys (config-and-env.md §3.2) ----
-  t->push_back(Removed("ENABLE_SIGUSR2", "SIGUSR2 trigger removed (kineto #1408)"));
-  t->push_back(Removed("REQUEST_TIMESTAMP", "removed (kineto #1409)"));
-  for (std::string_view name :
-       {"EVENTS", "METRICS", "SAMPLE_PERIOD_MSECS", "MULTIPLEX_PERIOD_MSECS", "REPORT_PERIOD_SECS",
-        "SAMPLES_PER_REPORT", "EVENTS_LOG_FILE", "EVENTS_ENABLED_DEVICES", "EVENTS_DURATION_SECS",
-        "MAX_EVENT_PROFILERS_PER_GPU", "EVENTS_HEARTBEAT_MONITOR_PERIOD_SECS"}) {
-    t->push_back(Removed(name, "CUPTI event/metric profiler removed (kineto #1495)"));
-  }
-  for (std::string_view name : {"CUPTI_PROFILER_METRICS", "CUPTI_PROFILER_ENABLE_PER_KERNEL",
-                                "CUPTI_PROFILER_MAX_RANGES"}) {
-    t->push_back(Removed(name, "CUPTI range profiler removed (kineto #1437)"));
-  }
-  return t;
-}
+    Inert("ACTIVITIES_MANIFOLD_PATH", KeyType::kString, "Meta-internal upload: no effect"),
+    Inert("ACTIVITIES_COMPRESSION_ALGORITHM", KeyType::kString,
+          "Meta-internal: no effect (use KAIROS_OUTPUT_FORMAT)"),
+
+    // ---- kairos keys ----
+
+    Kairos(Int("KAIROS_CPU_BUFFER_KB_PER_THREAD", &Config::cpu_buffer_kb_per_thread, "65536",
+               "Per-thread CPU record ring: address space reserved when a thread first "
+               "records, memory made resident as it fills (by the kairos-prefault thread, "
+               "ahead of the writer). 64 MiB holds 2.8 M 24-byte records = 1.4 M ranges, "
+               "all of a 10 s window at up to 140,000 ranges/s per thread. Full rings "
+               "drop and count",
+               4, 1048576)),
+    Kairos(Int("KAIROS_MAX_THREADS", &Config::max_threads, "256",
+               "Threads that get a ring; later threads' records are dropped and "
+               "counted. Bounds memory at max_threads x ring size",
+               1, 65536)),
+    OnDemand(Kairos(Custom(
+        "KAIROS_OUTPUT_FORMAT", "choice",
+        [](Config& c, std::string_view v) {
+          return ParseChoice(v, kOutputFormatNames, "an output format", &c.output_format);
+        },
+        [](const Config& c) {
+          const size_t i = static_cast<size_t>(c.output_format);
+          return i < std::size(kOutputFormatNames) ? std::string(kOutputFormatNames[i]) : "invalid";
+        },
+        "auto",
+        "auto json json.gz json.zst perfetto perfetto.zst; auto picks the format from the "
+        "file name"))),
+
+    Kairos(List("KAIROS_EXTRA_OUTPUTS", &Config::extra_outputs, "empty",
+                "More output paths for the same trace (format from each name). Base config "
+                "only, because daemon paths must stay in the allowed directory")),
+    OnDemand(Kairos(Int("KAIROS_ZSTD_LEVEL", &Config::zstd_level, "1",
+                        "zstd level for .zst outputs; 1 is fast enough to run on "
+                        "exit. A daemon request may ask for at most 3 (higher levels "
+                        "can stall the job's exit)",
+                        1, 22)),
+             3),
+    OnDemand(Kairos(Custom(
+        "KAIROS_SUMMARY", "choice",
+        [](Config& c, std::string_view v) {
+          return ParseChoice(v, kSummaryNames, "a summary mode", &c.summary);
+        },
+        [](const Config& c) {
+          const size_t i = static_cast<size_t>(c.summary);
+          return i < std::size(kSummaryNames) ? std::string(kSummaryNames[i]) : "invalid";
+        },
+        "file", "file (next to the trace), stdout or off"))),
+    OnDemand(Kairos(Custom(
+        "KAIROS_REPORT", "choice",
+        [](Config& c, std::string_view v) {
+          return ParseChoice(v, kReportNames, "a report mode", &c.report);
+        },
+        [](const Config& c) {
+          const size_t i = static_cast<size_t>(c.report);
+          return i < std::size(kReportNames) ? std::string(kReportNames[i]) : "invalid";
+        },
+        "off",
+        "html: also write an HTML report next to the trace (run.json gives run.report.html; "
+        "docs/REPORT.md)"))),
+    Kairos(Int("KAIROS_HOST_METRICS_INTERVAL_MS", &Config::host_metrics_interval_ms, "100",
+               "Host counter sampling period; 0 = off. Base config only (a short "
+               "period costs the job CPU)",
+               0, 3600000)),
+    OnDemand(Kairos(Custom("KAIROS_NVTX_DOMAINS", "list", ParseNvtxDomains, NvtxDomainsText, "all",
+                           "Comma list of +name (record only these) and -name (drop these)"))),
+    Kairos(Int("KAIROS_DAEMON_POLL_MS", &Config::daemon_poll_ms, "1000",
+               "Daemon poll period (libkineto: 5 s). Base config only", 10, 3600000)),
+    OnDemand(Kairos(Int("KAIROS_ITERATION_FALLBACK_TIMEOUT_MS",
+                        &Config::iteration_fallback_timeout_ms, "10000",
+                        "An iteration request in a process that never steps falls "
+                        "back to a duration window after this long")),
+             600000),
+    OnDemand(Kairos(Int(
+        "KAIROS_REQUEST_TIME_MS", &Config::request_time_ms, "0 (unknown)",
+        "Unix ms at which the request was made; `kairos daemon` stamps iteration requests with it. "
+        "Every rank rounds PROFILE_START_ITERATION_ROUNDUP up from the iteration it was in at that "
+        "instant, so a job's ranks trace the same iterations (docs/ONDEMAND.md)",
+        0, INT64_MAX))),
+    Kairos(Int("KAIROS_EXIT_FLUSH_TIMEOUT_MS", &Config::exit_flush_timeout_ms, "5000",
+               "Longest wait at process exit for a trace to be written. Base config "
+               "only: a request must not be able to stall the job's exit. Values "
+               "above 60000 wait 60000 (kMaxExitFlushMs, the flush bound of "
+               "kairos_flush too)",
+               0, 600000)),
+
+    OnDemand(Kairos(Int("KAIROS_PM_SAMPLING_INTERVAL_US", &Config::pm_sampling_interval_us, "1000",
+                        "PM-sampling period in microseconds (GPU time trigger)", 100, 10000000))),
+    Kairos(Int("KAIROS_TELEMETRY_INTERVAL_SECS", &Config::telemetry_interval_secs, "-1",
+               "Always-on telemetry: one JSON line per GPU every N seconds to "
+               "KAIROS_TELEMETRY_FILE (docs/TELEMETRY.md), and to a `kairos daemon "
+               "--metrics-port` the process polls; 0 = off. -1 (unset): off, except "
+               "that a process registered with a daemon serving metrics sends it "
+               "lines at the daemon's interval (10 s by default; docs/FLEET.md). Base "
+               "config only, never from a daemon request (it runs for the job's life)",
+               -1, 86400)),
+    Kairos(String("KAIROS_TELEMETRY_FILE", &Config::telemetry_file,
+                  "<trace dir>/kairos_telemetry_{host}_{pid}.jsonl",
+                  "Telemetry output (appended); `{pid}` `{rank}` `{host}` are "
+                  "expanded. Base config only")),
+    Kairos(Int("KAIROS_TELEMETRY_MAX_MB", &Config::telemetry_max_mb, "64",
+               "Telemetry file bound: before it grows past N MiB it is renamed to "
+               "FILE.1 (replacing it) and a new FILE begins, so a process keeps at "
+               "most 2 x N MiB; 0 = never rotate. Base config only",
+               0, 1048576)),
+
+    // ---- removed keys (config-and-env.md §3.2) ----
+    Removed("ENABLE_SIGUSR2", "SIGUSR2 trigger removed (kineto #1408)"),
+    Removed("REQUEST_TIMESTAMP", "removed (kineto #1409)"),
+    Removed("EVENTS", "CUPTI event/metric profiler removed (kineto #1495)"),
+    Removed("METRICS", "CUPTI event/metric profiler removed (kineto #1495)"),
+    Removed("SAMPLE_PERIOD_MSECS", "CUPTI event/metric profiler removed (kineto #1495)"),
+    Removed("MULTIPLEX_PERIOD_MSECS", "CUPTI event/metric profiler removed (kineto #1495)"),
+    Removed("REPORT_PERIOD_SECS", "CUPTI event/metric profiler removed (kineto #1495)"),
+    Removed("SAMPLES_PER_REPORT", "CUPTI event/metric profiler removed (kineto #1495)"),
+    Removed("EVENTS_LOG_FILE", "CUPTI event/metric profiler removed (kineto #1495)"),
+    Removed("EVENTS_ENABLED_DEVICES", "CUPTI event/metric profiler removed (kineto #1495)"),
+    Removed("EVENTS_DURATION_SECS", "CUPTI event/metric profiler removed (kineto #1495)"),
+    Removed("MAX_EVENT_PROFILERS_PER_GPU", "CUPTI event/metric profiler removed (kineto #1495)"),
+    Removed("EVENTS_HEARTBEAT_MONITOR_PERIOD_SECS",
+            "CUPTI event/metric profiler removed (kineto #1495)"),
+    Removed("CUPTI_PROFILER_METRICS", "CUPTI range profiler removed (kineto #1437)"),
+    Removed("CUPTI_PROFILER_ENABLE_PER_KERNEL", "CUPTI range profiler removed (kineto #1437)"),
+    Removed("CUPTI_PROFILER_MAX_RANGES", "CUPTI range profiler removed (kineto #1437)"),
+};
 
 std::string TypeName(const ConfigKey& k) {
   switch (k.type) {
@@ -532,10 +532,7 @@ std::string_view ActivityTypeName(ActivityType type) {
 
 namespace internal {
 
-const std::vector<ConfigKey>& ConfigKeys() {
-  static const std::vector<ConfigKey>* table = BuildTable();
-  return *table;
-}
+absl::Span<const ConfigKey> ConfigKeys() { return kKeys; }
 
 const ConfigKey* FindConfigKey(std::string_view name) {
   for (const ConfigKey& k : ConfigKeys()) {

@@ -2,7 +2,7 @@
 // Layer: kairos_config (internal). The single key table: name, type, range, default, doc and
 // setter of every config key. ParseConfig, ConfigToText and the generated key tables in
 // docs/CONFIG.md are all driven by it, so a key cannot exist in one and not the others.
-// Threading: the table is built once (static init) and immutable afterwards.
+// Threading: the table is compile-time constant data.
 #ifndef KAIROS_SRC_CONFIG_CONFIG_KEYS_H_
 #define KAIROS_SRC_CONFIG_CONFIG_KEYS_H_
 
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "config/config.h"
 
 namespace kairos::internal {
@@ -91,7 +92,7 @@ inline int64_t MaxValueFor(const ConfigKey& k, ConfigSource source) {
 }
 
 // Every known key (current, alias, inert, kairos and removed), in documentation order.
-const std::vector<ConfigKey>& ConfigKeys();
+absl::Span<const ConfigKey> ConfigKeys();
 
 // nullptr if `name` is not a known key. Names are case-sensitive.
 const ConfigKey* FindConfigKey(std::string_view name);

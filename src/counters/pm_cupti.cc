@@ -24,7 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "util/clock.h"
-#include "util/fork_abandon.h"
+#include "util/dcheck.h"
 
 namespace kairos::internal {
 namespace {
@@ -62,27 +62,21 @@ struct PmApi {
   bool profiler_initialized = false;
 };
 
-// The process's PmApi and the mutex that guards it and every CUPTI PM call, as one object:
-// created on first use, never destroyed (samplers may outlive main), and replaced in a fork()
-// child (PmCuptiAfterForkChild), whose copy of the mutex may be held by a thread that does
-// not exist there.
+}  // namespace
+
+// A root's PmApi and the mutex that guards it and every CUPTI PM call, as one object (see
+// pm_cupti.h): shared by the platforms and samplers made from it, so it outlives the last.
 struct PmProcessApi {
   std::mutex mu;
   PmApi api;
 };
-std::atomic<PmProcessApi*> g_api{nullptr};
 
-PmProcessApi& ProcessApi() {
-  PmProcessApi* p = g_api.load(std::memory_order_acquire);
-  if (p != nullptr) return *p;
-  auto* fresh = new PmProcessApi();
-  if (g_api.compare_exchange_strong(p, fresh, std::memory_order_acq_rel)) return *fresh;
-  delete fresh;  // another thread's won
-  return *p;
-}
+namespace {
 
-// Loaded once per process (caller holds `p.mu`); libcupti stays loaded.
-PmApi& LoadedApiLocked(PmProcessApi& p, const std::string& explicit_path) {
+// Loaded once per PmProcessApi (caller holds `p.mu`, through `lock`); libcupti stays loaded.
+PmApi& LoadedApiLocked(PmProcessApi& p, const std::unique_lock<std::mutex>& lock,
+                       const std::string& explicit_path) {
+  KAIROS_DCHECK(lock.owns_lock() && lock.mutex() == &p.mu, "holds the PM API's mutex");
   PmApi* api = &p.api;
   if (api->loaded || !api->error.empty()) return *api;
   void* h = nullptr;
@@ -204,7 +198,8 @@ constexpr int kMaxDecodeRounds = 64;  // bound one Poll; the rest waits for the 
 
 class CuptiPmSampler : public PmSampler {
  public:
-  explicit CuptiPmSampler(PmProcessApi& p) : mu_(p.mu), api_(p.api) {}
+  explicit CuptiPmSampler(std::shared_ptr<PmProcessApi> p)
+      : keep_(std::move(p)), mu_(keep_->mu), api_(keep_->api) {}
   ~CuptiPmSampler() override { Stop(); }
 
   absl::Status Start(uint32_t device, const std::vector<std::string>& metrics,
@@ -402,7 +397,8 @@ class CuptiPmSampler : public PmSampler {
     consumed_ = 0;
   }
 
-  std::mutex& mu_;  // the process PmApi's: every CUPTI PM call holds it
+  std::shared_ptr<PmProcessApi> keep_;  // first: outlives the two references below
+  std::mutex& mu_;                      // the root's PmApi's: every CUPTI PM call holds it
   PmApi& api_;
   CUpti_PmSampling_Object* obj_ = nullptr;
   CUpti_Profiler_Host_Object* host_ = nullptr;
@@ -416,19 +412,20 @@ class CuptiPmSampler : public PmSampler {
 
 class CuptiPmPlatform : public PmPlatform {
  public:
-  explicit CuptiPmPlatform(std::string path) : path_(std::move(path)) {}
+  CuptiPmPlatform(std::string path, std::shared_ptr<PmProcessApi> api)
+      : path_(std::move(path)), api_(std::move(api)) {}
   int DeviceCount() override {
-    PmProcessApi& p = ProcessApi();
-    std::lock_guard<std::mutex> lock(p.mu);
-    PmApi& api = LoadedApiLocked(p, path_);
+    PmProcessApi& p = *api_;
+    std::unique_lock<std::mutex> lock(p.mu);
+    PmApi& api = LoadedApiLocked(p, lock, path_);
     int n = 0;
     if (api.CuDeviceGetCount == nullptr || api.CuDeviceGetCount(&n) != 0) return 0;
     return n;
   }
   GpuIdentity Identity(int ordinal) override {
-    PmProcessApi& p = ProcessApi();
-    std::lock_guard<std::mutex> lock(p.mu);
-    PmApi& api = LoadedApiLocked(p, path_);
+    PmProcessApi& p = *api_;
+    std::unique_lock<std::mutex> lock(p.mu);
+    PmApi& api = LoadedApiLocked(p, lock, path_);
     GpuIdentity id;
     int dev = 0;
     if (api.CuDeviceGet == nullptr || api.CuDeviceGet(&dev, ordinal) != 0) return id;
@@ -447,26 +444,25 @@ class CuptiPmPlatform : public PmPlatform {
     return id;
   }
   std::unique_ptr<PmSampler> Open() override {
-    PmProcessApi& p = ProcessApi();
-    std::lock_guard<std::mutex> lock(p.mu);
-    LoadedApiLocked(p, path_);
-    return std::make_unique<CuptiPmSampler>(p);
+    PmProcessApi& p = *api_;
+    std::unique_lock<std::mutex> lock(p.mu);
+    LoadedApiLocked(p, lock, path_);
+    return std::make_unique<CuptiPmSampler>(api_);
   }
 
  private:
   std::string path_;
+  std::shared_ptr<PmProcessApi> api_;  // never null
 };
 
 }  // namespace
 
-std::unique_ptr<PmPlatform> CreateCuptiPmPlatform(const std::string& cupti_library) {
-  return std::make_unique<CuptiPmPlatform>(cupti_library);
-}
+std::shared_ptr<PmProcessApi> NewPmCuptiApi() { return std::make_shared<PmProcessApi>(); }
 
-void PmCuptiAfterForkChild() {
-  // The child loads libcupti's entry points again on first use (the library stays mapped);
-  // the parent's object is abandoned, never locked again.
-  KeepAbandonedAfterFork(g_api.exchange(nullptr, std::memory_order_acq_rel));
+std::unique_ptr<PmPlatform> CreateCuptiPmPlatform(const std::string& cupti_library,
+                                                  std::shared_ptr<PmProcessApi> api) {
+  if (api == nullptr) api = NewPmCuptiApi();
+  return std::make_unique<CuptiPmPlatform>(cupti_library, std::move(api));
 }
 
 }  // namespace kairos::internal

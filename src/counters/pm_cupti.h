@@ -15,12 +15,18 @@
 
 namespace kairos::internal {
 
-// Never nullptr: when libcupti cannot be loaded, Open() returns samplers whose Start says why.
-std::unique_ptr<PmPlatform> CreateCuptiPmPlatform(const std::string& cupti_library);
+// The PM API of one root: libcupti's PM entry points (loaded on first use) and the mutex that
+// serialises every PM call. The root owns one (session/root.h) and hands it to both PM users,
+// the session's pm_sampling source and telemetry, so their calls never overlap; a fork()
+// child's fresh root makes its own (the parent's, whose mutex a thread that does not exist
+// in the child may hold, is abandoned with the parent's root, never locked again).
+struct PmProcessApi;
+std::shared_ptr<PmProcessApi> NewPmCuptiApi();
 
-// Child side of fork() (the root's hook): the PM API and its mutex, which a thread of the
-// parent may have held, are replaced by fresh ones.
-void PmCuptiAfterForkChild();
+// Never nullptr: when libcupti cannot be loaded, Open() returns samplers whose Start says why.
+// `api`: the PM API its calls go through (nullptr: one of this platform's own).
+std::unique_ptr<PmPlatform> CreateCuptiPmPlatform(const std::string& cupti_library,
+                                                  std::shared_ptr<PmProcessApi> api);
 
 }  // namespace kairos::internal
 

@@ -65,7 +65,7 @@ absl::Status PmSamplingSource::StartWarmup(const Config& config) {
       platform_ = options_.platform();
     } else {
 #ifdef KAIROS_HAVE_CUPTI
-      platform_ = internal::CreateCuptiPmPlatform(options_.cupti_library);
+      platform_ = internal::CreateCuptiPmPlatform(options_.cupti_library, nullptr);
 #endif
     }
   }

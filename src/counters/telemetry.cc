@@ -10,10 +10,11 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "util/clock.h"
 #include "counters/proc_parse.h"
-#include "model/gpu_counters.h"
 #include "json/json_writer.h"
+#include "model/gpu_counters.h"
+#include "util/clock.h"
+#include "util/dcheck.h"
 #include "util/log.h"
 #include "util/thread_name.h"
 
@@ -35,10 +36,6 @@ bool ReadProcSelfStat(std::string* text) {
 }
 
 }  // namespace
-
-std::atomic<TelemetryStepRing*> g_telemetry_steps{nullptr};
-
-void TelemetryAfterForkChild() { g_telemetry_steps.store(nullptr, std::memory_order_relaxed); }
 
 std::optional<double> MedianStepMs(const TelemetryStepRing& ring, int64_t first, int64_t last,
                                    double ns_per_tick) {
@@ -155,7 +152,8 @@ Telemetry::~Telemetry() {
   std::lock_guard<std::mutex> lock(mu_);
   // Unpublish the ring before it is freed with this object (only if it is still ours).
   TelemetryStepRing* mine = steps_.get();
-  if (mine != nullptr) g_telemetry_steps.compare_exchange_strong(mine, nullptr);
+  if (mine != nullptr && options_.step_slot != nullptr)
+    options_.step_slot->compare_exchange_strong(mine, nullptr);
   for (Gpu& g : gpus_)
     if (g.sampler) g.sampler->Stop();
 }
@@ -164,6 +162,8 @@ absl::Status Telemetry::Start(TelemetryOptions options) {
   std::lock_guard<std::mutex> lock(mu_);
   if (running_) return absl::FailedPreconditionError("telemetry already running");
   if (options.interval_ns <= 0) return absl::InvalidArgumentError("telemetry interval must be > 0");
+  KAIROS_DCHECK(options.step_slot == nullptr || options.iterations != nullptr,
+                "a step slot needs the iteration count (the ring is made only with it)");
   options_ = std::move(options);
   if (options_.ready && !options_.ready()) {
     // Not a training process (yet): no file, no samplers, no warning; the thread looks again
@@ -231,7 +231,8 @@ absl::Status Telemetry::BeginLocked(bool late) {
     last_iterations_ = options_.iterations();
     steps_timed_ = last_iterations_;
     steps_ = std::make_unique<TelemetryStepRing>();
-    g_telemetry_steps.store(steps_.get(), std::memory_order_release);
+    if (options_.step_slot != nullptr)
+      options_.step_slot->store(steps_.get(), std::memory_order_release);
   }
   // Begun late (it waited for a training process), CUDA already works and a trace window
   // may hold CUPTI: what ended before the first interval is not this interval's to count.

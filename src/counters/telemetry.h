@@ -35,22 +35,18 @@ namespace kairos {
 // Step stamps for step_time_ms_p50. The step hook (kairos_step, optimizer steps) stores its
 // raw clock reading for step n in the ring of the telemetry writer that runs; the telemetry
 // thread reads the stamps of each interval's steps. The ring belongs to the Telemetry object
-// (allocated by Start); the only process-wide part is the pointer the step hook loads, so
-// that a process without telemetry pays one load per step and holds no ring.
+// (allocated by Start); the pointer the step hook loads is not telemetry's: it is a slot of
+// the session's step state (TelemetryOptions::step_slot), so a process without telemetry
+// pays one load per step and holds no ring.
 inline constexpr size_t kTelemetryStepRing = 4096;  // steps per interval with a known time
 struct TelemetryStepRing {
   std::atomic<uint64_t> raw[kTelemetryStepRing] = {};
 };
-// The running writer's ring; nullptr while none runs (and in a fork() child, whose writer
-// thread does not exist: TelemetryAfterForkChild).
-extern std::atomic<TelemetryStepRing*> g_telemetry_steps;
-inline void TelemetryNoteStep(int64_t n, uint64_t raw) {
-  TelemetryStepRing* ring = g_telemetry_steps.load(std::memory_order_acquire);
+// The step hook's side: `ring` is the slot's value (nullptr: no writer runs).
+inline void TelemetryNoteStep(TelemetryStepRing* ring, int64_t n, uint64_t raw) {
   if (__builtin_expect(ring != nullptr, 0))
     ring->raw[static_cast<uint64_t>(n) % kTelemetryStepRing].store(raw, std::memory_order_relaxed);
 }
-// Child side of fork(): steps are no longer stamped into the parent's writer's ring.
-void TelemetryAfterForkChild();
 
 // Median of the step times of steps (first, last] from the stamps in `ring`: step n lasted
 // stamp[n] - stamp[n-1]. Steps whose stamps were overwritten (more than the ring holds),
@@ -131,6 +127,10 @@ struct TelemetryOptions {
   std::optional<uint32_t> device;  // CUPTI_PM_SAMPLING_DEVICE_ID, else every GPU
   std::function<std::unique_ptr<PmPlatform>()> platform;  // null: no PM sampling
   std::function<int64_t()> iterations;  // kairos_step count; null = steps unknown
+  // Where the step hook finds this writer's step ring (the session's StepState::telemetry,
+  // set by root.cc): published by Start, cleared by the destructor if still this writer's.
+  // nullptr: no step is stamped (step_time_ms_p50 stays null). Needs `iterations`.
+  std::atomic<TelemetryStepRing*>* step_slot = nullptr;
   // CUPTI kernel and copy records (the session root wires the CUPTI source): start counting
   // (false + reason: kernels and memcpy_bytes stay null), and take a device's totals of
   // records that ended before a time (Unix ns, whole ms). Null: unknown.
@@ -235,7 +235,7 @@ class Telemetry {
   // Steps up to this one have had their time counted (the newest step's stamp may still be
   // in flight when an interval ends, so it is counted in the next one).
   int64_t steps_timed_ = 0;
-  std::unique_ptr<TelemetryStepRing> steps_;  // published in g_telemetry_steps while running
+  std::unique_ptr<TelemetryStepRing> steps_;  // published in options_.step_slot while running
   int64_t last_anchor_unix_ns_ = 0;
   uint64_t last_anchor_raw_ = 0;
   bool write_warned_ = false;  // one warning per run of failed writes

@@ -79,6 +79,16 @@ class JsonBuffer {
   void Clear();
   // Invalid UTF-8 subparts replaced by U+FFFD in Str() since construction.
   uint64_t replaced() const { return replaced_; }
+  // Swaps the storage with (*buf, capacity *cap) and empties the buffer: a sink takes the
+  // bytes written so far without a copy and hands back another buffer
+  // (output/pipelined_sink.h). Write nothing while the storage given in is empty (null).
+  void SwapStorage(std::unique_ptr<char[]>* buf, size_t* cap) {
+    buf_.swap(*buf);
+    const size_t c = cap_;
+    cap_ = *cap;
+    *cap = c;
+    len_ = 0;
+  }
 
  private:
   void Grow(size_t need);

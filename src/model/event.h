@@ -150,6 +150,9 @@ struct MemoryDetail {
   uint8_t device_type;       // "Device Type": c10::DeviceType, 0 = CPU, 1 = CUDA
   uint8_t memory_kind;       // CUpti_ActivityMemoryKind; 0 = unknown (not written)
   uint8_t flags;             // MemoryFlags
+  // "Python line": the line the innermost Python frame on the allocating thread was at
+  // (PROFILE_WITH_STACK with the kairos tracer); 0 = unknown. Fills padding.
+  uint32_t py_line;
 };
 // Bytes and totals are kept within +-2^50 (1 PiB) wherever they are read from outside (CUPTI,
 // a trace file), and sums over them saturate: a hostile trace cannot overflow them.
@@ -200,6 +203,9 @@ struct CpuArgs {
   // 1: `flops` was computed from a read trace's shapes (not written by the trace: writers
   // leave it out so a converted trace gains no arg).
   uint8_t flops_computed = 0;
+  // "Python line": the line the innermost Python frame on the op's thread was at when the op
+  // began (PROFILE_WITH_STACK with the kairos tracer; docs/PYTHON_STACKS.md); 0 = unknown.
+  uint32_t py_line = 0;
 };
 
 // A Python frame (python_function event, PROFILE_WITH_STACK): PyTorch's "Python id" (unique in
@@ -209,6 +215,9 @@ struct PythonFrame {
   uint32_t id;
   uint32_t parent_id;
   uint32_t thread;
+  // "Python caller line" (kairos): the line of the parent frame at which this frame was
+  // called; 0 = unknown (a root, a frame entered before the window, a trace from elsewhere).
+  uint32_t caller_line = 0;
 };
 
 }  // namespace kairos

@@ -72,6 +72,10 @@ inline constexpr char kCategory[] = "category";
 inline constexpr char kPythonId[] = "Python id";
 inline constexpr char kPythonParentId[] = "Python parent id";
 inline constexpr char kPythonThread[] = "Python thread";
+// kairos' own (docs/PYTHON_STACKS.md): the calling frame's line of a python_function, and the
+// innermost Python frame's line when a cpu_op or [memory] event began.
+inline constexpr char kPythonCallerLine[] = "Python caller line";
+inline constexpr char kPythonLine[] = "Python line";
 inline constexpr char kColor[] = "color";
 inline constexpr char kPayload[] = "payload";
 // NCCL operations on their kernels (PyTorch record_param_comms names; HTA reads them).
@@ -117,8 +121,9 @@ std::string_view DisplayName(const TraceData& data, const Event& e, std::string*
 uint64_t DisplayNameKey(const TraceData& data, const Event& e);
 // Which side table `kind` indexes (0 = none); keys the per-row interning of detail args.
 uint32_t DetailTableOf(EventKind kind);
-// The same for one event: "[memory]" instants index their own table (7).
-inline uint32_t DetailTableOf(const Event& e) { return IsMemoryEvent(e) ? 7 : DetailTableOf(e.kind); }
+// The same for one event: "[memory]" instants index their own table (8; 7 is python_function's:
+// sharing it made the Perfetto writer give a [memory] event a Python frame's cached args).
+inline uint32_t DetailTableOf(const Event& e) { return IsMemoryEvent(e) ? 8 : DetailTableOf(e.kind); }
 
 enum class ArgScope : uint8_t {
   kEvent,      // all of an event's args: the JSON writer's "args" object
@@ -255,6 +260,7 @@ bool EventArgs::Visit(const Event& e, ArgScope scope, Sink& s) {
         s.Uint(arg_keys::kPythonId, f.id);
         if (f.parent_id != 0) s.Uint(arg_keys::kPythonParentId, f.parent_id);
         s.Uint(arg_keys::kPythonThread, f.thread);
+        if (f.caller_line != 0) s.Uint(arg_keys::kPythonCallerLine, f.caller_line);
       }
       break;
     case EventKind::kGpuUserAnnotation:
@@ -419,6 +425,7 @@ void EventArgs::Memory(const Event& e, const MemoryDetail& m, bool full, Sink& s
   if (m.pool != 0) s.Uint(arg_keys::kPool, m.pool);
   if (m.flags & kMemoryAsync) s.Literal(arg_keys::kAsync, "true");
   if (m.flags & kMemoryFreeBeforeWindow) s.Literal(arg_keys::kFreedBeforeWindow, "true");
+  if (m.py_line != 0) s.Uint(arg_keys::kPythonLine, m.py_line);
   if (full && e.correlation != 0) s.Uint(arg_keys::kCorrelation, e.correlation);
 }
 
@@ -442,6 +449,7 @@ void EventArgs::Cpu(const CpuArgs& a, Sink& s) const {
       s.Uint(arg_keys::kFwdThreadId, a.fwd_thread_id);
     }
     if (a.flops >= 0 && a.flops_computed == 0) s.Int(arg_keys::kFlops, a.flops);
+    if (a.py_line != 0) s.Uint(arg_keys::kPythonLine, a.py_line);
     return;
   }
   if (a.domain != 0) s.Str(arg_keys::kDomain, data_.strings.Get(a.domain));

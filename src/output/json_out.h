@@ -1,7 +1,8 @@
 // File: json_out.h
 // Layer: kairos_output (internal to the JSON writer). A chunked output buffer: text
 // accumulates in kairos_json's JsonBuffer and goes to the ByteSink whenever it passes
-// JsonTraceWriter::kChunkBytes, so memory stays bounded for any trace size.
+// JsonTraceWriter::kChunkBytes, so memory stays bounded for any trace size. Into a
+// PipelinedSink it goes a hand-off (256 KiB) at a time, by exchanging buffers, not copying.
 // Threading: one thread.
 #ifndef KAIROS_SRC_OUTPUT_JSON_OUT_H_
 #define KAIROS_SRC_OUTPUT_JSON_OUT_H_
@@ -10,11 +11,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "json/json_writer.h"
 #include "output/json_writer.h"
+#include "output/pipelined_sink.h"
 #include "output/sink.h"
 
 namespace kairos {
@@ -23,7 +26,10 @@ namespace internal {
 // The trace writer's buffer: THE JSON writer's JsonBuffer, handed to the ByteSink in chunks.
 class JsonOut : public JsonBuffer {
  public:
-  explicit JsonOut(ByteSink& sink) : JsonBuffer(kInitialCapacity), sink_(sink) {}
+  // A PipelinedSink takes the formatted bytes by buffer exchange, a hand-off at a time;
+  // any other sink gets them copied, a chunk at a time.
+  explicit JsonOut(ByteSink& sink)
+      : JsonOut(sink, dynamic_cast<PipelinedSink*>(&sink)) {}
 
   void Micros(int64_t ns) { Advance(FormatMicros(ns, Reserve(32))); }
 
@@ -96,19 +102,33 @@ class JsonOut : public JsonBuffer {
   }
 
   // Hands the buffer to the sink once it holds a chunk's worth.
-  absl::Status MaybeFlush() {
-    return size() >= JsonTraceWriter::kChunkBytes ? Flush() : absl::OkStatus();
-  }
+  absl::Status MaybeFlush() { return size() >= flush_at_ ? Flush() : absl::OkStatus(); }
   absl::Status Flush() {
     if (size() == 0) return absl::OkStatus();
+    if (pipe_ != nullptr) {
+      const size_t n = size();
+      std::unique_ptr<char[]> buf;  // never used empty: Exchange always gives a buffer back
+      size_t cap = 0;
+      SwapStorage(&buf, &cap);  // take the formatted bytes out...
+      absl::Status s = pipe_->Exchange(&buf, &cap, n);
+      SwapStorage(&buf, &cap);  // ...and format on into the buffer handed back
+      return s;
+    }
     absl::Status s = sink_.Write(data(), size());
     Clear();
     return s;
   }
 
  private:
-  // A chunk plus room for the event that crosses the chunk boundary.
+  // A chunk (or hand-off) plus room for the event that crosses its end.
   static constexpr size_t kInitialCapacity = JsonTraceWriter::kChunkBytes + 16 * 1024;
+  static constexpr size_t kPipedCapacity = PipelinedSink::kHandOffBytes + 16 * 1024;
+
+  JsonOut(ByteSink& sink, PipelinedSink* pipe)
+      : JsonBuffer(pipe != nullptr ? kPipedCapacity : kInitialCapacity),
+        sink_(sink),
+        pipe_(pipe),
+        flush_at_(pipe != nullptr ? PipelinedSink::kHandOffBytes : JsonTraceWriter::kChunkBytes) {}
 
   void SmallUint(unsigned v) {
     char* p = Reserve(2);
@@ -129,6 +149,8 @@ class JsonOut : public JsonBuffer {
   };
 
   ByteSink& sink_;
+  PipelinedSink* pipe_;  // &sink_ when it is one, else null
+  size_t flush_at_;
   DoubleSlot doubles_[64];
 };
 

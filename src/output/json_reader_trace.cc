@@ -115,13 +115,15 @@ namespace {
 // traces get FLOPs too; kept with "Input type" (the op's dtype, for MFU). Only for such
 // operators (bounded). The analysis read (kairos summarize) keeps the count and the types; a
 // plain read keeps PyTorch's args as written too, a computed count marked so writers leave it
-// out (a converted trace gains no arg). True when a row was stored.
+// out (a converted trace gains no arg). An op with a "Python line" (docs/PYTHON_STACKS.md) gets
+// a row for it with or without FLOPs. True when a row was stored.
 bool ReadOpFlops(const JsonValue& args, std::string_view name, TraceData& data, Event& e,
                  internal::DetailRows& rows) {
   namespace arg_keys = internal::arg_keys;
   const JsonValue* fl = args.Find(arg_keys::kFlops);
   const JsonValue* dims = args.Find(arg_keys::kInputDims);
   const flops::ShapeRule rule = flops::ShapeRuleOf(name);
+  const uint32_t py_line = U32(args, arg_keys::kPythonLine);
   int64_t flops = -1;
   bool computed = false;
   if (fl != nullptr && fl->is_number()) {
@@ -142,15 +144,16 @@ bool ReadOpFlops(const JsonValue& args, std::string_view name, TraceData& data, 
       flops = flops::FromConcrete(rule, shapes, texts);
     }
     computed = true;
-  } else {
+  } else if (py_line == 0) {
     return false;
   }
-  if (flops < 0 && rows.for_analysis()) return false;
+  if (flops < 0 && py_line == 0 && rows.for_analysis()) return false;
   CpuArgs a{};
   a.cpu_op = 1;
   a.sequence_nr = -1;
   a.flops = flops;
   a.flops_computed = computed ? 1 : 0;
+  a.py_line = py_line;
   const JsonValue* v;
   if ((v = args.Find(arg_keys::kInputType)) && v->is_array())
     a.input_types = data.strings.Intern(v->ToJson());
@@ -284,6 +287,7 @@ void ReadMemoryEvent(const JsonValue& args, TraceData& data, Event& e) {
   MemoryDetail m;
   memset(&m, 0, sizeof(m));
   m.stream = kNoStream;
+  m.py_line = U32(args, arg_keys::kPythonLine);
   const JsonValue* v;
   if ((v = args.Find(arg_keys::kDeviceType))) m.device_type = static_cast<uint8_t>(v->AsInt(0));
   if ((v = args.Find(arg_keys::kDeviceId))) m.device = static_cast<int32_t>(v->AsInt(-1));
@@ -368,7 +372,7 @@ void internal::ApplyKinetoArgs(const JsonValue& args, std::string_view name, Tra
     case EventKind::kPythonFunction: {
       // PyTorch's with_stack args; a frame without "Python parent id" is a root.
       PythonFrame f{U32(args, arg_keys::kPythonId), U32(args, arg_keys::kPythonParentId),
-                    U32(args, arg_keys::kPythonThread)};
+                    U32(args, arg_keys::kPythonThread), U32(args, arg_keys::kPythonCallerLine)};
       e.detail = static_cast<uint32_t>(data.python_frames.size());
       data.python_frames.push_back(f);
       return;

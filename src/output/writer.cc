@@ -13,6 +13,7 @@
 #include "output/json_writer.h"
 #include "output/output_format.h"
 #include "output/perfetto_writer.h"
+#include "output/pipelined_sink.h"
 
 namespace kairos {
 namespace {
@@ -24,6 +25,22 @@ absl::Status WriteThrough(const TraceData& data, TraceWriter& writer, ByteSink& 
   absl::Status s = writer.Write(data, sink);
   if (s.ok()) s = sink.Finish();
   if (!s.ok()) file.Abort();
+  return s;
+}
+
+// The JSON formats: the writer formats on this thread while kairos-write passes the bytes
+// to `sink` (compression, write(2)) on a second core, when the process has one
+// (pipelined_sink.h). The pipe is closed, its thread joined, before the file is aborted.
+absl::Status WriteJsonThrough(const TraceData& data, ByteSink& sink, AtomicFileSink& file,
+                              bool write_thread) {
+  JsonTraceWriter writer;
+  PipelinedSink pipe(sink, write_thread && PipelinedSink::UsableCpus() > 1);
+  absl::Status s = writer.Write(data, pipe);
+  if (s.ok()) s = pipe.Finish();
+  if (!s.ok()) {
+    pipe.Close().IgnoreError();  // s already says what failed
+    file.Abort();
+  }
   return s;
 }
 
@@ -91,18 +108,17 @@ absl::Status WriteTraceOnly(const TraceData& data, const OutputOptions& request)
 
   absl::StatusOr<std::unique_ptr<AtomicFileSink>> file = AtomicFileSink::Create(request.path, SinkOptions(request.confine_dir));
   if (!file.ok()) return file.status();
-  JsonTraceWriter writer;
   switch (format) {
     case TraceFormat::kJsonZstd: {
       ZstdSink zstd(**file, request.zstd_level);
-      return WriteThrough(data, writer, zstd, **file);
+      return WriteJsonThrough(data, zstd, **file, request.write_thread);
     }
     case TraceFormat::kJsonGzip: {
       GzipSink gzip(**file);
-      return WriteThrough(data, writer, gzip, **file);
+      return WriteJsonThrough(data, gzip, **file, request.write_thread);
     }
     default:
-      return WriteThrough(data, writer, **file, **file);
+      return WriteJsonThrough(data, **file, **file, request.write_thread);
   }
 }
 

@@ -211,8 +211,10 @@ void BreakdownSection(std::string* out, const std::vector<Analysed>& all) {
                                             {"other", kOtherIdle, static_cast<double>(d.idle_other_ns)}},
                                            static_cast<double>(d.idle_ns));
       if (!d.host_wait_top_range.empty()) {
-        idle += "<p class=\"note\">Host busiest in <code>" + EscapeShort(d.host_wait_top_range, 80) +
-                "</code> while the GPU waited.</p>";
+        idle += "<p class=\"note\">Host busiest in <code>" + EscapeShort(d.host_wait_top_range, 80) + "</code>";
+        if (!d.host_wait_top_python.empty())  // with Python stacks: the user's line
+          idle += " (Python: <code>" + EscapeShort(d.host_wait_top_python, 120) + "</code>)";
+        idle += " while the GPU waited.</p>";
       }
     }
   }
@@ -448,14 +450,17 @@ void MemorySection(std::string* out, const std::vector<Analysed>& all, const Rep
               Escape(FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, m.peak_allocated)))) + " allocated";
       if (m.peak_share >= 0) *out += " (" + Pct1(100.0 * m.peak_share) + " of the device)";
       if (m.peak_step >= 0) *out += " in step " + std::to_string(m.peak_step);
-      *out += " at &quot;" + Escape(m.peak_site) + "&quot;; " + std::to_string(m.not_freed_count) +
+      *out += " at &quot;" + Escape(m.peak_site) + "&quot;";
+      if (!m.peak_python.empty()) *out += " (Python: " + Escape(m.peak_python) + ")";
+      *out += "; " + std::to_string(m.not_freed_count) +
               " allocations (" + Escape(FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, m.not_freed_bytes)))) +
               ") not freed in the window.</p>";
       if (!lines.empty()) *out += report::LineSvg(lines, colors, labels, "ms", "bytes", who + " memory over time");
       if (!m.not_freed_sites.empty()) {
         *out += "<table><tr><th>Not freed, by site</th><th class=\"n\">Count</th><th class=\"n\">Bytes</th></tr>";
         for (const MemorySite& site : m.not_freed_sites) {
-          *out += "<tr><td>" + Escape(site.name) + "</td><td class=\"n\">" + std::to_string(site.count) +
+          *out += "<tr><td>" + Escape(site.name) + (site.python.empty() ? "" : " at " + Escape(site.python)) +
+                  "</td><td class=\"n\">" + std::to_string(site.count) +
                   "</td><td class=\"n\">" + Escape(FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, site.bytes)))) +
                   "</td></tr>";
         }

@@ -47,22 +47,13 @@ void ThrowOnNextCallForTest() { g_throw_next.store(true); }
 #endif
 
 void LogBarrierError(const char* where, const char* what) noexcept {
-  // One limiter for every entry point, process-wide: it must work when the root cannot be
-  // created (an exception from GetRoot itself).
-  static struct {
-    std::atomic<int64_t> last_ns{std::numeric_limits<int64_t>::min()};
-    std::atomic<uint64_t> suppressed{0};
-  } limit;
-  std::atomic<int64_t>& last_ns = limit.last_ns;
-  std::atomic<uint64_t>& suppressed = limit.suppressed;
-  const int64_t now = MonotonicNowNs();
-  int64_t last = last_ns.load(std::memory_order_relaxed);
-  if (SatAdd(last, 1000000000) <= now &&
-      last_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+  // One limit for every entry point, in the logger's site table: it must work when the root
+  // cannot be created (an exception from GetRoot itself).
+  constexpr uint64_t kSite = internal::LogSiteKey(__FILE__, __LINE__);
+  uint64_t suppressed = 0;
+  if (internal::AdmitOncePerInterval(kSite, MonotonicNowNs(), 1000000000, &suppressed)) {
     KAIROS_LOG_ERROR("internal error in %s: %s (caught at the C ABI; %llu similar suppressed)",
-                     where, what, static_cast<unsigned long long>(suppressed.exchange(0)));
-  } else {
-    suppressed.fetch_add(1, std::memory_order_relaxed);
+                     where, what, static_cast<unsigned long long>(suppressed));
   }
 }
 
@@ -124,8 +115,8 @@ kairos_nccl_result_t NcclPluginInit(void** context, int* activation_mask, const 
     if (activation_mask != nullptr) *activation_mask = 0;
     return kKairosNcclSuccess;
   }
-  const kairos_nccl_result_t r = internal::NcclPluginInit(context, activation_mask, comm_name,
-                                                          comm_hash, n_nodes, nranks, rank);
+  const kairos_nccl_result_t r = internal::NcclPluginInit(
+      &GetRoot().nccl, context, activation_mask, comm_name, comm_hash, n_nodes, nranks, rank);
   if (r == kKairosNcclSuccess) {
     KAIROS_LOG_VERBOSE("NCCL profiler plugin: communicator rank %d of %d", rank, nranks);
   }
@@ -141,8 +132,7 @@ kairos_nccl_result_t NcclPluginFinalize(void* context) { return internal::NcclPl
 void OnCudaInjection() { Session().WaitForStartupWindow(); }
 
 int AttachNvtx(const void* (*get_export_table)(uint32_t)) {
-  static std::once_flag once;
-  std::call_once(once, [] {
+  std::call_once(GetRoot().nvtx_filter_set, [] {
     const Config config = Session().base_config();
     // Applied when a domain is created: a filtered domain then costs nothing per call.
     internal::NvtxSetDomainFilter(config.nvtx_domains_include, config.nvtx_domains_exclude);
@@ -157,7 +147,7 @@ int AttachNvtx(const void* (*get_export_table)(uint32_t)) {
 
 void Step() { StepHook(); }
 
-int64_t CurrentIteration() { return g_iteration.load(std::memory_order_relaxed); }
+int64_t CurrentIteration() { return g_steps.iteration.load(std::memory_order_relaxed); }
 
 namespace {
 // A source with no data of its own, registered by AttachFrameworkOps (so a process without a

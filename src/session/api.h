@@ -70,6 +70,7 @@ inline internal::RangeArgs OpArgs(int64_t sequence_nr, uint64_t fwd_thread_id,
   a.fwd_thread_id = fwd_thread_id;
   a.record_function_id = record_function_id;
   a.flops = flops;
+  a.py_line = internal::PythonLineNow();  // the Python line that led to the op (stacks on)
   return a;
 }
 // A framework operator (kairos_op_push): a cpu_op range with PyTorch's metadata; closed by
@@ -102,7 +103,8 @@ inline int OpEnter(const char* name, const internal::OpMeta* m, const internal::
 }
 inline void OpExit(uint64_t thread_key) { internal::ExitOp(thread_key); }
 // ---- Python stacks (kairos_py_*, the Python package's tracer; docs/PYTHON_STACKS.md) ----
-inline void PyCall(uint32_t name) { internal::PyCall(name); }
+inline void PyCall(uint32_t name, uint32_t caller_line = 0) { internal::PyCall(name, caller_line); }
+inline void SetPyLineSource(internal::PythonLineFn fn) { internal::SetPythonLineSource(fn); }
 inline void PyReturn() { internal::PyReturn(); }
 // A framework allocator's event (kairos_memory_event); hot path, never throws.
 inline void MemoryEvent(uint64_t addr, int64_t bytes, int64_t total_allocated, int64_t total_reserved,

@@ -23,23 +23,11 @@
 
 namespace kairos {
 
-std::atomic<int64_t> g_iteration{0};
-std::atomic<int64_t> g_step_wake_at{std::numeric_limits<int64_t>::max()};
+StepState g_steps;
 
 namespace {
-// Raw times of the last kStepRing step boundaries, slot = iteration % kStepRing. The slot's
-// iteration is stored after its time (release), so a reader that finds the iteration it
-// expects also finds that boundary's time; a slot not yet written for the newest boundary
-// reads as "just now". 64 boundaries cover any request handled within 64 steps of its poll.
-constexpr int64_t kStepRing = 64;
-struct StepSlot {
-  std::atomic<int64_t> iteration{-1};
-  std::atomic<uint64_t> raw{0};
-};
-StepSlot g_step_ring[kStepRing];
-
 void NoteStepTime(int64_t iteration, uint64_t raw) {
-  StepSlot& slot = g_step_ring[iteration % kStepRing];
+  StepState::Slot& slot = g_steps.ring[iteration % StepState::kRing];
   slot.iteration.store(-1, std::memory_order_relaxed);
   // Orders the -1 before the new time (no instruction on x86), so StepBoundaryRaw's second
   // look at the iteration catches a slot rewritten while it read the time.
@@ -47,9 +35,7 @@ void NoteStepTime(int64_t iteration, uint64_t raw) {
   slot.raw.store(raw, std::memory_order_relaxed);
   slot.iteration.store(iteration, std::memory_order_release);
 }
-}  // namespace
 
-namespace {
 // The raw clock value of Unix time `unix_ms`, for a request stamped by the daemon; 0 when the
 // stamp is more than a minute old (no step ring reaches that far; plan from the poll instead).
 // A stamp ahead of this host's clock (another host's daemon) reads as now. For the TSC one
@@ -71,9 +57,9 @@ uint64_t RawAtUnixMs(int64_t unix_ms) {
 }  // namespace
 
 int64_t IterationAtRaw(uint64_t raw) {
-  int64_t k = g_iteration.load();
-  for (const int64_t oldest = std::max<int64_t>(0, k - kStepRing + 1); k > oldest; --k) {
-    const StepSlot& slot = g_step_ring[k % kStepRing];
+  int64_t k = g_steps.iteration.load();
+  for (const int64_t oldest = std::max<int64_t>(0, k - StepState::kRing + 1); k > oldest; --k) {
+    const StepState::Slot& slot = g_steps.ring[k % StepState::kRing];
     if (slot.iteration.load(std::memory_order_acquire) != k) continue;  // being written: now
     if (slot.raw.load(std::memory_order_relaxed) <= raw) return k;
   }
@@ -82,7 +68,7 @@ int64_t IterationAtRaw(uint64_t raw) {
 
 uint64_t StepBoundaryRaw(int64_t iteration) {
   if (iteration < 1) return 0;
-  const StepSlot& slot = g_step_ring[iteration % kStepRing];
+  const StepState::Slot& slot = g_steps.ring[iteration % StepState::kRing];
   if (slot.iteration.load(std::memory_order_acquire) != iteration) return 0;
   const uint64_t raw = slot.raw.load(std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_acquire);
@@ -92,9 +78,10 @@ uint64_t StepBoundaryRaw(int64_t iteration) {
 }
 
 void StepStateAfterForkChild() {
-  g_iteration.store(0, std::memory_order_relaxed);
-  g_step_wake_at.store(std::numeric_limits<int64_t>::max(), std::memory_order_relaxed);
-  for (StepSlot& slot : g_step_ring) {
+  g_steps.iteration.store(0, std::memory_order_relaxed);
+  g_steps.wake_at.store(std::numeric_limits<int64_t>::max(), std::memory_order_relaxed);
+  g_steps.telemetry.store(nullptr, std::memory_order_relaxed);
+  for (StepState::Slot& slot : g_steps.ring) {
     slot.iteration.store(-1, std::memory_order_relaxed);
     slot.raw.store(0, std::memory_order_relaxed);
   }
@@ -102,11 +89,21 @@ void StepStateAfterForkChild() {
 
 SessionController::SessionController() = default;
 
+SessionController::~SessionController() {
+  Shutdown();
+  std::unique_lock<std::mutex> lock(mu_);
+  KAIROS_DCHECK(!OnRunnerLocked(), "a session is not destroyed from its own runner");
+  stopping_ = true;
+  cv_.notify_all();
+  lock.unlock();
+  if (runner_.joinable()) runner_.join();
+}
+
 SchedulerEvent SessionController::Now(SessionEventKind kind) const {
   SchedulerEvent e;
   e.kind = kind;
   e.now_ns = UnixNowNs();
-  e.iteration = g_iteration.load();
+  e.iteration = g_steps.iteration.load();
   return e;
 }
 
@@ -181,6 +178,9 @@ absl::Status SessionController::Init(std::string_view text,
 
 absl::Status SessionController::RequestLocked(const Config& config, ConfigSource source, bool sync,
                                               uint64_t reference_raw) {
+  // A synchronous request waits for the runner to open its window: never from the runner.
+  KAIROS_DCHECK(!OnRunnerLocked(),
+                "requests come from the application's or the daemon client's threads");
   // Refused before planning: a busy profiler says so, not a planning error.
   if (absl::Status s = sched_.Admit(); !s.ok()) return s;
   SchedulerEvent e = Now(SessionEventKind::kRequest);
@@ -205,12 +205,12 @@ absl::Status SessionController::RequestLocked(const Config& config, ConfigSource
     // up: the step hook starts the cpu source at the warm-up boundary. seq_cst: pairs with
     // StepHook (see there).
     for (auto& s : sources_) s->PrepareEarlyStart(config);
-    g_step_wake_at.store(plan->warmup_iteration);
+    g_steps.wake_at.store(plan->warmup_iteration);
     // A step on another thread (the daemon client's request, the job's steps) between the
-    // read of g_iteration above and this store found no hook to call, so nothing switched
+    // read of g_steps.iteration above and this store found no hook to call, so nothing switched
     // recording on at its boundary; its time is in the step ring (CountedBoundaryRaw finds
     // it). Store then load here, increment then load in StepHook: one side sees the other.
-    if (g_iteration.load() >= plan->warmup_iteration)
+    if (g_steps.iteration.load() >= plan->warmup_iteration)
       for (auto& s : sources_) s->StartEarly();
   }
   cv_.notify_all();
@@ -218,12 +218,14 @@ absl::Status SessionController::RequestLocked(const Config& config, ConfigSource
 }
 
 absl::Status SessionController::EnsureRunnerLocked() {
+  KAIROS_DCHECK(runner_started_ == runner_.joinable(), "a started runner stays joinable");
   if (runner_started_) return absl::OkStatus();
   // The runner, and the threads it starts, never take the job's SIGTERM/SIGINT.
   const JobSignalsBlocked blocked;
   try {
-    std::thread t([this] { RunnerMain(); });
-    t.detach();  // the session is never destroyed, so the thread never outlives its object
+    // Kept joinable: the destructor (a test's session) joins it; the root's session is never
+    // destroyed, so its runner is never joined.
+    runner_ = std::thread([this] { RunnerMain(); });
   } catch (...) {
     return absl::ResourceExhaustedError("cannot start the kairos session thread");
   }
@@ -247,6 +249,9 @@ absl::Status SessionController::RequestTrace(const Config& config, ConfigSource 
 
 bool SessionController::WaitFinishedLocked(std::unique_lock<std::mutex>& lock, uint64_t seq,
                                            int64_t timeout_ms) {
+  KAIROS_DCHECK(lock.owns_lock(), "waits with the session lock held");
+  // The runner finishes sessions: waiting for one on it would wait out the whole bound.
+  KAIROS_DCHECK(!OnRunnerLocked(), "the runner never waits for a session to finish");
   return done_cv_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(timeout_ms, 0)),
                            [&] { return sched_.finished() >= seq; });
 }
@@ -397,6 +402,7 @@ absl::Status SessionController::SetMetadata(std::string key, std::string value) 
 
 void SessionController::OnStepBoundary(int64_t iteration, uint64_t raw_time) {
   std::lock_guard<std::mutex> lock(mu_);
+  KAIROS_DCHECK(!OnRunnerLocked(), "boundaries come from the application's step hook");
   // Bounded; past the bound the newest boundary replaces the last slot, so the one that ends
   // a long iteration window is still found when it closes.
   if (boundaries_.size() < 1024) {
@@ -440,14 +446,14 @@ bool SessionController::WaitForCompletedSessions(uint64_t n, int64_t timeout_ms)
 void StepHook() {
   const uint64_t raw = ReadRawClock();
   // seq_cst (a locked add on x86, same cost as relaxed): pairs with the runner's store of
-  // g_step_wake_at followed by its load of g_iteration, so one side always sees the other
+  // g_steps.wake_at followed by its load of g_steps.iteration, so one side always sees the other
   // and a boundary is never missed.
-  const int64_t n = g_iteration.fetch_add(1) + 1;
+  const int64_t n = g_steps.iteration.fetch_add(1) + 1;
   NoteStepTime(n, raw);
   // Step times for telemetry lines: every step of an interval, not the last 64 (one relaxed
   // load when telemetry is off).
-  TelemetryNoteStep(n, raw);
-  if (__builtin_expect(n >= g_step_wake_at.load(), 0)) {
+  TelemetryNoteStep(g_steps.telemetry.load(std::memory_order_acquire), n, raw);
+  if (__builtin_expect(n >= g_steps.wake_at.load(), 0)) {
     // Record first: once the runner is woken it may close the window at this boundary, and
     // the step that ends the window must be in it. If the boundary is the warm-up boundary,
     // OnStepBoundary switches recording on, and the step is recorded after it.

@@ -19,41 +19,68 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "util/clock.h"
 #include "config/config.h"
 #include "config/env.h"
-#include "session/scheduler.h"
 #include "model/trace_source.h"
+#include "session/scheduler.h"
+#include "util/clock.h"
 
 namespace kairos {
 
-// Iteration counter shared by the step hooks; see StepHook().
-extern std::atomic<int64_t> g_iteration;
-// The runner asks to be woken when g_iteration reaches this value (INT64_MAX = never).
-extern std::atomic<int64_t> g_step_wake_at;
+struct TelemetryStepRing;  // counters/telemetry.h
+namespace internal {
+struct NcclTallies;  // activity/nccl_collectives.h
+}  // namespace internal
+
+// The step hook's process state, in one object (a hot-path exception of the state table in
+// docs/ARCHITECTURE.md: the application's kairos_step reaches it without a root). The hook
+// does one fetch_add of `iteration`, one load of `wake_at` and of `telemetry`, and writes
+// its time into `ring`.
+struct StepState {
+  // Raw times of the last kRing step boundaries, slot = iteration % kRing. The slot's
+  // iteration is stored after its time (release), so a reader that finds the iteration it
+  // expects also finds that boundary's time; a slot not yet written for the newest boundary
+  // reads as "just now". 64 boundaries cover any request handled within 64 steps of its poll.
+  static constexpr int64_t kRing = 64;
+  struct Slot {
+    std::atomic<int64_t> iteration{-1};
+    std::atomic<uint64_t> raw{0};
+  };
+  // Iteration counter shared by the step hooks; see StepHook().
+  std::atomic<int64_t> iteration{0};
+  // The runner asks to be woken when `iteration` reaches this value (INT64_MAX = never).
+  std::atomic<int64_t> wake_at{std::numeric_limits<int64_t>::max()};
+  // The running telemetry writer's step ring (the root's Telemetry publishes it here through
+  // TelemetryOptions::step_slot); nullptr while none runs: one load per step, no ring.
+  std::atomic<TelemetryStepRing*> telemetry{nullptr};
+  Slot ring[kRing];
+};
+extern StepState g_steps;
 
 // The iteration that was current at raw clock time `raw` (the number of step boundaries at or
 // before it), from the raw times of the last 64 boundaries that StepHook keeps; the oldest it
 // knows when `raw` is older than that. Any thread; lock-free.
 int64_t IterationAtRaw(uint64_t raw);
 // The raw time of step boundary `iteration` from the same ring; 0 when the ring does not hold
-// it (more than 64 boundaries old, or counted in g_iteration but its time not yet written:
+// it (more than 64 boundaries old, or counted in g_steps.iteration but its time not yet written:
 // StepHook writes it just after the increment). Any thread; lock-free.
 uint64_t StepBoundaryRaw(int64_t iteration);
 // Child side of fork() (the root's hook): the iteration counter restarts at 0, no wake-up is
-// armed, and the ring forgets the parent's boundaries (the child's iteration n is not the
-// parent's, so a slot left from the parent must not answer for it).
+// armed, the ring forgets the parent's boundaries (the child's iteration n is not the
+// parent's, so a slot left from the parent must not answer for it), and steps are no longer
+// stamped into the parent's telemetry writer's ring (its thread does not exist here).
 void StepStateAfterForkChild();
 
 // Upper bounds of the callers' waits (bindings/c/kairos.h repeats them per function).
@@ -76,6 +103,11 @@ class SessionController {
   static SessionController& Get();
 
   SessionController();
+  // Ends the session as Shutdown() does (a window still open is closed and its trace written,
+  // within the exit bound), then stops and joins the runner thread; the sources go with it.
+  // The process root's session is never destroyed (application threads may call in while
+  // the process exits); a session a test creates is, and leaves no thread behind.
+  ~SessionController();
   SessionController(const SessionController&) = delete;
   SessionController& operator=(const SessionController&) = delete;
 
@@ -158,6 +190,17 @@ class SessionController {
   // source (root.cc hands it this log), read by the trace assembler.
   WindowAnchors& window_anchors() { return anchors_; }
 
+  // The base time of every trace the process writes (trace_identity.h): fixed when the first
+  // trace closes; 0 before. A forked child's fresh root inherits the parent's
+  // (root.cc: ChildAfterFork), so parent and child traces share one base.
+  int64_t process_base_ns() const { return process_base_ns_.load(std::memory_order_relaxed); }
+  void InheritProcessBaseNs(int64_t base) {
+    process_base_ns_.store(base, std::memory_order_relaxed);
+  }
+  // The root's NCCL plugin tallies, whose largest communicator stands in for the rank in each
+  // trace when the launcher set none (trace_identity.h). Set by the root before any request.
+  void SetNcclTallies(const internal::NcclTallies* tallies) { nccl_ = tallies; }
+
  private:
   struct Active {
     Config config;
@@ -203,11 +246,13 @@ class SessionController {
   void Close(std::unique_lock<std::mutex>& lock, Window& w);
   void Abort(std::unique_lock<std::mutex>& lock, Window& w);
   void FinishLocked(Result result);
-  // The raw time of step boundary `it`, which g_iteration has already counted (runner, `lock`
+  // The raw time of step boundary `it`, which g_steps.iteration has already counted (runner, `lock`
   // held): as its hook delivered it, else from the step ring, else waited for (bounded,
   // releasing the lock); 0 if it did not come.
   uint64_t CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_t it);
   SchedulerEvent Now(SessionEventKind kind) const;
+  // process_base_ns(), fixed now if it was not yet (runner, `mu_` held).
+  int64_t ProcessBaseNsLocked();
 
   std::mutex mu_;
   std::condition_variable cv_;       // the runner waits here
@@ -216,6 +261,8 @@ class SessionController {
   Config base_config_;
   Config env_config_;  // what the environment configured (base for Init's text)
   bool runner_started_ = false;
+  bool stopping_ = false;  // the destructor asks the runner to return
+  std::thread runner_;     // joined by the destructor only
   // The runner thread (set by RunnerMain under mu_): its steps check they run on it.
   std::thread::id runner_id_;
   bool OnRunnerLocked() const { return std::this_thread::get_id() == runner_id_; }
@@ -232,6 +279,9 @@ class SessionController {
   absl::flat_hash_map<std::string, size_t> metadata_index_;     // key -> index in metadata_
   std::vector<std::unique_ptr<TraceSource>> sources_;
   WindowAnchors anchors_;  // thread-safe itself; not guarded by mu_
+  // Written by the runner under mu_ (once), read by the fork hook without it: an atomic.
+  std::atomic<int64_t> process_base_ns_{0};
+  const internal::NcclTallies* nccl_ = nullptr;  // set before the runner starts
 };
 
 // The iteration hook behind kairos_step / kairos_optimizer_post_step: one atomic increment,

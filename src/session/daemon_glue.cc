@@ -15,8 +15,9 @@
 #include "config/daemon_config.h"
 #include "config/env.h"
 #include "config/output_path.h"
-#include "util/log.h"
 #include "session/controller.h"
+#include "session/root.h"
+#include "util/log.h"
 
 namespace kairos {
 namespace {
@@ -66,8 +67,8 @@ bool ProcessLooksLikeTrainingJob(int64_t iteration, bool nccl_comm, bool driver_
 
 bool ProcessLooksLikeTrainingJobNow() {
   int32_t rank = -1, size = 0;
-  return ProcessLooksLikeTrainingJob(g_iteration.load(std::memory_order_relaxed),
-                                     internal::NcclLargestComm(&rank, &size),
+  return ProcessLooksLikeTrainingJob(g_steps.iteration.load(std::memory_order_relaxed),
+                                     internal::NcclLargestComm(GetRoot().nccl, &rank, &size),
                                      LoadedDriverLibrary());
 }
 

@@ -41,9 +41,10 @@
 #include "activity/cupti_devices.h"
 #include "activity/cupti_source.h"
 #endif
+#include "util/dcheck.h"
 #include "util/fork_abandon.h"
-#include "util/thread_name.h"
 #include "util/signal_mask.h"
+#include "util/thread_name.h"
 
 namespace kairos {
 namespace {
@@ -120,6 +121,7 @@ void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
   options.library_path = Env().cupti_library;
   options.current_range_id = internal::CurrentCpuRangeId;
   options.window_anchors = &session.window_anchors();
+  options.nccl_tallies = &root.nccl;
   auto cuda = std::make_unique<CudaSource>(std::move(options));
   root.cuda_source = cuda.get();  // owned by the session, which lives as long as the root
   // A CPU-only process never loads CUPTI (unless KAIROS_CUPTI_LIBRARY names one).
@@ -135,6 +137,11 @@ void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
     PmSourceOptions pm;
     pm.cupti_library = Env().cupti_library;
     pm.telemetry = root.telemetry;
+#ifdef KAIROS_HAVE_CUPTI
+    pm.platform = [lib = pm.cupti_library, api = root.pm_api] {
+      return internal::CreateCuptiPmPlatform(lib, api);
+    };
+#endif
     session.RegisterTraceSource(std::make_unique<PmSamplingSource>(std::move(pm)));
   }
   // Host metrics (/proc) on the timeline; idle unless a session runs with
@@ -277,9 +284,9 @@ void StartTelemetry(Root& root, const Config& config, int64_t interval_secs, boo
   // initialised.
   {
     const std::string lib = env.cupti_library;
-    o.platform = [lib]() -> std::unique_ptr<PmPlatform> {
+    o.platform = [lib, api = root.pm_api]() -> std::unique_ptr<PmPlatform> {
       if (lib.empty() && !internal::ProcessUsesCuda()) return nullptr;
-      return internal::CreateCuptiPmPlatform(lib);
+      return internal::CreateCuptiPmPlatform(lib, api);
     };
   }
 #endif
@@ -287,7 +294,8 @@ void StartTelemetry(Root& root, const Config& config, int64_t interval_secs, boo
   // joined an NCCL communicator or loaded the CUDA driver; launchers and the shell tools a
   // job's scripts run under LD_PRELOAD never write a file or a warning.
   o.ready = ProcessLooksLikeTrainingJobNow;
-  o.iterations = [] { return g_iteration.load(std::memory_order_relaxed); };
+  o.iterations = [] { return g_steps.iteration.load(std::memory_order_relaxed); };
+  o.step_slot = &g_steps.telemetry;
 #ifdef KAIROS_HAVE_CUPTI
   // Kernels and copies from CUPTI activity, in and between windows (kernel and memcpy
   // records only).
@@ -337,6 +345,10 @@ Root* CreateRoot(bool after_fork) {
   const bool opens_now = !after_fork && loaded.ok() && loaded->config.has_value() &&
                          loaded->config->activities_enabled && loaded->info.names_window;
   root->telemetry = new Telemetry();
+#ifdef KAIROS_HAVE_CUPTI
+  root->pm_api = internal::NewPmCuptiApi();
+#endif
+  root->session.SetNcclTallies(&root->nccl);  // before any request: the trace identity's
   RegisterBuiltinSources(*root, opens_now);
   // A forked child starts idle: it keeps the base config but not the parent's window.
   root->session.InstallEnvironmentConfig(loaded, !after_fork);
@@ -356,11 +368,9 @@ void ChildAfterFork() {
   internal::CpuRecorderAfterForkChild();
 #ifdef KAIROS_HAVE_CUPTI
   KeepReachable(internal::ReplaceProcessCuptiPoolAfterFork());
-  internal::PmCuptiAfterForkChild();
 #endif
   internal::NcclAfterForkChild();
-  TelemetryAfterForkChild();  // the parent's kairos-telem thread does not exist here
-  StepStateAfterForkChild();
+  StepStateAfterForkChild();  // also unhooks the parent's kairos-telem ring (no thread here)
   // The watcher thread does not exist here: the handler chains at once.
   g_root.signal.watcher_alive.store(false);
   g_root.signal.in_progress.store(false);
@@ -373,7 +383,9 @@ void ChildAfterFork() {
   const bool framework_ops = old->framework_ops_attached.load(std::memory_order_relaxed);
   auto* const python_observer = old->python_observer.load(std::memory_order_relaxed);
   void* const python_ctx = old->python_observer_ctx.load(std::memory_order_relaxed);
-  g_root.current.store(CreateRoot(true), std::memory_order_release);
+  Root* const fresh = CreateRoot(true);
+  fresh->session.InheritProcessBaseNs(old->session.process_base_ns());
+  g_root.current.store(fresh, std::memory_order_release);
   // The Python tracer attached in the parent keeps its observer in the child.
   if (python_observer != nullptr) api::AttachPythonTracer(python_observer, python_ctx);
   // A framework bridge attached in the parent (torch imported before DataLoader workers fork)
@@ -415,7 +427,9 @@ Root& GetRoot() {
     }
     if (env.flush_on_signal) InstallFlushOnSignal();
   });
-  return *g_root.current.load(std::memory_order_acquire);
+  r = g_root.current.load(std::memory_order_acquire);
+  KAIROS_DCHECK(r != nullptr, "the root exists once its creation ran");
+  return *r;
 }
 
 SessionController& SessionController::Get() { return GetRoot().session; }

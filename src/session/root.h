@@ -8,19 +8,24 @@
 // equal to the library's writable symbols.
 // The root's pthread_atfork hooks (root.cc) apply that table's fork rules: before fork()
 // the NVTX registry's mutex is taken (its domains are the application's handles, so it is
-// kept, not replaced); in the child the thread registry, the CUPTI buffer pool and the PM
-// sampling API are replaced (the parent's kept reachable, never touched), the iteration
-// counter, step ring, NCCL tallies and telemetry's step pointer are reset, the daemon client
-// is stopped (not restarted), the flush-on-signal watcher is marked absent, and the root
-// itself (with its session's window clock anchors) is replaced by a fresh idle one with the
-// environment's base config (the parent's is leaked: its mutex may be held by a thread that
-// does not exist in the child).
+// kept, not replaced); in the child the thread registry and the CUPTI buffer pool are
+// replaced (the parent's kept reachable, never touched), the step state (iteration counter,
+// step ring, telemetry's step slot) is reset, the forking thread's pending NCCL operations
+// are dropped, the daemon client is stopped (not restarted), the flush-on-signal watcher is
+// marked absent, and the root itself (with its session's window clock anchors, its PM
+// sampling API and its NCCL tallies) is replaced by a fresh
+// idle one with the environment's base config and the parent's trace base time (the
+// parent's root is leaked: its mutex may be held by a thread that does not exist in the
+// child).
 // Threading: GetRoot() is thread-safe; the hooks run where POSIX runs them.
 #ifndef KAIROS_SRC_SESSION_ROOT_H_
 #define KAIROS_SRC_SESSION_ROOT_H_
 
 #include <atomic>
+#include <memory>
+#include <mutex>
 
+#include "activity/nccl_collectives.h"
 #include "session/controller.h"
 
 namespace kairos {
@@ -29,6 +34,7 @@ class DaemonClient;
 class Telemetry;
 namespace internal {
 class CuptiSource;
+struct PmProcessApi;
 }
 
 struct Root {
@@ -40,9 +46,20 @@ struct Root {
   // The session's CUPTI source (owned by `session`; CUDA builds, else nullptr), for
   // telemetry's kernel and copy totals.
   internal::CuptiSource* cuda_source = nullptr;
+  // The PM sampling API (counters/pm_cupti.h; CUDA builds, else nullptr): loaded once per
+  // root, shared by the session's pm_sampling source and telemetry so every PM call is
+  // serialised. A forked child's fresh root has its own.
+  std::shared_ptr<internal::PmProcessApi> pm_api;
+  // NCCL's profiler plugin tallies (communicators, operations, those no launch took, the
+  // largest communicator): every communicator initialised through this root counts here. A
+  // forked child's fresh root starts from zero.
+  internal::NcclTallies nccl;
   // Set once the framework-ops source is registered with this root's session. Per root, not a
   // process-wide once_flag: a forked child's fresh root registers its own (ChildAfterFork).
   std::atomic<bool> framework_ops_attached{false};
+  // The NVTX domain filter is applied once, at the first NVTX attach (NVTX initialises its
+  // injection once per process; a forked child's fresh root is never attached again).
+  std::once_flag nvtx_filter_set;
   // The Python tracer's window observer (kairos_py_attach), or nullptr. Set once per root
   // with the python-stacks source; a forked child's fresh root gets the same one
   // (ChildAfterFork: the extension's code is mapped in the child too).

@@ -10,11 +10,12 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "session/controller.h"
+#include "session/trace_assembler.h"
+#include "session/trace_identity.h"
 #include "util/clock.h"
 #include "util/dcheck.h"
 #include "util/log.h"
-#include "session/controller.h"
-#include "session/trace_assembler.h"
 #include "util/thread_name.h"
 
 namespace kairos {
@@ -36,13 +37,14 @@ void SessionController::RunnerMain() {
   std::unique_lock<std::mutex> lock(mu_);
   runner_id_ = std::this_thread::get_id();
   for (;;) {
+    if (stopping_) return;  // the destructor joins this thread
     sched_.Handle(Now(SessionEventKind::kTick)).IgnoreError();  // a tick is never refused
     const Action action = sched_.TakeAction();
     if (action != Action::kNone)
       KAIROS_LOG_VERBOSE("session %llu: %s, %s at iteration %lld",
                          static_cast<unsigned long long>(sched_.accepted()),
                          SessionStateName(sched_.state()), ActionName(action),
-                         static_cast<long long>(g_iteration.load()));
+                         static_cast<long long>(g_steps.iteration.load()));
     switch (action) {
       case Action::kNone:
         WaitForWake(lock);
@@ -66,7 +68,19 @@ void SessionController::RunnerMain() {
   }
 }
 
+int64_t SessionController::ProcessBaseNsLocked() {
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
+  int64_t base = process_base_ns_.load(std::memory_order_relaxed);
+  if (base == 0) {
+    base = FloorBaseTime(UnixNowNs());
+    process_base_ns_.store(base, std::memory_order_relaxed);
+  }
+  return base;
+}
+
 void SessionController::WaitForWake(std::unique_lock<std::mutex>& lock) {
+  KAIROS_DCHECK(lock.owns_lock(), "waits with the session lock held");
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   // seq_cst store then load: pairs with StepHook's increment-then-load.
   const int64_t wake_it = sched_.wake_iteration();
   // While an iteration window is live, every boundary from its warm-up on goes through
@@ -74,8 +88,8 @@ void SessionController::WaitForWake(std::unique_lock<std::mutex>& lock) {
   // boundary that ends the window is known even when the job runs through several
   // iterations before this thread gets the CPU back. Without it a late runner would close
   // the window at its own clock and record extra ProfilerSteps.
-  g_step_wake_at.store(sched_.hook_iteration());
-  if (wake_it != kNever && g_iteration.load() >= wake_it) return;  // passed before we asked
+  g_steps.wake_at.store(sched_.hook_iteration());
+  if (wake_it != kNever && g_steps.iteration.load() >= wake_it) return;  // passed before we asked
   const int64_t wake_ns = sched_.wake_ns();
   if (wake_ns == kNever) {
     cv_.wait(lock);
@@ -89,6 +103,7 @@ void SessionController::WaitForWake(std::unique_lock<std::mutex>& lock) {
 void SessionController::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
+  KAIROS_DCHECK(sched_.state() == SessionState::kWarmUp, "warm-up runs in WarmUp");
   std::vector<TraceSource*> sources;
   for (auto& s : sources_) sources.push_back(s.get());
   const Config config = active_.config;
@@ -127,6 +142,7 @@ void SessionController::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
 }
 
 void SessionController::SourcesWarm(Window& w) {
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   SchedulerEvent e = Now(SessionEventKind::kSourcesWarm);
   // The boundaries counted at that instant (the step ring): at or past the start, the
   // scheduler moves the start to the next one.
@@ -138,6 +154,7 @@ void SessionController::SourcesWarm(Window& w) {
 }
 
 std::string SessionController::StartMovedMessage(const Window& w) const {
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   const int64_t from = sched_.start_moved_from(), to = sched_.plan().start_iteration;
   return absl::StrCat("the window starts at iteration ", to, " instead of ", from, ": source ",
                       w.ready_source, " was recording only after iteration ", from,
@@ -147,6 +164,10 @@ std::string SessionController::StartMovedMessage(const Window& w) const {
 void SessionController::Open(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
+  KAIROS_DCHECK(
+      sched_.state() == SessionState::kRecording || sched_.state() == SessionState::kFlushing,
+      "open runs in Recording, or in Flushing from a close that found it not opened");
+  KAIROS_DCHECK(!w.opened, "a window opens once");
   const WindowPlan& plan = sched_.plan();
   w.start_raw = 0;
   if (plan.iteration_mode) {
@@ -201,12 +222,12 @@ void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
     // arrived after that boundary but before this thread closed the window. Looked up before
     // the hooks are switched off below, so the hook of a boundary already counted still comes.
     const int64_t end_it = SatAdd(plan.start_iteration, plan.iterations);
-    if (g_iteration.load() >= end_it) {
+    if (g_steps.iteration.load() >= end_it) {
       const uint64_t raw = CountedBoundaryRaw(lock, end_it);
       if (raw != 0 && (end_raw == 0 || raw < end_raw)) end_raw = raw;
     }
   }
-  g_step_wake_at.store(kNever);
+  g_steps.wake_at.store(kNever);
   if (end_raw == 0) end_raw = ReadRawClock();
   AssembleRequest request;
   request.config = active_.config;
@@ -225,6 +246,8 @@ void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
         static_cast<uint64_t>(plan.start_iteration - sched_.start_moved_from()));
   }
   request.anchors = &anchors_;
+  request.process_base_ns = ProcessBaseNsLocked();
+  request.nccl = nccl_;
   lock.unlock();
   const int64_t end_ns = UnixNowNs();
   for (TraceSource* s : request.sources) s->StopRecording(end_ns);
@@ -236,7 +259,9 @@ void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
 void SessionController::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
-  g_step_wake_at.store(kNever);
+  KAIROS_DCHECK(sched_.state() == SessionState::kFlushing, "abort runs in Flushing");
+  KAIROS_DCHECK(!w.opened, "only a window that never opened is aborted");
+  g_steps.wake_at.store(kNever);
   const Outcome outcome = sched_.outcome();
   std::vector<TraceSource*> all;
   for (auto& s : sources_) all.push_back(s.get());
@@ -255,7 +280,7 @@ void SessionController::Abort(std::unique_lock<std::mutex>& lock, Window& w) {
 uint64_t SessionController::CountedBoundaryRaw(std::unique_lock<std::mutex>& lock, int64_t it) {
   KAIROS_DCHECK(lock.owns_lock(), "runs with the session lock held");
   KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
-  // The tick that moved the session reads g_iteration without the step's hook: the runner can
+  // The tick that moved the session reads g_steps.iteration without the step's hook: the runner can
   // count a boundary between StepHook's increment and its OnStepBoundary, which then waits for
   // this mutex. Taking this thread's clock instead moved the window edge past the boundary (at
   // the end: one ProfilerStep too many; at the start: the first one flagged as begun before the
@@ -276,6 +301,7 @@ uint64_t SessionController::CountedBoundaryRaw(std::unique_lock<std::mutex>& loc
 }
 
 void SessionController::FinishLocked(Result result) {
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   if (result.status.ok()) last_path_ = result.path;
   last_result_ = std::move(result);
   window_.reset();

@@ -346,8 +346,8 @@ absl::Status Scheduler::Admit() const {
 
 bool Scheduler::StartsEarlyAt(int64_t iteration) const {
   // WarmUp too: the runner may tick past the warm-up boundary between the step's increment
-  // and its hook (it needs only g_iteration, not the session mutex the hook waits for), and it
-  // switches recording on only after every source warmed up; a burst of steps meanwhile would
+  // and its hook (it needs only g_steps.iteration, not the session mutex the hook waits for), and
+  // it switches recording on only after every source warmed up; a burst of steps meanwhile would
   // record nothing. StartEarly is idempotent.
   return (state_ == SessionState::kArmed || state_ == SessionState::kWarmUp) &&
          plan_.iteration_mode && iteration >= plan_.warmup_iteration;

@@ -177,7 +177,7 @@ class Scheduler {
   // Whether the hook of boundary `iteration` switches early recording on (TraceSource::
   // StartEarly): an iteration window not yet open whose warm-up boundary it is, or later.
   bool StartsEarlyAt(int64_t iteration) const;
-  // The first boundary whose hook must reach the session (g_step_wake_at): the next one the
+  // The first boundary whose hook must reach the session (g_steps.wake_at): the next one the
   // runner waits for, and every one from the warm-up boundary on while an iteration window is
   // live, so the exact boundaries that open and close it are known however late the runner
   // runs. kNever = none.

@@ -46,7 +46,7 @@ void FillIdentity(AssembleRequest& request, const ClockConverter& clock, const E
   data->window_end_ns = std::max(data->window_start_ns, clock.ToUnixNs(request.end_raw));
   data->trace_name = path;
   data->trace_id = request.config.request_trace_id;
-  data->distributed = DistributedFromEnv();
+  data->distributed = DistributedFromEnv(request.nccl);
   auto& metadata = request.metadata;
   // The job id (KAIROS_JOB_ID / SLURM_JOB_ID): `kairos summarize --format jsonl` rows carry it.
   if (env.job_id != 0) metadata.emplace_back("job_id", std::to_string(env.job_id));
@@ -78,6 +78,7 @@ void WriteExtraOutputs(const TraceData& data, const Config& config, const Output
 }  // namespace
 
 AssembleResult AssembleAndWrite(AssembleRequest request) {
+  KAIROS_DCHECK(request.process_base_ns > 0, "the session fixed the process's base time");
   const Config& config = request.config;
   TraceData data;
   // Anchors from open to now (clock.h); without a log, Calibrate() as for a log never opened.
@@ -101,7 +102,7 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
   if (const uint64_t breaks = internal::InvariantBreaks(); breaks != 0)
     data.AddStat("invariant_breaks", breaks);
   data.SortTracks();
-  data.base_time_ns = TraceBaseTimeNs(ProcessBaseTimeNs(), EarliestTimestampNs(data));
+  data.base_time_ns = TraceBaseTimeNs(request.process_base_ns, EarliestTimestampNs(data));
   for (TraceSource* s : request.sources) s->Reset();
 
   if (data.EventCount() == 0 && request.source != ConfigSource::kApi) {

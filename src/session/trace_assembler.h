@@ -17,6 +17,9 @@
 #include "model/trace_source.h"
 
 namespace kairos {
+namespace internal {
+struct NcclTallies;  // activity/nccl_collectives.h
+}  // namespace internal
 
 struct AssembleRequest {
   Config config;
@@ -30,6 +33,8 @@ struct AssembleRequest {
   bool start_is_step_boundary = false;
   std::vector<std::pair<std::string, std::string>> metadata;
   WindowAnchors* anchors = nullptr;  // the session's anchor log of this window (clock.h)
+  int64_t process_base_ns = 0;       // the process's trace base time (trace_identity.h), > 0
+  const internal::NcclTallies* nccl = nullptr;  // the root's NCCL tallies (rank fallback)
 };
 
 struct AssembleResult {

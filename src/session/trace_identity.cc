@@ -19,11 +19,6 @@ int64_t FloorBaseTime(int64_t unix_ns) {
   return unix_ns - unix_ns % kBaseTimePeriodNs;
 }
 
-int64_t ProcessBaseTimeNs() {
-  static const int64_t base = FloorBaseTime(UnixNowNs());
-  return base;
-}
-
 int64_t TraceBaseTimeNs(int64_t process_base_ns, int64_t earliest_event_ns) {
   if (earliest_event_ns > 0 && earliest_event_ns < process_base_ns) return earliest_event_ns;
   return process_base_ns;
@@ -92,10 +87,10 @@ DistributedInfo ResolveDistributed(int64_t env_rank, int64_t env_world_size, int
   return d;
 }
 
-DistributedInfo DistributedFromEnv() {
+DistributedInfo DistributedFromEnv(const internal::NcclTallies* nccl) {
   const EnvSettings& env = Env();
   int32_t comm_rank = -1, comm_size = 0;
-  internal::NcclLargestComm(&comm_rank, &comm_size);
+  if (nccl != nullptr) internal::NcclLargestComm(*nccl, &comm_rank, &comm_size);
   return ResolveDistributed(env.rank, env.world_size, env.local_rank, comm_rank, comm_size,
                             BackendFromLoadedObjects(LoadedObjectNames()));
 }

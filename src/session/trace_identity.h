@@ -1,7 +1,7 @@
 // File: trace_identity.h
 // Layer: kairos_session. Who and when a trace is: process name, host name, distributed
 // rank info and the Kineto base time rule.
-// Threading: pure functions except ProcessBaseTimeNs (computed once per process, thread-safe).
+// Threading: pure functions.
 #ifndef KAIROS_SRC_SESSION_TRACE_IDENTITY_H_
 #define KAIROS_SRC_SESSION_TRACE_IDENTITY_H_
 
@@ -12,6 +12,9 @@
 #include "model/trace_data.h"
 
 namespace kairos {
+namespace internal {
+struct NcclTallies;  // activity/nccl_collectives.h
+}  // namespace internal
 
 // Kineto's base period: a quarter of 365.2425 days.
 inline constexpr int64_t kBaseTimePeriodNs = 7889238LL * 1000000000LL;
@@ -19,8 +22,8 @@ inline constexpr int64_t kBaseTimePeriodNs = 7889238LL * 1000000000LL;
 // Floors `unix_ns` to a multiple of kBaseTimePeriodNs.
 int64_t FloorBaseTime(int64_t unix_ns);
 
-// The base time of every trace this process writes: the wall clock at first call, floored.
-int64_t ProcessBaseTimeNs();
+// The base time of every trace a process writes is FloorBaseTime of the wall clock when its
+// first trace closed; the session keeps it (SessionController::process_base_ns).
 
 // The base for one trace: the process base, but never after `earliest_event_ns` (traces must
 // not need negative timestamps). earliest_event_ns <= 0 means "no events".
@@ -36,7 +39,8 @@ std::string ReadHostName();     // gethostname(); "" on error
 // backend: "nccl" when a libnccl.so (or librccl.so) is mapped into the process, the way a
 // job that reaches its collectives through NCCL shows itself without a framework telling us
 // (PyTorch links NCCL statically; its bridge sets the backend itself). "" otherwise.
-DistributedInfo DistributedFromEnv();
+// `nccl`: the root's NCCL plugin tallies (nullptr: no communicator known).
+DistributedInfo DistributedFromEnv(const internal::NcclTallies* nccl);
 // The rule behind it: the launcher's variables where set (rank < 0 / world_size <= 0 / local
 // rank < 0: unset); otherwise the largest NCCL communicator this process joined (comm_size 0:
 // none), which in a data-parallel job spans the job; otherwise rank 0 of 1. A communicator

@@ -124,6 +124,7 @@ void NoteInvariantBreak(const char* file, int line, const char* cond, const char
 uint64_t InvariantBreaks() { return g_log.invariant_breaks.load(std::memory_order_relaxed); }
 
 LogSites::Slot& LogSites::Find(uint64_t key) {
+  KAIROS_DCHECK(key != 0, "0 marks a free slot; LogSiteKey never returns it");
   const size_t start = static_cast<size_t>(key % kCapacity);
   for (size_t i = 0; i < kCapacity; ++i) {
     Slot& s = slots_[(start + i) % kCapacity];
@@ -146,6 +147,21 @@ LogRateLimiter& LogSiteLimiter(uint64_t key) { return g_log.sites.Find(key).limi
 
 bool FirstAtLogSite(uint64_t key) {
   return !g_log.sites.Find(key).logged_once.exchange(true, std::memory_order_relaxed);
+}
+
+bool AdmitOncePerInterval(uint64_t key, int64_t now_ns, int64_t interval_ns, uint64_t* suppressed) {
+  KAIROS_DCHECK(interval_ns > 0, "an interval is positive");
+  LogSites::Slot& slot = g_log.sites.Find(key);
+  int64_t last = slot.last_ns.load(std::memory_order_relaxed);
+  // last + interval, saturated: the first call (last = INT64_MIN) is always admitted.
+  const int64_t next = last > INT64_MAX - interval_ns ? INT64_MAX : last + interval_ns;
+  if (next <= now_ns &&
+      slot.last_ns.compare_exchange_strong(last, now_ns, std::memory_order_relaxed)) {
+    *suppressed = slot.refused.exchange(0, std::memory_order_relaxed);
+    return true;
+  }
+  slot.refused.fetch_add(1, std::memory_order_relaxed);
+  return false;
 }
 }  // namespace internal
 

@@ -122,6 +122,9 @@ class LogSites {
     std::atomic<uint64_t> key{0};     // 0: free
     std::atomic<bool> logged_once{false};
     LogRateLimiter limiter;
+    // AdmitOncePerInterval's state: when the site last logged, and what it refused since.
+    std::atomic<int64_t> last_ns{INT64_MIN};
+    std::atomic<uint64_t> refused{0};
   };
   // The slot of `key` (not 0), claimed on first use; the overflow slot when the table is full.
   Slot& Find(uint64_t key);
@@ -138,6 +141,11 @@ class LogSites {
 // first message of a KAIROS_LOG_ONCE site (true once per site).
 LogRateLimiter& LogSiteLimiter(uint64_t key);
 bool FirstAtLogSite(uint64_t key);
+// Lock-free, for a site that formats its own suppressed count (the C ABI's exception
+// barrier): true if the site may log at `now_ns` (one line per `interval_ns`); then
+// `*suppressed` receives the calls refused since its last line (and that count restarts).
+// False: this call is counted as refused.
+bool AdmitOncePerInterval(uint64_t key, int64_t now_ns, int64_t interval_ns, uint64_t* suppressed);
 
 }  // namespace internal
 

@@ -162,10 +162,12 @@ struct Fixture {
     o.max_events = 1000;
     o.current_range_id = CurrentRange;
     o.device_info = FakeDevice;
+    o.nccl_tallies = &tallies;
     return o;
   }
   FakeState state;
   CuptiApi api = FakeApi();
+  NcclTallies tallies;  // the root's in a process
 };
 
 uint64_t Stat(const TraceData& d, const char* key) {
@@ -302,7 +304,7 @@ TEST_CASE_METHOD(Fixture, "NCCL operations ride on the kernel launch that follow
                  "[cupti_source][nccl]") {
   void* comm = nullptr;
   int mask = 0;
-  REQUIRE(NcclPluginInit(&comm, &mask, nullptr, 0xC0FFEE, 1, 4, 2) == kKairosNcclSuccess);
+  REQUIRE(NcclPluginInit(&tallies, &comm, &mask, nullptr, 0xC0FFEE, 1, 4, 2) == kKairosNcclSuccess);
   CHECK(mask == (kKairosNcclProfileColl | kKairosNcclProfileP2p));
 
   // No window: the thread's slot holds the operation from its start to its stop, no longer.
@@ -313,7 +315,7 @@ TEST_CASE_METHOD(Fixture, "NCCL operations ride on the kernel launch that follow
   NcclPluginStopEvent(h);
   CollectiveRecord none;
   CHECK_FALSE(TakePendingCollective(&none));
-  const uint64_t unlaunched_before = NcclCounters().without_launch;
+  const uint64_t unlaunched_before = NcclCounters(tallies).without_launch;
 
   CuptiSource source(Options());
   Config config;
@@ -396,9 +398,9 @@ TEST_CASE_METHOD(Fixture, "NCCL operations ride on the kernel launch that follow
   CHECK(Stat(data, "nccl_collective_launches") == 3);
   CHECK(Stat(data, "nccl_collective_overflow") == 0);
   CHECK(Stat(data, "nccl_ops_without_launch") == 1);
-  CHECK(NcclCounters().without_launch - unlaunched_before == 3);  // + the late ones
+  CHECK(NcclCounters(tallies).without_launch - unlaunched_before == 3);  // + the late ones
   int32_t rank = -1, size = 0;
-  REQUIRE(NcclLargestComm(&rank, &size));
+  REQUIRE(NcclLargestComm(tallies, &rank, &size));
   CHECK(size >= 4);
   source.Reset();
   NcclPluginFinalize(comm);

@@ -220,6 +220,60 @@ void PyFrame(TraceBuilder& b, uint32_t thread, const std::string& name, int64_t 
         static_cast<uint32_t>(b.data().python_frames.size() - 1));
 }
 
+// A cpu_op with its "Python line" (the torch bridge under the kairos tracer).
+void PyOp(TraceBuilder& b, uint32_t thread, const std::string& name, int64_t s, int64_t e,
+          uint32_t py_line) {
+  CpuArgs a{};
+  a.cpu_op = 1;
+  a.sequence_nr = -1;
+  a.py_line = py_line;
+  b.data().cpu_args.push_back(a);
+  b.Add(thread, EventKind::kCpuOp, name, s, e, 0, static_cast<uint32_t>(b.data().cpu_args.size() - 1));
+}
+
+TEST_CASE("excessive_sync names the user's line: a library frame's caller line, else the op's") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  BusyKernels(b, b.Stream(0, 7), 20);
+  uint32_t id = 1;
+  for (int i = 0; i < 10; ++i) {
+    const int64_t t0 = i * kMs;
+    b.Step(th, i, t0, t0 + kMs);
+    const uint32_t step = id++;
+    PyFrame(b, th, "/job/train.py(40): step", t0, t0 + kMs, step, 0);
+    // Line 42: loss.item() through torch's Python (a library frame called from line 42),
+    // three syncs of 50 us a step, each under aten::item inside that frame.
+    for (int64_t at : {100 * kUs, 300 * kUs, 500 * kUs}) {
+      PyFrame(b, th, "/usr/lib/python3/dist-packages/torch/_tensor.py(900): item", t0 + at,
+              t0 + at + 50 * kUs, id++, step);
+      b.data().python_frames.back().caller_line = 42;
+      PyOp(b, th, "aten::item", t0 + at, t0 + at + 50 * kUs, 0);
+      PyOp(b, th, "aten::_local_scalar_dense", t0 + at + kUs, t0 + at + 49 * kUs, 0);
+      b.Sync(th, t0 + at + 2 * kUs, t0 + at + 48 * kUs);
+    }
+    // Line 45: a C method called straight from step (no frame of its own): the op's line.
+    PyOp(b, th, "aten::to", t0 + 700 * kUs, t0 + 750 * kUs, 45);
+    PyOp(b, th, "aten::_to_copy", t0 + 701 * kUs, t0 + 749 * kUs, 45);
+    b.Sync(th, t0 + 702 * kUs, t0 + 748 * kUs);
+  }
+  const Summary sum = Analyze(b.Done());
+  const Finding& f = Get(sum, "excessive_sync");
+  CHECK(Ev(f, "syncs") == 40);
+  CHECK(Ev(f, "top_python_frame_sync_ns") == 30 * 46 * kUs);
+  CHECK(f.recommendation.find(" Most of the sync time (75%) is in Python train.py:42 in step (aten::item).") !=
+        std::string::npos);
+
+  // Without the library frame's caller line and the ops' lines (a trace from elsewhere): the
+  // function's first line, as before.
+  for (PythonFrame& p : b.data().python_frames) p.caller_line = 0;
+  for (CpuArgs& a : b.data().cpu_args) a.py_line = 0;
+  const Summary plain = Analyze(b.Done());
+  const Finding& g = Get(plain, "excessive_sync");
+  CHECK(Ev(g, "top_python_frame_sync_ns") == 40 * 46 * kUs);
+  CHECK(g.recommendation.find(" is in Python step (train.py:40) (aten::item).") != std::string::npos);
+}
+
 TEST_CASE("excessive_sync names the user's Python frame; the summary lists Python functions") {
   TraceBuilder b(0, 10 * kMs);
   b.Device(0);
@@ -369,6 +423,29 @@ TEST_CASE("per_step_copy_back: a 4-byte loss copied back every step") {
   CHECK(f.examples[0].name == "Memcpy DtoH (Device -> Pinned)");
 }
 
+TEST_CASE("per_step_copy_back names the user's line of the read-back (an op's Python line)") {
+  TraceBuilder b(0, 5 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  for (int i = 0; i < 5; ++i) {
+    const int64_t t0 = i * kMs;
+    b.Step(th, i, t0, t0 + kMs);
+    PyFrame(b, th, "/job/train.py(40): step", t0, t0 + kMs, static_cast<uint32_t>(i + 1), 0);
+    b.Kernel(s, "gemm", t0, t0 + 950 * kUs, 0);
+    PyOp(b, th, "aten::item", t0 + 899 * kUs, t0 + 956 * kUs, 47);  // loss.item() at line 47
+    b.Launch(th, t0 + 900 * kUs, t0 + 902 * kUs, 500 + i, "cudaMemcpyAsync");
+    b.Memcpy(s, t0 + 950 * kUs, t0 + 955 * kUs, 500 + i, 4, /*copy_kind=*/2, 3, 2);
+    b.Kernel(s, "gemm", t0 + 955 * kUs, t0 + kMs, 0);
+  }
+  const Summary sum = Analyze(b.Done());
+  const Finding& f = Get(sum, "per_step_copy_back");
+  CHECK(Ev(f, "copies") == 5);
+  CHECK(Ev(f, "top_python_frame_blocked_ns") == 5 * 55 * kUs);  // launch to the copy's end
+  CHECK(f.recommendation.find(" Most of the blocked time (100%) is in Python train.py:47 in step (aten::item).") !=
+        std::string::npos);
+}
+
 TEST_CASE("long_initialization: the first step starts 50 ms into the window") {
   TraceBuilder b(0, 100 * kMs);
   b.Device(0);
@@ -385,6 +462,27 @@ TEST_CASE("long_initialization: the first step starts 50 ms into the window") {
   CHECK(Ev(f, "init_ns") == 50 * kMs);
   CHECK(Ev(f, "median_step_ns") == 5 * kMs);
   CHECK(Ev(f, "init_to_step_ratio") == 10);
+}
+
+TEST_CASE("long_initialization names the user's line that took most of the set-up") {
+  TraceBuilder b(0, 100 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  PyFrame(b, th, "/job/train.py(1): <module>", 0, 100 * kMs, 1, 0);
+  // Set-up: line 5 builds the model through torch (a library frame, 10 ms), line 8 loads data
+  // straight through an op (35 ms), then the loop.
+  PyFrame(b, th, "/usr/lib/python3/dist-packages/torch/nn/modules/module.py(900): to", kMs, 11 * kMs, 2, 1);
+  b.data().python_frames.back().caller_line = 5;
+  PyOp(b, th, "aten::load", 12 * kMs, 47 * kMs, 8);
+  for (int i = 0; i < 10; ++i) {
+    const int64_t t0 = 50 * kMs + i * 5 * kMs;
+    b.Step(th, i, t0, t0 + 5 * kMs);
+    b.Kernel(s, "gemm", t0, t0 + 5 * kMs, 0);
+  }
+  const Summary sum = Analyze(b.Done());
+  const Finding& f = Get(sum, "long_initialization");
+  CHECK(f.recommendation.find(" Most of the set-up time is in Python train.py:8 in <module>.") != std::string::npos);
 }
 
 TEST_CASE("Thresholds are configurable") {

@@ -100,6 +100,51 @@ TEST_CASE("Host waits name the user's innermost Python frame; library frames cou
   CHECK(d.host_wait_top_python == "load (train.py:7)");
 }
 
+TEST_CASE("Host waits name the user's line: a library call's caller line, an op's own line") {
+  TraceBuilder b(1000, 2000);
+  TraceData data = HandTrace(b);
+  const uint32_t th = 0;  // HandTrace's thread
+  auto add = [&](EventKind kind, const std::string& name, int64_t s, int64_t e, uint32_t detail) {
+    Event ev{};
+    ev.start_ns = s;
+    ev.end_ns = e;
+    ev.name = data.strings.Intern(name);
+    ev.track = th;
+    ev.detail = detail;
+    ev.kind = kind;
+    data.events_by_track[th].push_back(ev);
+  };
+  auto frame = [&](const std::string& name, int64_t s, int64_t e, uint32_t id, uint32_t parent,
+                   uint32_t caller_line) {
+    data.python_frames.push_back({id, parent, 0, caller_line});
+    add(EventKind::kPythonFunction, name, s, e, static_cast<uint32_t>(data.python_frames.size() - 1));
+  };
+  auto op = [&](const std::string& name, int64_t s, int64_t e, uint32_t py_line) {
+    CpuArgs a{};
+    a.cpu_op = 1;
+    a.py_line = py_line;
+    data.cpu_args.push_back(a);
+    add(EventKind::kCpuOp, name, s, e, static_cast<uint32_t>(data.cpu_args.size() - 1));
+  };
+  // Host waits: [1000,1060), [1400,1500), [1550,1610).
+  frame("/job/train.py(1): <module>", 1000, 2000, 1, 0, 0);
+  frame("/job/train.py(5): step", 1000, 1700, 2, 1, 30);
+  // Line 8 of step: a library call (60 of wait: [1000,1060)); line 9: an op called straight
+  // from step (the op's line), 90 of wait ([1400,1450) + [1550,1590)) in two calls; line 10:
+  // another op, 50 ([1450,1500)); step's own Python time 20 ([1590,1610)).
+  frame("/usr/lib/python3/dist-packages/torch/nn/functional.py(1): linear", 1000, 1100, 3, 2, 8);
+  op("aten::linear", 1010, 1090, 0);
+  op("aten::mul", 1400, 1450, 9);
+  op("aten::add", 1450, 1500, 10);
+  op("aten::mul", 1550, 1590, 9);
+  data.SortTracks();
+  CHECK(Analyze(data).devices[0].host_wait_top_python == "train.py:9 in step");
+  // Without lines the site is the frame (its first line), as before.
+  for (PythonFrame& p : data.python_frames) p.caller_line = 0;
+  for (CpuArgs& a : data.cpu_args) a.py_line = 0;
+  CHECK(Analyze(data).devices[0].host_wait_top_python == "step (train.py:5)");
+}
+
 TEST_CASE("SM proxies are weighted by kernel time") {
   TraceBuilder b(1000, 2000);
   const TraceData data = HandTrace(b);
@@ -243,6 +288,46 @@ TEST_CASE("The Python flame graph merges call paths over threads and calls, clip
   o.python_flame_min_share = 0.05;  // 70 ns: the two 10 ns forward paths go
   CHECK(Analyze(b.Done(), o).python_flame.size() == 6);
   CHECK(Analyze(b.Done()).python_flame.empty());
+}
+
+// The build cap (50,000 call paths, python_flame.cc's kMaxBuildNodes, the root included):
+// frames whose path would be a new node past it are counted in python_flame_cut, and so are
+// their callees; their time is in no node, so the root's total is the built paths' only.
+TEST_CASE("The Python flame graph's build cap counts every frame past 50,000 call paths") {
+  TraceBuilder b(0, 1000000);
+  const uint32_t t = b.Thread(1);
+  TraceData& data = b.data();
+  auto frame = [&](const std::string& name, int64_t s, int64_t e) {
+    data.python_frames.push_back({static_cast<uint32_t>(data.python_frames.size() + 1), 0, 0});
+    Event ev{};
+    ev.start_ns = s;
+    ev.end_ns = e;
+    ev.name = data.strings.Intern(name);
+    ev.track = t;
+    ev.detail = static_cast<uint32_t>(data.python_frames.size() - 1);
+    ev.kind = EventKind::kPythonFunction;
+    data.events_by_track[t].push_back(ev);
+  };
+  // 50,010 distinct top-level functions of 10 ns each: nodes 1..49,999 are built, the last 11
+  // are cut; a callee of a cut frame (even one whose name was built elsewhere) is cut too,
+  // and a repeat call of a built path is not.
+  constexpr int kFrames = 50010;
+  for (int i = 0; i < kFrames; ++i) frame("/job/gen.py(" + std::to_string(i + 1) + "): f", i * 10, i * 10 + 10);
+  frame("/job/gen.py(50010): f", 600000, 600020);  // cut path: 20 ns, uncounted
+  frame("/job/gen.py(1): f", 600002, 600010);      // its callee: cut too
+  frame("/job/gen.py(1): f", 700000, 700030);      // a built path again: counted
+  AnalysisOptions o;
+  o.python_flame_nodes = 3;
+  o.python_flame_min_share = 0;
+  const Summary s = Analyze(b.Done(), o);
+  CHECK(s.python_flame_cut == 13);
+  REQUIRE(s.python_flame.size() == 3);
+  // The root: 49,999 built frames of 10 ns, plus the repeat call's 30 ns.
+  CHECK(s.python_flame[0].total_ns == 49999 * 10 + 30);
+  CHECK(s.python_flame[1].name == "/job/gen.py(1): f");
+  CHECK(s.python_flame[1].total_ns == 40);
+  CHECK(s.python_flame[1].calls == 2);
+  CHECK(s.python_flame[2].total_ns == 10);
 }
 
 }  // namespace

@@ -542,6 +542,81 @@ TEST_CASE("summarize a PyTorch trace with [memory] events") {
   CHECK(ids.count("alloc_in_step_loop") == 0);  // the caching allocator's events are not cudaMalloc
 }
 
+// Allocation sites with Python stacks (docs/PYTHON_STACKS.md "Allocation sites"): two lines of
+// step leak through the same op; one calls it directly (the [memory] event's own "Python
+// line"), the other through a library frame (its "Python caller line", not the library's own
+// line). Read from JSON, so the reader's line args are exercised too.
+TEST_CASE("summarize names the user's line of each leaking allocation site") {
+  std::string ev;
+  auto x = [&](const char* cat, const std::string& name, double ts, double dur, const std::string& args) {
+    ev += ",\n  {\"ph\": \"X\", \"cat\": \"" + std::string(cat) + "\", \"name\": \"" + name +
+          "\", \"pid\": 7, \"tid\": 7, \"ts\": " + std::to_string(ts) + ", \"dur\": " + std::to_string(dur) +
+          ", \"args\": {" + args + "}}";
+  };
+  auto mem = [&](double ts, uint64_t addr, int64_t bytes, int64_t total, int line) {
+    ev += ",\n  {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", "
+          "\"pid\": 7, \"tid\": 7, \"ts\": " + std::to_string(ts) + ", \"args\": {\"Device Type\": 0, "
+          "\"Device Id\": -1, \"Addr\": " + std::to_string(addr) + ", \"Bytes\": " + std::to_string(bytes) +
+          ", \"Total Allocated\": " + std::to_string(total) + ", \"Total Reserved\": 0, \"Python line\": " +
+          std::to_string(line) + "}}";
+  };
+  int64_t total = 0;
+  int id = 1;
+  for (int step = 0; step < 4; ++step) {
+    const double t0 = 1000.0 + step * 1000.0;
+    x("user_annotation", "ProfilerStep#" + std::to_string(step), t0, 900, "");
+    const int frame = id++;
+    x("python_function", "/job/train.py(10): step", t0, 900,
+      "\"Python id\": " + std::to_string(frame) + ", \"Python thread\": 0");
+    // Line 12: kept.append(torch.empty(1024)) straight from step: the event's own line.
+    x("cpu_op", "aten::empty", t0 + 10, 20, "\"Python line\": 12");
+    mem(t0 + 15, 5000000 + step * 64, 4096, total += 4096, 12);
+    // Line 13: a temporary, freed at once.
+    x("cpu_op", "aten::empty", t0 + 40, 20, "\"Python line\": 13");
+    mem(t0 + 45, 6000000, 100000, total += 100000, 13);
+    mem(t0 + 50, 6000000, -100000, total -= 100000, 13);
+    // Line 14: a library helper that allocates (its own line 77 is torch's, not the user's).
+    x("python_function", "/usr/lib/python3/dist-packages/torch/functional.py(70): helper", t0 + 100, 50,
+      "\"Python id\": " + std::to_string(id++) + ", \"Python parent id\": " + std::to_string(frame) +
+          ", \"Python thread\": 0, \"Python caller line\": 14");
+    x("cpu_op", "aten::empty", t0 + 110, 20, "\"Python line\": 77");
+    mem(t0 + 115, 7000000 + step * 64, 1024, total += 1024, 77);
+  }
+  const std::string text = "{\"schemaVersion\": 1, \"traceEvents\": [\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", "
+                           "\"name\": \"start\", \"pid\": 7, \"tid\": 7, \"ts\": 900, \"dur\": 1}" + ev + "\n]}";
+  const std::string path = "/tmp/kairos_py_mem_" + std::to_string(getpid()) + ".json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path, AnalysisRead());
+  std::remove(path.c_str());
+  REQUIRE(back.ok());
+  const Summary s = Analyze(*back);
+  REQUIRE(s.memory.size() == 1);
+  const MemorySummary& m = s.memory[0];
+  CHECK(m.not_freed_count == 8);
+  REQUIRE(m.not_freed_sites.size() == 2);
+  CHECK(m.not_freed_sites[0].name == "aten::empty");
+  CHECK(m.not_freed_sites[0].python == "train.py:12 in step");
+  CHECK((m.not_freed_sites[0].count == 4 && m.not_freed_sites[0].bytes == 4 * 4096));
+  CHECK(m.not_freed_sites[1].name == "aten::empty");
+  CHECK(m.not_freed_sites[1].python == "train.py:14 in step");
+  CHECK((m.not_freed_sites[1].count == 4 && m.not_freed_sites[1].bytes == 4 * 1024));
+  // The peak: the last step's temporary at line 13.
+  CHECK(m.peak_allocated == 3 * 5120 + 4096 + 100000);
+  CHECK(m.peak_python == "train.py:13 in step");
+  const std::string json = SummaryToJson(s);
+  CHECK(json.find("\"python\":\"train.py:14 in step\"") != std::string::npos);
+  CHECK(json.find("\"peak_python\":\"train.py:13 in step\"") != std::string::npos);
+  CHECK(SummaryToText(s).find("from \"aten::empty\" at train.py:12 in step") != std::string::npos);
+  bool leak = false;
+  for (const Finding& x : s.findings)
+    if (x.id == "leak_suspect")
+      leak = x.recommendation.find("most from \"aten::empty\" at train.py:12 in step.") != std::string::npos;
+  CHECK(leak);
+}
+
 TEST_CASE("hostile [memory] values are clamped and summed without overflow") {
   std::string events;
   for (int i = 0; i < 8; ++i) {

@@ -20,11 +20,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace kairos::internal {
+// The recorder's own walk over every thread state under the registry mutex (cpu_recorder.cc;
+// the collector declares it the same way).
+void ForEachThreadStateLocked(const std::function<void(ThreadState&)>& fn);
 namespace {
 
 // One session of the recorder with a fixed 1 tick = 1 ns clock anchored at 0.
@@ -233,6 +237,34 @@ TEST_CASE("Python frames: dense ids, parents, names, window edges, ops keep thei
   TraceData d2 = s2.Finish();
   CHECK(d2.stats.at("python_unmatched_returns") == 1);
   CHECK(d2.EventCount() == 0);
+}
+
+uint32_t g_test_line = 0;
+uint32_t TestLine() { return g_test_line; }
+
+TEST_CASE("Python lines: a frame's caller line, an op's line from the tracer's line source") {
+  const uint32_t f = InternPythonName("train.py(40): step");
+  CHECK(PythonLineNow() == 0);  // no line source: no line
+  SetPythonLineSource(TestLine);
+  Session s(1024);
+  PyCall(f, 12);  // step called from line 12 of its caller
+  g_test_line = 42;
+  RangeArgs op;
+  op.cpu_op = 1;
+  op.py_line = PythonLineNow();  // what api::OpArgs does for kairos_op_push*
+  PushRange("aten::item", &op);
+  PopRange();
+  PyCall(f);  // no line given: 0
+  PyReturn();
+  PyReturn();
+  SetPythonLineSource(nullptr);
+  CHECK(PythonLineNow() == 0);
+  TraceData d = s.Finish();
+  const auto& ev = d.events_by_track.at(0);
+  REQUIRE(ev.size() == 3);  // step, aten::item, step (start order)
+  CHECK(d.python_frames.at(ev[0].detail).caller_line == 12);
+  CHECK(d.cpu_args.at(ev[1].detail).py_line == 42);
+  CHECK(d.python_frames.at(ev[2].detail).caller_line == 0);
 }
 
 TEST_CASE("Python frames on two threads: ids unique across threads, thread index per thread") {
@@ -571,6 +603,56 @@ TEST_CASE("a thread that exists at warm-up but never recorded: pre-armed, no loc
   Session s3(4096);
   CHECK(PreArmedUnclaimedForTest() == others);
   s3.Finish();
+}
+
+TEST_CASE("the window's first new writer claims a head that outlasts the feeder's first period") {
+  // A writer that streams from its first record on (2.5 GB/s at the range floor) would run
+  // past a small head before the ring feeder's next pass has even seen it: the first state
+  // offered has kFirstClaimHeadBytes resident, the others kPreArmedPrefaultBytes (memory for
+  // threads that may never record stays small).
+  constexpr size_t kRecords = 1u << 20;  // 24 MiB rings
+  std::atomic<int> phase{0};
+  std::atomic<long> faults{-1};
+  std::atomic<uint64_t> claims{~0ull};
+  std::thread worker([&] {
+    phase = 1;
+    while (phase.load() != 2) std::this_thread::yield();
+    rusage before{}, after{};
+    getrusage(RUSAGE_THREAD, &before);
+    const uint64_t claims0 = PreArmedClaimsForTest();
+    // All of the head but its last range: every record lands in a page made resident in
+    // warm-up, whatever the feeder thread beside it has done yet.
+    for (size_t i = 0; i + 1 < kFirstClaimHeadBytes / (2 * sizeof(RingRecord)); ++i) {
+      PushRange("stream");
+      PopRange();
+    }
+    claims = PreArmedClaimsForTest() - claims0;
+    getrusage(RUSAGE_THREAD, &after);
+    faults = after.ru_minflt - before.ru_minflt;
+    phase = 3;
+  });
+  while (phase.load() != 1) std::this_thread::yield();
+  {
+    Session s(kRecords);
+    std::vector<size_t> heads;
+    ForEachThreadStateLocked([&](ThreadState& t) {
+      if (t.prearmed_unclaimed && t.ring_storage != nullptr)
+        heads.push_back(t.ring_storage->resident_record_bytes());
+    });
+    std::sort(heads.begin(), heads.end());
+    REQUIRE(!heads.empty());
+    CHECK(heads.back() == kFirstClaimHeadBytes);
+    CHECK(std::count(heads.begin(), heads.end(), kPreArmedPrefaultBytes) ==
+          static_cast<std::ptrdiff_t>(heads.size() - 1));
+    phase = 2;
+    while (phase.load() != 3) std::this_thread::yield();
+    TraceData d = s.Finish();
+    CHECK(CountRanges(d) == kFirstClaimHeadBytes / (2 * sizeof(RingRecord)) - 1);
+    CHECK(d.stats.at("cpu_dropped") == 0);
+  }
+  worker.join();
+  CHECK(claims.load() == 1);
+  if (!testing::kUnderSanitizer) CHECK(faults.load() == 0);  // sanitizer_skip.h
 }
 
 TEST_CASE("states pre-armed for idle threads serve threads created after warm-up") {

@@ -20,6 +20,7 @@
 #include "counters/telemetry.h"
 #include "util/fork_abandon.h"
 #include "session/controller.h"
+#include "session/root.h"
 
 namespace kairos {
 namespace {
@@ -66,21 +67,23 @@ TEST_CASE("fork(): the child starts with no NCCL communicator and no tallies") {
   SessionController::Get();
   void* comm = nullptr;
   int mask = 0;
-  REQUIRE(internal::NcclPluginInit(&comm, &mask, nullptr, 0xF0F0, 1, 8, 3) == kKairosNcclSuccess);
+  REQUIRE(internal::NcclPluginInit(&GetRoot().nccl, &comm, &mask, nullptr, 0xF0F0, 1, 8, 3) ==
+          kKairosNcclSuccess);
   int32_t rank = -1, size = 0;
-  REQUIRE(internal::NcclLargestComm(&rank, &size));
-  REQUIRE(internal::NcclCounters().communicators >= 1);
+  REQUIRE(internal::NcclLargestComm(GetRoot().nccl, &rank, &size));
+  REQUIRE(internal::NcclCounters(GetRoot().nccl).communicators >= 1);
   CHECK(InChild([] {
           int32_t r = -1, s = 0;
-          const internal::NcclPluginCounters c = internal::NcclCounters();
+          const internal::NcclPluginCounters c = internal::NcclCounters(GetRoot().nccl);
           int code = 0;
-          if (internal::NcclLargestComm(&r, &s)) code |= 1;  // would register with the daemon
+          if (internal::NcclLargestComm(GetRoot().nccl, &r, &s))
+            code |= 1;  // would register with the daemon
           if (c.communicators != 0 || c.operations != 0 || c.without_launch != 0) code |= 2;
           // The hook replaced the parent's root (and registry) and kept them reachable.
           if (internal::AbandonedAfterForkCount() < 1) code |= 4;
           return code;
         }) == 0);
-  CHECK(internal::NcclLargestComm(&rank, &size));  // the parent keeps its own
+  CHECK(internal::NcclLargestComm(GetRoot().nccl, &rank, &size));  // the parent keeps its own
   CHECK(size == 8);
   internal::NcclPluginFinalize(comm);
 }
@@ -94,31 +97,36 @@ TEST_CASE("fork(): the child does not stamp steps into the parent's telemetry ri
   o.path = path;
   o.iterations = [] { return int64_t{0}; };
   o.run_thread = false;
+  o.step_slot = &g_steps.telemetry;  // as root.cc sets it
   REQUIRE(t.Start(o).ok());
-  TelemetryStepRing* ring = g_telemetry_steps.load();
+  TelemetryStepRing* ring = g_steps.telemetry.load();
   REQUIRE(ring != nullptr);
   CHECK(InChild([ring] {
-          TelemetryNoteStep(7, 1234);
-          return g_telemetry_steps.load() == nullptr && ring->raw[7].load() == 0 ? 0 : 1;
+          StepHook();  // the child's step 1 (the hook loads the slot)
+          TelemetryNoteStep(g_steps.telemetry.load(), 7, 1234);
+          return g_steps.telemetry.load() == nullptr && ring->raw[1].load() == 0 &&
+                         ring->raw[7].load() == 0
+                     ? 0
+                     : 1;
         }) == 0);
   std::remove(path.c_str());
 }
 
 TEST_CASE("fork(): the child's iteration 1 is not the parent's step boundary 1") {
   SessionController::Get();
-  const int64_t before = g_iteration.load();
+  const int64_t before = g_steps.iteration.load();
   for (int i = 0; i < 3; ++i) StepHook();
-  const int64_t parent_iteration = g_iteration.load();
+  const int64_t parent_iteration = g_steps.iteration.load();
   REQUIRE(parent_iteration == before + 3);
   REQUIRE(StepBoundaryRaw(parent_iteration) != 0);
   CHECK(InChild([parent_iteration] {
           int code = 0;
-          if (g_iteration.load() != 0) code |= 1;
+          if (g_steps.iteration.load() != 0) code |= 1;
           // The child has not reached this boundary: the ring must not answer with the parent's.
           if (StepBoundaryRaw(parent_iteration) != 0) code |= 2;
           if (StepBoundaryRaw(1) != 0) code |= 4;
           StepHook();
-          if (g_iteration.load() != 1 || StepBoundaryRaw(1) == 0) code |= 8;
+          if (g_steps.iteration.load() != 1 || StepBoundaryRaw(1) == 0) code |= 8;
           return code;
         }) == 0);
 }

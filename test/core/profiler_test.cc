@@ -5,9 +5,11 @@
 // the regressions of issue 12: calls that stalled for seconds on an armed request (flush,
 // start, shutdown, exit), a cancel lost while a request waited, busy while armed, a busy
 // init that installed its config, a start time far in the future, the exit bound that a
-// request could raise, and windows with no events of the process's own.
+// request could raise, and windows with no events of the process's own; and a session of its
+// own, created and destroyed twice beside the root's (issue 24).
 // Threading: the test thread plus the threads each case starts; the SessionController is the
-// process singleton, so cases run one after another and each leaves it idle.
+// process singleton (but in that last case), so cases run one after another and each leaves it
+// idle.
 #include "session/controller.h"
 
 #include "sanitizer_skip.h"
@@ -149,7 +151,7 @@ TEST_CASE("synchronous start/stop writes a complete, parseable trace") {
 TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N") {
   SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
-  const int64_t cur = g_iteration.load();
+  const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 3) +
                  "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=1\n"
@@ -252,8 +254,8 @@ WarmUpGate* Gate() {
 TEST_CASE("with no warm-up iterations the sources warm up one iteration before the start") {
   SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
-  if (g_iteration.load() == 0) StepHook();  // a process that never stepped stays Armed
-  const int64_t cur = g_iteration.load();
+  if (g_steps.iteration.load() == 0) StepHook();  // a process that never stepped stays Armed
+  const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   WarmUpGate* gate = Gate();  // open: tells when the runner warms the sources up
   gate->Arm();
@@ -288,7 +290,7 @@ TEST_CASE("a step whose hook finds the runner already warming up still records t
   SessionController& p = SessionController::Get();
   WarmUpGate* gate = Gate();
   const std::string dir = MakeTempDir();
-  const int64_t cur = g_iteration.load();
+  const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 2) +
                  "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=1\n"
@@ -297,7 +299,7 @@ TEST_CASE("a step whose hook finds the runner already warming up still records t
   gate->Close();  // the runner cannot warm up before the step below: nothing else steps
   // The warm-up step (cur + 1), first half: StepHook's increment, its hook not yet run.
   const uint64_t raw = ReadRawClock();
-  REQUIRE(g_iteration.fetch_add(1) + 1 == cur + 1);
+  REQUIRE(g_steps.iteration.fetch_add(1) + 1 == cur + 1);
   // Wake the runner as an earlier boundary's hook would (a boundary before the window, which
   // neither opens nor closes it): it ticks at cur + 1 and warms up; the gate holds it there
   // with the session mutex released.
@@ -331,7 +333,7 @@ TEST_CASE("a source ready only after the start boundary moves the window's start
   SessionController& p = SessionController::Get();
   WarmUpGate* gate = Gate();
   const std::string dir = MakeTempDir();
-  const int64_t cur = g_iteration.load();
+  const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 2) +
                  "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=1\n"
@@ -374,7 +376,7 @@ TEST_CASE("a source ready only after the start boundary moves the window's start
 TEST_CASE("a window whose end boundary is counted before its hook ran ends at that boundary") {
   SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
-  const int64_t cur = g_iteration.load();
+  const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   Gate()->Arm();
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 1) +
@@ -390,7 +392,7 @@ TEST_CASE("a window whose end boundary is counted before its hook ran ends at th
   // The end boundary (cur + 3), first half, as StepHook does it while recording: increment,
   // then the step record.
   const uint64_t raw = ReadRawClock();
-  REQUIRE(g_iteration.fetch_add(1) + 1 == cur + 3);
+  REQUIRE(g_steps.iteration.fetch_add(1) + 1 == cur + 3);
   internal::RecordStep(cur + 3, raw);
   // Wake the runner as an earlier boundary's hook would; it ticks at cur + 3 and closes. It
   // then waits (bounded) for that boundary's hook inside its close, where no source is called:
@@ -413,7 +415,7 @@ TEST_CASE("a window whose end boundary is counted before its hook ran ends at th
 TEST_CASE("a window whose start boundary is counted before its hook ran starts at that boundary") {
   SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
-  const int64_t cur = g_iteration.load();
+  const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 2) +
                  "\nACTIVITIES_ITERATIONS=2\nACTIVITIES_WARMUP_ITERATIONS=1\n"
@@ -423,7 +425,7 @@ TEST_CASE("a window whose start boundary is counted before its hook ran starts a
   // The start boundary (cur + 2), first half as StepHook does it while recording; a range
   // follows, all before the hook's second half.
   const uint64_t raw = ReadRawClock();
-  REQUIRE(g_iteration.fetch_add(1) + 1 == cur + 2);
+  REQUIRE(g_steps.iteration.fetch_add(1) + 1 == cur + 2);
   internal::RecordStep(cur + 2, raw);
   PushRange("first");
   PopRange();
@@ -444,7 +446,7 @@ TEST_CASE("an iteration window whose start has passed moves to the next rounded-
   SessionController& p = SessionController::Get();
   const std::string dir = MakeTempDir();
   for (int i = 0; i < 5; ++i) StepHook();
-  const int64_t cur = g_iteration.load();
+  const int64_t cur = g_steps.iteration.load();
   const int64_t start = (cur + 1 + 3) / 4 * 4;
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("PROFILE_START_ITERATION=1\nPROFILE_START_ITERATION_ROUNDUP=4\n"
@@ -461,7 +463,7 @@ TEST_CASE("an iteration window whose start has passed moves to the next rounded-
 // it a little later, so the window is planned from the iteration of the tick.
 TEST_CASE("IterationAtRaw finds the iteration current at a past instant") {
   for (int i = 0; i < 3; ++i) StepHook();
-  const int64_t at_tick = g_iteration.load();
+  const int64_t at_tick = g_steps.iteration.load();
   const uint64_t tick = ReadRawClock();
   CHECK(IterationAtRaw(tick) == at_tick);
   for (int i = 0; i < 5; ++i) StepHook();
@@ -469,7 +471,7 @@ TEST_CASE("IterationAtRaw finds the iteration current at a past instant") {
   CHECK(IterationAtRaw(ReadRawClock()) == at_tick + 5);
   // Older than the 64 boundaries kept: the oldest known.
   for (int i = 0; i < 100; ++i) StepHook();
-  CHECK(IterationAtRaw(tick) == g_iteration.load() - 63);
+  CHECK(IterationAtRaw(tick) == g_steps.iteration.load() - 63);
 }
 
 std::vector<int64_t> TracedSteps(const std::string& path) {
@@ -507,9 +509,9 @@ TEST_CASE("a daemon request rounds up from its poll tick's iteration, one iterat
   const std::string dir = MakeTempDir();
   // At the tick, 1 iteration short of a multiple of 8: planned from the tick (+1), the start is
   // the next multiple of 8 after that; the request is handled one step after its tick.
-  while ((g_iteration.load() + 2) % 8 != 0) StepHook();
+  while ((g_steps.iteration.load() + 2) % 8 != 0) StepHook();
   const uint64_t tick = ReadRawClock();
-  const int64_t then = g_iteration.load();
+  const int64_t then = g_steps.iteration.load();
   StepHook();
   CHECK(DaemonWindowSteps(DaemonIterationRequest(dir + "/tick.json"), tick) ==
         std::vector<int64_t>{then + 2, then + 3});
@@ -517,8 +519,8 @@ TEST_CASE("a daemon request rounds up from its poll tick's iteration, one iterat
 
 TEST_CASE("a daemon request stamped with its request time is planned from that instant") {
   const std::string dir = MakeTempDir();
-  while ((g_iteration.load() + 2) % 8 != 0) StepHook();
-  const int64_t then = g_iteration.load();
+  while ((g_steps.iteration.load() + 2) % 8 != 0) StepHook();
+  const int64_t then = g_steps.iteration.load();
   // The stamp falls between two boundaries (ms resolution), the poll after the next one: the
   // stamp decides (planned from the poll, the start would be then + 10).
   std::this_thread::sleep_for(std::chrono::milliseconds(3));
@@ -531,9 +533,9 @@ TEST_CASE("a daemon request stamped with its request time is planned from that i
 
 TEST_CASE("a daemon request handled after its planned start is planned from the current iteration") {
   const std::string dir = MakeTempDir();
-  while ((g_iteration.load() + 2) % 8 != 0) StepHook();
+  while ((g_steps.iteration.load() + 2) % 8 != 0) StepHook();
   const uint64_t tick = ReadRawClock();
-  const int64_t then = g_iteration.load();
+  const int64_t then = g_steps.iteration.load();
   for (int i = 0; i < 3; ++i) StepHook();  // past then + 2, the start planned from the tick
   CHECK(DaemonWindowSteps(DaemonIterationRequest(dir + "/late.json"), tick) ==
         std::vector<int64_t>{then + 10, then + 11});
@@ -545,7 +547,7 @@ TEST_CASE("distributedInfo.backend is nccl only when an NCCL library is loaded")
   CHECK(BackendFromLoadedObjects({"/usr/lib/libc.so.6", "/opt/x/libnccl_net.so"}).empty());
   CHECK(BackendFromLoadedObjects({"/opt/libnccl.so.2/libfoo.so"}).empty());
   CHECK(BackendFromLoadedObjects({}).empty());
-  CHECK(DistributedFromEnv().backend.empty());  // this test links no NCCL
+  CHECK(DistributedFromEnv(nullptr).backend.empty());  // this test links no NCCL
 }
 
 TEST_CASE("a process registers with the daemon once it steps, joins NCCL or loads the driver") {
@@ -750,7 +752,7 @@ std::vector<std::string> ListDir(const std::string& dir) {
 
 // An iteration window far ahead of the counter: the request stays Armed.
 std::string FarIterationWindow(const std::string& dir) {
-  return "PROFILE_START_ITERATION=" + std::to_string(g_iteration.load() + 1000000) +
+  return "PROFILE_START_ITERATION=" + std::to_string(g_steps.iteration.load() + 1000000) +
          "\nACTIVITIES_ITERATIONS=2\nKAIROS_EXIT_FLUSH_TIMEOUT_MS=30000\nACTIVITIES_LOG_FILE=" +
          dir + "/armed.json";
 }
@@ -920,6 +922,45 @@ TEST_CASE("a window still open at exit() is closed and written") {
     CHECK(e["args"].value("finished", true) == false);
   }
   CHECK(found == 1);
+}
+
+// Issue 24: a whole session (its sources, its runner thread) is created and destroyed inside
+// one process, independent of the process root's. The first is stopped and flushed before it
+// goes; the second is destroyed with its window open, which the destructor closes and writes.
+TEST_CASE("a session of its own is created, records and is destroyed, twice in one process") {
+  auto runners = [] {
+    const std::vector<std::string> n = ThreadNames();
+    return std::count(n.begin(), n.end(), std::string("kairos-session"));
+  };
+  const auto before = runners();
+  const std::string dir = MakeTempDir();
+  for (int round = 0; round < 2; ++round) {
+    const std::string name = "own" + std::to_string(round);
+    {
+      SessionController s;
+      s.RegisterTraceSource(std::make_unique<internal::CpuRecorder>());
+      REQUIRE(s.Init("ACTIVITIES_LOG_FILE=" + dir + "/" + name + ".json").ok());
+      REQUIRE(s.Start().ok());
+      CHECK(s.state() == SessionState::kRecording);
+      CHECK(runners() >= before + 1);
+      PushRange(name.c_str());
+      PopRange();
+      if (round == 0) {
+        REQUIRE(s.Stop().ok());
+        absl::StatusOr<std::string> path = s.Flush();
+        INFO(path.status().ToString());
+        REQUIRE(path.ok());
+        CHECK(s.completed_sessions() == 1);
+      }
+    }
+    CHECK(runners() == before);  // its runner was joined
+    nlohmann::json j = ReadJson(dir + "/" + name + "_" + Pid() + ".json");
+    REQUIRE_FALSE(j.is_discarded());
+    const auto ua = CountNames(j, "user_annotation");
+    CHECK(ua.size() == 1);
+    CHECK(ua.count(name) == 1);
+    CHECK(ua.at(name) == 1);
+  }
 }
 
 }  // namespace

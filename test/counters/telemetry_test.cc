@@ -178,13 +178,15 @@ TEST_CASE("Telemetry: step_time_ms_p50 is the median of the interval's step time
   o.clock = [&now] { return now; };
   o.step_ns_per_tick = 1.0;  // the stamps below are in ns
   o.run_thread = false;
+  std::atomic<TelemetryStepRing*> slot{nullptr};  // the session's StepState::telemetry
+  o.step_slot = &slot;
   REQUIRE(t.Start(o).ok());
   // Steps 11..25; step n takes 10 * (n - 10) ms (10 .. 150 ms). The hook stamps each step.
   int64_t stamp = 1 * kS;
-  TelemetryNoteStep(10, static_cast<uint64_t>(stamp));
+  TelemetryNoteStep(slot.load(), 10, static_cast<uint64_t>(stamp));
   for (int64_t n = 11; n <= 25; ++n) {
     stamp += 10 * (n - 10) * kMs;
-    TelemetryNoteStep(n, static_cast<uint64_t>(stamp));
+    TelemetryNoteStep(slot.load(), n, static_cast<uint64_t>(stamp));
   }
   iterations = 25;
   now = 110 * kS;
@@ -194,7 +196,7 @@ TEST_CASE("Telemetry: step_time_ms_p50 is the median of the interval's step time
   // Next interval: steps 26..30 of 5 ms each; timed 25..29: 150, 5, 5, 5, 5 -> 5 ms.
   for (int64_t n = 26; n <= 30; ++n) {
     stamp += 5 * kMs;
-    TelemetryNoteStep(n, static_cast<uint64_t>(stamp));
+    TelemetryNoteStep(slot.load(), n, static_cast<uint64_t>(stamp));
   }
   iterations = 30;
   now = 120 * kS;
@@ -221,18 +223,17 @@ TEST_CASE("MedianStepMs: overwritten, unset and out-of-order stamps are skipped"
   // More steps than the ring holds: only the newest kTelemetryStepRing - 1 are timed.
   const int64_t last = 3 * static_cast<int64_t>(kTelemetryStepRing);
   ring = std::make_unique<TelemetryStepRing>();
-  REQUIRE(g_telemetry_steps.load() == nullptr);
-  TelemetryNoteStep(1, 5);  // no writer runs: nothing stored anywhere
+  TelemetryNoteStep(nullptr, 1, 5);  // no writer runs: nothing stored anywhere
   CHECK(ring->raw[1].load() == 0);
-  g_telemetry_steps.store(ring.get());
-  for (int64_t n = 1; n <= last; ++n) TelemetryNoteStep(n, static_cast<uint64_t>(n * 2 * kMs));
-  g_telemetry_steps.store(nullptr);
+  for (int64_t n = 1; n <= last; ++n)
+    TelemetryNoteStep(ring.get(), n, static_cast<uint64_t>(n * 2 * kMs));
   m = MedianStepMs(*ring, 0, last, 1.0);
   REQUIRE(m.has_value());
   CHECK(*m == Approx(2.0));
 }
 
 TEST_CASE("Telemetry: the step ring is the writer's, published while it runs") {
+  std::atomic<TelemetryStepRing*> slot{nullptr};  // the session's StepState::telemetry in a process
   const std::string path = "telemetry_ring_" + std::to_string(getpid()) + ".jsonl";
   std::remove(path.c_str());
   {
@@ -242,14 +243,14 @@ TEST_CASE("Telemetry: the step ring is the writer's, published while it runs") {
     o.path = path;
     o.iterations = [] { return int64_t{0}; };
     o.run_thread = false;
-    REQUIRE(g_telemetry_steps.load() == nullptr);
+    o.step_slot = &slot;
     REQUIRE(t.Start(o).ok());
-    TelemetryStepRing* ring = g_telemetry_steps.load();
+    TelemetryStepRing* ring = slot.load();
     REQUIRE(ring != nullptr);
-    TelemetryNoteStep(3, 42);
+    TelemetryNoteStep(slot.load(), 3, 42);
     CHECK(ring->raw[3].load() == 42);
   }
-  CHECK(g_telemetry_steps.load() == nullptr);  // unpublished before the ring was freed
+  CHECK(slot.load() == nullptr);  // unpublished before the ring was freed
   std::remove(path.c_str());
 }
 

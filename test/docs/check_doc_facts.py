@@ -11,6 +11,10 @@ still say it. Each check reads both sides; none restates a value of its own.
               target of the folder it is in.
   temp-name   OUTPUT.md's temp-file name (`<path>.tmp.<pid>.<16 random hex digits>`) is what
               file_sink.cc formats.
+  metrics     the Prometheus families FLEET.md names (`kairos_...`) are exactly those the agent
+              writes (tools/*.cc), and its `reason="a|b|..."` list is exactly MetricsRejectName's.
+  findings    every finding id the analysis can emit (FindingBuilder / MakeFinding in
+              src/analysis/) is a row (| `id` | ...) of a finding table in docs/*.md.
 
 Usage: check_doc_facts.py [--root DIR] [--only CHECK] [--docs-dir DIR] [--self-test]
   --docs-dir reads the documents from DIR instead of ROOT/docs.
@@ -153,12 +157,52 @@ def check_temp_name(root, docs_dir):
     return []
 
 
+def check_metrics(root, docs_dir):
+    with open(os.path.join(docs_dir, "FLEET.md"), encoding="utf-8") as f:
+        doc = f.read()
+    code = ""
+    for path in sorted(glob.glob(os.path.join(root, "tools", "*.cc"))):
+        with open(path, encoding="utf-8") as f:
+            code += f.read()
+    written = set(re.findall(r'"(kairos_[a-z_]+)"', code))
+    named = set(re.findall(r"`(kairos_[a-z_]+)[`{]", doc))
+    errors = [f"FLEET.md names {n}, which the agent does not write" for n in sorted(named - written)]
+    errors += [f"the agent writes {n}, which FLEET.md does not name" for n in sorted(written - named)]
+    m = re.search(r'reason="([a-z_|]+)"', doc)
+    with open(os.path.join(root, "tools", "metrics_store.cc"), encoding="utf-8") as f:
+        store = f.read()
+    reasons = re.findall(r'case MetricsReject::k\w+: return "([a-z_]+)";', store)
+    if not m:
+        errors.append('FLEET.md no longer lists the rejection reasons (reason="a|b|...")')
+    elif m.group(1).split("|") != reasons:
+        errors.append(f"FLEET.md lists reasons {m.group(1)}, MetricsRejectName gives {'|'.join(reasons)}")
+    return errors
+
+
+def check_findings(root, docs_dir):
+    ids = set()
+    for path in sorted(glob.glob(os.path.join(root, "src", "analysis", "*.cc"))):
+        with open(path, encoding="utf-8") as f:
+            code = f.read()
+        ids |= set(re.findall(r'FindingBuilder \w+\(ctx, "([a-z_]+)"', code))
+        ids |= set(re.findall(r'MakeFinding\(\s*"([a-z_]+)"', code))
+    if not ids:
+        return ["no finding ids found in src/analysis/ (FindingBuilder / MakeFinding changed?)"]
+    rows = set()
+    for path in glob.glob(os.path.join(docs_dir, "*.md")):
+        with open(path, encoding="utf-8") as f:
+            rows |= set(re.findall(r"^\| `([a-z_]+)` \|", f.read(), re.M))
+    return [f"finding {i} has no row in a docs/*.md finding table" for i in sorted(ids - rows)]
+
+
 # One broken fact per check: (document, text to replace, replacement).
 BREAKS = {
     "paths": ("ARCHITECTURE.md", "`src/util/thread_name.h`", "`src/util/no_such_file.h`"),
     "threads": ("ARCHITECTURE.md", "`kairos-host` (/proc sampler), ", ""),
     "layers": ("ARCHITECTURE.md", "| util | `src/util/` |", "| util | `src/utilities/` |"),
     "temp-name": ("OUTPUT.md", "<16 random hex digits>", "<12 random hex digits>"),
+    "metrics": ("FLEET.md", "|too_many_lines|", "|"),
+    "findings": ("SUMMARY.md", "| `excessive_sync` |", "| excessive sync |"),
 }
 
 
@@ -190,7 +234,7 @@ def self_test(root):
 
 
 CHECKS = {"paths": check_paths, "threads": check_threads, "layers": check_layers,
-          "temp-name": check_temp_name}
+          "temp-name": check_temp_name, "metrics": check_metrics, "findings": check_findings}
 
 
 def main():

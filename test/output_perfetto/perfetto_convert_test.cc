@@ -64,6 +64,50 @@ TEST_CASE("protobuf -> TraceData -> JSON equals the JSON of the original data") 
   CHECK(testing::TopLevelWithoutEvents(a) == testing::TopLevelWithoutEvents(b));
 }
 
+// A [memory] event and a python_function whose side-table rows have the same index (row 0
+// of each table) on one track: each keeps its own args through protobuf, the line args too.
+TEST_CASE("protobuf keeps [memory] and python_function args apart, with their Python lines") {
+  TraceData d;
+  d.pid = 7;
+  d.tracks.push_back({});
+  d.tracks[0].type = TrackType::kThread;
+  d.tracks[0].pid = 7;
+  d.tracks[0].tid = 7;
+  d.events_by_track.resize(1);
+  d.python_frames.push_back({1, 0, 0, 12});
+  MemoryDetail m{};
+  m.addr = 5000;
+  m.bytes = 64;
+  m.total_allocated = 64;
+  m.device = -1;
+  m.stream = 0xFFFFFFFFu;  // none
+  m.py_line = 42;
+  d.memory.push_back(m);
+  Event f{};
+  f.start_ns = 1000000;
+  f.end_ns = 2000000;
+  f.name = d.strings.Intern("/job/train.py(40): step");
+  f.detail = 0;
+  f.kind = EventKind::kPythonFunction;
+  Event mem = f;
+  mem.start_ns = mem.end_ns = 1500000;
+  mem.name = d.strings.Intern("[memory]");
+  mem.kind = EventKind::kInstant;
+  mem.aux = kAuxMemory;
+  d.events_by_track[0] = {f, mem};
+  StringSink pb;
+  PerfettoTraceWriter w;
+  REQUIRE(w.Write(d, pb).ok());
+  absl::StatusOr<TraceData> back = ReadPerfettoTraceBytes(pb.out);
+  REQUIRE(back.ok());
+  REQUIRE(back->memory.size() == 1);
+  CHECK(back->memory[0].bytes == 64);
+  CHECK(back->memory[0].py_line == 42);
+  REQUIRE(back->python_frames.size() == 1);
+  CHECK(back->python_frames[0].id == 1);
+  CHECK(back->python_frames[0].caller_line == 12);
+}
+
 TEST_CASE("kairos convert round-trips JSON -> protobuf -> JSON without losing events") {
   char tmpl[] = "/tmp/kairos_cv_XXXXXX";
   REQUIRE(mkdtemp(tmpl));

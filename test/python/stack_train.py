@@ -1,5 +1,7 @@
 """The torch script of torch_stacks_test: a tiny model trained N steps; `step` calls the
-model (aten::linear under nn.Linear.forward) and out.sum() (aten::sum directly under step).
+model (aten::linear under nn.Linear.forward) and out.sum() (aten::sum directly under step),
+loss.item(), and keeps a 4,000-byte tensor a step (a leak); the lines marked "LINE:" are the
+ones torch_stacks_test expects in the trace's "Python line" / "Python caller line" args.
 Each step also sleeps 20 ms (outside Python: the GIL is free), as a real step takes its time,
 so kairos' runner thread, woken at the warm-up boundary, installs the tracer before the
 window's first step even on a loaded machine. Usage: stack_train.py STEPS"""
@@ -17,12 +19,17 @@ x = torch.randn(4, 8)
 
 
 def step():
-    out = model(x)
-    loss = out.sum()
+    out = model(x)  # LINE:model
+    loss = out.sum()  # LINE:sum
+    loss.item()  # LINE:item
+    kept.append(torch.zeros(1000))  # LINE:leak
     opt.zero_grad()
-    loss.backward()
+    loss.backward()  # LINE:backward
     opt.step()
     time.sleep(0.02)
+
+
+kept = []  # one tensor a step, never freed: torch_stacks_test's known leak
 
 
 for _ in range(int(sys.argv[1])):

@@ -116,6 +116,7 @@ TEST_CASE("Memory: a chart of the device's counter tracks and the not-freed site
     m.device_type = 1;
     m.memory_kind = 3;  // CUPTI's device memory (a record without a kind is an allocator's)
     m.stream = 0xFFFFFFFFu;
+    m.py_line = 42;  // allocated from line 42 of the user's frame below (Python stacks)
     Event e{};
     e.kind = EventKind::kInstant;
     e.aux = kAuxMemory;
@@ -126,9 +127,20 @@ TEST_CASE("Memory: a chart of the device's counter tracks and the not-freed site
     data.memory.push_back(m);
     data.events_by_track[th].push_back(e);
   }
+  data.python_frames.push_back({1, 0, 0, 0});
+  Event frame{};
+  frame.kind = EventKind::kPythonFunction;
+  frame.start_ns = t0;
+  frame.end_ns = t0 + 10000;
+  frame.name = data.strings.Intern("/job/train.py(40): step");
+  frame.track = th;
+  frame.detail = 0;
+  data.events_by_track[th].push_back(frame);
   data.SortTracks();
   AddMemoryCounters(data);
   const std::string html = RenderHtmlReport({{"train", &data}});
+  CHECK(html.find(" (Python: train.py:42 in step); 6 allocations") != std::string::npos);
+  CHECK(html.find(" at train.py:42 in step</td><td class=\"n\">6</td>") != std::string::npos);
   CHECK(Count(html, "<section id=\"memory\">") == 1);
   CHECK(html.find("GPU 0 memory over time") != std::string::npos);
   CHECK(html.find("6 allocations (24 KiB) not freed in the window") != std::string::npos);

@@ -43,7 +43,8 @@ def attach():
     l = _lib.lib()
     flag = _addr(l.kairos_recording_flag())
     _pytracer.attach(flag, _addr(l.kairos_py_name), _addr(l.kairos_py_call),
-                     _addr(l.kairos_py_return), _addr(l.kairos_py_attach))
+                     _addr(l.kairos_py_return), _addr(l.kairos_py_attach),
+                     _addr(l.kairos_py_call_line), _addr(l.kairos_py_line_source))
     # A forked child has no watcher thread and a fresh libkairos name table.
     os.register_at_fork(after_in_child=_pytracer._after_fork_child)
     # kairos closes a window still open at exit after the interpreter is gone: the tracer
