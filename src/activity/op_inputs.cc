@@ -92,6 +92,7 @@ uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in) {
   a.color_argb = 0;
   a.has_color = 0;
   a.payload_type = 0;
+  a.py_line = PythonLineNow();  // as api::OpArgs: the Python line that led to the op (stacks on)
   a.payload_bits = 0;
   a.cpu_op = 1;
   a.input_dims = 0;
