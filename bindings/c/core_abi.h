@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a member is added, removed or changes meaning. */
-#define KAIROS_CORE_ABI_VERSION 3u
+#define KAIROS_CORE_ABI_VERSION 4u
 /* The core's file name, in the shim's directory. */
 #define KAIROS_CORE_FILE_NAME "libkairos_core.so"
 
@@ -75,6 +75,10 @@ typedef struct kairos_core_api {
   /* Appended in version 3: Python call lines (kairos_py_call_line, kairos_py_line_source). */
   void (*py_call_line)(uint32_t name, uint32_t caller_line);
   void (*py_line_source)(kairos_py_line_fn fn);
+  /* Appended in version 4: operator scopes with nesting kept by kairos (kairos_op_enter/exit). */
+  int (*op_enter)(const char* name, const kairos_op_args* args, int64_t flops,
+                  const uint64_t* input_words, uint32_t n_input_words, uint64_t thread_key);
+  void (*op_exit)(uint64_t thread_key);
 } kairos_core_api;
 
 typedef const kairos_core_api* (*kairos_core_get_fn)(void);

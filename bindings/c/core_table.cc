@@ -76,6 +76,8 @@ const kairos_core_api kCoreApi = {
     kairos_op_push_inputs,
     kairos_py_call_line,
     kairos_py_line_source,
+    kairos_op_enter,
+    kairos_op_exit,
 };
 
 }  // namespace

@@ -210,6 +210,35 @@ typedef struct kairos_op_inputs {
 KAIROS_API void kairos_op_push_inputs(const char* name, const kairos_op_args* args,
                                       int64_t flops, const kairos_op_inputs* inputs);
 
+/* since 0.1: a framework operator scope whose nesting kairos keeps per thread: one call at
+ * the operator's start and one at its end, the caller keeping no thread-local state (the torch
+ * bridge's hot path). kairos_op_enter() records what kairos_op_push_inputs() records or, with
+ * `args` NULL, a plain range as kairos_range_push() does (a framework's user scope; `flops`
+ * and the inputs are then ignored), and counts the scope on the calling thread. The inputs
+ * come packed as 8-byte words, the form kairos stores them in (copied as one block): per
+ * input its rank r, the address of its type text (as kairos_op_inputs' types[i]: valid and
+ * unchanged for the life of the process; 0 = ""), then its r sizes. `input_words` NULL =
+ * none; 0 words = no inputs ("[]"); more than KAIROS_OP_MAX_INPUT_WORDS words, or words
+ * that do not fit the thread's args area, are left out and counted with the dropped args;
+ * words that do not parse (a rank past the end) are written without shapes. `thread_key` is
+ * the framework's id of the calling thread (0 = none). Returns 1 when this is the calling
+ * thread's first scope of the window (a bridge may set up per-thread state then), 0
+ * otherwise and while nothing records. Hot path as kairos_op_push. */
+#define KAIROS_OP_MAX_INPUT_WORDS 1536u
+KAIROS_API int kairos_op_enter(const char* name, const kairos_op_args* args, int64_t flops,
+                               const uint64_t* input_words, uint32_t n_input_words,
+                               uint64_t thread_key);
+
+/* since 0.1: closes the innermost scope kairos_op_enter() opened on the calling thread in
+ * the current window, as kairos_range_pop() would. Does nothing when there is none (the
+ * scope began before the window or in an earlier one, or was not recorded), or when
+ * `thread_key` is non-zero and differs from the calling thread's (the `thread_key` of its
+ * last kairos_op_enter): an asynchronous scope ending on another thread stays open on the
+ * thread that opened it, written unfinished, instead of closing an unrelated range. Ranges
+ * pushed with kairos_range_push() in between are not counted: pop them yourself. Hot path:
+ * one relaxed load while nothing records. Blocks: never. */
+KAIROS_API void kairos_op_exit(uint64_t thread_key);
+
 /* since 0.1: a framework bridge calls this once before its first kairos_op_push() (later
  * calls do nothing). From then on a trace whose config does not set
  * PROFILE_REPORT_INPUT_SHAPES=true has "Input Dims" / "Input type" removed from its cpu_op

@@ -58,6 +58,30 @@ KAIROS_API void kairos_op_push_inputs(const char* name, const kairos_op_args* ar
   }
 }
 
+static_assert(KAIROS_OP_MAX_INPUT_WORDS == kairos::internal::kMaxOpInputWords, "kairos.h bound");
+
+KAIROS_API int kairos_op_enter(const char* name, const kairos_op_args* args, int64_t flops,
+                               const uint64_t* input_words, uint32_t n_input_words,
+                               uint64_t thread_key) {
+  try {
+    if (args == nullptr) return kairos::api::OpEnter(name, nullptr, nullptr, thread_key);
+    kairos::internal::OpMeta m;
+    m.sequence_nr = args->sequence_nr;
+    m.fwd_thread_id = args->fwd_thread_id;
+    m.record_function_id = args->record_function_id;
+    m.flops = flops;
+    if (input_words == nullptr) return kairos::api::OpEnter(name, &m, nullptr, thread_key);
+    const kairos::internal::PackedInputs in{input_words, n_input_words};
+    return kairos::api::OpEnter(name, &m, &in, thread_key);
+  } catch (...) {
+    kairos::api::LogBarrierError("kairos_op_enter", "exception");
+    return 0;
+  }
+}
+
+// Hot path: an inline forward that cannot throw (no allocation, no name lookup).
+KAIROS_API void kairos_op_exit(uint64_t thread_key) { kairos::api::OpExit(thread_key); }
+
 KAIROS_API void kairos_op_attach(void) {
   try {
     kairos::api::AttachFrameworkOps();

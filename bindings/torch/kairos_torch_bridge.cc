@@ -1,7 +1,7 @@
 // File: kairos_torch_bridge.cc
 // Layer: bindings/torch. The torch bridge: a global at::RecordFunction callback that
-// records every PyTorch operator as a kairos cpu_op range (kairos_op_push) and every
-// record_function() user scope as a user_annotation range (kairos_range_push), and a second
+// records every PyTorch operator as a kairos cpu_op range and every record_function() user
+// scope as a user_annotation range (both through kairos_op_enter / _exit), and a second
 // callback, limited to user scopes, that counts an iteration (kairos_step) at the end of
 // PyTorch's own "Optimizer.step#<Class>.step" scope. Loaded by the Python package with
 // ctypes (no pybind11, no Python headers: one translation unit, one compile of the torch
@@ -11,9 +11,10 @@
 // by a mutex; a second install is a no-op that reports "already installed".
 //
 // Cost while no trace records: the callback does one plain load of kairos' recording flag
-// and returns (measured in bench/torch_op_bench.py). While recording: the thread-local
-// nesting check, kairos_op_push (one ring record) and, only when installed with
-// record_shapes, a copy of the inputs' sizes (formatted as text later, at collection).
+// and returns (measured in bench/torch_op_bench.py). While recording: one call into kairos
+// per callback (kairos_op_enter / kairos_op_exit: one ring record each, the nesting kept by
+// kairos) and, only when installed with record_shapes, a copy of the inputs' sizes
+// (formatted as text later, at collection).
 // With allocator events asked for (kairos_torch_set_profile_memory), a reporter in PyTorch's
 // per-thread profiler slot records its allocators' events: see "Allocator events" below.
 #include <ATen/record_function.h>
@@ -41,28 +42,14 @@ bool g_needs_inputs = false;  // PyTorch boxes operator inputs for us (shapes or
 bool g_record_shapes = false;  // format "Input Dims" / "Input type"
 bool g_with_flops = false;     // compute "flops" (OpFlops)
 
-constexpr uint32_t kMaxDepth = 1u << 20;
-
-// Ranges this thread pushed in the current recording epoch. A RecordFunction that began
-// before the window (or in an earlier one) must not pop a range it never pushed: its end
-// callback sees depth 0 (or an old epoch) and does nothing. Operators nest per thread, so a
-// counter is enough.
-struct Nesting {
-  uint32_t epoch = 0;
-  uint32_t depth = 0;
-  // RecordFunction::currentThreadId() of this thread, 0 until its first op start: read there
-  // once so the end callback compares with a field it already loads instead of calling into
-  // libtorch (whose thread-local costs another __tls_get_addr per op).
-  uint64_t torch_tid = 0;
-};
-// Default (dynamic) TLS model: this module is dlopen()ed after startup, where the static TLS
-// surplus initial-exec would need is small and shared; the access is on the recording path
-// only (the idle check returns before it).
-thread_local Nesting t_nesting;
+// Nesting: a RecordFunction that began before the window (or in an earlier one) must not pop
+// a range it never pushed. kairos keeps that count per thread (kairos_op_enter / _exit), in
+// its own thread state: the bridge has no thread-local on the recording path (it is
+// dlopen()ed, so each of its thread-locals would cost a __tls_get_addr call per callback).
 
 // ---- Shapes (record_shapes): raw sizes on the hot path, text at collection ----
-// The callback copies each input's sizes, rank and dtype name into fixed stack arrays and
-// hands them to kairos_op_push_inputs; libkairos formats "Input Dims" / "Input type" on the
+// The callback copies each input's rank, dtype name and sizes into a stack array of words
+// and hands them to kairos_op_enter; libkairos formats "Input Dims" / "Input type" on the
 // session thread (src/activity/op_inputs.h). Formatting and interning the text here
 // cost more per op than the rest of the recording path (docs/PERFORMANCE.md).
 
@@ -95,62 +82,67 @@ void FillDtypeNames() {
   }
 }
 
-struct InputCapture {
-  uint32_t count = 0;
-  uint32_t nsizes = 0;
-  bool ok = true;
-  uint32_t ranks[kMaxInputs];
-  int64_t sizes[kMaxSizes];
-  const char* types[kMaxInputs];
-};
+// The inputs as kairos stores them (kairos_op_enter's packed words: per input its rank, its
+// type text's address, its sizes), so kairos copies them as one block.
+constexpr uint32_t kMaxWords = 2 * kMaxInputs + kMaxSizes;
+static_assert(kMaxWords <= KAIROS_OP_MAX_INPUT_WORDS, "within kairos' bound");
 
-// Appends one input: a tensor's sizes and dtype name; for other inputs an empty shape and
-// the coarse type name PyTorch's profiler writes ("TensorList", "Scalar" or "").
-void CaptureInput(const c10::IValue& v, InputCapture& c) {
-  if (c.count == kMaxInputs) {
-    c.ok = false;
-    return;
-  }
-  const uint32_t i = c.count++;
-  c.ranks[i] = 0;
+inline uint64_t TextWord(const char* text) { return reinterpret_cast<uintptr_t>(text); }
+
+// Writes one input at `w`: a tensor's rank, dtype name and sizes; for other inputs an empty
+// shape and the coarse type name PyTorch's profiler writes ("TensorList", "Scalar" or "").
+// Returns the words written, or 0 when the tensor's sizes do not fit in `sizes_left`.
+inline uint32_t CaptureInput(const c10::IValue& v, uint64_t* w, uint32_t sizes_left) {
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
     if (!t.defined()) {
-      c.types[i] = "";
-      return;
+      w[0] = 0;
+      w[1] = TextWord("");
+      return 2;
     }
     const auto sizes = t.sizes();
-    if (sizes.size() > kMaxSizes - c.nsizes) {
-      c.ok = false;
-      return;
-    }
-    std::memcpy(c.sizes + c.nsizes, sizes.data(), sizes.size() * sizeof(int64_t));
-    c.nsizes += static_cast<uint32_t>(sizes.size());
-    c.ranks[i] = static_cast<uint32_t>(sizes.size());
+    if (sizes.size() > sizes_left) return 0;
     const int st = static_cast<int>(t.scalar_type());
-    c.types[i] = st >= 0 && st < kNumScalarTypes ? g_dtype_names[st] : "";
-    return;
+    w[0] = sizes.size();
+    w[1] = TextWord(st >= 0 && st < kNumScalarTypes ? g_dtype_names[st] : "");
+    // A loop, not memcpy: ranks are small, and a libc call per input costs more than the copy.
+    for (size_t k = 0; k < sizes.size(); ++k) w[2 + k] = static_cast<uint64_t>(sizes[k]);
+    return 2 + static_cast<uint32_t>(sizes.size());
   }
+  w[0] = 0;
   // isScalar/isBool are inline tag tests; isTensorList is a call into libtorch.
-  c.types[i] = (v.isScalar() || v.isBool()) ? "Scalar" : v.isTensorList() ? "TensorList" : "";
+  w[1] = TextWord((v.isScalar() || v.isBool()) ? "Scalar" : v.isTensorList() ? "TensorList" : "");
+  return 2;
 }
 
 // Records the op with its inputs captured raw (an exception while reading them records it
-// without shapes: it must not escape into the operator).
-void PushWithInputs(const at::RecordFunction& fn, const kairos_op_args& args, int64_t flops) {
-  InputCapture c;
-  kairos_op_inputs in{};
+// without shapes: it must not escape into the operator). Returns kairos_op_enter's result.
+// An op past the bounds (kMaxInputs inputs, kMaxSizes sizes) passes UINT32_MAX words: kairos
+// records it without shapes and counts them as dropped args.
+int EnterWithInputs(const at::RecordFunction& fn, const kairos_op_args& args, int64_t flops) {
+  uint64_t words[kMaxWords];
+  uint32_t nwords = 0;
   try {
-    for (const c10::IValue& v : fn.inputs()) CaptureInput(v, c);
-    in.count = c.ok ? c.count : UINT32_MAX;  // over kairos' bounds: counted as dropped
-    in.ranks = c.ranks;
-    in.sizes = c.sizes;
-    in.types = c.types;
+    const c10::ArrayRef<const c10::IValue> in = fn.inputs();
+    if (in.size() > kMaxInputs) {
+      nwords = UINT32_MAX;
+    } else {
+      // Counters in locals (no struct the compiler keeps in memory across libtorch calls).
+      uint32_t sizes = 0;
+      for (const c10::IValue& v : in) {
+        const uint32_t n = CaptureInput(v, words + nwords, kMaxSizes - sizes);
+        if (n == 0) {
+          nwords = UINT32_MAX;
+          break;
+        }
+        nwords += n;
+        sizes += n - 2;
+      }
+    }
   } catch (...) {
-    kairos_op_push_flops(fn.name(), &args, flops);
-    return;
+    return kairos_op_enter(fn.name(), &args, flops, nullptr, 0, fn.threadId());
   }
-  kairos_op_push_inputs(fn.name(), &args, flops, &in);
+  return kairos_op_enter(fn.name(), &args, flops, words, nwords, fn.threadId());
 }
 
 // ---- FLOPs (PROFILE_WITH_FLOPS; formulas in src/model/flops.h, table in docs/FLOPS.md) ----
@@ -335,22 +327,13 @@ inline void MemoryOnIdleOp() {
   if (__builtin_expect(g_memory_threads.load(std::memory_order_relaxed) != 0, 0)) MemoryRelease();
 }
 
-std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
-  const uint32_t epoch = *g_recording;  // the one load while idle
-  if (__builtin_expect(epoch == 0, 1)) {
-    MemoryOnIdleOp();
-    return nullptr;
-  }
-  Nesting& n = t_nesting;
-  if (n.epoch != epoch) {
-    n.epoch = epoch;
-    n.depth = 0;
-    MemoryOnWindowOp();
-    if (n.torch_tid == 0) n.torch_tid = at::RecordFunction::currentThreadId();
-  }
-  if (n.depth >= kMaxDepth) return nullptr;
+// The op's range while recording: one call into kairos (kairos_op_enter), which keeps the
+// thread's nesting; its first op of the window also installs the allocator reporter. Out of
+// line, so the idle check in OnOpStart saves no registers and sets up no stack frame.
+__attribute__((noinline)) void RecordOpStart(const at::RecordFunction& fn) {
+  int first;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    kairos_range_push(fn.name());
+    first = kairos_op_enter(fn.name(), nullptr, -1, nullptr, 0, fn.threadId());
   } else {
     kairos_op_args args;
     args.sequence_nr = fn.seqNr();
@@ -366,26 +349,26 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     }
     // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
     // whose config does not ask for them drops them at collection (kairos_op_attach).
-    if (g_record_shapes) {
-      PushWithInputs(fn, args, flops);
-    } else {
-      kairos_op_push_flops(fn.name(), &args, flops);
-    }
+    first = g_record_shapes ? EnterWithInputs(fn, args, flops)
+                            : kairos_op_enter(fn.name(), &args, flops, nullptr, 0, fn.threadId());
   }
-  ++n.depth;
+  if (__builtin_expect(first != 0, 0)) MemoryOnWindowOp();
+}
+
+std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
+  if (__builtin_expect(*g_recording == 0, 1)) {  // the one load while idle
+    MemoryOnIdleOp();
+  } else {
+    RecordOpStart(fn);
+  }
   return nullptr;
 }
 
+// Closes the range this thread's start callback opened, if it opened one in this window
+// (kairos_op_exit checks); an async RecordFunction ending on another thread closes nothing.
 void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext*) {
-  const uint32_t epoch = *g_recording;
-  if (__builtin_expect(epoch == 0, 1)) return;
-  Nesting& n = t_nesting;
-  if (n.epoch != epoch || n.depth == 0) return;  // began outside this window
-  // An async RecordFunction may end on another thread: its range stays open on the thread
-  // that started it (written unfinished) rather than closing an unrelated range here.
-  if (fn.threadId() != 0 && fn.threadId() != n.torch_tid) return;
-  --n.depth;
-  kairos_range_pop();
+  if (__builtin_expect(*g_recording == 0, 1)) return;
+  kairos_op_exit(fn.threadId());
 }
 
 constexpr char kStepPrefix[] = "Optimizer.step#";

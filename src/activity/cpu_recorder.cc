@@ -113,6 +113,8 @@ void ResetForSession(ThreadState* s) {
     ring->feed.last_ns = 0;
   }
   s->depth = 0;
+  s->op_depth = 0;
+  s->op_entered = 0;
   s->args_dropped.store(0, std::memory_order_relaxed);
   s->names_dropped.store(0, std::memory_order_relaxed);
   s->names_truncated.store(0, std::memory_order_relaxed);

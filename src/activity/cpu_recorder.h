@@ -168,6 +168,11 @@ struct ThreadState {
   StoredArgs* args = nullptr;
   uint32_t args_capacity = 0;
   std::atomic<uint32_t> args_used{0};  // written by the owner only; read by the ring feeder
+  // Framework scopes (op_scope.h, kairos_op_enter/exit), owner thread only: open ones pushed
+  // in this session, whether one was entered in it, the framework's id of this thread.
+  uint32_t op_depth = 0;
+  uint32_t op_entered = 0;
+  uint64_t op_thread_key = 0;
   uint32_t stack[kMaxTrackedDepth] = {};
   NameCacheEntry cache[kNameCacheSize];
 

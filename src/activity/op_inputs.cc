@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "activity/cpu_recorder.h"
+#include "activity/op_scope.h"
 
 namespace kairos::internal {
 
@@ -19,18 +20,21 @@ uint32_t InputWords(const OpInputs& in) {
   if (in.count > kMaxOpInputs) return 0;
   if (in.count == 0) return 1;
   if (in.ranks == nullptr) return 0;
+  // Each rank is bounded before it is added: no sum of up to kMaxOpInputs ranks overflows.
   uint32_t sizes = 0;
+  bool over = false;
   for (uint32_t i = 0; i < in.count; ++i) {
-    if (in.ranks[i] > kMaxOpInputSizes) return 0;
-    sizes += in.ranks[i];
+    over |= in.ranks[i] > kMaxOpInputSizes;
+    sizes += in.ranks[i] & (2 * kMaxOpInputSizes - 1);
   }
-  if (sizes > kMaxOpInputSizes || (sizes > 0 && in.sizes == nullptr)) return 0;
+  if (over || sizes > kMaxOpInputSizes || (sizes > 0 && in.sizes == nullptr)) return 0;
   return 1 + 2 * in.count + sizes;
 }
-}  // namespace
 
-namespace {
-// The words of `in` after `a` when they fit in `free_slots`; returns a.input_words.
+// The words of `in` after `a` when they fit in `free_slots`; returns a.input_words. The sizes
+// are copied by a loop, not memcpy: most inputs have rank 0 to 2 (a framework op's inputs are
+// mostly tensors of low rank and scalars), where a libc call per input costs more than the
+// copy (the torch bridge's aten::add in TorchScript has 9 inputs: docs/PERFORMANCE.md).
 uint32_t StoreOpInputs(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32_t free_slots) {
   a.input_words = 0;
   if (in == nullptr) return 0;
@@ -43,27 +47,76 @@ uint32_t StoreOpInputs(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32
   if (words == 1) return words;
   auto* w = reinterpret_cast<uint64_t*>(&a + 1);
   const int64_t* sizes = in->sizes;
+  const char* const* types = in->types;
   for (uint32_t i = 0; i < in->count; ++i) {
     const uint32_t rank = in->ranks[i];
-    *w++ = rank;
-    *w++ = reinterpret_cast<uintptr_t>(in->types != nullptr ? in->types[i] : nullptr);
-    std::memcpy(w, sizes, rank * sizeof(int64_t));
-    w += rank;
+    w[0] = rank;
+    w[1] = reinterpret_cast<uintptr_t>(types != nullptr ? types[i] : nullptr);
+    for (uint32_t k = 0; k < rank; ++k) w[2 + k] = static_cast<uint64_t>(sizes[k]);
+    w += 2 + rank;
     sizes += rank;
   }
   return words;
 }
 }  // namespace
 
-void StoreOpInputsAndPublish(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32_t used) {
-  // One slot stays free for each range the ring can still take (two records each), so raw
-  // inputs never leave a later op without its own args before the ring itself is full.
+namespace {
+// Args slots after slot `used` that raw inputs may take: one slot stays free for each range
+// the ring can still take (two records each), so raw inputs never leave a later op without
+// its own args before the ring itself is full.
+uint32_t SpareInputSlots(const ThreadState* s, uint32_t used) {
   const size_t reserve = s->ring != nullptr ? (s->ring->capacity() - s->ring->size()) / 2 : 0;
   const size_t free = s->args_capacity - used - 1;
-  const auto spare = static_cast<uint32_t>(free > reserve ? free - reserve : 0);
-  const uint32_t words = StoreOpInputs(s, a, in, spare);
+  return static_cast<uint32_t>(free > reserve ? free - reserve : 0);
+}
+}  // namespace
+
+void StoreOpInputsAndPublish(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32_t used) {
+  const uint32_t words = StoreOpInputs(s, a, in, SpareInputSlots(s, used));
   // Relaxed, as in StoreArgsSlow: only this thread writes args_used.
   s->args_used.store(used + 1 + (words > 0 ? InputSlots(words - 1) : 0), std::memory_order_relaxed);
+}
+
+uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in) {
+  // As StoreArgsSlow for a RangeArgs with cpu_op = 1 and no NVTX fields or text: those
+  // fields are zero (LookupName(nullptr) is 0) without looking anything up.
+  const uint32_t used = s->args_used.load(std::memory_order_relaxed);
+  if (used >= s->args_capacity) {
+    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  StoredArgs& a = s->args[used];
+  a.domain = 0;
+  a.category = 0;
+  a.category_id = 0;
+  a.color_argb = 0;
+  a.has_color = 0;
+  a.payload_type = 0;
+  a.py_line = PythonLineNow();  // as api::OpArgs: the Python line that led to the op (stacks on)
+  a.payload_bits = 0;
+  a.cpu_op = 1;
+  a.input_dims = 0;
+  a.input_types = 0;
+  a.input_words = 0;
+  a.sequence_nr = m.sequence_nr;
+  a.fwd_thread_id = m.fwd_thread_id;
+  a.record_function_id = m.record_function_id;
+  a.flops = m.flops;
+  uint32_t slots = 0;
+  if (in != nullptr) {
+    // The words as given, in one block; their structure is checked at collection.
+    if (in->count <= kMaxOpInputWords && (in->count == 0 || in->words != nullptr) &&
+        InputSlots(in->count) <= SpareInputSlots(s, used)) {
+      slots = InputSlots(in->count);
+      a.input_words = in->count + 1;
+      if (in->count > 0) std::memcpy(&a + 1, in->words, size_t{in->count} * sizeof(uint64_t));
+    } else {
+      s->args_dropped.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  // Relaxed, as in StoreArgsSlow: only this thread writes args_used.
+  s->args_used.store(used + 1 + slots, std::memory_order_relaxed);
+  return used + 1;
 }
 
 bool FormatOpInputs(const uint64_t* w, uint32_t words, std::string* dims, std::string* types) {

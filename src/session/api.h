@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "activity/cpu_recorder.h"
+#include "activity/op_scope.h"
 #include "model/nccl_profiler_abi.h"
 
 namespace kairos::api {
@@ -93,6 +94,14 @@ inline void OpPushInputs(const char* name, int64_t sequence_nr, uint64_t fwd_thr
   a.inputs = inputs;
   internal::PushRange(name, &a);
 }
+// A framework operator scope (kairos_op_enter / kairos_op_exit: activity/op_scope.h): `m`
+// nullptr = a plain range (a framework's user scope). EnterOp returns 1 on the thread's first
+// scope of the session.
+inline int OpEnter(const char* name, const internal::OpMeta* m, const internal::PackedInputs* in,
+                   uint64_t thread_key) {
+  return internal::EnterOp(name, m, in, thread_key);
+}
+inline void OpExit(uint64_t thread_key) { internal::ExitOp(thread_key); }
 // ---- Python stacks (kairos_py_*, the Python package's tracer; docs/PYTHON_STACKS.md) ----
 inline void PyCall(uint32_t name, uint32_t caller_line = 0) { internal::PyCall(name, caller_line); }
 inline void SetPyLineSource(internal::PythonLineFn fn) { internal::SetPythonLineSource(fn); }

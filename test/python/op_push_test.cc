@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "activity/cpu_recorder.h"
@@ -335,4 +337,115 @@ TEST_CASE("kairos_op_push_inputs: raw sizes formatted at collection, byte for by
   CHECK(with_shapes == 42);
   CHECK(f["kairos_stats"]["cpu_args_dropped"] == 58);
   CHECK(f["kairos_stats"]["cpu_dropped"] == 30);
+}
+
+namespace {
+// ts and ts + dur of the one complete event `name`.
+std::pair<double, double> Span(const nlohmann::json& t, const std::string& name) {
+  const nlohmann::json e = Only(t, name);
+  return {e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()};
+}
+bool Inside(const nlohmann::json& t, const std::string& inner, const std::string& outer) {
+  const auto in = Span(t, inner), out = Span(t, outer);
+  return in.first >= out.first && in.second <= out.second;
+}
+}  // namespace
+
+TEST_CASE("kairos_op_enter/exit: the op ranges of kairos_op_push_inputs, nesting kept by kairos") {
+  const std::string dir = TempDir();
+  const std::string base = "KAIROS_SUMMARY=off\nPROFILE_REPORT_INPUT_SHAPES=true\n"
+                           "PROFILE_WITH_FLOPS=true\nACTIVITIES_LOG_FILE=" + dir + "/scope.json\n";
+  kairos_op_attach();
+  static const char kFloat[] = "float";
+  const uint32_t ranks[] = {2, 0};
+  const int64_t sizes[] = {4, 5};
+  const char* const types[] = {kFloat, nullptr};
+  const kairos_op_inputs in{2, ranks, sizes, types};
+  // The same inputs packed: rank, type text address, sizes; then rank 0, no type text.
+  const uint64_t words[] = {2, reinterpret_cast<uintptr_t>(kFloat), 4, 5, 0, 0};
+  kairos_op_args a = Args(nullptr, nullptr);
+
+  CHECK(kairos_op_enter("aten::idle", &a, -1, words, 6, 7) == 0);  // not recording: nothing
+  CHECK(kairos::internal::CurrentCpuRangeId() == 0);
+  Trace(base);
+  // The scope entered before the window ends inside it: it pops nothing (not "outer").
+  kairos_range_push("outer");
+  kairos_op_exit(7);
+  CHECK(kairos_op_enter("aten::enter", &a, 42, words, 6, 7) == 1);  // the thread's first scope
+  CHECK(kairos_op_enter("user scope", nullptr, 99, words, 6, 7) == 0);
+  kairos_op_exit(7);
+  // An asynchronous scope's end on another thread (another key) closes nothing here.
+  CHECK(kairos_op_enter("aten::async", &a, -1, nullptr, 0, 7) == 0);
+  kairos_op_exit(8);
+  CHECK(kairos_op_enter("aten::child", &a, -1, nullptr, 0, 7) == 0);
+  kairos_op_exit(7);
+  kairos_op_exit(7);  // aten::async
+  kairos_op_exit(0);  // aten::enter: key 0 is no key
+  kairos_op_exit(7);  // none left: "outer" stays open
+  kairos_range_pop();
+  kairos_op_push_inputs("aten::push", &a, 42, &in);
+  kairos_range_pop();
+  kairos_range_push("plain");
+  kairos_range_pop();
+  // No inputs; over the bound (counted); words whose rank runs past their end (not counted:
+  // the collector finds it) are written without shapes.
+  CHECK(kairos_op_enter("aten::none", &a, -1, words, 0, 7) == 0);
+  kairos_op_exit(7);
+  static uint64_t big[KAIROS_OP_MAX_INPUT_WORDS + 1] = {};
+  CHECK(kairos_op_enter("aten::big", &a, 5, big, KAIROS_OP_MAX_INPUT_WORDS + 1, 7) == 0);
+  kairos_op_exit(7);
+  const uint64_t bad[] = {3, 0, 1};
+  CHECK(kairos_op_enter("aten::bad", &a, -1, bad, 3, 7) == 0);
+  kairos_op_exit(7);
+  // A second thread: its own nesting and first scope.
+  int thread_first = -1;
+  std::thread other([&] {
+    kairos_op_exit(0);  // nothing open on this thread
+    thread_first = kairos_op_enter("aten::thread", &a, -1, nullptr, 0, 11);
+    kairos_op_exit(11);
+  });
+  other.join();
+  const std::string raw = FileText(kairos_flush());
+  const nlohmann::json t = nlohmann::json::parse(raw);
+  CHECK(thread_first == 1);
+  CHECK(Inside(t, "aten::enter", "outer"));
+  CHECK(Inside(t, "user scope", "aten::enter"));
+  CHECK(Inside(t, "aten::async", "aten::enter"));
+  CHECK(Inside(t, "aten::child", "aten::async"));
+  CHECK(Span(t, "aten::enter").second <= Span(t, "aten::push").first);
+  CHECK(Span(t, "outer").second <= Span(t, "aten::push").first);
+  // The op's args are kairos_op_push_inputs' byte for byte, but for its own External id.
+  nlohmann::json enter_args = Only(t, "aten::enter")["args"];
+  nlohmann::json push_args = Only(t, "aten::push")["args"];
+  CHECK(enter_args["External id"] != push_args["External id"]);
+  enter_args.erase("External id");
+  push_args.erase("External id");
+  CHECK(enter_args.dump() == push_args.dump());
+  CHECK(ShapeText(raw, "aten::enter") == "\"Input Dims\":[[4, 5], []],\"Input type\":[\"float\", \"\"]");
+  CHECK(enter_args["flops"] == 42);
+  CHECK(ShapeText(raw, "aten::none") == "\"Input Dims\":[],\"Input type\":[]");
+  CHECK(Only(t, "aten::big")["args"]["flops"] == 5);
+  CHECK_FALSE(Only(t, "aten::big")["args"].contains("Input Dims"));
+  CHECK(Only(t, "aten::bad")["args"]["Record function id"] == 9);
+  CHECK_FALSE(Only(t, "aten::bad")["args"].contains("Input Dims"));
+  CHECK(t["kairos_stats"]["cpu_args_dropped"] == 1);
+  // A scope without args is the plain range kairos_range_push writes.
+  const nlohmann::json user = Only(t, "user scope"), plain = Only(t, "plain");
+  CHECK(user["cat"] == plain["cat"]);
+  CHECK(user["args"].size() == plain["args"].size());
+  CHECK(Only(t, "aten::thread")["tid"] != Only(t, "aten::enter")["tid"]);
+
+  // A scope left open when its window ends is not closed by the next window's exit, and each
+  // window reports its first scope again.
+  Trace(base);
+  CHECK(kairos_op_enter("aten::unclosed", &a, -1, nullptr, 0, 7) == 1);
+  CHECK(kairos_flush() != nullptr);
+  Trace(base);
+  kairos_range_push("outer2");
+  kairos_op_exit(7);
+  CHECK(kairos_op_enter("aten::again", &a, -1, nullptr, 0, 7) == 1);
+  kairos_op_exit(7);
+  kairos_range_pop();
+  const nlohmann::json t2 = FlushAndRead();
+  CHECK(Inside(t2, "aten::again", "outer2"));
 }

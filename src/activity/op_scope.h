@@ -1,0 +1,90 @@
+// File: op_scope.h
+// Layer: kairos_activity. Framework operator scopes (kairos_op_enter / kairos_op_exit, the
+// torch bridge's hot path): a cpu_op push range plus the per-thread nesting count a framework
+// callback needs, kept in the recorder's own thread state. Before, the bridge kept that count
+// in a thread_local of its own: the bridge is dlopen()ed, so each callback paid a dynamic TLS
+// lookup (__tls_get_addr) on top of kairos' own (initial-exec) one, and re-read the recording
+// flag and its own epoch; now a callback is one call that reaches one thread state.
+// Threading: the recording thread only (the fields used are owner-only, reset by
+// ResetForSession under the registry mutex while the owner is not recording into the state).
+// Cost: PushRange's (cpu_recorder.h) plus two owner-only counters; the op's args are written
+// straight into their slot (StoreOpArgs), without a RangeArgs and its name lookups.
+#ifndef KAIROS_SRC_ACTIVITY_OP_SCOPE_H_
+#define KAIROS_SRC_ACTIVITY_OP_SCOPE_H_
+
+#include <cstdint>
+
+#include "activity/cpu_recorder.h"
+
+namespace kairos::internal {
+
+// Nesting past this is not recorded (a runaway recursion of scopes), as ranges past the
+// ring's capacity are not.
+inline constexpr uint32_t kMaxOpDepth = 1u << 20;
+
+// A framework operator's client metadata (kairos_op_args without the text forms).
+struct OpMeta {
+  int64_t sequence_nr = -1;
+  uint64_t fwd_thread_id = 0;
+  uint64_t record_function_id = 0;
+  int64_t flops = -1;
+};
+
+// An op's raw inputs already in the words they are stored as (StoredArgs::input_words: per
+// input its rank, its type text's address, its sizes), so the hot path copies one block
+// without looking at them; the collector checks their structure (FormatOpInputs). Bounded by
+// kMaxOpInputWords (what OpInputs' own bounds allow).
+struct PackedInputs {
+  const uint64_t* words = nullptr;
+  uint32_t count = 0;
+};
+inline constexpr uint32_t kMaxOpInputWords = 2 * kMaxOpInputs + kMaxOpInputSizes;
+
+// Writes an op's args slot (cpu_op, `m`, raw inputs `in` or nullptr) and publishes it; returns
+// the slot for the push record (0: the args area is full, counted in args_dropped). Stores
+// what StoreArgsSlow stores for the same op given as RangeArgs with the same inputs as
+// OpInputs (op_inputs.cc).
+uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in);
+
+// Opens a scope on the calling thread: a push range named `name`, a cpu_op with `m` and `in`
+// when `m` is not null, a plain range (a framework's user scope) when it is. `thread_key`
+// (non-zero) is the framework's id of this thread: ExitOp compares with it. Returns 1 when
+// this is the thread's first scope of the session (the caller sets up its per-thread state
+// for the window then), else 0; 0 when nothing records.
+inline int EnterOp(const char* name, const OpMeta* m, const PackedInputs* in, uint64_t thread_key) {
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(epoch == 0, 0)) return 0;
+  ThreadState* s = ThreadStateFor(epoch);
+  if (s == nullptr) return 0;
+  const int first = s->op_entered == 0 ? 1 : 0;
+  s->op_entered = 1;
+  if (s->op_depth >= kMaxOpDepth) return first;
+  ++s->op_depth;
+  if (thread_key != 0) s->op_thread_key = thread_key;
+  const uint32_t id = NextRangeId(s);
+  if (s->depth < kMaxTrackedDepth) s->stack[s->depth] = id;
+  ++s->depth;
+  AppendRecord(s, RecordType::kPush, LookupName(s, name), id, m ? StoreOpArgs(s, *m, in) : 0);
+  return first;
+}
+
+// Closes the innermost scope EnterOp opened on the calling thread in this session. Nothing
+// happens when there is none (the scope began before the window, or in an earlier one), or
+// when `thread_key` is non-zero and is not this thread's (an asynchronous scope that ends on
+// another thread: its range stays open on the thread that opened it, written unfinished,
+// rather than closing an unrelated range here). Never acquires a thread state.
+inline void ExitOp(uint64_t thread_key) {
+  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(epoch == 0, 0)) return;
+  ThreadState* s = t_thread_state;
+  if (s == nullptr || s->epoch.load(std::memory_order_acquire) != epoch || s->op_depth == 0)
+    return;
+  if (thread_key != 0 && thread_key != s->op_thread_key) return;
+  --s->op_depth;
+  if (s->depth > 0) --s->depth;
+  AppendRecord(s, RecordType::kPop, 0, 0, 0);
+}
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SRC_ACTIVITY_OP_SCOPE_H_
