@@ -300,6 +300,19 @@ TEST_CASE("PM-sampling counters round-trip through JSON and Perfetto") {
   }
 }
 
+// Writes `text` to a temp file (named by `tag` and the pid) and reads it back as the analysis
+// does.
+absl::StatusOr<TraceData> ReadJsonText(const std::string& text, const char* tag) {
+  const std::string path = std::string("/tmp/") + tag + std::to_string(getpid()) + ".json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return absl::InternalError("cannot write " + path);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path, AnalysisRead());
+  std::remove(path.c_str());
+  return back;
+}
+
 // ---- [memory] events (docs/MEMORY.md) ----
 
 // Mixed() plus, in each of its 10 steps, a 4 MiB allocation and its free and a 1 MiB
@@ -506,13 +519,7 @@ TEST_CASE("summarize a PyTorch trace with [memory] events") {
       "\"totalGlobalMem\": 42298834944, \"computeMajor\": 8, \"computeMinor\": 0, \"numSms\": 108}],\n"
       "\"traceEvents\": [\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"start\", \"pid\": 7, \"tid\": 7, "
       "\"ts\": 900, \"dur\": 1}" + events + "\n]}";
-  const std::string path = "/tmp/kairos_pt_mem_" + std::to_string(getpid()) + ".json";
-  FILE* f = std::fopen(path.c_str(), "w");
-  REQUIRE(f != nullptr);
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path, AnalysisRead());
-  std::remove(path.c_str());
+  absl::StatusOr<TraceData> back = ReadJsonText(text, "kairos_pt_mem_");
   REQUIRE(back.ok());
   CHECK(back->memory.size() == 16);
   const Summary s = Analyze(*back);
@@ -584,13 +591,7 @@ TEST_CASE("summarize names the user's line of each leaking allocation site") {
   }
   const std::string text = "{\"schemaVersion\": 1, \"traceEvents\": [\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", "
                            "\"name\": \"start\", \"pid\": 7, \"tid\": 7, \"ts\": 900, \"dur\": 1}" + ev + "\n]}";
-  const std::string path = "/tmp/kairos_py_mem_" + std::to_string(getpid()) + ".json";
-  FILE* f = std::fopen(path.c_str(), "w");
-  REQUIRE(f != nullptr);
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path, AnalysisRead());
-  std::remove(path.c_str());
+  absl::StatusOr<TraceData> back = ReadJsonText(text, "kairos_py_mem_");
   REQUIRE(back.ok());
   const Summary s = Analyze(*back);
   REQUIRE(s.memory.size() == 1);
@@ -627,13 +628,7 @@ TEST_CASE("hostile [memory] values are clamped and summed without overflow") {
               ", \"Total Allocated\": 9223372036854775807, \"Total Reserved\": -9223372036854775808}}";
   }
   const std::string text = "{\"traceEvents\": [" + events + "]}";
-  const std::string path = "/tmp/kairos_mem_hostile_" + std::to_string(getpid()) + ".json";
-  FILE* f = std::fopen(path.c_str(), "w");
-  REQUIRE(f != nullptr);
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-  absl::StatusOr<TraceData> back = ReadKinetoJsonTrace(path, AnalysisRead());
-  std::remove(path.c_str());
+  absl::StatusOr<TraceData> back = ReadJsonText(text, "kairos_mem_hostile_");
   REQUIRE(back.ok());
   REQUIRE(back->memory.size() == 8);
   CHECK(back->memory[0].bytes == kMemoryBytesLimit);
