@@ -79,6 +79,7 @@ static Py_ssize_t g_extra_index = -1;
 static uint64_t g_generation = 1; /* bumped in a forked child: cached name ids are stale */
 static PyObject* g_trampoline = NULL; /* the builtin threading.setprofile gets */
 static int g_installed = 0;          /* the hook is (being) installed on every thread */
+static int g_lines_wanted = 1;       /* _line_source(False) turns the op line source off */
 static PyObject* g_prev_thread_hook = NULL; /* threading's profile hook before ours, restored */
 /* nn.Module scopes (PROFILE_WITH_MODULES with PROFILE_WITH_STACK): the frame of
  * torch.nn.Module._call_impl is written "nn.Module: <Class>_<n>" (n: the module's index among
@@ -413,6 +414,9 @@ static int Install(uint32_t flags) {
   __atomic_store_n(&g_installed, 1, __ATOMIC_RELAXED); /* CurrentLine reads it without the GIL */
   ++g_stats.installs;
   ResolveModuleCode((flags & 2u) != 0);
+#ifdef KAIROS_LINES /* registered only while the hook is in: outside, an op pays one load */
+  if (k.line_source != NULL && g_lines_wanted) k.line_source(CurrentLine);
+#endif
   PyInterpreterState* interp = PyInterpreterState_Get();
   for (PyThreadState* ts = PyInterpreterState_ThreadHead(interp); ts != NULL;
        ts = PyThreadState_Next(ts)) {
@@ -438,6 +442,7 @@ static int Install(uint32_t flags) {
 static int Remove(void) {
   if (!g_installed) return 0;
   __atomic_store_n(&g_installed, 0, __ATOMIC_RELAXED);
+  if (k.line_source != NULL) k.line_source(NULL);
   ++g_stats.removes;
   PyInterpreterState* interp = PyInterpreterState_Get();
   for (PyThreadState* ts = PyInterpreterState_ThreadHead(interp); ts != NULL;
@@ -557,9 +562,6 @@ static PyObject* Attach(PyObject* self, PyObject* args) {
   k.line_source = (void (*)(uint32_t (*)(void)))(uintptr_t)a[6];
   if (StartWatcher() < 0) return NULL;
   k.attach(Observer, NULL);
-#ifdef KAIROS_LINES
-  k.line_source(CurrentLine);
-#endif
   Py_RETURN_TRUE;
 }
 
@@ -606,7 +608,8 @@ static PyObject* LineSourceNow(PyObject* self, PyObject* args) {
   if (!PyArg_ParseTuple(args, "p", &on)) return NULL;
   if (k.line_source == NULL) Py_RETURN_FALSE;
 #ifdef KAIROS_LINES
-  k.line_source(on ? CurrentLine : NULL);
+  g_lines_wanted = on;
+  if (g_installed) k.line_source(on ? CurrentLine : NULL);
   Py_RETURN_TRUE;
 #else
   Py_RETURN_FALSE;
