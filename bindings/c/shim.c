@@ -436,6 +436,14 @@ void kairos_memory_event(const void* addr, int64_t bytes, int64_t total_allocate
  * always: a tracing problem must never fail the application's CUDA initialisation. */
 KAIROS_API int InitializeInjection(void);
 int InitializeInjection(void) {
+  /* The real driver dlopen()s the tool RTLD_LOCAL (found on an H100: a program's
+   * dlsym(RTLD_DEFAULT, "kairos_step") came back NULL, so its iteration window never opened).
+   * Re-opening the already loaded shim RTLD_NOLOAD | RTLD_GLOBAL puts the C ABI in the global
+   * scope, as LD_PRELOAD does, so programs find kairos_step and the range calls the same way
+   * however kairos was attached. The handle is kept: the shim stays loaded for the process. */
+  Dl_info self;
+  if (dladdr((void*)&InitializeInjection, &self) != 0 && self.dli_fname != NULL)
+    (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
   const kairos_core_api* api = Core();
   if (api != NULL && api->initialize_injection != NULL) return api->initialize_injection();
   return 1;

@@ -266,13 +266,28 @@ int64_t OpFlops(const at::RecordFunction& fn) {
 // at::ThreadLocalState carries the slot to autograd's device threads as for torch's profiler.
 namespace torch_prof = torch::profiler::impl;
 
+// The totals' types changed between PyTorch versions (int64_t in 1.13, size_t in 2.11, found
+// on a real GPU machine): read them from the base class's own declaration so the override
+// matches whichever torch the bridge is compiled against.
+template <typename Fn>
+struct MemoryUsageArgs;
+template <typename C, typename Size, typename Total, typename Reserved>
+struct MemoryUsageArgs<void (C::*)(void*, Size, Total, Reserved, c10::Device)> {
+  using AllocSize = Size;
+  using TotalAllocated = Total;
+  using TotalReserved = Reserved;
+};
+using MemoryArgs = MemoryUsageArgs<decltype(&c10::MemoryReportingInfoBase::reportMemoryUsage)>;
+
 struct MemoryReporter final : torch_prof::ProfilerStateBase {
   MemoryReporter() : ProfilerStateBase(torch_prof::ProfilerConfig(torch_prof::ProfilerState::Disabled)) {}
   // On the allocating thread, inside the allocator (its lock may be held): one ring record.
-  void reportMemoryUsage(void* ptr, int64_t alloc_size, int64_t total_allocated,
-                         int64_t total_reserved, c10::Device device) override {
-    kairos_memory_event(ptr, alloc_size, total_allocated, total_reserved,
-                        static_cast<int32_t>(device.type()), device.index());
+  void reportMemoryUsage(void* ptr, MemoryArgs::AllocSize alloc_size,
+                         MemoryArgs::TotalAllocated total_allocated,
+                         MemoryArgs::TotalReserved total_reserved, c10::Device device) override {
+    kairos_memory_event(ptr, static_cast<int64_t>(alloc_size), static_cast<int64_t>(total_allocated),
+                        static_cast<int64_t>(total_reserved), static_cast<int32_t>(device.type()),
+                        device.index());
   }
   // The allocator asks before it does any bookkeeping: false while no window records.
   bool memoryProfilingEnabled() const override { return *g_recording != 0; }

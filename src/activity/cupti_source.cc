@@ -290,7 +290,7 @@ void CuptiSource::OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
   // second takes the clock anchor that keeps CPU ranges on CUPTI's timebase over long
   // windows (about 0.5 us, once a second; otherwise one raw clock read).
   if (recording) clock_.Beat();
-  trace_.LinkEnter(*d, recording);
+  trace_.LinkEnter(*d, trace_.linking());
   nccl_.OnApiEnter(domain, cbid, d->correlationId);
 }
 

@@ -90,6 +90,7 @@ void CuptiTrace::Activate(bool memory) {
   // can take long on a real GPU (CUPTI sets up tracing on the device).
   enabled_raw_ = ReadRawClock();
   active_ = true;
+  linking_.store(true, std::memory_order_relaxed);
 }
 
 void CuptiTrace::Open(const CuptiApi& api, int64_t window_start, CuptiBufferPool& pool) {
@@ -114,8 +115,8 @@ void CuptiTrace::Open(const CuptiApi& api, int64_t window_start, CuptiBufferPool
   api.ActivityGetNumDroppedRecords(nullptr, 0, &dropped);  // reset: warm-up drops don't count
   counts_.refused_at_start = pool.refused();
   counts_.foreign_at_start = pool.foreign();
-  // Linking starts here: calls made between the window's start and now are still correlated
-  // with their GPU work (CUPTI's correlation ids), only not with the CPU range around them.
+  // Linking began at Activate (linking()): calls made between the window's start and now are
+  // correlated with their GPU work and with the CPU range around them.
   recording_.store(true, std::memory_order_relaxed);
 }
 
@@ -138,6 +139,7 @@ void CuptiTrace::Close(const CuptiApi& api, int64_t window_end, CuptiBufferPool&
 
 void CuptiTrace::Deactivate() {
   recording_.store(false, std::memory_order_relaxed);
+  linking_.store(false, std::memory_order_relaxed);
   handler_.store(&Ignore, std::memory_order_release);
   active_ = false;
 }

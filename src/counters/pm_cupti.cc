@@ -229,15 +229,19 @@ class CuptiPmSampler : public PmSampler {
     av.deviceIndex = device;
     if ((r = api_.GetCounterAvailability(&av)) != CUPTI_SUCCESS)
       return fail("cuptiPmSamplingGetCounterAvailability", r);
-    std::vector<uint8_t> avail(av.counterAvailabilityImageSize);
-    av.pCounterAvailabilityImage = avail.data();
+    // The availability image, the chip name and the config image stay alive until the sampler
+    // is released: CUPTI keeps pointers to them (the real libcupti read the freed config image
+    // in cuptiPmSamplingDecodeData and crashed the process on an H100; docs/REAL_GPU.md).
+    avail_.assign(av.counterAvailabilityImageSize, 0);
+    av.pCounterAvailabilityImage = avail_.data();
     if ((r = api_.GetCounterAvailability(&av)) != CUPTI_SUCCESS)
       return fail("cuptiPmSamplingGetCounterAvailability", r);
     auto hi = Params<CUpti_Profiler_Host_Initialize_Params>(
         CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     hi.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
-    hi.pChipName = chip.pChipName;
-    hi.pCounterAvailabilityImage = avail.data();
+    chip_name_ = chip.pChipName != nullptr ? chip.pChipName : "";
+    hi.pChipName = chip_name_.c_str();
+    hi.pCounterAvailabilityImage = avail_.data();
     if ((r = api_.HostInitialize(&hi)) != CUPTI_SUCCESS) return fail("cuptiProfilerHostInitialize", r);
     host_ = hi.pHostObject;
     names_ = metrics;
@@ -255,18 +259,18 @@ class CuptiPmSampler : public PmSampler {
     cs.pHostObject = host_;
     if ((r = api_.HostGetConfigImageSize(&cs)) != CUPTI_SUCCESS)
       return fail("cuptiProfilerHostGetConfigImageSize", r);
-    std::vector<uint8_t> config(cs.configImageSize);
+    config_.assign(cs.configImageSize, 0);
     auto ci = Params<CUpti_Profiler_Host_GetConfigImage_Params>(
         CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
     ci.pHostObject = host_;
-    ci.configImageSize = config.size();
-    ci.pConfigImage = config.data();
+    ci.configImageSize = config_.size();
+    ci.pConfigImage = config_.data();
     if ((r = api_.HostGetConfigImage(&ci)) != CUPTI_SUCCESS)
       return fail("cuptiProfilerHostGetConfigImage", r);
     auto sc = Params<CUpti_PmSampling_SetConfig_Params>(CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE);
     sc.pPmSamplingObject = obj_;
-    sc.configSize = config.size();
-    sc.pConfig = config.data();
+    sc.configSize = config_.size();
+    sc.pConfig = config_.data();
     sc.hardwareBufferSize = kHardwareBufferBytes;
     sc.samplingInterval = static_cast<uint64_t>(interval_ns);
     sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
@@ -394,6 +398,12 @@ class CuptiPmSampler : public PmSampler {
     started_ = false;
     image_.clear();
     image_.shrink_to_fit();
+    // After Disable and HostDeinitialize: the last CUPTI calls that may read them.
+    config_.clear();
+    config_.shrink_to_fit();
+    avail_.clear();
+    avail_.shrink_to_fit();
+    chip_name_.clear();
     consumed_ = 0;
   }
 
@@ -406,6 +416,9 @@ class CuptiPmSampler : public PmSampler {
   std::vector<std::string> names_;
   std::vector<const char*> name_ptrs_;
   std::vector<uint8_t> image_;
+  std::vector<uint8_t> avail_;   // counter availability image (cuptiProfilerHostInitialize)
+  std::vector<uint8_t> config_;  // config image (cuptiPmSamplingSetConfig)
+  std::string chip_name_;
   size_t consumed_ = 0;   // completed samples of the image already handed out
   int64_t offset_ns_ = 0; // Unix ns minus CUPTI ns
 };

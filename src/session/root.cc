@@ -32,6 +32,7 @@
 #include "session/trace_identity.h"
 #ifdef KAIROS_HAVE_CUPTI
 #include "counters/pm_cupti.h"
+#include "model/gpu_counters.h"
 #endif
 #include "util/log.h"
 #include "session/api.h"
@@ -266,8 +267,8 @@ void StartTelemetry(Root& root, const Config& config, int64_t interval_secs, boo
   const PathContext ctx = CurrentPathContext();
   TelemetryOptions o;
   o.interval_ns = interval_secs * 1000000000LL;
-  // A coarse period: the aggregate needs means, not shapes; at most one sample per second.
-  o.sample_interval_ns = std::min<int64_t>(o.interval_ns / 10, 1000000000LL);
+  // Means, not shapes, but short samples (kMaxPmSampleNs): about 100 per line.
+  o.sample_interval_ns = std::min<int64_t>(o.interval_ns / 100, kMaxPmSampleNs);
   std::string path = config.telemetry_file.empty()
                          ? DefaultTraceDir(env) + "/kairos_telemetry_{host}_{pid}.jsonl"
                          : config.telemetry_file;

@@ -172,12 +172,13 @@ struct MemRun {
 
 // Runs mem_train `mode` (8 steps) with a window over iterations 2-5 and `memory_key` added
 // to the config ("" = memory recording off); returns the trace and its summary.
-MemRun RunMem(const std::string& mode, const std::string& memory_key) {
+MemRun RunMem(const std::string& mode, const std::string& memory_key,
+              const std::string& extra_env = "") {
   const std::string dir = MakeTempDir();
   const std::string libs = SanitizerRuntimes() + KAIROS_LIB;
   const std::string cmd =
-      "env LD_LIBRARY_PATH=" KAIROS_SIM_LIB_DIR " ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 "
-      "'LD_PRELOAD=" + libs + "' 'KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;"
+      "env LD_LIBRARY_PATH=" KAIROS_SIM_LIB_DIR " ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 " +
+      extra_env + " 'LD_PRELOAD=" + libs + "' 'KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;"
       "PROFILE_START_ITERATION=2;ACTIVITIES_ITERATIONS=4;" + memory_key +
       "ACTIVITIES_LOG_FILE=" + dir + "/trace.json' " MEM_TRAIN " " + mode + " 8 > " + dir +
       "/stdout.txt 2> " + dir + "/stderr.txt";
@@ -348,3 +349,29 @@ TEST_CASE("memory: without PROFILE_PROFILE_MEMORY nothing of memory is recorded"
 }
 
 }  // namespace
+
+// ---- Linking launches to the CPU range around them (docs/ACTIVITY.md) ----
+
+TEST_CASE("links: launches right after the window's start boundary carry their range's External id",
+          "[attach]") {
+  // An iteration window starts at the step boundary; the session thread opens it later (on an
+  // H100 running a PyTorch loop, 2.9 ms later: a whole first step of kernels came without
+  // their ops' External ids). Here every flush at open takes 100 ms, so the window is recorded
+  // for 5 steps (20 ms each) before the session thread has opened it. Each step's one kernel is
+  // launched inside the step's "leaky_step" range: every kernel of the window must carry that
+  // range's External id.
+  const MemRun r = RunMem("leak", "", "KAIROS_SIM_CUPTI_FLUSH_DELAY_MS=100");
+  std::set<long long> range_ids;
+  std::vector<long long> kernel_ids;
+  for (const auto& e : r.trace.at("traceEvents")) {
+    if (e.value("ph", "") != "X") continue;
+    const std::string cat = e.value("cat", "");
+    if (cat == "user_annotation" && e.value("name", "") == "leaky_step")
+      range_ids.insert(e.at("args").at("External id").get<long long>());
+    if (cat == "kernel") kernel_ids.push_back(e.at("args").value("External id", 0LL));
+  }
+  INFO(r.path);
+  CHECK(range_ids.size() == 4);
+  REQUIRE(kernel_ids.size() == 4);
+  for (long long id : kernel_ids) CHECK(range_ids.count(id) == 1);
+}

@@ -63,6 +63,8 @@ for w in examples/cuda/train_loop.cu tools/gpu-check/duty_cycle.cu tools/gpu-che
   name=$(basename "$w" .cu)
   "$nvcc" -cudart shared -O2 $gencode -Iexamples/cuda -o "$out/cuda/$name" "$w" -ldl
 done
+# The PM sampling call sequence, standalone (diagnostics: docs/REAL_GPU.md).
+"$nvcc" -cudart shared -O2 $gencode -o "$out/cuda/pm_probe" tools/gpu-check/pm_probe.cu -lcupti
 
 cp -r bindings/python/kairos "$out/python/"
 rm -rf "$out/python/kairos/__pycache__"
@@ -78,6 +80,8 @@ mkdir -p "$out/torch_bridge/model"
 cp src/model/flops.h "$out/torch_bridge/model/"
 cp tools/gpu-check/torch_gpu_train.py "$out/torch_bridge/"
 cp tools/gpu-check/check_trace.py tools/gpu-check/run.sh "$out/check/"
+# A crash on the GPU machine prints its own stack (module+offset, addr2line-ready here).
+gcc -O1 -g -shared -fPIC -o "$out/lib/segv_trace.so" tools/gpu-check/segv_trace.c
 git rev-parse --short HEAD > "$out/VERSION" 2>/dev/null || echo unknown > "$out/VERSION"
 
 size_kib=$(du -sk "$out" | cut -f1)

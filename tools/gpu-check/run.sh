@@ -73,19 +73,30 @@ record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$results"; log "$1:
 needed="$work/deps-needed"
 mkdir -p "$needed"
 base_path="${sim:+$sim:}${LD_LIBRARY_PATH:-}"
-LD_LIBRARY_PATH="$base_path" ldd "$kit/lib/libkairos.so" "$kit/lib/libkairos_core.so" "$kit/bin/kairos" 2>&1 |
-  awk '/not found/ {print $1}' | sed 's/:$//' | sort -u | while read -r lib; do
-    if [ -f "$kit/deps/$lib" ]; then ln -sf "$kit/deps/$lib" "$needed/$lib"; fi
-  done
-# A library found but of too old a version ("version `GLIBCXX_3.4.30' not found (required by
-# ...)"): ship the kit's copy of the library that lacks the version.
-LD_LIBRARY_PATH="$base_path" ldd "$kit/lib/libkairos.so" "$kit/lib/libkairos_core.so" "$kit/bin/kairos" 2>&1 |
-  sed -n "s/.*: \(.*\): version .* not found.*/\1/p" | sort -u | while read -r path; do
-    lib=$(basename "$path")
-    if [ -f "$kit/deps/$lib" ]; then ln -sf "$kit/deps/$lib" "$needed/$lib"; fi
-  done
+# ldd cannot see past a library it cannot find (abseil's own abseil dependencies stay hidden
+# until the first abseil library resolves), so resolve again with what was linked so far until
+# nothing new is needed. Each pass links one more level; abseil is 4 levels deep.
+for _pass in 1 2 3 4 5 6 7 8 9 10; do
+  before=$(ls "$needed" | wc -l)
+  probe_path="$needed${base_path:+:$base_path}"
+  LD_LIBRARY_PATH="$probe_path" ldd "$kit/lib/libkairos.so" "$kit/lib/libkairos_core.so" "$kit/bin/kairos" 2>&1 |
+    awk '/not found/ {print $1}' | sed 's/:$//' | sort -u | while read -r lib; do
+      if [ -f "$kit/deps/$lib" ]; then ln -sf "$kit/deps/$lib" "$needed/$lib"; fi
+    done
+  # A library found but of too old a version ("version `GLIBCXX_3.4.30' not found (required
+  # by ...)"): ship the kit's copy of the library that lacks the version.
+  LD_LIBRARY_PATH="$probe_path" ldd "$kit/lib/libkairos.so" "$kit/lib/libkairos_core.so" "$kit/bin/kairos" 2>&1 |
+    sed -n "s/.*: \(.*\): version .* not found.*/\1/p" | sort -u | while read -r path; do
+      lib=$(basename "$path")
+      if [ -f "$kit/deps/$lib" ]; then ln -sf "$kit/deps/$lib" "$needed/$lib"; fi
+    done
+  [ "$(ls "$needed" | wc -l)" = "$before" ] && break
+done
 export LD_LIBRARY_PATH="${sim:+$sim:}$needed${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 libk="$kit/lib/libkairos.so"
+# A crashing workload prints its own stack (segv_trace.c); preloaded before kairos.
+seg=""
+[ -f "$kit/lib/segv_trace.so" ] && [ -z "$sim" ] && seg="$kit/lib/segv_trace.so "
 cuda="$kit/cuda"
 check="$repo/tools/gpu-check/check_trace.py"
 [ -f "$check" ] || check="$kit/check/check_trace.py"
@@ -172,10 +183,10 @@ tl_config() { echo "PROFILE_START_ITERATION=105;ACTIVITIES_ITERATIONS=20;ACTIVIT
 part_a_trace() {
   local rc=0
   "$cuda/train_loop" 130 || { echo "FAIL untraced train_loop exited $?"; rc=1; }
-  LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="$(tl_config "$out/a_preload.json")" "$cuda/train_loop" 130 || rc=1
+  LD_PRELOAD="$seg$libk" KAIROS_CONFIG_TEXT="$(tl_config "$out/a_preload.json")" "$cuda/train_loop" 130 || rc=1
   "$py" "$check" "$(trace_of "$out/a_preload")" --steps 20 --kernels $tl_kernels --memcpy 20 \
     --json "$out/a_preload.check.json" || rc=1
-  CUDA_INJECTION64_PATH="$libk" KAIROS_CONFIG_TEXT="$(tl_config "$out/a_inject.json")" "$cuda/train_loop" 130 || rc=1
+  LD_PRELOAD="$seg" CUDA_INJECTION64_PATH="$libk" KAIROS_CONFIG_TEXT="$(tl_config "$out/a_inject.json")" "$cuda/train_loop" 130 || rc=1
   "$py" "$check" "$(trace_of "$out/a_inject")" --steps 20 --kernels $tl_kernels --memcpy 20 \
     --json "$out/a_inject.check.json" || rc=1
   echo "DETAIL preload and injection: $(grep -h '^PASS\|^FAIL' "$out/a_trace.log" 2>/dev/null | grep -c PASS) checks passed"
@@ -184,7 +195,7 @@ part_a_trace() {
 
 part_b_pm() {
   local m="sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
-  LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=30;ACTIVITIES_ITERATIONS=$((duty_steps - 40));ACTIVITIES_WARMUP_ITERATIONS=25;CUPTI_PM_SAMPLING_METRICS=$m;KAIROS_PM_SAMPLING_INTERVAL_US=1000;ACTIVITIES_LOG_FILE=$out/b_pm.json" \
+  LD_PRELOAD="$seg$libk" KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=30;ACTIVITIES_ITERATIONS=$((duty_steps - 40));ACTIVITIES_WARMUP_ITERATIONS=25;CUPTI_PM_SAMPLING_METRICS=$m;KAIROS_PM_SAMPLING_INTERVAL_US=1000;ACTIVITIES_LOG_FILE=$out/b_pm.json" \
     "$cuda/duty_cycle" "$duty_steps" 2000 2000 || { echo "FAIL duty_cycle exited"; return 1; }
   local t
   t=$(trace_of "$out/b_pm")
@@ -199,7 +210,7 @@ part_b_pm() {
 part_c_telem() {
   local steps=$(( telem_secs * 1000 / 4 + 250 ))
   # Base config only (docs/TELEMETRY.md): from KAIROS_CONFIG_TEXT, not a daemon request.
-  LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="KAIROS_TELEMETRY_INTERVAL_SECS=1;KAIROS_TELEMETRY_FILE=$out/c_telemetry.jsonl" \
+  LD_PRELOAD="$seg$libk" KAIROS_CONFIG_TEXT="KAIROS_TELEMETRY_INTERVAL_SECS=1;KAIROS_TELEMETRY_FILE=$out/c_telemetry.jsonl" \
     "$cuda/duty_cycle" "$steps" 2000 2000 || { echo "FAIL duty_cycle exited"; return 1; }
   "$py" - "$out/c_telemetry.jsonl" "$telem_secs" "${sim:+sim}" <<'PY'
 import json, sys
@@ -228,7 +239,7 @@ PY
 
 part_d_memory() {
   local rc=0
-  LD_PRELOAD="$libk" KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=25;ACTIVITIES_ITERATIONS=20;ACTIVITIES_WARMUP_ITERATIONS=20;PROFILE_PROFILE_MEMORY=true;ACTIVITIES_LOG_FILE=$out/d_memory.json" \
+  LD_PRELOAD="$seg$libk" KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=25;ACTIVITIES_ITERATIONS=20;ACTIVITIES_WARMUP_ITERATIONS=20;PROFILE_PROFILE_MEMORY=true;ACTIVITIES_LOG_FILE=$out/d_memory.json" \
     "$cuda/alloc_pattern" 50 || { echo "FAIL alloc_pattern exited"; return 1; }
   # 20 whole steps: 5 allocations and 4 frees each (alloc_pattern.cu).
   "$py" "$check" "$(trace_of "$out/d_memory")" --steps 20 --memory 100,80 --json "$out/d_memory.check.json" || rc=1
@@ -282,7 +293,7 @@ PY
   # a slow first cuptiActivityEnable) the window moves to the next boundary and still needs
   # its 3 steps before the script ends (docs/ACTIVITY.md, "Late recording").
   PYTHONPATH="$pkg" KAIROS_LIBRARY="$libk" "$py" -m kairos run $stacks \
-    --config "PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=2;ACTIVITIES_LOG_FILE=$out/e_torch.json" \
+    --config "PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=2;KAIROS_ITERATION_FALLBACK_TIMEOUT_MS=600000;ACTIVITIES_LOG_FILE=$out/e_torch.json" \
     "$kit/torch_bridge/torch_gpu_train.py" --steps 40 || { echo "FAIL python3 -m kairos run exited"; return 1; }
   local gpu_flag=""
   "$py" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null || gpu_flag="--cpu-only"

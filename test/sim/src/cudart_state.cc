@@ -40,7 +40,9 @@ void InjectOnce() {
   }
   const char* path = EnvOr("CUDA_INJECTION64_PATH", "");
   if (*path == '\0' || std::strcmp(path, "none") == 0) return;
-  void* handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  // RTLD_LOCAL, as the real driver does (seen on an H100: the tool's symbols were not in the
+  // global scope afterwards); a tool that wants them there promotes itself.
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     KSIM_DIAG("CUDA_INJECTION64_PATH=%s: dlopen failed: %s", path, dlerror());
     return;

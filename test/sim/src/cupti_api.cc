@@ -148,6 +148,13 @@ KSIM_PUBLIC CUptiResult cuptiActivityDisableContext(CUcontext, CUpti_ActivityKin
 
 KSIM_PUBLIC CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   KSIM_CUPTI_ENTRY("cuptiActivityFlushAll");
+  // KAIROS_SIM_CUPTI_FLUSH_DELAY_MS: every non-forced flush takes this long before it returns,
+  // as a flush of many pending buffers, or a caller thread that lost its core, does. A tool
+  // that flushes while opening its window opens it that much later than it meant to.
+  if (flag == 0) {
+    const int ms = kairos::sim::EnvInt("KAIROS_SIM_CUPTI_FLUSH_DELAY_MS", 0);
+    if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  }
   CUptiResult r = Core().store.FlushAll(flag);
   return r == CUPTI_SUCCESS ? r : Fail(r);
 }

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -73,6 +74,9 @@ struct ImageSample {
 struct HostObject {
   std::string chip;
   std::vector<int> metrics;
+  // Borrowed, as the real libcupti borrows it: the client's availability image, read again at
+  // every evaluation (so a client that freed it fails here, under ASan as a use-after-free).
+  const uint8_t* availability = nullptr;
 };
 
 struct PmObject {
@@ -84,6 +88,10 @@ struct PmObject {
   uint64_t start_mono = 0;
   uint64_t stop_mono = 0;  // 0 while running
   uint64_t decoded = 0;    // samples since start handed to an image (or lost)
+  // Borrowed from cuptiPmSamplingSetConfig, never copied: the real libcupti decodes the
+  // hardware buffer through the client's config image, and crashed on an H100 when a client
+  // had freed it after SetConfig (docs/REAL_GPU.md). Read again at every decode.
+  const uint8_t* config = nullptr;
 };
 
 struct PmState {
@@ -258,6 +266,7 @@ KSIM_PUBLIC CUptiResult cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initiali
     return Fail(CUPTI_ERROR_INVALID_PARAMETER);
   auto* h = new HostObject();
   h->chip = p->pChipName;
+  h->availability = p->pCounterAvailabilityImage;
   std::lock_guard<std::mutex> lock(State().mu);
   State().hosts.insert(h);
   p->pHostObject = reinterpret_cast<CUpti_Profiler_Host_Object*>(h);
@@ -346,6 +355,7 @@ KSIM_PUBLIC CUptiResult cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_Para
   PmObject* o = FindObject(p->pPmSamplingObject);
   if (o == nullptr || o->started) return Fail(o == nullptr ? CUPTI_ERROR_INVALID_PARAMETER : CUPTI_ERROR_INVALID_OPERATION);
   o->interval_ns = p->samplingInterval;
+  o->config = p->pConfig;
   if (p->triggerMode == CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL)
     o->interval_ns = std::max<uint64_t>(1, p->samplingInterval / 2);  // a ~2 GHz clock, in cycles
   o->hw_capacity = std::max<size_t>(1, p->hardwareBufferSize / kRawSampleBytes);
@@ -423,6 +433,14 @@ KSIM_PUBLIC CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Pa
   if (o == nullptr || !ReadHeader(p->pCounterDataImage, p->counterDataImageSize, &h))
     return Fail(CUPTI_ERROR_INVALID_PARAMETER);
   if (!o->started) return Fail(CUPTI_ERROR_INVALID_OPERATION);
+  uint64_t config_magic = 0;
+  if (o->config != nullptr) std::memcpy(&config_magic, o->config, sizeof config_magic);
+  if (config_magic != kConfigMagic) {
+    std::fprintf(stderr, "[kairos-sim] cuptiPmSamplingDecodeData: the config image given to "
+                         "cuptiPmSamplingSetConfig was freed or overwritten (the real CUPTI "
+                         "crashes here)\n");
+    return Fail(CUPTI_ERROR_UNKNOWN);
+  }
   p->overflow = 0;
   const uint64_t until = o->stop_mono != 0 ? o->stop_mono : MonoNowNs();
   const uint64_t completed = (until - o->start_mono) / o->interval_ns;
@@ -481,6 +499,12 @@ KSIM_PUBLIC CUptiResult cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host
   std::lock_guard<std::mutex> lock(State().mu);
   HostObject* host = FindHost(p->pHostObject);
   if (host == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  if (host->availability != nullptr && host->availability[0] != 0xff) {
+    std::fprintf(stderr, "[kairos-sim] cuptiProfilerHostEvaluateToGpuValues: the counter "
+                         "availability image given to cuptiProfilerHostInitialize was freed or "
+                         "overwritten\n");
+    return Fail(CUPTI_ERROR_UNKNOWN);
+  }
   ImageSample s;
   std::memcpy(&s, p->pCounterDataImage + sizeof(ImageHeader) + p->rangeIndex * sizeof(ImageSample), sizeof s);
   for (size_t i = 0; i < p->numMetrics; ++i) {

@@ -38,6 +38,8 @@ struct Sampler {
   CUpti_PmSampling_Object* obj = nullptr;
   CUpti_Profiler_Host_Object* host = nullptr;
   std::vector<uint8_t> image;
+  std::vector<uint8_t> avail;   // borrowed by CUPTI until Close (as the real one does)
+  std::vector<uint8_t> config;  // borrowed by CUPTI until Close
   bool started = false;
   std::string failed_call;  // the call that failed, if one did
 
@@ -56,7 +58,7 @@ struct Sampler {
         CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE);
     av.deviceIndex = device;
     if ((r = cuptiPmSamplingGetCounterAvailability(&av)) != CUPTI_SUCCESS) return Failed("availability size", r);
-    std::vector<uint8_t> avail(av.counterAvailabilityImageSize);
+    avail.assign(av.counterAvailabilityImageSize, 0);
     av.pCounterAvailabilityImage = avail.data();
     if ((r = cuptiPmSamplingGetCounterAvailability(&av)) != CUPTI_SUCCESS) return Failed("availability", r);
     auto hi = Params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
@@ -78,7 +80,7 @@ struct Sampler {
         CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
     cs.pHostObject = host;
     if ((r = cuptiProfilerHostGetConfigImageSize(&cs)) != CUPTI_SUCCESS) return Failed("config size", r);
-    std::vector<uint8_t> config(cs.configImageSize);
+    config.assign(cs.configImageSize, 0);
     auto ci = Params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
     ci.pHostObject = host;
     ci.configImageSize = config.size();
