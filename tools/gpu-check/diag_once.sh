@@ -5,7 +5,7 @@
 # Usage (device tool): tools/gpu-check/diag_once.sh b_pm,c_telem,e_torch
 parts=${1:-b_pm,c_telem,e_torch}
 kit=$PWD/gpu-kit; o=/tmp/diag; mkdir -p $o
-export LD_LIBRARY_PATH=/tmp/gk-deps; mkdir -p /tmp/gk-deps
+export LD_LIBRARY_PATH=/tmp/gk-deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; mkdir -p /tmp/gk-deps
 for p in 1 2 3 4 5 6; do
   ldd $kit/lib/libkairos_core.so $kit/bin/kairos 2>&1 | awk '/not found/{print $1}' | sort -u |
     while read -r l; do ln -sf $kit/deps/$l /tmp/gk-deps/$l; done
