@@ -89,6 +89,7 @@ void CuptiSource::LoadApi() {
   absl::StatusOr<CuptiApi> api = LoadCuptiApi(options_.library_path);
   if (api.ok()) {
     loaded_ = *std::move(api);
+    if (options_.after_library_loaded != nullptr) options_.after_library_loaded();
   } else {
     load_error_ =
         absl::StrCat(api.status().message(), "; GPU activity disabled, CPU trace continues");

@@ -68,6 +68,10 @@ struct CuptiSourceOptions {
   // The root's NCCL plugin tallies (nccl_collectives.h), for nccl_ops_without_launch. nullptr:
   // none counted.
   const NcclTallies* nccl_tallies = nullptr;
+  // Runs once, on the loading thread, after libcupti was loaded (its static objects exist):
+  // the root registers its exit flush again there, so that at exit the window is written
+  // while libcupti is still whole. nullptr: nothing.
+  void (*after_library_loaded)() = nullptr;
 };
 
 class CuptiSource : public TraceSource {

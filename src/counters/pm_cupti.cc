@@ -69,6 +69,8 @@ struct PmApi {
 struct PmProcessApi {
   std::mutex mu;
   PmApi api;
+  void (*after_first_start)() = nullptr;  // NewPmCuptiApi's; set before any sampler exists
+  bool started_once = false;              // guarded by mu
 };
 
 namespace {
@@ -293,6 +295,10 @@ class CuptiPmSampler : public PmSampler {
     if ((r = api_.Start(&st)) != CUPTI_SUCCESS) return fail("cuptiPmSamplingStart", r);
     started_ = true;
     MeasureOffset();
+    if (!keep_->started_once) {
+      keep_->started_once = true;
+      if (keep_->after_first_start != nullptr) keep_->after_first_start();
+    }
     return absl::OkStatus();
   }
 
@@ -470,7 +476,11 @@ class CuptiPmPlatform : public PmPlatform {
 
 }  // namespace
 
-std::shared_ptr<PmProcessApi> NewPmCuptiApi() { return std::make_shared<PmProcessApi>(); }
+std::shared_ptr<PmProcessApi> NewPmCuptiApi(void (*after_first_start)()) {
+  auto p = std::make_shared<PmProcessApi>();
+  p->after_first_start = after_first_start;
+  return p;
+}
 
 std::unique_ptr<PmPlatform> CreateCuptiPmPlatform(const std::string& cupti_library,
                                                   std::shared_ptr<PmProcessApi> api) {

@@ -20,8 +20,12 @@ namespace kairos::internal {
 // the session's pm_sampling source and telemetry, so their calls never overlap; a fork()
 // child's fresh root makes its own (the parent's, whose mutex a thread that does not exist
 // in the child may hold, is abandoned with the parent's root, never locked again).
+// `after_first_start` (may be nullptr) runs once, on the thread of the first sampler Start that
+// succeeds, with the PM mutex held: libcupti and libnvperf_host are loaded and initialised by
+// then, so an exit hook registered there runs before their static destructors (on an H100 a
+// cuptiProfilerHostDeinitialize after those destructors double-freed: docs/REAL_GPU.md).
 struct PmProcessApi;
-std::shared_ptr<PmProcessApi> NewPmCuptiApi();
+std::shared_ptr<PmProcessApi> NewPmCuptiApi(void (*after_first_start)() = nullptr);
 
 // Never nullptr: when libcupti cannot be loaded, Open() returns samplers whose Start says why.
 // `api`: the PM API its calls go through (nullptr: one of this platform's own).

@@ -55,6 +55,7 @@ absl::Status PmSamplingSource::StartWarmup(const Config& config) {
   dropped_ = overflows_ = poll_errors_ = 0;
   window_start_ns_ = 0;
   window_end_ns_ = INT64_MAX;
+  ready_raw_ = 0;
   enabled_ = PmSamplingRequested(config);
   if (!enabled_) return absl::OkStatus();
   metrics_ = PmMetricsFor(config);
@@ -98,6 +99,7 @@ absl::Status PmSamplingSource::StartWarmup(const Config& config) {
     return absl::UnavailableError(absl::StrCat("PM sampling unavailable, trace has no GPU "
                                                "counters: ", absl::StrJoin(failures_, "; ")));
   }
+  ready_raw_ = ReadRawClock();  // every sampler started: samples from here on
   ordinals_.clear();
   for (const Device& d : devices_) ordinals_.push_back(d.ordinal);
   for (const std::string& f : failures_)
@@ -114,10 +116,12 @@ void PmSamplingSource::StartRecording(int64_t window_start_ns) {
   window_start_ns_ = window_start_ns;
   window_end_ns_ = INT64_MAX;
   if (!enabled_) return;
-  // Warm-up samples are decoded already (the buffers stay small); drop them now.
-  PollLocked();
+  // Warm-up's samples go; then what the hardware holds from the window's start on is kept
+  // (PollLocked filters by window_start_ns_): an iteration window began at its step boundary,
+  // before this thread opened it, and the samples of that gap are the window's.
   values_.clear();
   dropped_ = 0;
+  PollLocked();
 }
 
 void PmSamplingSource::StopRecording(int64_t window_end_ns) {
@@ -135,6 +139,7 @@ void PmSamplingSource::Reset() {
   StopSamplersLocked();
   if (enabled_ && options_.telemetry != nullptr) options_.telemetry->Resume();
   enabled_ = false;
+  ready_raw_ = 0;
   values_.clear();
   values_.shrink_to_fit();
   scratch_.clear();

@@ -60,6 +60,10 @@ class PmSamplingSource : public TraceSource {
 
   const char* name() const override { return "pm_sampling"; }
   absl::Status StartWarmup(const Config& config) override;
+  // When sampling was on for every GPU that samples (0: not sampling). The first PM start of a
+  // process can take hundreds of ms on a real GPU (libnvperf_host loads); an iteration window
+  // that began before then moves its start, as for CUPTI (TraceSource::ReadyRaw).
+  uint64_t ReadyRaw() const override { return ready_raw_; }
   void StartRecording(int64_t window_start_ns) override;
   void StopRecording(int64_t window_end_ns) override;
   void Collect(TraceData& data) override;
@@ -69,6 +73,7 @@ class PmSamplingSource : public TraceSource {
   void Poll();
 
  private:
+  uint64_t ready_raw_ = 0;  // StartWarmup and ReadyRaw: the session thread only
   struct Device {
     uint32_t ordinal;
     std::unique_ptr<PmSampler> sampler;

@@ -24,10 +24,6 @@ inline constexpr const char* kPmTensorActive =
 inline constexpr const char* kPmDramThroughput =
     "dram__throughput.avg.pct_of_peak_sustained_elapsed";
 
-// The longest PM sample kairos asks for. Samples of 100 ms on an H100 read a steady 48% SM
-// load as 15% or 85% (counter sums over all SMs outgrow what a sample holds); docs/REAL_GPU.md.
-inline constexpr int64_t kMaxPmSampleNs = 10'000'000;
-
 // Kernel-event arg names (docs/COUNTERS.md).
 inline constexpr const char* kArgSmActive = "SM active %";
 inline constexpr const char* kArgOccupancy = "achieved occupancy %";

@@ -32,7 +32,6 @@
 #include "session/trace_identity.h"
 #ifdef KAIROS_HAVE_CUPTI
 #include "counters/pm_cupti.h"
-#include "model/gpu_counters.h"
 #endif
 #include "util/log.h"
 #include "session/api.h"
@@ -49,6 +48,16 @@
 
 namespace kairos {
 namespace {
+
+void AtExitHandler();
+
+// exit() runs atexit handlers newest first, and libraries loaded later register their static
+// destructors later: libcupti (dlopen'ed at a window's warm-up) and libnvperf_host (loaded by
+// the first PM sampler) tear down before a handler registered when kairos loaded. On an H100
+// a window closing as the job exited called cuptiProfilerHostDeinitialize after that teardown
+// and glibc aborted on a double free. So the exit flush is registered again once each is
+// loaded, and runs first; the handler is idempotent (a second run finds nothing to do).
+void RegisterExitFlushAgain() { std::atexit(AtExitHandler); }
 
 // What fork() abandoned (the parent's root, its CUPTI pool) stays reachable for leak
 // checkers in the child (fork_abandon.h).
@@ -123,6 +132,7 @@ void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
   options.current_range_id = internal::CurrentCpuRangeId;
   options.window_anchors = &session.window_anchors();
   options.nccl_tallies = &root.nccl;
+  options.after_library_loaded = RegisterExitFlushAgain;
   auto cuda = std::make_unique<CudaSource>(std::move(options));
   root.cuda_source = cuda.get();  // owned by the session, which lives as long as the root
   // A CPU-only process never loads CUPTI (unless KAIROS_CUPTI_LIBRARY names one).
@@ -267,8 +277,8 @@ void StartTelemetry(Root& root, const Config& config, int64_t interval_secs, boo
   const PathContext ctx = CurrentPathContext();
   TelemetryOptions o;
   o.interval_ns = interval_secs * 1000000000LL;
-  // Means, not shapes, but short samples (kMaxPmSampleNs): about 100 per line.
-  o.sample_interval_ns = std::min<int64_t>(o.interval_ns / 100, kMaxPmSampleNs);
+  // A coarse period: the aggregate needs means, not shapes; at most one sample per second.
+  o.sample_interval_ns = std::min<int64_t>(o.interval_ns / 10, 1000000000LL);
   std::string path = config.telemetry_file.empty()
                          ? DefaultTraceDir(env) + "/kairos_telemetry_{host}_{pid}.jsonl"
                          : config.telemetry_file;
@@ -347,7 +357,7 @@ Root* CreateRoot(bool after_fork) {
                          loaded->config->activities_enabled && loaded->info.names_window;
   root->telemetry = new Telemetry();
 #ifdef KAIROS_HAVE_CUPTI
-  root->pm_api = internal::NewPmCuptiApi();
+  root->pm_api = internal::NewPmCuptiApi(RegisterExitFlushAgain);
 #endif
   root->session.SetNcclTallies(&root->nccl);  // before any request: the trace identity's
   RegisterBuiltinSources(*root, opens_now);

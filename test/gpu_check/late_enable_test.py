@@ -24,15 +24,22 @@ build = sys.argv[1]
 KERNELS_PER_STEP = 18
 
 
-def run(warmup, steps, start, delay_ms, iterations=20):
+PM_METRIC = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
+
+
+def run(warmup, steps, start, delay_ms, iterations=20, pm_delay_ms=None):
     d = tempfile.mkdtemp(prefix="kairos_late_")
+    config = ("PROFILE_START_ITERATION=%d;ACTIVITIES_ITERATIONS=%d;"
+              "ACTIVITIES_WARMUP_ITERATIONS=%d;ACTIVITIES_LOG_FILE=%s/t.json"
+              % (start, iterations, warmup, d))
     env = dict(os.environ,
                LD_LIBRARY_PATH=os.path.join(build, "sim/lib"),
                LD_PRELOAD=os.path.join(build, "lib/libkairos.so"),
-               KAIROS_SIM_CUPTI_ENABLE_DELAY_MS=str(delay_ms),
-               KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=%d;ACTIVITIES_ITERATIONS=%d;"
-                                  "ACTIVITIES_WARMUP_ITERATIONS=%d;ACTIVITIES_LOG_FILE=%s/t.json"
-                                  % (start, iterations, warmup, d))
+               KAIROS_SIM_CUPTI_ENABLE_DELAY_MS=str(delay_ms))
+    if pm_delay_ms is not None:
+        config += ";CUPTI_PM_SAMPLING_METRICS=%s;KAIROS_PM_SAMPLING_INTERVAL_US=1000" % PM_METRIC
+        env["KAIROS_SIM_PM_START_DELAY_MS"] = str(pm_delay_ms)
+    env["KAIROS_CONFIG_TEXT"] = config
     subprocess.run([os.path.join(build, "examples/cuda/train_loop"), str(steps)], env=env,
                    check=True, stdout=subprocess.DEVNULL)
     traces = [f for f in glob.glob(d + "/t_*.json") if not f.endswith(".summary.json")]
@@ -95,6 +102,27 @@ check(steps == list(range(45, 65)), "long warm-up: steps %s" % steps)
 check("cupti_enabled_late_us" not in t["kairos_stats"] and
       "window_start_moved_iterations" not in t["kairos_stats"] and not t.get("kairos_warnings"),
       "long warm-up: unexpected stats %s / warnings %s" % (t["kairos_stats"], t.get("kairos_warnings")))
+# GPU counters whose first start (60 ms here; hundreds of ms on an H100, where libnvperf_host
+# loads) outlasts the warm-up: the window moves past it like for CUPTI, the warning names the
+# pm_sampling source, and the counter samples (1 ms) cover the moved window from its first
+# step on. Before, the window opened with no samples for its first 60 ms (on the H100: none for
+# the first 234 ms of a 410 ms window).
+t, kernels, steps = run(warmup=1, steps=200, start=5, delay_ms=0, pm_delay_ms=60)
+stats, warnings = t["kairos_stats"], t.get("kairos_warnings", [])
+moved = stats.get("window_start_moved_iterations")
+ev = t["traceEvents"]
+step_ts = sorted(e["ts"] for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+                 and e.get("name", "").startswith("ProfilerStep#"))
+samples = sorted(e["ts"] for e in ev if e.get("ph") == "C" and e.get("name") == PM_METRIC)
+gap_us = samples[0] - step_ts[0] if samples and step_ts else None
+print("late PM start: %d kernels, steps %s, moved=%s, %d samples, first %s us after the first "
+      "step, warnings=%s" % (kernels, steps[:1] + steps[-1:], moved, len(samples), gap_us, warnings))
+check(moved is not None and moved >= 1, "late PM start: the start did not move (stat %s)" % moved)
+check(any("source pm_sampling was recording only after" in w for w in warnings),
+      "late PM start: no warning naming pm_sampling: %s" % warnings)
+check(kernels == 20 * KERNELS_PER_STEP, "late PM start: %d kernels, expected 360" % kernels)
+check(gap_us is not None and gap_us <= 2000,  # a sample is 1 ms; pre-fix: 60000
+      "late PM start: the first sample came %s us after the window's first step" % gap_us)
 for f in failures:
     print("FAIL", f)
 sys.exit(1 if failures else 0)

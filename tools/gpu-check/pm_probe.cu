@@ -9,6 +9,10 @@
 //   append=latest|oldest  hwBufferAppendMode
 //   thread=0|1         decode on the launching thread or on a second thread
 //   interval_us=N      the sampling period (default 1000)
+//   metrics=telemetry  telemetry's five metrics in one config (docs/TELEMETRY.md) instead of
+//                      SM active alone; each one's mean is printed
+// (On an H100 telemetry's five-metric config read gpu_busy near 20% and SM active alternating
+// 24%/75% per line for a steady 48% load, while SM active alone read 48% at every period.)
 // The load is a 50% duty cycle (a full-wave 2 ms spin kernel, then 2 ms idle on the host), so
 // the samples' mean SM-active percentage should be near 48 whatever the period.
 // It prints one line per variant: "pm_probe <args>: ok <samples>, SM active mean/min/max" or
@@ -53,6 +57,7 @@ int main(int argc, char** argv) {
   std::string order = "dh", append = "latest";
   bool thread = false;
   long interval_us = 1000;
+  bool telemetry_metrics = false;
   std::string args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -61,6 +66,7 @@ int main(int argc, char** argv) {
     if (a.rfind("append=", 0) == 0) append = a.substr(7);
     if (a == "thread=1") thread = true;
     if (a.rfind("interval_us=", 0) == 0) interval_us = std::atol(a.c_str() + 12);
+    if (a == "metrics=telemetry") telemetry_metrics = true;
   }
   cudaFree(nullptr);
   auto init = Make<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
@@ -84,6 +90,13 @@ int main(int argc, char** argv) {
   CALL(cuptiProfilerHostInitialize(&hi));
   CUpti_Profiler_Host_Object* host = hi.pHostObject;
   std::vector<const char*> names = {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed"};
+  if (telemetry_metrics)
+    names = {"gr__cycles_active.avg.pct_of_peak_sustained_elapsed",
+             "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+             "sm__warps_active.avg.pct_of_peak_sustained_active",
+             "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+             "dram__throughput.avg.pct_of_peak_sustained_elapsed"};
+  std::vector<double> sums(names.size(), 0.0);
   auto add = Make<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
   add.pHostObject = host;
   add.ppMetricNames = names.data();
@@ -137,7 +150,7 @@ int main(int argc, char** argv) {
     info.counterDataImageSize = image.size();
     CALL(cuptiPmSamplingGetCounterDataInfo(&info));
     for (size_t i = consumed; i < info.numCompletedSamples; ++i) {
-      double v = 0;
+      std::vector<double> vals(names.size(), 0.0);
       auto ev = Make<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
           CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
       ev.pHostObject = host;
@@ -146,9 +159,11 @@ int main(int argc, char** argv) {
       ev.rangeIndex = i;
       ev.ppMetricNames = names.data();
       ev.numMetrics = names.size();
-      ev.pMetricValues = &v;
+      ev.pMetricValues = vals.data();
       CALL(cuptiProfilerHostEvaluateToGpuValues(&ev));
       ++samples;
+      const double v = vals[names.size() == 1 ? 0 : 1];  // SM active
+      for (size_t m = 0; m < names.size(); ++m) sums[m] += vals[m];
       sum += v;
       lo = std::min(lo, v);
       top = std::max(top, v);
@@ -189,5 +204,7 @@ int main(int argc, char** argv) {
   }
   std::printf("pm_probe %s: ok %zu samples, SM active mean %.1f%% min %.1f%% max %.1f%%\n",
               args.c_str(), samples, samples ? sum / samples : 0.0, lo, top);
+  for (size_t m = 0; names.size() > 1 && m < names.size(); ++m)
+    std::printf("  %s mean %.2f\n", names[m], samples ? sums[m] / samples : 0.0);
   return 0;
 }

@@ -17,12 +17,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cupti_entry.h"
@@ -103,6 +106,22 @@ struct PmState {
   std::atomic<int> enabled{0};
   uint64_t dropped_activities = 0;
 };
+
+// The real libnvperf_host frees its host objects in its static destructors at exit; a
+// cuptiProfilerHostDeinitialize after those ran double-frees and glibc aborts the process
+// (seen on an H100: a window closing as the job exited). libcupti loads libnvperf_host at the
+// first host initialize, so its destructors run before any exit handler registered earlier.
+// This object stands for them: constructed at the first cuptiProfilerHostInitialize (so it is
+// destroyed at the same point of exit()), and a host deinitialize after it aborts the same
+// way, with a message saying why.
+std::atomic<bool> g_exit_teardown_done{false};
+struct ExitTeardown {
+  ~ExitTeardown() { g_exit_teardown_done.store(true); }
+};
+void NoteHostLibraryLoaded() {
+  static ExitTeardown teardown;
+  (void)teardown;
+}
 
 PmState& State() {
   static PmState* s = new PmState();  // leaked: outlives clients that stop late
@@ -264,6 +283,7 @@ KSIM_PUBLIC CUptiResult cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initiali
   if (BadStruct(p) || p->pChipName == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
   if (p->profilerType != CUPTI_PROFILER_TYPE_PM_SAMPLING && p->profilerType != CUPTI_PROFILER_TYPE_RANGE_PROFILER)
     return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  NoteHostLibraryLoaded();
   auto* h = new HostObject();
   h->chip = p->pChipName;
   h->availability = p->pCounterAvailabilityImage;
@@ -282,6 +302,11 @@ HostObject* FindHost(CUpti_Profiler_Host_Object* h) {
 
 KSIM_PUBLIC CUptiResult cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params* p) {
   KSIM_CUPTI_ENTRY("cuptiProfilerHostDeinitialize");
+  if (g_exit_teardown_done.load()) {
+    std::fprintf(stderr, "[kairos-sim] cuptiProfilerHostDeinitialize after libcupti's exit "
+                         "teardown: the real libnvperf_host double-frees here (abort)\n");
+    std::abort();
+  }
   if (BadStruct(p)) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
   std::lock_guard<std::mutex> lock(State().mu);
   HostObject* h = FindHost(p->pHostObject);
@@ -365,6 +390,14 @@ KSIM_PUBLIC CUptiResult cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_Para
 
 KSIM_PUBLIC CUptiResult cuptiPmSamplingStart(CUpti_PmSampling_Start_Params* p) {
   KSIM_CUPTI_ENTRY("cuptiPmSamplingStart");
+  // KAIROS_SIM_PM_START_DELAY_MS: the process's first start is slow, as the real one's first
+  // PM session is (libnvperf_host loads and the PM hardware is programmed); samples begin
+  // when the call returns.
+  static std::atomic<bool> first_start{true};
+  if (first_start.exchange(false)) {
+    const int ms = kairos::sim::EnvInt("KAIROS_SIM_PM_START_DELAY_MS", 0);
+    if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  }
   if (BadStruct(p)) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
   std::lock_guard<std::mutex> lock(State().mu);
   PmObject* o = FindObject(p->pPmSamplingObject);
