@@ -84,7 +84,9 @@ struct Config {
   std::vector<std::string> nvtx_domains_include;      // KAIROS_NVTX_DOMAINS (e.g. "+a,+b")
   std::vector<std::string> nvtx_domains_exclude;      // KAIROS_NVTX_DOMAINS (e.g. "-NCCL")
   int64_t daemon_poll_ms = 1000;                      // KAIROS_DAEMON_POLL_MS
-  int64_t iteration_fallback_timeout_ms = 10000;      // KAIROS_ITERATION_FALLBACK_TIMEOUT_MS
+  // KAIROS_ITERATION_FALLBACK_TIMEOUT_MS; -1 (unset): by the request's source
+  // (IterationFallbackMs).
+  int64_t iteration_fallback_timeout_ms = -1;
   int64_t request_time_ms = 0;                        // KAIROS_REQUEST_TIME_MS (0 = unknown)
   int64_t exit_flush_timeout_ms = 5000;               // KAIROS_EXIT_FLUSH_TIMEOUT_MS
   int64_t pm_sampling_interval_us = 1000;             // KAIROS_PM_SAMPLING_INTERVAL_US
@@ -98,6 +100,18 @@ struct Config {
 
 // Where a config text came from; decides path restrictions and error wording.
 enum class ConfigSource : uint8_t { kFile = 0, kEnv, kApi, kDaemon };
+
+// How long an iteration request waits for a process that never stepped before it becomes a
+// duration window (0: never). Set explicitly: that. Unset: 10 s for a daemon request (the
+// job runs already; one that counts no iterations would never be traced), none for the
+// process's own config (environment, file, API: start-up before the first step, importing
+// torch and loading data, routinely takes longer; on an H100 machine torch 2.11's import alone
+// took over 10 s and the old default opened a 500 ms window during it).
+inline constexpr int64_t kDaemonIterationFallbackMs = 10000;
+inline int64_t IterationFallbackMs(int64_t configured, ConfigSource source) {
+  if (configured >= 0) return configured;
+  return source == ConfigSource::kDaemon ? kDaemonIterationFallbackMs : 0;
+}
 
 struct ParseOptions {
   ConfigSource source = ConfigSource::kApi;

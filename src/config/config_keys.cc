@@ -443,9 +443,13 @@ constexpr ConfigKey kKeys[] = {
     Kairos(Int("KAIROS_DAEMON_POLL_MS", &Config::daemon_poll_ms, "1000",
                "Daemon poll period (libkineto: 5 s). Base config only", 10, 3600000)),
     OnDemand(Kairos(Int("KAIROS_ITERATION_FALLBACK_TIMEOUT_MS",
-                        &Config::iteration_fallback_timeout_ms, "10000",
+                        &Config::iteration_fallback_timeout_ms,
+                        "-1 (10000 for daemon requests, else 0)",
                         "An iteration request in a process that never steps falls "
-                        "back to a duration window after this long")),
+                        "back to a duration window after this long; 0 = wait for the "
+                        "first step. Unset: 10 s for a daemon request, no fallback for "
+                        "the process's own config (start-up may take longer)",
+                        -1)),
              600000),
     OnDemand(Kairos(Int(
         "KAIROS_REQUEST_TIME_MS", &Config::request_time_ms, "0 (unknown)",

@@ -176,8 +176,11 @@ absl::Status SessionController::Init(std::string_view text,
   return absl::OkStatus();
 }
 
-absl::Status SessionController::RequestLocked(const Config& config, ConfigSource source, bool sync,
-                                              uint64_t reference_raw) {
+absl::Status SessionController::RequestLocked(const Config& requested, ConfigSource source,
+                                              bool sync, uint64_t reference_raw) {
+  Config config = requested;
+  config.iteration_fallback_timeout_ms =
+      IterationFallbackMs(requested.iteration_fallback_timeout_ms, source);
   // A synchronous request waits for the runner to open its window: never from the runner.
   KAIROS_DCHECK(!OnRunnerLocked(),
                 "requests come from the application's or the daemon client's threads");
@@ -350,6 +353,19 @@ void SessionController::AtExit() {
   std::unique_lock<std::mutex> lock(mu_);
   if (!sched_.busy()) return;
   const uint64_t seq = sched_.accepted();
+  const int64_t at = g_steps.iteration.load();
+  if (sched_.plan().iteration_mode && at < sched_.PlannedStart() &&
+      (sched_.state() == SessionState::kArmed || sched_.state() == SessionState::kWarmUp)) {
+    // An iteration window whose start was not reached is cancelled without a trace: say why
+    // (the process's own config does not fall back to a duration window).
+    KAIROS_LOG_WARNING(
+        "the process exits at iteration %lld, before the window at iteration %lld opened: no "
+        "trace%s",
+        static_cast<long long>(at), static_cast<long long>(sched_.PlannedStart()),
+        at == 0 ? " (no iteration was counted: call kairos_step() once per training step, or "
+                  "run PyTorch under `python3 -m kairos run`; docs/PYTORCH.md)"
+                : "");
+  }
   EndCurrentLocked(now_raw).IgnoreError();  // refused: nothing left to end
   if (!WaitFinishedLocked(lock, seq, bound_ms)) {
     KAIROS_LOG_WARNING("trace not finished within KAIROS_EXIT_FLUSH_TIMEOUT_MS=%lld ms; exiting",

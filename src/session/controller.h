@@ -222,7 +222,7 @@ class SessionController {
     const char* ready_source = "";  // that source's name()
   };
 
-  absl::Status RequestLocked(const Config& config, ConfigSource source, bool sync,
+  absl::Status RequestLocked(const Config& requested, ConfigSource source, bool sync,
                              uint64_t reference_raw = 0);
   absl::Status EnsureRunnerLocked();
   // Waits (bounded) until session `seq` has finished; false on timeout.

@@ -182,6 +182,8 @@ class Scheduler {
   // live, so the exact boundaries that open and close it are known however late the runner
   // runs. kNever = none.
   int64_t hook_iteration() const;
+  // The start the request planned (before any move by kSourcesWarm).
+  int64_t PlannedStart() const;
 
  private:
   void Move(SessionState to, Action action);
@@ -189,8 +191,6 @@ class Scheduler {
   void CloseWarmUpAtStop();  // WarmUp -> Flushing (closed) at closed_ns_
   // kStop in Armed/WarmUp of an iteration window whose planned start has passed.
   absl::Status StopPastStart(const SchedulerEvent& e);
-  // The start the request planned (before any move by kSourcesWarm).
-  int64_t PlannedStart() const;
 
   SessionState state_ = SessionState::kIdle;
   Action action_ = Action::kNone;

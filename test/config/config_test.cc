@@ -453,5 +453,26 @@ TEST_CASE("values given as data keep '#', '=', ';' and blanks; text cannot carry
         "has leading or trailing blanks (they are trimmed)");
 }
 
+TEST_CASE("the iteration fallback: daemon requests 10 s by default, the process's own config none",
+          "[config]") {
+  // Unset (-1, what ParseConfig leaves when the key is absent).
+  absl::StatusOr<Config> c = ParseConfig("PROFILE_START_ITERATION=5\nACTIVITIES_ITERATIONS=3",
+                                         Config{}, Options());
+  REQUIRE(c.ok());
+  CHECK(c->iteration_fallback_timeout_ms == -1);
+  CHECK(IterationFallbackMs(c->iteration_fallback_timeout_ms, ConfigSource::kDaemon) == 10000);
+  CHECK(IterationFallbackMs(c->iteration_fallback_timeout_ms, ConfigSource::kEnv) == 0);
+  CHECK(IterationFallbackMs(c->iteration_fallback_timeout_ms, ConfigSource::kApi) == 0);
+  CHECK(IterationFallbackMs(c->iteration_fallback_timeout_ms, ConfigSource::kFile) == 0);
+  // Set: the value, whatever the source (0 included: a daemon request that waits for good).
+  c = ParseConfig("KAIROS_ITERATION_FALLBACK_TIMEOUT_MS=2500", Config{}, Options());
+  REQUIRE(c.ok());
+  CHECK(IterationFallbackMs(c->iteration_fallback_timeout_ms, ConfigSource::kEnv) == 2500);
+  CHECK(IterationFallbackMs(c->iteration_fallback_timeout_ms, ConfigSource::kDaemon) == 2500);
+  c = ParseConfig("KAIROS_ITERATION_FALLBACK_TIMEOUT_MS=0", Config{}, Options());
+  REQUIRE(c.ok());
+  CHECK(IterationFallbackMs(c->iteration_fallback_timeout_ms, ConfigSource::kDaemon) == 0);
+}
+
 }  // namespace
 }  // namespace kairos

@@ -280,8 +280,11 @@ for f in files:
     t = json.load(open(f))
     steps = sorted(int(e["name"].split("#")[1]) for e in t["traceEvents"]
                    if e.get("name", "").startswith("ProfilerStep#"))
-    if steps[:4] != [2, 3, 4, 5]:
-        print("FAIL:", os.path.basename(f), "steps", steps); sys.exit(1)
+    # A loaded machine's first CUPTI enable may outlast the warm-up: the window then starts at
+    # a later boundary and says so (window_start_moved_iterations); it still ends at the kill.
+    start = 2 + t.get("kairos_stats", {}).get("window_start_moved_iterations", 0)
+    if start > 5 or steps[:6 - start] != list(range(start, 6)):
+        print("FAIL:", os.path.basename(f), "steps", steps, "from", start); sys.exit(1)
 print("killed rank 1: ranks 0, 2, 3 wrote their traces (steps 2..5 and the failed step)")
 EOF
 [ $fail -eq 0 ] && echo "OK"

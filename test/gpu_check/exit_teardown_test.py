@@ -51,6 +51,23 @@ else:
         failures.append("%d kernels, expected %d" % (kernels, 18 * (len(steps) - 1)))
     if samples == 0:
         failures.append("no SM-active counter samples in the trace")
+# A job that ends before its iteration window's start: no trace, and one warning that says so
+# (the process's own config waits for its first step instead of falling back, so silence here
+# would leave the user guessing).
+d2 = tempfile.mkdtemp(prefix="kairos_exit_early_")
+env2 = dict(env, KAIROS_CONFIG_TEXT="PROFILE_START_ITERATION=100;ACTIVITIES_ITERATIONS=5;"
+                                    "ACTIVITIES_LOG_FILE=%s/t.json" % d2)
+p2 = subprocess.run([os.path.join(build, "examples/cuda/train_loop"), "40"], env=env2,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+warn = [l for l in p2.stderr.splitlines() if "before the window at iteration" in l]
+print("early exit: rc %d, files %s, warnings %s" % (p2.returncode, os.listdir(d2), warn))
+if p2.returncode != 0:
+    failures.append("early exit: train_loop exited %d" % p2.returncode)
+if os.listdir(d2):
+    failures.append("early exit: files written: %s" % os.listdir(d2))
+if warn != ["kairos: warning: the process exits at iteration 40, before the window at "
+            "iteration 100 opened: no trace"]:
+    failures.append("early exit: expected one warning, got %s" % warn)
 for f in failures:
     print("FAIL", f)
 sys.exit(1 if failures else 0)

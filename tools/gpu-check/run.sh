@@ -293,7 +293,7 @@ PY
   # a slow first cuptiActivityEnable) the window moves to the next boundary and still needs
   # its 3 steps before the script ends (docs/ACTIVITY.md, "Late recording").
   PYTHONPATH="$pkg" KAIROS_LIBRARY="$libk" "$py" -m kairos run $stacks \
-    --config "PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=2;KAIROS_ITERATION_FALLBACK_TIMEOUT_MS=600000;ACTIVITIES_LOG_FILE=$out/e_torch.json" \
+    --config "PROFILE_START_ITERATION=5;ACTIVITIES_ITERATIONS=3;ACTIVITIES_WARMUP_ITERATIONS=2;ACTIVITIES_LOG_FILE=$out/e_torch.json" \
     "$kit/torch_bridge/torch_gpu_train.py" --steps 40 || { echo "FAIL python3 -m kairos run exited"; return 1; }
   local gpu_flag=""
   "$py" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null || gpu_flag="--cpu-only"
