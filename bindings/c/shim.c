@@ -431,19 +431,24 @@ void kairos_memory_event(const void* addr, int64_t bytes, int64_t total_allocate
 
 /* ---- Injection entry points ---- */
 
+/* Injection loaders (the CUDA driver, NVTX) dlopen() the tool RTLD_LOCAL (found on an H100: a
+ * program's dlsym(RTLD_DEFAULT, "kairos_step") came back NULL under CUDA_INJECTION64_PATH, so
+ * its iteration window never opened). Re-opening the already loaded shim RTLD_NOLOAD |
+ * RTLD_GLOBAL puts the C ABI in the global scope, as LD_PRELOAD does, so programs find
+ * kairos_step and the range calls the same way however kairos was attached. The handle is
+ * kept: the shim stays loaded for the process. */
+static void JoinGlobalScope(void) {
+  Dl_info self;
+  if (dladdr((void*)&JoinGlobalScope, &self) != 0 && self.dli_fname != NULL)
+    (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+}
+
 #ifdef KAIROS_SHIM_CUDA_INJECTION
 /* CUDA_INJECTION64_PATH: the driver calls this once, after its dlopen() returned. Returns 1
  * always: a tracing problem must never fail the application's CUDA initialisation. */
 KAIROS_API int InitializeInjection(void);
 int InitializeInjection(void) {
-  /* The real driver dlopen()s the tool RTLD_LOCAL (found on an H100: a program's
-   * dlsym(RTLD_DEFAULT, "kairos_step") came back NULL, so its iteration window never opened).
-   * Re-opening the already loaded shim RTLD_NOLOAD | RTLD_GLOBAL puts the C ABI in the global
-   * scope, as LD_PRELOAD does, so programs find kairos_step and the range calls the same way
-   * however kairos was attached. The handle is kept: the shim stays loaded for the process. */
-  Dl_info self;
-  if (dladdr((void*)&InitializeInjection, &self) != 0 && self.dli_fname != NULL)
-    (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+  JoinGlobalScope();
   const kairos_core_api* api = Core();
   if (api != NULL && api->initialize_injection != NULL) return api->initialize_injection();
   return 1;
@@ -453,6 +458,7 @@ int InitializeInjection(void) {
 /* NVTX_INJECTION64_PATH: 0 ("no tool") when the core cannot be loaded. */
 KAIROS_API int InitializeInjectionNvtx2(const void* (*get_export_table)(uint32_t));
 int InitializeInjectionNvtx2(const void* (*get_export_table)(uint32_t)) {
+  JoinGlobalScope();
   const kairos_core_api* api = Core();
   return api != NULL ? api->initialize_injection_nvtx2(get_export_table) : 0;
 }

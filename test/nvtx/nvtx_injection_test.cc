@@ -89,7 +89,7 @@ TEST_CASE("NVTX ranges, marks, domains and args from an unmodified program") {
   const Run run = RunProgram();
   // Nesting levels returned to the program (push/pop), -2 for the filtered domain, -1 for
   // the pop without a push.
-  CHECK(run.out == "0\n1\n1\n0\n0\n0\n-2\n-2\n0\n0\n0\n-1\n0\n");
+  CHECK(run.out == "kairos_step in the global scope: yes\n0\n1\n1\n0\n0\n0\n-2\n-2\n0\n0\n0\n-1\n0\n");
 
   const std::vector<json> ranges = OfCategory(run.trace, "user_annotation");
   std::vector<std::string> names;

@@ -71,6 +71,10 @@ int main(int argc, char** argv) {
     std::puts("not recording");
     return 2;
   }
+  // Loaded by NVTX (RTLD_LOCAL), the tool still puts its C ABI in the global scope, as
+  // under LD_PRELOAD: a program finds kairos_step the documented way.
+  std::printf("kairos_step in the global scope: %s\n",
+              dlsym(RTLD_DEFAULT, "kairos_step") != nullptr ? "yes" : "no");
   nvtxNameCategoryA(1, "Compute");
 
   // Nesting in the default domain; color, category and u64 payload on the inner range.
