@@ -23,6 +23,7 @@ StoreFaults ReadStoreFaults() {
   const char* withhold = EnvOr("KAIROS_SIM_CUPTI_WITHHOLD_BUFFERS", "0");
   f.withhold_buffers = std::strcmp(withhold, "all") == 0 ? -1 : std::atoll(withhold);
   f.completion_delay_ms = EnvInt("KAIROS_SIM_CUPTI_COMPLETE_DELAY_MS", 0);
+  f.hold_incomplete = EnvInt("KAIROS_SIM_CUPTI_HOLD_INCOMPLETE", 1) != 0;
   f.reorder = EnvInt("KAIROS_SIM_CUPTI_REORDER", 0) != 0;
   return f;
 }

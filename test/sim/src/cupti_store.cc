@@ -148,8 +148,11 @@ CUptiResult ActivityStore::FlushAll(uint32_t flag) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (request_ == nullptr || complete_ == nullptr) return CUPTI_ERROR_INVALID_OPERATION;
-    DrainLocked((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0, MonoNowNs());
-    if (cur_ != nullptr && cur_used_ > 0) RetireCurrentLocked(/*full=*/false);
+    const bool forced = (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0;
+    DrainLocked(forced, MonoNowNs());
+    // Records still running would sit in the current buffer on a real GPU: it stays.
+    const bool held = !forced && faults_.hold_incomplete && !pending_.empty();
+    if (cur_ != nullptr && cur_used_ > 0 && !held) RetireCurrentLocked(/*full=*/false);
   }
   if (faults_.completion_delay_ms > 0) {
     // Delayed completion: the buffers arrive from the worker after the delay,

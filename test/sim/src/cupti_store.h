@@ -27,6 +27,11 @@ struct StoreFaults {
   long long withhold_buffers = 0;   // first N requests get no buffer; <0: all
   long long completion_delay_ms = 0;
   bool reorder = false;             // reverse record order inside each buffer
+  // A default (not forced) flush returns no buffer while a record is incomplete, as real
+  // CUPTI's (cupti_activity.h: "It doesn't return buffers which have one or more incomplete
+  // records"; real CUPTI writes a kernel's record at launch, so a running kernel holds back
+  // the buffer it sits in; seen on an H100 as telemetry lines alternating ~30/~450 kernels).
+  bool hold_incomplete = true;
 };
 
 class ActivityStore {
