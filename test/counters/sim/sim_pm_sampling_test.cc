@@ -433,8 +433,20 @@ TEST_CASE("telemetry lines match the trace of the same interval", "[telemetry]")
   }
   CHECK(compared >= 1);
   // Every record counted once in all: the last line, written at exit after the window's
-  // forced flush, holds what was still held back.
-  CHECK(line_kernels_sum == kernels_total);
+  // forced flush, holds what was still held back; a record ending after that line's edge
+  // (within the exit's last millisecond) is in no line, one within 50 us of it in either. The
+  // hand-overs between telemetry's kinds and the window's (its warm-up, its close) may miss a
+  // launch each (docs/TELEMETRY.md) or count one the trace does not have (still running at
+  // the close): 2 each way at most.
+  const int64_t last_edge = r.telemetry.back()["ts_ns"].get<int64_t>();
+  int64_t before_last = 0, at_last = 0;
+  for (const Span& a : act) {
+    if (!a.kernel) continue;
+    if (a.end < last_edge) ++before_last;
+    if (std::llabs(a.end - last_edge) < 50000) ++at_last;
+  }
+  INFO(before_last << " of " << kernels_total << " kernels ended before the last edge");
+  CHECK(std::llabs(line_kernels_sum - before_last) <= at_last + 2);
 }
 
 TEST_CASE("without PM sampling, telemetry's gpu_busy comes from the kernel and copy records", "[telemetry]") {
@@ -536,10 +548,13 @@ TEST_CASE("telemetry outside any trace window counts kernels, copies and steps",
     INFO(lines[i].dump());
     REQUIRE(lines[i]["kernels"].is_number());
     kernels += lines[i]["kernels"].get<int64_t>();
-    // Every copy is 1 MiB and comes with one kernel; a step ends after both.
+    // Every copy is 1 MiB and comes with one kernel; a step ends after both. At each of the
+    // line's two edges one kernel may count on one side and its step on the other (it ended
+    // between the edge and the writer's wake-up, or ran at the flush): at most 2 apart. A
+    // default flush would leave ~100 apart on lines whose edge found a kernel running.
     CHECK(std::llabs(lines[i]["memcpy_bytes"].get<int64_t>() - lines[i]["kernels"].get<int64_t>() * (1 << 20)) <=
-          (1 << 20));
-    CHECK(std::llabs(lines[i]["steps"].get<int64_t>() - lines[i]["kernels"].get<int64_t>()) <= 1);
+          (2 << 20));
+    CHECK(std::llabs(lines[i]["steps"].get<int64_t>() - lines[i]["kernels"].get<int64_t>()) <= 2);
     if (i == 1) {  // a whole second of the loop: steps were timed and the GPU sampled
       CHECK(lines[i]["step_time_ms_p50"].get<double>() >= 3.0);  // never below kernel + copy
       CHECK(lines[i]["gpu_busy_pct"].get<double>() > 0.0);
