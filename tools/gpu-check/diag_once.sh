@@ -11,7 +11,9 @@ for p in 1 2 3 4 5 6; do
     while read -r l; do ln -sf $kit/deps/$l /tmp/gk-deps/$l; done
 done
 seg=$kit/lib/segv_trace.so
-# (Session 12 ran the first seven on an H100: all read SM active 47-49%, none crashed.)
+# (Session 12 ran the first seven on an H100, with the probe's own copy of the call sequence
+# decoding every 0.25 s: all read SM active 47-49%, none crashed. The probe now uses
+# pm_client.h and decodes once at the end.)
 for v in "interval_us=1000" "interval_us=1000 order=hd" "interval_us=1000 append=oldest" \
          "interval_us=1000 thread=1" "interval_us=10000" "interval_us=100000" "interval_us=100" \
          "metrics=telemetry interval_us=100000" "metrics=telemetry interval_us=1000"; do

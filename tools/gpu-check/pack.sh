@@ -64,7 +64,7 @@ for w in examples/cuda/train_loop.cu tools/gpu-check/duty_cycle.cu tools/gpu-che
   "$nvcc" -cudart shared -O2 $gencode -Iexamples/cuda -o "$out/cuda/$name" "$w" -ldl
 done
 # The PM sampling call sequence, standalone (diagnostics: docs/REAL_GPU.md).
-"$nvcc" -cudart shared -O2 $gencode -o "$out/cuda/pm_probe" tools/gpu-check/pm_probe.cu -lcupti
+"$nvcc" -cudart shared -O2 $gencode -Itest/sim/tests -o "$out/cuda/pm_probe" tools/gpu-check/pm_probe.cu -lcupti
 
 cp -r bindings/python/kairos "$out/python/"
 rm -rf "$out/python/kairos/__pycache__"

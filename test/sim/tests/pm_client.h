@@ -42,6 +42,10 @@ struct Sampler {
   std::vector<uint8_t> config;  // borrowed by CUPTI until Close
   bool started = false;
   std::string failed_call;  // the call that failed, if one did
+  // Choices a client may make differently (tools/gpu-check/pm_probe.cu tries both on a GPU).
+  CUpti_PmSampling_HardwareBuffer_AppendMode append_mode =
+      CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+  bool deinit_host_first = false;  // Close: host object before the sampling object
 
   CUptiResult Open(const std::vector<std::string>& metrics, uint64_t interval_ns, uint32_t max_samples = 4096) {
     CUptiResult r;
@@ -93,7 +97,7 @@ struct Sampler {
     sc.hardwareBufferSize = size_t{32} << 20;
     sc.samplingInterval = interval_ns;
     sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
-    sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+    sc.hwBufferAppendMode = append_mode;
     if ((r = cuptiPmSamplingSetConfig(&sc)) != CUPTI_SUCCESS) return Failed("cuptiPmSamplingSetConfig", r);
     auto ds = Params<CUpti_PmSampling_GetCounterDataSize_Params>(
         CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE);
@@ -170,25 +174,34 @@ struct Sampler {
     return CUPTI_SUCCESS;
   }
 
-  void Close() {
+  // Stops and releases; the first failure, if any (every release is still tried).
+  CUptiResult Close() {
+    CUptiResult first = CUPTI_SUCCESS;
+    auto note = [&](const char* call, CUptiResult r) {
+      if (r != CUPTI_SUCCESS && first == CUPTI_SUCCESS) first = Failed(call, r);
+    };
+    auto deinit_host = [&] {
+      if (host == nullptr) return;
+      auto d = Params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+      d.pHostObject = host;
+      note("cuptiProfilerHostDeinitialize", cuptiProfilerHostDeinitialize(&d));
+      host = nullptr;
+    };
+    if (deinit_host_first) deinit_host();
     if (obj != nullptr) {
       if (started) {
         auto p = Params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
         p.pPmSamplingObject = obj;
-        cuptiPmSamplingStop(&p);
+        note("cuptiPmSamplingStop", cuptiPmSamplingStop(&p));
       }
       auto d = Params<CUpti_PmSampling_Disable_Params>(CUpti_PmSampling_Disable_Params_STRUCT_SIZE);
       d.pPmSamplingObject = obj;
-      cuptiPmSamplingDisable(&d);
+      note("cuptiPmSamplingDisable", cuptiPmSamplingDisable(&d));
     }
-    if (host != nullptr) {
-      auto d = Params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
-      d.pHostObject = host;
-      cuptiProfilerHostDeinitialize(&d);
-    }
+    deinit_host();
     obj = nullptr;
-    host = nullptr;
     started = false;
+    return first;
   }
   ~Sampler() { Close(); }
 
