@@ -29,20 +29,11 @@ import torch
 import kairos
 from kairos import _torch
 
+import torch_add_loop
+
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 15
-torch.set_num_threads(1)
-
-
-@torch.jit.script
-def ops(a: torch.Tensor, b: torch.Tensor, n: int) -> torch.Tensor:
-    for _ in range(n):
-        a = torch.add(a, b)
-    return a
-
-
-a = torch.zeros(1)
-b = torch.ones(1)
+ops, a, b = torch_add_loop.make()
 
 
 def timed():

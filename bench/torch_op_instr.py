@@ -3,7 +3,7 @@ modes of bench/torch_op_bench.py. Times on the shared 2-vCPU VM move by 10-20% f
 and the VM exposes no hardware counters to perf; instruction counts are exact and repeatable,
 so a change of a few instructions on the hot path shows.
 How: the script re-runs itself under `valgrind --tool=callgrind --dump-before=getppid`; in
-that child, each mode runs the TorchScript loop of bench/torch_op_bench.py (N torch.add) twice,
+that child, each mode runs the TorchScript loop of bench/torch_add_loop.py (N torch.add) twice,
 with N1 and N2 ops, between two calls of os.getppid() (a libc call nothing else makes), so each
 interval is one callgrind dump. Instructions per op = (Ir(N2) - Ir(N1)) / (N2 - N1): the
 interval's constant part (the call into TorchScript, the mode's set-up) cancels. Only the
@@ -30,15 +30,8 @@ def child(modes):
     import torch
     import kairos
     from kairos import _torch
-    torch.set_num_threads(1)
-
-    @torch.jit.script
-    def ops(a: torch.Tensor, b: torch.Tensor, n: int) -> torch.Tensor:
-        for _ in range(n):
-            a = torch.add(a, b)
-        return a
-
-    a, b = torch.zeros(1), torch.ones(1)
+    import torch_add_loop
+    ops, a, b = torch_add_loop.make()
     mark = os.getppid  # (through ctypes, callgrind does not see the call)
     kairos.init("KAIROS_CPU_BUFFER_KB_PER_THREAD=65536\nKAIROS_SUMMARY=off\n"
                 "KAIROS_HOST_METRICS_INTERVAL_MS=0\nACTIVITIES_LOG_FILE=/tmp/kairos_torch_instr.json")
