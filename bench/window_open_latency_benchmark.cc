@@ -38,7 +38,7 @@ namespace {
 using kairos::bench::Better;
 using kairos::bench::Headline;
 using Clock = std::chrono::steady_clock;
-using kairos::internal::g_cpu_epoch;
+using kairos::internal::g_recorder;
 
 struct Stats {
   double max_ns = 0, p999_ns = 0, median_ns = 0;
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
       for (int r = 1; r <= 2; ++r) {
         while (round.load() != r) std::this_thread::yield();
         // The window opens: start recording the moment the flag flips.
-        while (g_cpu_epoch.load(std::memory_order_relaxed) == 0) std::this_thread::yield();
+        while (g_recorder.epoch.load(std::memory_order_relaxed) == 0) std::this_thread::yield();
         const long f0 = MinorFaults();
         for (int i = 0; i < first + steady; ++i) {
           const long c0 = Involuntary();

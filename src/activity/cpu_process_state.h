@@ -1,8 +1,7 @@
 // File: cpu_process_state.h
-// Layer: kairos_activity. The CPU recorder's process-wide state: the thread registry and the
-// one ProcessRecorder object that holds it with the thread-exit key, the epoch and range-id
-// counters and the collector's hooks. Defined in cpu_recorder.cc, its only direct user; the
-// recorder's other files reach it through the functions at the end.
+// Layer: kairos_activity. The CPU recorder's thread registry, which the one ProcessRecorder
+// (cpu_recorder.h, defined in cpu_recorder.cc) holds, and the functions through which the
+// recorder's other files reach it.
 // docs/ARCHITECTURE.md "Process state" lists it.
 // Threading: as each field says; the registry's fields under its mutex unless atomic.
 #ifndef KAIROS_SRC_ACTIVITY_CPU_PROCESS_STATE_H_
@@ -66,34 +65,10 @@ struct CpuThreadRegistry {
     absl::flat_hash_map<std::string_view, uint32_t> index;
     uint64_t bytes = 0;
   } python;
-};
-
-// The recorder's process-wide part, in one owner: the hot path's slow branch (a thread's
-// first record, its exit through a pthread key) reaches it without a root, and epochs and
-// range ids must be unique per process. Constant-initialised (no guard, no destructor at
-// exit: threads may still record after static destructors). After fork the child replaces
-// `registry` (CpuRecorderAfterForkChild) and keeps the rest: the counters stay unique, the
-// key and the dead state stay valid.
-struct ProcessRecorder {
-  // Every thread state of this process image; nullptr until the first use.
-  std::atomic<CpuThreadRegistry*> registry{nullptr};
-  // Once per process: creates `exit_key` and `dead`.
-  std::once_flag init;
-  // A pthread key (not a C++ thread_local destructor) notices thread exit: registering a
-  // thread_local destructor allocates and glibc aborts when that fails; pthread_setspecific
-  // on one of the first keys does not allocate. Key destructors also run after C++
-  // thread_local destructors, so ranges recorded there are kept.
-  pthread_key_t exit_key{};
-  // What an exiting thread's slot points to: epoch 0 never matches a session.
-  ThreadState* dead = nullptr;
-  std::atomic<uint32_t> epoch_counter{0};   // ReserveCpuEpoch
-  std::atomic<uint32_t> next_id_block{1};   // RefillIdBlock: range ids unique per process
-  std::atomic<uint64_t> slow_acquires{0};   // first records that took the slow branch
-  std::atomic<uint64_t> prearmed_claims{0};  // ... of which claimed a pre-armed state
-  // The collector's hooks (SetCollectorHooks): set by NVTX injection, called on the session
-  // thread; nullptr = none.
-  std::atomic<ThreadNameLookup> thread_name_lookup{nullptr};
-  std::atomic<CollectStatsHook> collect_stats_hook{nullptr};
+  // In a forked child, the parent's registry it replaced (CpuRecorderAfterForkChild): never
+  // touched again (its mutex may be held by a thread that does not exist here), only kept
+  // reachable so leak checkers in the child stay quiet. A chain over nested forks.
+  const CpuThreadRegistry* abandoned_parent = nullptr;
 };
 
 // The recorder's other files (cpu_recorder_session.cc, cpu_ring_feed.cc) reach the one

@@ -23,19 +23,16 @@
 #include <string_view>
 
 #include "activity/cpu_process_state.h"
-#include "util/fork_abandon.h"
 #include "util/log.h"
 
 namespace kairos::internal {
 
-std::atomic<uint32_t> g_cpu_epoch{0};
+ProcessRecorder g_recorder;
 thread_local ThreadState* t_thread_state __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 
 using Registry = CpuThreadRegistry;
-
-ProcessRecorder g_recorder;
 
 void OnThreadExit(void* state);
 
@@ -569,10 +566,10 @@ void ForEachPythonName(const std::vector<uint32_t>& ids,
 }
 
 void CpuRecorderAfterForkChild() {
-  g_cpu_epoch.store(0, std::memory_order_relaxed);
+  g_recorder.epoch.store(0, std::memory_order_relaxed);
   Registry* old = g_recorder.registry.load(std::memory_order_relaxed);
   auto* fresh = new Registry;  // the parent's is leaked: its mutex may be held forever
-  KeepAbandonedAfterFork(old);  // reachable for leak checkers in the child
+  fresh->abandoned_parent = old;  // reachable for leak checkers in the child
   if (old != nullptr) {
     fresh->generation = old->generation + 1;
     fresh->ring_records = old->ring_records;

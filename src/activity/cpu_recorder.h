@@ -23,12 +23,14 @@
 // spent, are stored truncated (prefix + "...") and counted. Every allocation failure on the
 // recording path becomes a counted drop, never an exception.
 //
-// Cost: when no session records, each call is one relaxed load of g_cpu_epoch and a
+// Cost: when no session records, each call is one relaxed load of g_recorder.epoch and a
 // predicted branch (measured in bench/range_benchmark.cc). When recording: a TLS load, an
 // epoch compare, a pointer-keyed name-cache probe verified with strcmp (names may be
 // temporaries), one ReadRawClock(), a 24-byte store and one release store.
 #ifndef KAIROS_SRC_ACTIVITY_CPU_RECORDER_H_
 #define KAIROS_SRC_ACTIVITY_CPU_RECORDER_H_
+
+#include <pthread.h>
 
 #include <atomic>
 #include <cstdint>
@@ -50,23 +52,75 @@
 
 namespace kairos::internal {
 
-// The recording epoch: 0 when no session records; otherwise the id of the recording session.
-// Readable before init (zero-initialised, constant-initialised). Exposed read-only to C
-// callers through kairos_recording_flag().
-extern std::atomic<uint32_t> g_cpu_epoch;
+struct CpuThreadRegistry;  // cpu_process_state.h
+struct ThreadState;        // below
+
+// The Python tracer's line source (kairos_py_line_source, py_line_source.cc): called on the
+// recording thread for an operator's or allocation's "Python line"; it reads the thread's
+// innermost Python frame without the GIL, and never blocks or allocates.
+using PythonLineFn = uint32_t (*)();
+
+// Optional source of thread names set by the program (NVTX nvtxNameOsThread), consulted on
+// the session thread when a thread's track is named; returns "" when it has none for `tid`.
+// nullptr = none installed.
+using ThreadNameLookup = std::string (*)(int64_t tid);
+
+// Optional extra statistics added to the trace at the end of the cpu source's Collect (NVTX
+// counters: the cpu source takes part in every session, whenever a source was registered).
+using CollectStatsHook = void (*)(TraceData& data);
+
+// The recorder's process-wide part, in one owner (docs/ARCHITECTURE.md "Process state"): the
+// hot path reads its first two words on every record, and its slow branch (a thread's first
+// record, its exit through a pthread key) reaches the rest without a root; epochs and range
+// ids must be unique per process. Constant-initialised (no guard, no destructor at exit:
+// threads may still record after static destructors). After fork the child zeroes `epoch`,
+// replaces `registry` (CpuRecorderAfterForkChild) and keeps the rest: the counters stay
+// unique, the key and the dead state stay valid, the line source's code stays mapped.
+struct ProcessRecorder {
+  // ---- Hot: one relaxed load per record. Alone on their cache line: the cold counters
+  // below are written by threads' slow paths and must not invalidate it.
+  // The recording epoch: 0 when no session records; otherwise the id of the recording
+  // session. Exposed read-only to C callers through kairos_recording_flag().
+  alignas(64) std::atomic<uint32_t> epoch{0};
+  // The Python tracer's line source, or nullptr: set when its hook goes in for a stacks
+  // window, cleared when it comes out (SetPythonLineSource).
+  std::atomic<PythonLineFn> python_line_source{nullptr};
+
+  // ---- Cold.
+  // Every thread state of this process image; nullptr until the first use.
+  alignas(64) std::atomic<CpuThreadRegistry*> registry{nullptr};
+  // Once per process: creates `exit_key` and `dead`.
+  std::once_flag init;
+  // A pthread key (not a C++ thread_local destructor) notices thread exit: registering a
+  // thread_local destructor allocates and glibc aborts when that fails; pthread_setspecific
+  // on one of the first keys does not allocate. Key destructors also run after C++
+  // thread_local destructors, so ranges recorded there are kept.
+  pthread_key_t exit_key{};
+  // What an exiting thread's slot points to: epoch 0 never matches a session.
+  ThreadState* dead = nullptr;
+  std::atomic<uint32_t> epoch_counter{0};   // ReserveCpuEpoch
+  std::atomic<uint32_t> next_id_block{1};   // RefillIdBlock: range ids unique per process
+  std::atomic<uint64_t> slow_acquires{0};   // first records that took the slow branch
+  std::atomic<uint64_t> prearmed_claims{0};  // ... of which claimed a pre-armed state
+  // The collector's hooks (SetCollectorHooks): set by NVTX injection, called on the session
+  // thread; nullptr = none.
+  std::atomic<ThreadNameLookup> thread_name_lookup{nullptr};
+  std::atomic<CollectStatsHook> collect_stats_hook{nullptr};
+};
+extern ProcessRecorder g_recorder;
 // Whether a session records now: the hot path's one relaxed load.
-inline bool CpuRecording() { return g_cpu_epoch.load(std::memory_order_relaxed) != 0; }
+inline bool CpuRecording() { return g_recorder.epoch.load(std::memory_order_relaxed) != 0; }
 // Switches recording on with `epoch` at once (the step hook's early start at the warm-up
 // boundary, with the epoch the session prepared for its window).
 inline void SwitchRecordingOn(uint32_t epoch) {
-  g_cpu_epoch.store(epoch, std::memory_order_release);
+  g_recorder.epoch.store(epoch, std::memory_order_release);
 }
 // The epoch as C callers read it (kairos_recording_flag): std::atomic<uint32_t> has the size
 // and representation of uint32_t, and a plain volatile read of it is what Perfetto's C ABI
 // offers its callers too.
 inline const volatile uint32_t* RecordingFlagWord() {
-  static_assert(sizeof(g_cpu_epoch) == sizeof(uint32_t), "flag layout");
-  return reinterpret_cast<const volatile uint32_t*>(&g_cpu_epoch);
+  static_assert(sizeof(g_recorder.epoch) == sizeof(uint32_t), "flag layout");
+  return reinterpret_cast<const volatile uint32_t*>(&g_recorder.epoch);
 }
 
 // A framework operator's inputs as raw sizes (kairos_op_inputs): input i has ranks[i] sizes,
@@ -253,7 +307,7 @@ inline void AppendRecord(ThreadState* s, RecordType type, uint32_t name, uint32_
 inline void PushRange(const char* name, const RangeArgs* args = nullptr) {
   // Relaxed: a stale value only moves a record across a window edge, which the collector
   // clamps by timestamp anyway.
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
@@ -265,7 +319,7 @@ inline void PushRange(const char* name, const RangeArgs* args = nullptr) {
 }
 
 inline void PopRange() {
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
@@ -276,7 +330,7 @@ inline void PopRange() {
 // Cross-thread range: returns an id for EndRange (0 when not recording; EndRange(0) is a
 // no-op).
 inline uint32_t StartRange(const char* name, const RangeArgs* args = nullptr) {
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return 0;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return 0;
@@ -288,7 +342,7 @@ inline uint32_t StartRange(const char* name, const RangeArgs* args = nullptr) {
 
 inline void EndRange(uint32_t id) {
   if (id == 0) return;
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
@@ -296,7 +350,7 @@ inline void EndRange(uint32_t id) {
 }
 
 inline void Mark(const char* name, const RangeArgs* args = nullptr) {
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
@@ -306,7 +360,7 @@ inline void Mark(const char* name, const RangeArgs* args = nullptr) {
 // Records the boundary where iteration `iteration` begins (called by the step hooks with
 // the raw time they already read).
 inline void RecordStep(int64_t iteration, uint64_t raw_time) {
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
@@ -324,26 +378,21 @@ inline void RecordStep(int64_t iteration, uint64_t raw_time) {
 // `caller_line`: the line of the calling frame that made the call (0 = unknown), kept in the
 // record's id.
 inline void PyCall(uint32_t name, uint32_t caller_line = 0) {
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
   AppendRecord(s, RecordType::kPyCall, name, caller_line, 0);
 }
-// The Python tracer's line source (kairos_py_line_source, py_line_source.cc): called on the
-// recording thread for an operator's or allocation's "Python line"; it reads the thread's
-// innermost Python frame without the GIL, and never blocks or allocates.
-using PythonLineFn = uint32_t (*)();
-extern std::atomic<PythonLineFn> g_python_line_source;
 void SetPythonLineSource(PythonLineFn fn);
 // The calling thread's Python line now, or 0 (no tracer attached, or no frame).
 inline uint32_t PythonLineNow() {
-  const PythonLineFn fn = g_python_line_source.load(std::memory_order_relaxed);
+  const PythonLineFn fn = g_recorder.python_line_source.load(std::memory_order_relaxed);
   return fn != nullptr ? fn() : 0;
 }
 // The innermost Python frame entered on the calling thread was left.
 inline void PyReturn() {
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
@@ -358,7 +407,7 @@ inline void PyReturn() {
 // (MemoryFromArgs); no name, no lookup.
 inline void RecordMemory(uint64_t addr, int64_t bytes, int64_t total_allocated,
                          int64_t total_reserved, int32_t device_type, int32_t device_id) {
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
@@ -392,7 +441,7 @@ void ForEachPythonName(const std::vector<uint32_t>& ids,
 // Equals Event::external_id of that range's event. Beyond kMaxTrackedDepth nested ranges it
 // returns the id at depth kMaxTrackedDepth. Cost: the disabled check plus two loads.
 inline uint32_t CurrentCpuRangeId() {
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (epoch == 0) return 0;
   ThreadState* s = t_thread_state;
   if (s == nullptr || s->epoch.load(std::memory_order_relaxed) != epoch || s->depth == 0)
@@ -432,7 +481,7 @@ class CpuRecorder : public TraceSource {
   void EnableNow();
   // Called when a request is accepted (any thread): sizes the rings for `config` and
   // reserves the epoch the next StartWarmup will use, so the step hook can switch recording
-  // on at the exact warm-up boundary (g_cpu_epoch.store(epoch)) before the controller wakes.
+  // on at the exact warm-up boundary (g_recorder.epoch.store(epoch)) before the controller wakes.
   uint32_t Prepare(const Config& config);
   uint32_t epoch() const { return epoch_; }
 
@@ -510,15 +559,6 @@ void CpuRecorderAfterForkChild();
 
 // A thread's name (its comm) read from procfs; "" when the thread is gone.
 std::string ThreadNameOf(int64_t tid);
-
-// Optional source of thread names set by the program (NVTX nvtxNameOsThread), consulted on
-// the session thread when a thread's track is named; returns "" when it has none for `tid`.
-// nullptr = none installed.
-using ThreadNameLookup = std::string (*)(int64_t tid);
-
-// Optional extra statistics added to the trace at the end of the cpu source's Collect (NVTX
-// counters: the cpu source takes part in every session, whenever a source was registered).
-using CollectStatsHook = void (*)(TraceData& data);
 
 // The collector's two hooks, held by the recorder's process part (activity's collector may
 // not depend on NVTX): set once when NVTX attaches, kept after fork (plain functions).

@@ -14,7 +14,7 @@
 namespace kairos::internal {
 
 void DisableEpoch(uint32_t epoch) {
-  g_cpu_epoch.compare_exchange_strong(epoch, 0, std::memory_order_acq_rel);
+  g_recorder.epoch.compare_exchange_strong(epoch, 0, std::memory_order_acq_rel);
 }
 
 uint32_t CpuRecorder::Prepare(const Config& config) {
@@ -68,7 +68,7 @@ absl::Status CpuRecorder::StartWarmup(const Config& config) {
 void CpuRecorder::EnableNow() {
   // Release: pairs with nothing on the hot path (it loads relaxed); the ring state a thread
   // needs is published by its own epoch store (ArmRegisteredThreads or the thread itself).
-  g_cpu_epoch.store(epoch_, std::memory_order_release);
+  g_recorder.epoch.store(epoch_, std::memory_order_release);
 }
 
 void CpuRecorder::StartRecording(int64_t) {
@@ -80,7 +80,7 @@ void CpuRecorder::StartRecording(int64_t) {
 
 void CpuRecorder::StopRecording(int64_t) {
   uint32_t expected = epoch_;
-  g_cpu_epoch.compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
+  g_recorder.epoch.compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
   feeder_.Stop();
 }
 

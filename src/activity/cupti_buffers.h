@@ -32,6 +32,9 @@ class CuptiBufferPool {
   using ProcessFn = std::function<void(const uint8_t* buffer, size_t valid_size)>;
 
   CuptiBufferPool() = default;
+  // A forked child's pool, replacing the parent's `abandoned_parent` (see that member).
+  explicit CuptiBufferPool(const CuptiBufferPool* abandoned_parent)
+      : abandoned_parent_(abandoned_parent) {}
   ~CuptiBufferPool();
   CuptiBufferPool(const CuptiBufferPool&) = delete;
   CuptiBufferPool& operator=(const CuptiBufferPool&) = delete;
@@ -76,6 +79,11 @@ class CuptiBufferPool {
   uint64_t completed() const;
 
  private:
+  // In a forked child, the parent's pool this one replaced: never touched (its worker thread
+  // does not exist here, its mutex may be held), only kept reachable for leak checkers. A
+  // chain over nested forks.
+  const CuptiBufferPool* abandoned_parent_ = nullptr;
+
   struct Completed {
     uint8_t* buffer;
     size_t valid_size;

@@ -63,11 +63,10 @@ CuptiBufferPool& ProcessCuptiPool() {
   return *pool;
 }
 
-CuptiBufferPool* ReplaceProcessCuptiPoolAfterFork() {
-  CuptiBufferPool* old = g_pool.load(std::memory_order_relaxed);
-  if (old == nullptr) return nullptr;  // never used: nothing inherited
-  g_pool.store(new CuptiBufferPool(), std::memory_order_release);
-  return old;  // the caller (the process root's fork hook) keeps it reachable
+void ReplaceProcessCuptiPoolAfterFork() {
+  const CuptiBufferPool* old = g_pool.load(std::memory_order_relaxed);
+  if (old == nullptr) return;  // never used: nothing inherited
+  g_pool.store(new CuptiBufferPool(old), std::memory_order_release);
 }
 
 CuptiSource::CuptiSource(CuptiSourceOptions options)

@@ -152,9 +152,9 @@ class CuptiSource : public TraceSource {
 // the callbacks at any time after registration).
 CuptiBufferPool& ProcessCuptiPool();
 // fork() child only, called by the process root's one after-fork hook: replaces the process
-// pool with a fresh empty one and returns the parent's copy (nullptr if none), which is
-// leaked, not freed: its worker thread does not exist in the child.
-CuptiBufferPool* ReplaceProcessCuptiPoolAfterFork();
+// pool with a fresh empty one, which keeps the parent's (leaked, not freed: its worker thread
+// does not exist in the child) reachable.
+void ReplaceProcessCuptiPoolAfterFork();
 
 }  // namespace kairos::internal
 

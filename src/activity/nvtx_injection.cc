@@ -18,7 +18,7 @@ thread_local int t_nvtx_depth __attribute__((tls_model("initial-exec"))) = 0;
 
 constexpr size_t kWideBufferBytes = 512;
 
-inline bool Recording() { return g_cpu_epoch.load(std::memory_order_relaxed) != 0; }
+inline bool Recording() { return g_recorder.epoch.load(std::memory_order_relaxed) != 0; }
 
 // Fills `args` and returns the message of `a` (UTF-8; wide text is converted into `wide`).
 inline const char* Decode(const NvtxDomain* d, const EventAttributes* a, RangeArgs* args,

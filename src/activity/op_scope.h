@@ -52,7 +52,7 @@ uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in);
 // this is the thread's first scope of the session (the caller sets up its per-thread state
 // for the window then), else 0; 0 when nothing records.
 inline int EnterOp(const char* name, const OpMeta* m, const PackedInputs* in, uint64_t thread_key) {
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 0)) return 0;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return 0;
@@ -74,7 +74,7 @@ inline int EnterOp(const char* name, const OpMeta* m, const PackedInputs* in, ui
 // another thread: its range stays open on the thread that opened it, written unfinished,
 // rather than closing an unrelated range here). Never acquires a thread state.
 inline void ExitOp(uint64_t thread_key) {
-  const uint32_t epoch = g_cpu_epoch.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 0)) return;
   ThreadState* s = t_thread_state;
   if (s == nullptr || s->epoch.load(std::memory_order_acquire) != epoch || s->op_depth == 0)

@@ -42,7 +42,6 @@
 #include "activity/cupti_source.h"
 #endif
 #include "util/dcheck.h"
-#include "util/fork_abandon.h"
 #include "util/signal_mask.h"
 #include "util/thread_name.h"
 
@@ -58,10 +57,6 @@ void AtExitHandler();
 // and glibc aborted on a double free. So the exit flush is registered again once each is
 // loaded, and runs first; the handler is idempotent (a second run finds nothing to do).
 void RegisterExitFlushAgain() { std::atexit(AtExitHandler); }
-
-// What fork() abandoned (the parent's root, its CUPTI pool) stays reachable for leak
-// checkers in the child (fork_abandon.h).
-void KeepReachable(const void* p) { internal::KeepAbandonedAfterFork(p); }
 
 // The "cpu" source as the session drives it: the recorder plus the early-start hooks that
 // iteration windows use (the step hook switches recording on at the warm-up boundary).
@@ -378,7 +373,7 @@ void ChildAfterFork() {
   internal::NvtxRegistryUnlockAfterFork();
   internal::CpuRecorderAfterForkChild();
 #ifdef KAIROS_HAVE_CUPTI
-  KeepReachable(internal::ReplaceProcessCuptiPoolAfterFork());
+  internal::ReplaceProcessCuptiPoolAfterFork();
 #endif
   internal::NcclAfterForkChild();
   StepStateAfterForkChild();  // also unhooks the parent's kairos-telem ring (no thread here)
@@ -390,11 +385,11 @@ void ChildAfterFork() {
   // The poller thread does not exist in the child; drop the inherited socket (bound to the
   // parent's name) so the child never reads the parent's replies. Not restarted.
   if (old->daemon != nullptr) old->daemon->Stop();
-  KeepReachable(old);
   const bool framework_ops = old->framework_ops_attached.load(std::memory_order_relaxed);
   auto* const python_observer = old->python_observer.load(std::memory_order_relaxed);
   void* const python_ctx = old->python_observer_ctx.load(std::memory_order_relaxed);
   Root* const fresh = CreateRoot(true);
+  fresh->abandoned_parent = old;
   fresh->session.InheritProcessBaseNs(old->session.process_base_ns());
   g_root.current.store(fresh, std::memory_order_release);
   // The Python tracer attached in the parent keeps its observer in the child.

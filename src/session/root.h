@@ -65,6 +65,10 @@ struct Root {
   // (ChildAfterFork: the extension's code is mapped in the child too).
   std::atomic<void (*)(uint32_t, void*)> python_observer{nullptr};
   std::atomic<void*> python_observer_ctx{nullptr};
+  // In a forked child, the parent's root this one replaced (ChildAfterFork): never touched
+  // again (its mutexes may be held by threads that do not exist here), only kept reachable
+  // so leak checkers in the child stay quiet. A chain over nested forks.
+  const Root* abandoned_parent = nullptr;
 };
 
 // The root, created and initialised from the environment on first call.

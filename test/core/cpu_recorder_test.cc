@@ -58,7 +58,7 @@ struct Session {
 std::string NameOf(const TraceData& d, const Event& e) { return std::string(d.strings.Get(e.name)); }
 
 TEST_CASE("disabled recorder records nothing and reports no open range") {
-  REQUIRE(g_cpu_epoch.load() == 0);
+  REQUIRE(g_recorder.epoch.load() == 0);
   PushRange("x");
   CHECK(CurrentCpuRangeId() == 0);
   PopRange();

@@ -18,7 +18,7 @@
 #include "activity/nvtx_registry.h"
 #include "util/clock.h"
 #include "counters/telemetry.h"
-#include "util/fork_abandon.h"
+#include "activity/cpu_process_state.h"
 #include "session/controller.h"
 #include "session/root.h"
 
@@ -72,15 +72,21 @@ TEST_CASE("fork(): the child starts with no NCCL communicator and no tallies") {
   int32_t rank = -1, size = 0;
   REQUIRE(internal::NcclLargestComm(GetRoot().nccl, &rank, &size));
   REQUIRE(internal::NcclCounters(GetRoot().nccl).communicators >= 1);
-  CHECK(InChild([] {
+  const Root* const parent_root = &GetRoot();
+  const internal::CpuThreadRegistry* const parent_registry = internal::CpuRegistry();
+  CHECK(InChild([parent_root, parent_registry] {
           int32_t r = -1, s = 0;
           const internal::NcclPluginCounters c = internal::NcclCounters(GetRoot().nccl);
           int code = 0;
           if (internal::NcclLargestComm(GetRoot().nccl, &r, &s))
             code |= 1;  // would register with the daemon
           if (c.communicators != 0 || c.operations != 0 || c.without_launch != 0) code |= 2;
-          // The hook replaced the parent's root (and registry) and kept them reachable.
-          if (internal::AbandonedAfterForkCount() < 1) code |= 4;
+          // The hook replaced the parent's root and thread registry, and the new ones keep
+          // the parent's reachable.
+          if (&GetRoot() == parent_root || GetRoot().abandoned_parent != parent_root) code |= 4;
+          const internal::CpuThreadRegistry* reg = internal::CpuRegistryIfCreated();
+          if (reg == nullptr || reg == parent_registry || reg->abandoned_parent != parent_registry)
+            code |= 8;
           return code;
         }) == 0);
   CHECK(internal::NcclLargestComm(GetRoot().nccl, &rank, &size));  // the parent keeps its own

@@ -698,7 +698,7 @@ TEST_CASE("fork() while recording: the child has a clean, idle profiler") {
     SessionController& c = SessionController::Get();
     if (&c == &p) code |= 1;
     if (c.state() != SessionState::kIdle) code |= 2;
-    if (internal::g_cpu_epoch.load() != 0) code |= 4;
+    if (internal::g_recorder.epoch.load() != 0) code |= 4;
     if (internal::CurrentCpuRangeId() != 0) code |= 8;
     if (c.Flush().status().code() != absl::StatusCode::kNotFound) code |= 16;
     PopRange();  // harmless

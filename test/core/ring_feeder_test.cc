@@ -193,7 +193,7 @@ void OnFreshThread(F&& body) {
 uint32_t RecordWithoutFeeder(CpuRecorder& rec, size_t ring_records) {
   (void)ring_records;
   const uint32_t epoch = rec.Prepare(Config{});
-  g_cpu_epoch.store(epoch, std::memory_order_release);
+  g_recorder.epoch.store(epoch, std::memory_order_release);
   return epoch;
 }
 
@@ -265,7 +265,7 @@ TEST_CASE("a feeder pass keeps the writer's measured rate x 32 ms resident ahead
   // No args were stored: the args area stays at its first page.
   CHECK(ring->resident_aux_bytes() == Page());
 
-  g_cpu_epoch.store(0, std::memory_order_release);
+  g_recorder.epoch.store(0, std::memory_order_release);
   rec.Reset();
   // After the window only the armed head stays resident; the rate is remembered.
   CHECK(ring->resident_record_bytes() == kArmedHeadBytes);
@@ -301,7 +301,7 @@ TEST_CASE("a writer seen for the first time gets its rate from its own timestamp
         RoundUp(100000 * 2 * sizeof(RingRecord) +
                 static_cast<size_t>(100000 * 2 * sizeof(RingRecord) / 4e6 * kFeedLeadNs)));
   // Without a measured clock the first pass can only give the minimum lead.
-  g_cpu_epoch.store(0, std::memory_order_release);
+  g_recorder.epoch.store(0, std::memory_order_release);
   rec.Reset();
   });
 }
@@ -322,7 +322,7 @@ TEST_CASE("the next window's lead is resident before its first record (remembere
   FeedRings(epoch, 5'010'000'000);  // 2.4 MB in 10 ms
   const double rate = ring->feed.record_bytes_per_ns;
   CHECK(rate == Approx(0.24));
-  g_cpu_epoch.store(0, std::memory_order_release);
+  g_recorder.epoch.store(0, std::memory_order_release);
   rec.Reset();
   CHECK(ring->resident_record_bytes() == kArmedHeadBytes);
 
@@ -339,14 +339,14 @@ TEST_CASE("the next window's lead is resident before its first record (remembere
   CHECK(ring->resident_record_bytes() == RoundUp(static_cast<size_t>(rate * kFeedLeadNs)));
   // This window writes the same 2.4 MB slowly, over 10 s: the rate falls to 0.00024 B/ns
   // (a lead of the minimum 256 KiB).
-  g_cpu_epoch.store(epoch, std::memory_order_release);
+  g_recorder.epoch.store(epoch, std::memory_order_release);
   for (int i = 0; i < 50000; ++i) {
     PushRange("b");
     PopRange();
   }
   FeedRings(epoch, 19'000'000'000);
   CHECK(ring->feed.record_bytes_per_ns == Approx(2'400'000.0 / 10e9));
-  g_cpu_epoch.store(0, std::memory_order_release);
+  g_recorder.epoch.store(0, std::memory_order_release);
   rec.Reset();
 
   // The next window's warm-up still makes what the last window used (2.4 MB) resident
@@ -387,7 +387,7 @@ TEST_CASE("an idle thread's ring keeps only its head; args slots grow only when 
   CHECK(ring->resident_aux_bytes() ==
         std::min(RoundUp(used_args + static_cast<size_t>(args_rate * kFeedLeadNs)),
                  ring->aux_bytes()));
-  g_cpu_epoch.store(0, std::memory_order_release);
+  g_recorder.epoch.store(0, std::memory_order_release);
   rec.Reset();
   });
 }
@@ -433,7 +433,7 @@ TEST_CASE("one pass populates one chunk for all rings together, and every ring g
   }
   done = true;
   for (auto& t : writers) t.join();
-  g_cpu_epoch.store(0, std::memory_order_release);
+  g_recorder.epoch.store(0, std::memory_order_release);
   rec.Reset();
 }
 

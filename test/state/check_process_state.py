@@ -23,10 +23,16 @@ the library no longer has, or when the counts differ (two files each defining a 
 static are two entries). Renaming a global does not hide it: the new name is not listed.
 It also fails when the totals stated above the table are not the real ones.
 
+Rows under a heading that says "constant" list symbols that hold no mutable state (counted
+apart from the pieces of state): each must be in .data.rel.ro, where only a `const` object
+with relocations lands (the loader makes it read-only after relocation), so mutable state
+cannot hide there.
+
 Rows whose first cell says "CUDA builds" name symbols that only CUDA builds have: with
 --cuda OFF they must be absent, and the stated totals (those of a CUDA build) are not
 compared. --forget NAME / --phantom NAME are the probes that prove the check can fail (a
-global the table does not list; a listed symbol the library lacks).
+global the table does not list; a listed symbol the library lacks); --as-constant NAME
+proves a mutable one cannot be passed off as constant.
 """
 import argparse
 import collections
@@ -44,7 +50,8 @@ TOOLCHAIN = {"std::__ioinit", "_DYNAMIC", "_GLOBAL_OFFSET_TABLE_", "__TMC_END__"
              "__tls_guard", "completed.0", "__bss_start", "_edata", "_end"}
 
 
-def writable_symbols(lib):
+def writable_symbols(lib, sections=None):
+    """The writable data symbols of `lib`; `sections` (a dict) gets each one's section."""
     out = subprocess.run(["nm", "-C", "--defined-only", "-f", "sysv", lib], check=True,
                          capture_output=True, text=True).stdout
     found = collections.Counter()
@@ -64,6 +71,8 @@ def writable_symbols(lib):
         if section == ".data.rel.ro" and kind.islower():
             continue  # local const table, read-only after relocation
         found[name] += 1
+        if sections is not None:
+            sections[name] = section
     # A static the optimizer kept in a register or folded away can leave its guard behind:
     # the guard is then the state's only trace, and stands for it.
     for name in guarded:
@@ -80,21 +89,32 @@ def table_symbols(doc):
     section = m.group(1)
     listed = collections.Counter()
     cuda_only = set()
+    constant_names = set()
     rows = 0
+    constant_rows = 0
+    in_constant = False  # under a heading that names constant symbols (no mutable state)
     for line in section.splitlines():
+        if line.startswith("#"):
+            in_constant = "constant" in line.lower()
+            continue
         if not line.startswith("|") or line.startswith("|---"):
             continue
         first = line.split("|")[1]
         names = re.findall(r"`([^`]+)`", first)
         if not names:
             continue  # the header row
-        rows += 1
+        if in_constant:
+            constant_rows += 1
+            constant_names.update(names)
+        else:
+            rows += 1
         for n in names:
             listed[n] += 1
             if "CUDA builds" in first:
                 cuda_only.add(n)
-    stated = re.search(r"(\d+) pieces of process state\b.*?\s(\d+) writable symbols", section, re.S)
-    return listed, cuda_only, rows, stated
+    stated = re.search(r"(\d+) pieces of process state\b.*?\s(\d+) constant tables?\b.*?\s(\d+) "
+                       r"writable symbols", section, re.S)
+    return listed, cuda_only, constant_names, rows, constant_rows, stated
 
 
 def main():
@@ -106,16 +126,18 @@ def main():
     ap.add_argument("--cuda", default="ON", help="ON: a CUDA build (the default); OFF: CPU only")
     ap.add_argument("--forget", help="probe: drop this name from the table")
     ap.add_argument("--phantom", help="probe: add this name to the table")
+    ap.add_argument("--as-constant", help="probe: list this name as a constant symbol")
     args = ap.parse_args()
     found = collections.Counter()
+    sections = {}
     for lib in args.lib:
-        found += writable_symbols(lib)
+        found += writable_symbols(lib, sections)
     if args.list:
         for n in sorted(found.elements()):
             print(n)
         print(f"{sum(found.values())} writable symbols")
         return 0
-    listed, cuda_only, rows, stated = table_symbols(args.doc)
+    listed, cuda_only, constant_names, rows, constant_rows, stated = table_symbols(args.doc)
     cuda = args.cuda.upper() in ("ON", "1", "TRUE", "YES")
     if not cuda:
         for n in cuda_only:
@@ -133,18 +155,27 @@ def main():
     for n in sorted((listed - found).elements()):
         print(f"FAIL: the state table lists a symbol the library does not have: {n}")
         ok = False
+    if args.as_constant:
+        constant_names.add(args.as_constant)
+    for n in sorted(constant_names):
+        if n in sections and sections[n] != ".data.rel.ro":
+            print(f"FAIL: {n} is listed as constant but lives in {sections[n]} (writable)")
+            ok = False
     total = sum(found.values())
     if stated is None:
-        print("FAIL: the state table does not state 'N pieces of process state ... M writable symbols'")
+        print("FAIL: the state table does not state 'N pieces of process state ... K constant "
+              "tables ... M writable symbols'")
         ok = False
-    elif cuda and (int(stated.group(1)), int(stated.group(2))) != (rows, total):
-        print(f"FAIL: the table states {stated.group(1)} pieces / {stated.group(2)} symbols; "
-              f"it has {rows} rows and the library {total} writable symbols")
+    elif cuda and tuple(int(g) for g in stated.groups()) != (rows, constant_rows, total):
+        print(f"FAIL: the table states {stated.group(1)} pieces / {stated.group(2)} constant "
+              f"tables / {stated.group(3)} symbols; it has {rows} state rows, {constant_rows} "
+              f"constant rows and the library {total} writable symbols")
         ok = False
     if not ok:
         return 1
     scope = "" if cuda else " (a CPU-only build: the CUDA-only rows are absent, as they must be)"
-    print(f"PASS: {rows} pieces of process state, {total} writable symbols, all in the table{scope}")
+    print(f"PASS: {rows} pieces of process state, {constant_rows} constant tables, {total} writable "
+          f"symbols, all in the table{scope}")
     return 0
 
 
