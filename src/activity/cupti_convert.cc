@@ -224,7 +224,14 @@ bool CuptiConverter::Keep(uint64_t start, uint64_t end) {
     ++stats_.bad_timestamp;
     return false;
   }
-  if (static_cast<int64_t>(start) < window_start_ || static_cast<int64_t>(end) > window_end_) {
+  // Apart, because the two mean different things: a record that began before the window was
+  // warm-up's (also when CUPTI's buffer that held it came after the window opened, held back
+  // by a running kernel), one that ends after it is the window's loss.
+  if (static_cast<int64_t>(start) < window_start_) {
+    ++stats_.before_window;
+    return false;
+  }
+  if (static_cast<int64_t>(end) > window_end_) {
     ++stats_.out_of_range;
     return false;
   }

@@ -66,7 +66,8 @@ struct LocalTrack {
 struct ConvertStats {
   uint64_t records = 0;          // records walked in recording buffers
   uint64_t events = 0;           // events stored
-  uint64_t out_of_range = 0;     // outside [window start, window end]
+  uint64_t before_window = 0;    // started before the window's start: warm-up's work
+  uint64_t out_of_range = 0;     // from the window on, but ending (or launched) after its end
   uint64_t filtered_api = 0;     // runtime/driver calls on the drop lists (cupti_cbids.h)
   uint64_t store_full = 0;       // dropped because the event store hit its bound
   uint64_t unknown_kind = 0;     // records of kinds kairos does not convert

@@ -51,8 +51,9 @@ struct WindowCounts {
   uint64_t cupti_dropped = 0;
   uint64_t refused_at_start = 0;  // the pool's refused() when the window opened
   uint64_t foreign_at_start = 0;  // ... and its foreign()
-  // What the conversion of warm-up buffers at Open dropped (records before the window):
-  // reported as cupti_warmup_discarded, not as window losses.
+  // What the conversion of warm-up buffers at Open dropped (filtered, unknown, bad; the
+  // records before the window are the converter's before_window): reported as
+  // cupti_warmup_discarded, not as window losses.
   ConvertStats warmup_drops;
   bool flush_failed = false;
 };

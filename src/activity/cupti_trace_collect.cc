@@ -130,7 +130,10 @@ void CuptiTrace::AddLossStats(TraceData& data, const CuptiBufferPool& pool) {
   data.AddStat("cupti_bad_timestamps", s.bad_timestamp - counts_.warmup_drops.bad_timestamp);
   data.AddStat("cupti_truncated_buffers", s.truncated_buffers);
   data.AddStat("cupti_filtered_api", s.filtered_api - counts_.warmup_drops.filtered_api);
-  data.AddStat("cupti_warmup_discarded", counts_.warmup_discarded);
+  // Every record that began before the window: warm-up buffers thrown away, and those of
+  // buffers CUPTI handed over after the window opened (a buffer held back by a running kernel
+  // at the opening flush, or converted at Open).
+  data.AddStat("cupti_warmup_discarded", counts_.warmup_discarded + s.before_window);
   data.AddStat("cupti_late_records", counts_.late_records);
   data.AddStat("cupti_flush_failed", counts_.flush_failed ? 1 : 0);
 }
