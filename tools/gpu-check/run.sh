@@ -172,7 +172,11 @@ part_info() {
     ls "$d"/libcupti.so.* 2>/dev/null
   done
   "$py" --version 2>&1
-  "$py" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())" 2>&1 | tail -1
+  # Bounded inside the part's budget: a cold or loaded disk can make importing torch take most
+  # of it, and the versions are information, not a check.
+  local t=$(( b_info - 5 ))
+  timeout "$t" "$py" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())" 2>&1 | tail -1
+  [ "${PIPESTATUS[0]}" = 124 ] && echo "torch: import did not finish in $t s (versions not read)"
   echo "DETAIL $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || echo simulator)"
 }
 
