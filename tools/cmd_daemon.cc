@@ -59,7 +59,7 @@ void OnSignal(int) {
 // error (exit status 2).
 absl::StatusOr<RelayOptions> OptionsFrom(const ArgParser& args) {
   RelayOptions options;
-  const EnvSettings& env = Env();
+  const EnvSettings env = DecodeProcessEnv();  // once per command
   options.endpoint = args.Get("--endpoint", env.daemon_endpoint.empty() ? "dynolog"
                                                                          : env.daemon_endpoint);
   options.socket_dir = args.Get("--socket-dir", env.ipc_socket_dir);

@@ -40,7 +40,7 @@ std::string LabelFor(const TraceData& data, const std::string& path) {
 int ReportMain(int argc, char** argv) {
   std::string out_path = "report.html";
   ReportOptions options;
-  options.analysis.peak_tflops = PeakTflopsFromEnv("kairos report");
+  options.analysis.peak_tflops = PeakTflopsFromEnv(DecodeProcessEnv(), "kairos report");
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;

@@ -240,7 +240,7 @@ int SummarizeMain(int argc, char** argv) {
     return 1;
   }
   AnalysisOptions options;
-  options.peak_tflops = PeakTflopsFromEnv("kairos summarize");
+  options.peak_tflops = PeakTflopsFromEnv(DecodeProcessEnv(), "kairos summarize");
   const Summary summary = Analyze(*data, options);
   const std::string json_text = SummaryToJson(summary);
   if (!WriteOut(out_path, json_text)) return 1;

@@ -3,8 +3,6 @@
 
 #include <link.h>
 
-#include "config/env.h"
-
 namespace kairos::internal {
 
 bool IsCudaLibraryPath(std::string_view path) {
@@ -26,8 +24,8 @@ int VisitObject(dl_phdr_info* info, size_t, void* found) {
 }
 }  // namespace
 
-bool ProcessUsesCuda() {
-  if (Env().cuda_injected) return true;
+bool ProcessUsesCuda(bool cuda_injected) {
+  if (cuda_injected) return true;
   bool found = false;
   dl_iterate_phdr(VisitObject, &found);
   return found;

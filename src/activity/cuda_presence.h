@@ -12,8 +12,9 @@
 namespace kairos::internal {
 
 // True when a CUDA runtime or driver library (libcudart*, libcuda.so*) is loaded in the
-// process, or CUDA_INJECTION64_PATH is set (the driver loads kairos as its injection).
-bool ProcessUsesCuda();
+// process, or `cuda_injected` (the environment's EnvSettings::cuda_injected:
+// CUDA_INJECTION64_PATH is set, so the driver loads kairos as its injection).
+bool ProcessUsesCuda(bool cuda_injected);
 
 // True when `path` (a loaded object's file name) names a CUDA runtime or driver library.
 bool IsCudaLibraryPath(std::string_view path);

@@ -96,7 +96,8 @@ void CuptiSource::LoadApi() {
 }
 
 bool CuptiSource::MayUseCupti() const {
-  return options_.api != nullptr || !options_.library_path.empty() || ProcessUsesCuda();
+  return options_.api != nullptr || !options_.library_path.empty() ||
+         ProcessUsesCuda(options_.cuda_injected);
 }
 
 const CuptiApi* CuptiSource::ResolveApi(std::string* why) {

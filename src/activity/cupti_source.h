@@ -49,8 +49,11 @@ namespace kairos::internal {
 
 struct CuptiSourceOptions {
   // libcupti to load ("" = the process's own, then the usual sonames). The process root
-  // passes Env().cupti_library (KAIROS_CUPTI_LIBRARY).
+  // passes the environment's KAIROS_CUPTI_LIBRARY (EnvSettings::cupti_library).
   std::string library_path;
+  // CUDA_INJECTION64_PATH is set (EnvSettings::cuda_injected): the process uses CUDA even
+  // before a CUDA library is loaded (ProcessUsesCuda).
+  bool cuda_injected = false;
   // Use this table instead of loading libcupti (tests). Must outlive the source.
   const CuptiApi* api = nullptr;
   size_t buffer_size = 0;   // 0 = 1 MiB (about 5 k kernel records)

@@ -1,8 +1,7 @@
 // File: env.cc
-// Layer: kairos_config. Decodes the environment once (the only getenv calls in kairos) and
-// loads the config it names.
-// Threading: Env() initialises under static-init locking; everything else is pure or reads
-// files on the caller's thread.
+// Layer: kairos_config. Decodes the environment (the only getenv calls in kairos) and loads
+// the config it names. Holds no state (the decoded copy is the root's).
+// Threading: see env.h.
 #include "config/env.h"
 
 #include <fcntl.h>
@@ -10,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -95,17 +93,6 @@ std::optional<LogLevel> DecodeLogLevel(const EnvLookup& lookup,
 }
 
 const char* RealGetenv(const char* name) { return std::getenv(name); }
-
-// One decoded environment, and the ones ReloadEnvForTest() replaced: those stay allocated,
-// reachable through `previous`, so references handed out earlier never dangle.
-struct EnvNode {
-  EnvSettings settings;
-  const EnvNode* previous = nullptr;
-};
-
-// The process's environment: the only state of this module, read before the root exists
-// (the root is built from it). nullptr until the first Env().
-std::atomic<const EnvNode*> g_env{nullptr};
 
 absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
   // The readers' open (input_file.h): O_NONBLOCK, so KAIROS_CONFIG naming a FIFO does not
@@ -251,30 +238,12 @@ EnvSettings DecodeEnv(const EnvLookup& lookup) {
   return e;
 }
 
-double PeakTflopsFromEnv(const char* who) {
-  for (const std::string& w : Env().warnings)
+EnvSettings DecodeProcessEnv() { return DecodeEnv(RealGetenv); }
+
+double PeakTflopsFromEnv(const EnvSettings& env, const char* who) {
+  for (const std::string& w : env.warnings)
     if (w.rfind("KAIROS_PEAK_TFLOPS", 0) == 0) std::fprintf(stderr, "%s: %s\n", who, w.c_str());
-  return Env().peak_tflops;
-}
-
-const EnvSettings& Env() {
-  const EnvNode* e = g_env.load(std::memory_order_acquire);
-  if (e != nullptr) return e->settings;
-  // First call: decode and publish. Threads that race here each decode the same environment;
-  // the first to publish wins and the others discard theirs, so every caller sees one value.
-  auto* mine = new EnvNode{DecodeEnv(RealGetenv), nullptr};
-  const EnvNode* expected = nullptr;
-  if (g_env.compare_exchange_strong(expected, mine, std::memory_order_acq_rel)) {
-    return mine->settings;
-  }
-  delete mine;
-  return expected->settings;
-}
-
-void ReloadEnvForTest() {
-  Env();  // make sure the first read has happened so it cannot overwrite the reload
-  const EnvNode* old = g_env.load(std::memory_order_acquire);
-  g_env.store(new EnvNode{DecodeEnv(RealGetenv), old}, std::memory_order_release);
+  return env.peak_tflops;
 }
 
 absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
@@ -326,11 +295,6 @@ absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
   }
   result.config = std::move(config);
   return result;
-}
-
-absl::StatusOr<ConfigFromEnv> LoadConfigFromEnv(std::vector<std::string>* warnings,
-                                                int64_t now_unix_ms) {
-  return LoadConfigFromSettings(Env(), warnings, now_unix_ms);
 }
 
 }  // namespace kairos

@@ -2,9 +2,11 @@
 // Layer: kairos_config. The one place the library reads environment variables
 // (config-and-env.md §7, docs/CONFIG.md "Environment variables"). A test
 // (test/config/no_getenv_test) fails if getenv appears anywhere else in src/, bindings/, tools/.
-// Threading: Env() is read once, on first use (lock-free: a racing second decode is
-// discarded), and is an immutable value afterwards; ReloadEnvForTest() is for
-// single-threaded tests only.
+// Holds no state: the library's one decoded copy, read by every component so all see one
+// view, is the process root's (session/root.h ProcessEnv()); the layers below the session get
+// what they need from it as parameters.
+// Threading: DecodeProcessEnv() reads the environment like getenv (not while another thread
+// calls setenv); the rest is pure or reads files on the caller's thread.
 #ifndef KAIROS_SRC_CONFIG_ENV_H_
 #define KAIROS_SRC_CONFIG_ENV_H_
 
@@ -103,28 +105,22 @@ struct EnvSettings {
   std::vector<std::string> warnings;
 };
 
-// Env
-//
-// The process environment, decoded on first call (thread-safe) and never re-read, so every
-// component sees one consistent view. The reference stays valid for the life of the process.
-const EnvSettings& Env();
-
-// Re-reads the environment so a test can setenv() and observe the result. Not thread-safe
-// with concurrent Env() readers that hold field references across the call; earlier
-// EnvSettings objects stay allocated so old references do not dangle.
-void ReloadEnvForTest();
-
-// Decodes settings from any lookup function (returns nullptr for unset). Pure; Env() uses it
-// with getenv. Exposed so the decoding rules are testable without touching the environment.
+// Decodes settings from any lookup function (returns nullptr for unset). Pure; exposed so the
+// decoding rules are testable without touching the environment.
 using EnvLookup = std::function<const char*(const char* name)>;
-// KAIROS_PEAK_TFLOPS for a CLI command (`who` prefixes the one-line warning printed to stderr
-// when the value is invalid): the peak, or -1.
-double PeakTflopsFromEnv(const char* who);
 EnvSettings DecodeEnv(const EnvLookup& lookup);
+
+// DecodeEnv of the process environment as it is now, decoded afresh on every call: for the
+// root's one copy (decoded once) and for a CLI command (once per command).
+EnvSettings DecodeProcessEnv();
+
+// KAIROS_PEAK_TFLOPS of `env` for a CLI command (`who` prefixes the one-line warning printed
+// to stderr when the value is invalid): the peak, or -1.
+double PeakTflopsFromEnv(const EnvSettings& env, const char* who);
 
 // ConfigFromEnv
 //
-// The result of LoadConfigFromEnv: `config` is nullopt when the environment configures no
+// The result of LoadConfigFromSettings: `config` is nullopt when the environment configures no
 // trace at all (no config file variable, no KAIROS_CONFIG_TEXT), which is the normal case for
 // a process that merely has the library preloaded: it must then do nothing.
 struct ConfigFromEnv {
@@ -138,19 +134,15 @@ struct ConfigFromEnv {
   ConfigParseInfo info;
 };
 
-// LoadConfigFromEnv
+// LoadConfigFromSettings
 //
-// Reads Env().config_file (if any) and parses it, then parses Env().config_text on top of it
-// (so the env text wins for keys in both). ENABLE_IPC_FABRIC defaults to Env().use_daemon.
+// Reads env.config_file (if any) and parses it, then parses env.config_text on top of it
+// (so the env text wins for keys in both). ENABLE_IPC_FABRIC defaults to env.use_daemon.
 // Errors (the whole result is rejected): the file is missing, unreadable, larger than 1 MiB, or
 // either text fails ParseConfig. Messages name the source, e.g.
 //   "KINETO_CONFIG=/x/k.conf: config line 3: ACTIVITIES_ITERATIONS: ..."
 // Warnings (unknown/removed keys) are appended to `warnings` if non-null, else logged.
 // `now_unix_ms` is passed to ParseConfig (0 = read the clock).
-absl::StatusOr<ConfigFromEnv> LoadConfigFromEnv(std::vector<std::string>* warnings = nullptr,
-                                                int64_t now_unix_ms = 0);
-
-// Same, from explicit settings (tests).
 absl::StatusOr<ConfigFromEnv> LoadConfigFromSettings(const EnvSettings& env,
                                                      std::vector<std::string>* warnings,
                                                      int64_t now_unix_ms = 0);

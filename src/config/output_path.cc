@@ -120,10 +120,10 @@ std::string FreshDefaultPath(const std::string& allowed, const PathContext& cont
 
 }  // namespace
 
-PathContext CurrentPathContext() {
+PathContext CurrentPathContext(int64_t rank) {
   PathContext context;
   context.pid = static_cast<int64_t>(::getpid());
-  context.rank = Env().rank;
+  context.rank = rank;
   context.unix_time_s = static_cast<int64_t>(::time(nullptr));
   char host[256] = {};
   if (::gethostname(host, sizeof(host) - 1) == 0) context.host = host;

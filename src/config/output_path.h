@@ -23,8 +23,9 @@ struct PathContext {
   std::string host;         // {host}; characters outside [A-Za-z0-9._-] become '_'
 };
 
-// The calling process's context: getpid(), Env().rank, time(nullptr), gethostname().
-PathContext CurrentPathContext();
+// The calling process's context: getpid(), `rank` (the environment's, EnvSettings::rank;
+// -1 = unknown), time(nullptr), gethostname().
+PathContext CurrentPathContext(int64_t rank);
 
 // Directory of the default trace path: KAIROS_TRACE_DIR, else TMPDIR, else /tmp.
 std::string DefaultTraceDir(const EnvSettings& env);

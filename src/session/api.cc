@@ -84,11 +84,12 @@ absl::Status SetMetadata(std::string key, std::string value) {
 }
 
 void OnLibraryLoad() {
+  const EnvSettings& env = ProcessEnv();  // read before, and without, creating the root
   // Loaded by NCCL through a NCCL_PROFILER_PLUGIN inherited from a preloaded ancestor, in a
   // process the job started without LD_PRELOAD: no session from the environment (no trace,
   // no daemon registration, no telemetry). Explicit calls of a program that links kairos
   // still work.
-  if (Env().nccl_plugin_inherited) {
+  if (env.nccl_plugin_inherited) {
     KAIROS_LOG_VERBOSE("loaded through an inherited NCCL_PROFILER_PLUGIN without LD_PRELOAD: "
                        "inert");
     return;
@@ -96,20 +97,20 @@ void OnLibraryLoad() {
   SessionController& p = Session();  // also applies KAIROS_LOG_LEVEL
   // The preload shim named itself NCCL's profiler plugin before the core read the environment
   // (bindings/c/shim.c, OfferNcclPlugin): say so at the verbose level, as before the split.
-  if (Env().nccl_plugin_owner_pid == static_cast<int64_t>(getpid()) &&
-      !Env().nccl_profiler_plugin.empty()) {
+  if (env.nccl_plugin_owner_pid == static_cast<int64_t>(getpid()) &&
+      !env.nccl_profiler_plugin.empty()) {
     KAIROS_LOG_VERBOSE("NCCL_PROFILER_PLUGIN=%s (kairos describes NCCL collectives)",
-                       Env().nccl_profiler_plugin.c_str());
+                       env.nccl_profiler_plugin.c_str());
   }
   // Only under LD_PRELOAD: a library loaded by dlopen() (NVTX or CUDA injection, Python)
   // runs its constructor with the loader lock held, and the runner's warm-up (libcupti
   // loading the driver) would wait for that lock; CUDA injection waits in OnCudaInjection.
-  if (Env().kairos_preloaded) p.WaitForStartupWindow();
+  if (env.kairos_preloaded) p.WaitForStartupWindow();
 }
 
 kairos_nccl_result_t NcclPluginInit(void** context, int* activation_mask, const char* comm_name,
                                     uint64_t comm_hash, int n_nodes, int nranks, int rank) {
-  if (Env().nccl_plugin_inherited) {
+  if (ProcessEnv().nccl_plugin_inherited) {
     // See OnLibraryLoad: NCCL gets a plugin that asks for no event.
     if (context != nullptr) *context = nullptr;
     if (activation_mask != nullptr) *activation_mask = 0;

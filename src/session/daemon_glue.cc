@@ -32,8 +32,9 @@ class ControllerHandler final : public TraceRequestHandler {
         SessionController::Get().RequestTrace(config, ConfigSource::kDaemon, poll_raw);
     if (status.ok()) {
       // The session re-checks the path when it creates the file; this is the prediction.
+      const EnvSettings& env = ProcessEnv();
       const OnDemandPath path = ResolveOnDemandPath(
-          config.log_file, OnDemandAllowedDir(Env()), CurrentPathContext());
+          config.log_file, OnDemandAllowedDir(env), CurrentPathContext(env.rank));
       *message = (config.IterationMode() ? "iteration window" : "time window") +
                  std::string(", trace file ") + path.path;
     }
@@ -73,7 +74,7 @@ bool ProcessLooksLikeTrainingJobNow() {
 }
 
 DaemonClient* StartDaemonClientIfEnabled(int64_t poll_ms, TelemetryOfferHandler on_telemetry_offer) {
-  const EnvSettings& env = Env();
+  const EnvSettings& env = ProcessEnv();
   if (!env.use_daemon) return nullptr;
   {
     Config base;

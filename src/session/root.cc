@@ -122,8 +122,10 @@ void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
   SessionController& session = root.session;
   session.RegisterTraceSource(std::make_unique<CpuSource>());
 #ifdef KAIROS_HAVE_CUPTI
+  const EnvSettings& env = ProcessEnv();
   internal::CuptiSourceOptions options;
-  options.library_path = Env().cupti_library;
+  options.library_path = env.cupti_library;
+  options.cuda_injected = env.cuda_injected;
   options.current_range_id = internal::CurrentCpuRangeId;
   options.window_anchors = &session.window_anchors();
   options.nccl_tallies = &root.nccl;
@@ -131,7 +133,8 @@ void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
   auto cuda = std::make_unique<CudaSource>(std::move(options));
   root.cuda_source = cuda.get();  // owned by the session, which lives as long as the root
   // A CPU-only process never loads CUPTI (unless KAIROS_CUPTI_LIBRARY names one).
-  if (load_cupti_now && (!Env().cupti_library.empty() || internal::ProcessUsesCuda()))
+  if (load_cupti_now &&
+      (!env.cupti_library.empty() || internal::ProcessUsesCuda(env.cuda_injected)))
     cuda->LoadApi();
   session.RegisterTraceSource(std::move(cuda));
 #else
@@ -141,7 +144,7 @@ void RegisterBuiltinSources(Root& root, bool load_cupti_now) {
   // the kernels it attributes samples to; idle unless a session asks for counters.
   {
     PmSourceOptions pm;
-    pm.cupti_library = Env().cupti_library;
+    pm.cupti_library = ProcessEnv().cupti_library;
     pm.telemetry = root.telemetry;
 #ifdef KAIROS_HAVE_CUPTI
     pm.platform = [lib = pm.cupti_library, api = root.pm_api] {
@@ -174,11 +177,16 @@ struct FlushOnSignal {
 };
 
 // What this file holds process-wide, in one object: the root pointer the rest hangs from
-// (created once, through `created`; replaced, not re-created, by the fork hook) and the
-// signal flush's state beside it (reset by the fork hook).
+// (created once, through `created`; replaced, not re-created, by the fork hook), the decoded
+// environment (ProcessEnv; published once, kept by the fork hook) and the signal flush's
+// state (reset by the fork hook). Every member is constant-initialised, so a library
+// constructor that runs before this file's dynamic initialisers still finds it valid.
 struct ProcessRoot {
   std::atomic<Root*> current{nullptr};
   std::once_flag created;
+  // nullptr until the first ProcessEnv(); then never replaced nor freed (references to it
+  // are held across the process's life).
+  std::atomic<const EnvSettings*> env{nullptr};
   FlushOnSignal signal;
 };
 ProcessRoot g_root;
@@ -268,8 +276,8 @@ void InstallFlushOnSignal() {
 // blocks SIGTERM/SIGINT like every kairos thread; the caller set the mask).
 // `interval_secs` > 0; `with_file`: write KAIROS_TELEMETRY_FILE (false: the daemon's sink only).
 void StartTelemetry(Root& root, const Config& config, int64_t interval_secs, bool with_file) {
-  const EnvSettings& env = Env();
-  const PathContext ctx = CurrentPathContext();
+  const EnvSettings& env = ProcessEnv();
+  const PathContext ctx = CurrentPathContext(env.rank);
   TelemetryOptions o;
   o.interval_ns = interval_secs * 1000000000LL;
   // A coarse period: the aggregate needs means, not shapes; at most one sample per second.
@@ -290,8 +298,9 @@ void StartTelemetry(Root& root, const Config& config, int64_t interval_secs, boo
   // initialised.
   {
     const std::string lib = env.cupti_library;
-    o.platform = [lib, api = root.pm_api]() -> std::unique_ptr<PmPlatform> {
-      if (lib.empty() && !internal::ProcessUsesCuda()) return nullptr;
+    const bool injected = env.cuda_injected;
+    o.platform = [lib, injected, api = root.pm_api]() -> std::unique_ptr<PmPlatform> {
+      if (lib.empty() && !internal::ProcessUsesCuda(injected)) return nullptr;
       return internal::CreateCuptiPmPlatform(lib, api);
     };
   }
@@ -345,7 +354,7 @@ void OnDaemonTelemetryOffer(Root& root, DaemonClient* client, int64_t interval_s
 Root* CreateRoot(bool after_fork) {
   auto* root = new Root;  // never destroyed: see root.h
   std::vector<std::string> warnings;
-  auto loaded = LoadConfigFromEnv(&warnings);
+  auto loaded = LoadConfigFromSettings(ProcessEnv(), &warnings);
   if (!after_fork)
     for (const std::string& w : warnings) KAIROS_LOG_WARNING("%s", w.c_str());
   const bool opens_now = !after_fork && loaded.ok() && loaded->config.has_value() &&
@@ -415,7 +424,7 @@ Root& GetRoot() {
   Root* r = g_root.current.load(std::memory_order_acquire);
   if (r != nullptr) return *r;
   std::call_once(g_root.created, [] {
-    const EnvSettings& env = Env();
+    const EnvSettings& env = ProcessEnv();
     if (env.log_level.has_value()) SetLogLevel(*env.log_level);
     for (const std::string& w : env.warnings) KAIROS_LOG_WARNING("%s", w.c_str());
     Root* fresh = CreateRoot(false);
@@ -436,6 +445,18 @@ Root& GetRoot() {
   r = g_root.current.load(std::memory_order_acquire);
   KAIROS_DCHECK(r != nullptr, "the root exists once its creation ran");
   return *r;
+}
+
+const EnvSettings& ProcessEnv() {
+  const EnvSettings* e = g_root.env.load(std::memory_order_acquire);
+  if (e != nullptr) return *e;
+  // First call: decode and publish. Threads that race here each decode the same environment;
+  // the first to publish wins and the others discard theirs, so every caller sees one value.
+  auto* mine = new EnvSettings(DecodeProcessEnv());  // never freed: see ProcessRoot::env
+  const EnvSettings* expected = nullptr;
+  if (g_root.env.compare_exchange_strong(expected, mine, std::memory_order_acq_rel)) return *mine;
+  delete mine;
+  return *expected;
 }
 
 SessionController& SessionController::Get() { return GetRoot().session; }

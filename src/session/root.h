@@ -1,6 +1,7 @@
 // File: root.h
 // Layer: kairos_session. The process root: the one object that owns kairos' session (with
-// its TraceSources: cpu, cuda, pm_sampling, host), the daemon client and telemetry. Created on
+// its TraceSources: cpu, cuda, pm_sampling, host), the daemon client and telemetry; beside
+// it, in the same process object, the decoded environment (ProcessEnv). Created on
 // first use by the C layer (session/api.h) and never destroyed: application threads may
 // still call in while the process exits. What is still process-wide outside it (the hot
 // path's epoch, per-thread slot and iteration counter by design; the rest with the reason it
@@ -12,12 +13,12 @@
 // replaced (the parent's kept reachable, never touched), the step state (iteration counter,
 // step ring, telemetry's step slot) is reset, the forking thread's pending NCCL operations
 // are dropped, the daemon client is stopped (not restarted), the flush-on-signal watcher is
-// marked absent, and the root itself (with its session's window clock anchors, its PM
-// sampling API and its NCCL tallies) is replaced by a fresh
-// idle one with the environment's base config and the parent's trace base time (the
-// parent's root is leaked: its mutex may be held by a thread that does not exist in the
-// child).
-// Threading: GetRoot() is thread-safe; the hooks run where POSIX runs them.
+// marked absent, the decoded environment (ProcessEnv) is kept (the child's environment is
+// the parent's), and the root itself (with its session's window clock anchors, its PM
+// sampling API and its NCCL tallies) is replaced by a fresh idle one with the environment's
+// base config and the parent's trace base time (the parent's root is leaked: its mutex may
+// be held by a thread that does not exist in the child).
+// Threading: GetRoot() and ProcessEnv() are thread-safe; the hooks run where POSIX runs them.
 #ifndef KAIROS_SRC_SESSION_ROOT_H_
 #define KAIROS_SRC_SESSION_ROOT_H_
 
@@ -31,6 +32,7 @@
 namespace kairos {
 
 class DaemonClient;
+struct EnvSettings;
 class Telemetry;
 namespace internal {
 class CuptiSource;
@@ -73,6 +75,16 @@ struct Root {
 
 // The root, created and initialised from the environment on first call.
 Root& GetRoot();
+
+// The process environment (config/env.h DecodeProcessEnv), decoded on the first call and
+// never re-read, so every component sees one consistent view; the layers below the session
+// get the fields they need from it as parameters. Held beside the root pointer, not in Root:
+// it is read before the root exists (GetRoot builds the root from it; the load constructor
+// and NCCL's plugin init read it to stay inert without creating a root), so this call never
+// creates the root. Thread-safe, lock-free (threads racing the first call each decode; the
+// first to publish wins). The reference stays valid for the life of the process; a forked
+// child keeps it (fork() does not change the environment).
+const EnvSettings& ProcessEnv();
 
 }  // namespace kairos
 

@@ -16,6 +16,7 @@
 #include "output/writer.h"
 #include "report/report.h"
 #include "session/output_config.h"
+#include "session/root.h"
 #include "session/trace_identity.h"
 
 namespace kairos {
@@ -90,8 +91,8 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
   edges.start_is_step_boundary = request.start_is_step_boundary;
   for (TraceSource* s : request.sources) s->SetWindowEdges(edges);
 
-  const EnvSettings& env = Env();
-  const PathContext ctx = CurrentPathContext();
+  const EnvSettings& env = ProcessEnv();
+  const PathContext ctx = CurrentPathContext(env.rank);
   const std::string path = TracePath(config, request.source, env, ctx, &request.warnings);
 
   FillIdentity(request, clock, env, path, &data);
@@ -122,7 +123,7 @@ AssembleResult AssembleAndWrite(AssembleRequest request) {
   std::optional<Summary> analysed;
   if (config.summary != SummaryMode::kOff || want_report) {
     AnalysisOptions ao = want_report ? ReportAnalysisOptions() : AnalysisOptions{};
-    ao.peak_tflops = Env().peak_tflops;  // KAIROS_PEAK_TFLOPS (docs/FLOPS.md)
+    ao.peak_tflops = env.peak_tflops;  // KAIROS_PEAK_TFLOPS (docs/FLOPS.md)
     analysed = Analyze(data, ao);
   }
   if (config.summary != SummaryMode::kOff) {

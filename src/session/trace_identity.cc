@@ -11,6 +11,7 @@
 #include "util/clock.h"
 #include "activity/nccl_collectives.h"
 #include "config/env.h"
+#include "session/root.h"
 
 namespace kairos {
 
@@ -88,7 +89,7 @@ DistributedInfo ResolveDistributed(int64_t env_rank, int64_t env_world_size, int
 }
 
 DistributedInfo DistributedFromEnv(const internal::NcclTallies* nccl) {
-  const EnvSettings& env = Env();
+  const EnvSettings& env = ProcessEnv();
   int32_t comm_rank = -1, comm_size = 0;
   if (nccl != nullptr) internal::NcclLargestComm(*nccl, &comm_rank, &comm_size);
   return ResolveDistributed(env.rank, env.world_size, env.local_rank, comm_rank, comm_size,

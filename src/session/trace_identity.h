@@ -35,10 +35,11 @@ int64_t EarliestTimestampNs(const TraceData& data);
 std::string ReadProcessName();  // /proc/self/comm without the newline; "" on error
 std::string ReadHostName();     // gethostname(); "" on error
 
-// Rank info decoded by src/config/env.h (the only place that reads the environment), and the
-// backend: "nccl" when a libnccl.so (or librccl.so) is mapped into the process, the way a
-// job that reaches its collectives through NCCL shows itself without a framework telling us
-// (PyTorch links NCCL statically; its bridge sets the backend itself). "" otherwise.
+// Rank info from ProcessEnv() (decoded by src/config/env.h, the only reader of the
+// environment), and the backend: "nccl" when a libnccl.so (or librccl.so) is mapped into the
+// process, the way a job that reaches its collectives through NCCL shows itself without a
+// framework telling us (PyTorch links NCCL statically; its bridge sets the backend itself).
+// "" otherwise.
 // `nccl`: the root's NCCL plugin tallies (nullptr: no communicator known).
 DistributedInfo DistributedFromEnv(const internal::NcclTallies* nccl);
 // The rule behind it: the launcher's variables where set (rank < 0 / world_size <= 0 / local

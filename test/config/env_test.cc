@@ -1,6 +1,6 @@
 // File: env_test.cc
-// Layer: test for kairos_config. Environment decoding (through setenv + ReloadEnvForTest and
-// through DecodeEnv with a fake lookup) and LoadConfigFromEnv's sources and errors.
+// Layer: test for kairos_config. Environment decoding (through setenv + DecodeProcessEnv and
+// through DecodeEnv with a fake lookup) and LoadConfigFromSettings' sources and errors.
 // Threading: single-threaded (setenv is not thread-safe).
 #include "config/env.h"
 
@@ -57,11 +57,9 @@ const char* const kAllVars[] = {"KAIROS_CONFIG",
 struct CleanEnv {
   CleanEnv() {
     for (const char* v : kAllVars) unsetenv(v);
-    ReloadEnvForTest();
   }
   ~CleanEnv() {
     for (const char* v : kAllVars) unsetenv(v);
-    ReloadEnvForTest();
   }
 };
 
@@ -80,7 +78,7 @@ std::string TempDir() {
 
 TEST_CASE("an empty environment configures nothing", "[env]") {
   CleanEnv clean;
-  const EnvSettings& e = Env();
+  const EnvSettings e = DecodeProcessEnv();
   CHECK(e.config_file.empty());
   CHECK_FALSE(e.has_config_text);
   CHECK_FALSE(e.log_level.has_value());
@@ -93,23 +91,25 @@ TEST_CASE("an empty environment configures nothing", "[env]") {
   CHECK_FALSE(e.cuda_injected);
   CHECK_FALSE(e.teardown_cupti);
   CHECK(e.warnings.empty());
-  absl::StatusOr<ConfigFromEnv> c = LoadConfigFromEnv(nullptr, kNow);
+  absl::StatusOr<ConfigFromEnv> c = LoadConfigFromSettings(e, nullptr, kNow);
   REQUIRE(c.ok());
   CHECK_FALSE(c->config.has_value());
 }
 
-TEST_CASE("setenv + ReloadEnvForTest is observed; old references stay valid", "[env]") {
+TEST_CASE("DecodeProcessEnv reads the environment as it is at each call", "[env]") {
   CleanEnv clean;
-  const EnvSettings& before = Env();
+  const EnvSettings before = DecodeProcessEnv();
   setenv("KINETO_USE_DAEMON", "0", 1);  // presence-only: "0" still enables
   setenv("SLURM_JOB_ID", "4294967297", 1);
   setenv("RANK", "3", 1);
-  ReloadEnvForTest();
-  CHECK(Env().use_daemon);
-  CHECK(Env().job_id == 4294967297);
-  CHECK(Env().rank == 3);
-  CHECK(Env().rank_var == "RANK");
-  CHECK_FALSE(before.use_daemon);  // the earlier object is still alive and unchanged
+  const EnvSettings after = DecodeProcessEnv();
+  CHECK(after.use_daemon);
+  CHECK(after.job_id == 4294967297);
+  CHECK(after.rank == 3);
+  CHECK(after.rank_var == "RANK");
+  CHECK_FALSE(before.use_daemon);
+  CHECK(before.job_id == 0);
+  CHECK(before.rank == -1);
 }
 
 TEST_CASE("config file variables: KAIROS_CONFIG wins over KINETO_CONFIG", "[env]") {
@@ -335,11 +335,10 @@ TEST_CASE("LoadConfigFromSettings errors name the source", "[env]") {
   rmdir(dir.c_str());
 }
 
-TEST_CASE("LoadConfigFromEnv reads KAIROS_CONFIG_TEXT from the process environment", "[env]") {
+TEST_CASE("KAIROS_CONFIG_TEXT from the process environment configures a trace", "[env]") {
   CleanEnv clean;
   setenv("KAIROS_CONFIG_TEXT", "ACTIVITIES_DURATION_MSECS=250", 1);
-  ReloadEnvForTest();
-  absl::StatusOr<ConfigFromEnv> c = LoadConfigFromEnv(nullptr, kNow);
+  absl::StatusOr<ConfigFromEnv> c = LoadConfigFromSettings(DecodeProcessEnv(), nullptr, kNow);
   REQUIRE(c.ok());
   REQUIRE(c->config.has_value());
   CHECK(c->config->duration_ms == 250);

@@ -206,9 +206,10 @@ TEST_CASE("on-demand: allowed directory that is itself a symlink", "[output_path
   CHECK(p.path == link_dir + "/x.trace");
 }
 
-TEST_CASE("CurrentPathContext reads the process", "[output_path]") {
-  const PathContext c = CurrentPathContext();
+TEST_CASE("CurrentPathContext reads the process; the rank is the caller's", "[output_path]") {
+  const PathContext c = CurrentPathContext(7);
   CHECK(c.pid == static_cast<int64_t>(getpid()));
+  CHECK(c.rank == 7);
   CHECK(c.unix_time_s > 1700000000);
   CHECK_FALSE(c.host.empty());
 }

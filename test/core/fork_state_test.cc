@@ -2,20 +2,24 @@
 // Layer: test/core. The root's after-fork hooks reset the process state that the hook of
 // issue 24 missed: a child forked while another thread holds the NVTX registry mutex can
 // still create domains (the old hook let it inherit the mutex held, and it hung), and a
-// child does not inherit the parent's NCCL tallies, telemetry step ring or step boundaries.
+// child does not inherit the parent's NCCL tallies, telemetry step ring or step boundaries,
+// but keeps the parent's decoded environment.
 // Each child runs under alarm(): a hang is a SIGALRM death, reported as a failure.
 // Threading: the test thread, one helper thread in the NVTX case, and one fork child per case.
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "activity/nccl_collectives.h"
 #include "activity/nvtx_registry.h"
+#include "config/env.h"
 #include "util/clock.h"
 #include "counters/telemetry.h"
 #include "activity/cpu_process_state.h"
@@ -135,6 +139,23 @@ TEST_CASE("fork(): the child's iteration 1 is not the parent's step boundary 1")
           if (g_steps.iteration.load() != 1 || StepBoundaryRaw(1) == 0) code |= 8;
           return code;
         }) == 0);
+}
+
+TEST_CASE("the environment is decoded once; a fork child keeps the parent's decoded copy") {
+  SessionController::Get();
+  const EnvSettings& first = ProcessEnv();
+  const std::string job_name = first.job_name;  // as the process started (ctest sets none)
+  setenv("PT_PROFILER_JOB_NAME", "fork_state_set_after_first_read", 1);
+  // Not re-read: the same object, unchanged, though the variable changed since.
+  CHECK(&ProcessEnv() == &first);
+  CHECK(ProcessEnv().job_name == job_name);
+  CHECK(DecodeProcessEnv().job_name == "fork_state_set_after_first_read");
+  const EnvSettings* const parent_copy = &first;
+  CHECK(InChild([parent_copy, job_name] {
+          const EnvSettings& child = ProcessEnv();
+          return &child == parent_copy && child.job_name == job_name ? 0 : 1;
+        }) == 0);
+  unsetenv("PT_PROFILER_JOB_NAME");
 }
 
 }  // namespace
