@@ -22,7 +22,7 @@ bool IsSource(const fs::path& p) {
 
 // Lines of files under `dir` (skipping src/config/) that mention a forbidden name.
 std::vector<std::string> Offenders(const fs::path& root, const std::string& dir) {
-  // Word-bounded, so "environment" or "Env()" do not match but "::getenv(" and "__environ" do.
+  // Word-bounded, so "environment" or "ProcessEnv()" do not match but "::getenv(" and "__environ" do.
   static const std::regex kForbidden(
       R"((^|[^A-Za-z0-9_])(secure_getenv|getenv|_*environ)($|[^A-Za-z0-9_]))");
   std::vector<std::string> found;
@@ -63,7 +63,7 @@ TEST_CASE("the scanner does see getenv where it is allowed", "[layering]") {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::regex pattern(R"((^|[^A-Za-z0-9_])(secure_getenv|getenv|_*environ)($|[^A-Za-z0-9_]))");
   CHECK(std::regex_search(text, pattern));
-  CHECK_FALSE(std::regex_search(std::string("// read the environment via Env()"), pattern));
+  CHECK_FALSE(std::regex_search(std::string("// read the environment via ProcessEnv()"), pattern));
   CHECK(std::regex_search(std::string("char** e = environ;"), pattern));
   CHECK(std::regex_search(std::string("x = ::secure_getenv(\"A\");"), pattern));
 }
