@@ -133,6 +133,13 @@ TEST_CASE("KAIROS_PEAK_TFLOPS: a positive number, else ignored with a warning", 
   }
 }
 
+TEST_CASE("PeakTflopsFromEnv: the given environment's peak, -1 when invalid", "[env]") {
+  // The CLI passes its own decoded environment; the warning goes to stderr, the value back.
+  CHECK(PeakTflopsFromEnv(FromMap({{"KAIROS_PEAK_TFLOPS", "989.4"}}), "env_test") == 989.4);
+  CHECK(PeakTflopsFromEnv(FromMap({{"KAIROS_PEAK_TFLOPS", "fast"}}), "env_test") == -1);
+  CHECK(PeakTflopsFromEnv(FromMap({}), "env_test") == -1);
+}
+
 TEST_CASE("log levels", "[env]") {
   CHECK(FromMap({{"KINETO_LOG_LEVEL", "0"}}).log_level == LogLevel::kVerbose);
   CHECK(FromMap({{"KINETO_LOG_LEVEL", "1"}}).log_level == LogLevel::kInfo);
