@@ -38,6 +38,10 @@ struct CpuThreadRegistry {
   std::vector<std::unique_ptr<ThreadRing>> spare_rings;
   // Records kept for exited threads until the flush; bounded by max_threads full rings.
   size_t retained_records = 0;
+  // The epoch of the last session collected and reset (CpuRecorder::Reset): a thread that
+  // exits later with a state of that epoch has nothing left to keep (OnThreadExit). 0 (never
+  // an epoch) matches a state that was never armed, which has nothing to keep either.
+  uint32_t collected_epoch = 0;
   // Rings replaced by a size change while their thread lives: a thread that read a stale
   // epoch may still write to one, so they are only released to the kernel, never unmapped.
   std::vector<std::unique_ptr<ThreadRing>> retired_rings;

@@ -190,6 +190,18 @@ void OnThreadExit(void* state) {
   --reg->live_with_ring;
   std::unique_ptr<ThreadRing> big = std::move(s->ring_storage);
   if (big == nullptr) return;
+  if (s->epoch.load(std::memory_order_relaxed) == reg->collected_epoch) {
+    // The ring holds a session's records that were collected already (the thread exits after
+    // its session's Reset): nothing reads them again, so nothing is kept. Kept, they counted
+    // against the next session's retention bound, and threads exiting in that session lost
+    // their records.
+    s->ring = nullptr;
+    s->args = nullptr;
+    s->args_capacity = 0;
+    big->Reset();
+    if (reg->spare_rings.size() < reg->max_threads) reg->spare_rings.push_back(std::move(big));
+    return;
+  }
   const size_t n = big->size();
   const size_t aux =
       static_cast<size_t>(s->args_used.load(std::memory_order_relaxed)) * sizeof(StoredArgs);

@@ -130,6 +130,7 @@ void CpuRecorder::Reset() {
   v.resize(kept);
   reg->spare_rings.clear();  // nobody references them
   reg->retained_records = 0;
+  reg->collected_epoch = epoch_;
 }
 
 }  // namespace kairos::internal

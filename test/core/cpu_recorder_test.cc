@@ -695,6 +695,44 @@ TEST_CASE("states pre-armed for idle threads serve threads created after warm-up
   idle.join();
 }
 
+TEST_CASE("a thread that exits after its session was collected leaves the next session's retention whole") {
+  // Found as a flake of the case above under load: the previous case's worker exited after its
+  // session's Reset, its collected records were copied into the retained set, and they counted
+  // against the next session's bound (KAIROS_MAX_THREADS x ring records): the threads that
+  // exited in that session lost all their records. Here the order is forced.
+  constexpr int kEarlyRanges = 7000;  // 14,000 records: over the second session's 3 x 4,096
+  std::atomic<int> phase{0};
+  std::thread early([&phase] {
+    while (phase.load() != 1) std::this_thread::yield();
+    for (int i = 0; i < kEarlyRanges; ++i) {
+      PushRange("early");
+      PopRange();
+    }
+    phase = 2;
+    while (phase.load() != 3) std::this_thread::yield();
+  });
+  {
+    Session s(1u << 14);
+    phase = 1;
+    while (phase.load() != 2) std::this_thread::yield();
+    TraceData d = s.Finish();
+    CHECK(CountRanges(d) == static_cast<size_t>(kEarlyRanges));
+  }
+  phase = 3;
+  early.join();  // exits after its session was collected and reset
+  {
+    Session s(4096, /*max_threads=*/3);
+    std::thread late([] {
+      PushRange("late");
+      PopRange();
+    });
+    late.join();  // exits inside the session: its records are kept for the flush
+    TraceData d = s.Finish();
+    CHECK(CountRanges(d) == 1);
+    CHECK(d.stats.at("cpu_dropped") == 0);
+  }
+}
+
 // Child process: exhausts memory under RLIMIT_AS, then records from a registered thread
 // (ring ready, names cannot be stored) and from new threads (no state can be allocated).
 // Reports "<ranges> <dropped> <alloc_failures> <names_dropped> <unnamed>" on `fd`.
