@@ -186,6 +186,12 @@ absl::Status SessionController::RequestLocked(const Config& requested, ConfigSou
                 "requests come from the application's or the daemon client's threads");
   // Refused before planning: a busy profiler says so, not a planning error.
   if (absl::Status s = sched_.Admit(); !s.ok()) return s;
+  // The runner first (the first request starts its thread): between the iteration read below
+  // and the early start's arming, the job steps on; a thread start there (milliseconds under
+  // ASan on a loaded machine) let a job at 200 us a step pass the planned start boundary
+  // before recording was armed, and the window's first step lost its first ranges
+  // (daemon_e2e_test under ASan). A request refused by planning leaves an idle runner.
+  if (absl::Status s = EnsureRunnerLocked(); !s.ok()) return s;
   SchedulerEvent e = Now(SessionEventKind::kRequest);
   RequestInstant at;
   at.now_ns = e.now_ns;
@@ -196,7 +202,6 @@ absl::Status SessionController::RequestLocked(const Config& requested, ConfigSou
   absl::StatusOr<WindowPlan> plan = PlanRequest(config, sync, at, &note);
   if (!plan.ok()) return plan.status();
   if (!note.empty()) KAIROS_LOG_INFO("%s", note.c_str());
-  if (absl::Status s = EnsureRunnerLocked(); !s.ok()) return s;
   e.plan = &*plan;
   if (absl::Status s = sched_.Handle(e); !s.ok()) return s;
   KAIROS_DCHECK(sched_.state() == SessionState::kArmed, "an accepted request is armed");
