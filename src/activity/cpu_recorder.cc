@@ -172,6 +172,29 @@ void DeleteThreadState(CpuThreadRegistry* reg, ThreadState* s) {
 
 namespace {
 
+// Keeps `s`'s records of the open session, read from its ring `big`, in a compact copy
+// (s->ring_storage) until the flush; over the retention bound or out of memory they are
+// dropped and counted. Registry mutex held.
+void RetainForFlush(Registry* reg, ThreadState* s, ThreadRing& big) {
+  const size_t n = big.size();
+  const size_t aux =
+      static_cast<size_t>(s->args_used.load(std::memory_order_relaxed)) * sizeof(StoredArgs);
+  ThreadRing* kept = nullptr;
+  const size_t bound = reg->max_threads * reg->ring_records;
+  if (reg->retained_records + n <= bound) kept = big.CompactCopy(n, aux);
+  if (kept == nullptr) {
+    // Over the retention bound or out of memory: the records are dropped and counted.
+    kept = big.CompactCopy(0, 0);
+    if (kept != nullptr) kept->AddDropped(n);
+  }
+  if (kept != nullptr) {
+    reg->retained_records += kept->capacity();
+    s->ring_storage.reset(kept);
+  } else {
+    reg->alloc_failures.fetch_add(n, std::memory_order_relaxed);
+  }
+}
+
 // Thread exit (pthread key destructor, on the exiting thread): the slot is recycled, the
 // records of the open session are kept in a compact copy until the flush.
 void OnThreadExit(void* state) {
@@ -190,37 +213,13 @@ void OnThreadExit(void* state) {
   --reg->live_with_ring;
   std::unique_ptr<ThreadRing> big = std::move(s->ring_storage);
   if (big == nullptr) return;
-  if (s->epoch.load(std::memory_order_relaxed) == reg->collected_epoch) {
-    // The ring holds a session's records that were collected already (the thread exits after
-    // its session's Reset): nothing reads them again, so nothing is kept. Kept, they counted
-    // against the next session's retention bound, and threads exiting in that session lost
-    // their records.
-    s->ring = nullptr;
-    s->args = nullptr;
-    s->args_capacity = 0;
-    big->Reset();
-    if (reg->spare_rings.size() < reg->max_threads) reg->spare_rings.push_back(std::move(big));
-    return;
-  }
-  const size_t n = big->size();
-  const size_t aux =
-      static_cast<size_t>(s->args_used.load(std::memory_order_relaxed)) * sizeof(StoredArgs);
-  ThreadRing* kept = nullptr;
-  const size_t bound = reg->max_threads * reg->ring_records;
-  if (reg->retained_records + n <= bound) kept = big->CompactCopy(n, aux);
-  if (kept == nullptr) {
-    // Over the retention bound or out of memory: the records are dropped and counted.
-    kept = big->CompactCopy(0, 0);
-    if (kept != nullptr) kept->AddDropped(n);
-  }
-  if (kept != nullptr) {
-    reg->retained_records += kept->capacity();
-    s->ring_storage.reset(kept);
-  } else {
-    reg->alloc_failures.fetch_add(n, std::memory_order_relaxed);
-  }
-  // Point the collector at the copy (args slots keep their numbers: the copy holds the
-  // first args_used of them).
+  // A session's records that were collected already (the thread exits after its session's
+  // Reset) are read by nobody again: nothing is kept. Kept, they counted against the next
+  // session's retention bound, and threads exiting in that session lost their records.
+  if (s->epoch.load(std::memory_order_relaxed) != reg->collected_epoch)
+    RetainForFlush(reg, s, *big);
+  // Point the collector at the copy, or at nothing (args slots keep their numbers: the copy
+  // holds the first args_used of them).
   ThreadRing* ring = s->ring_storage.get();
   s->ring = ring;
   s->args = ring != nullptr ? static_cast<StoredArgs*>(ring->aux()) : nullptr;

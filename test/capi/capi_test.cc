@@ -9,9 +9,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -128,6 +133,78 @@ TEST_CASE("kairos_init_values: a value is data, so '#' and '=' stay in the path"
   CHECK(kairos_init_values(nullptr, nullptr, nullptr, 1) == KAIROS_ERR_INVALID_ARGUMENT);
   CHECK(std::string(kairos_last_error()) == "kairos_init_values: keys and values must not be NULL");
   CHECK(kairos_init_values(nullptr, nullptr, nullptr, 0) == KAIROS_OK);
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// How often `needle` occurs in the file at `path`.
+size_t Occurrences(const std::string& path, const std::string& needle) {
+  const std::string text = ReadText(path);
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The digits of kairos_stats' `name` in the trace at `path` ("" when absent).
+std::string StatText(const std::string& path, const std::string& name) {
+  const std::string text = ReadText(path);
+  size_t at = text.find("\"" + name + "\":");
+  if (at == std::string::npos) return "";
+  at += name.size() + 3;
+  while (at < text.size() && text[at] == ' ') ++at;
+  size_t end = at;
+  while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+  return text.substr(at, end - at);
+}
+
+// A thread that recorded in one window and exits after that window was written: its records
+// were read already. They used to be copied into the records kept for exited threads, and
+// counted against the next window's bound (KAIROS_MAX_THREADS x the per-thread buffer), so the
+// short-lived threads of that window lost every record (8 dropped of 8 here).
+TEST_CASE("short-lived threads keep their records after a thread of the previous window exits") {
+  char dir[] = "/tmp/kairos_capi_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + dir +
+                    "/w1.json\nKAIROS_SUMMARY=off\nKAIROS_CPU_BUFFER_KB_PER_THREAD=512\n"
+                    "KAIROS_MAX_THREADS=3\n";
+  REQUIRE(kairos_init(cfg.c_str()) == KAIROS_OK);
+  REQUIRE(kairos_start() == KAIROS_OK);
+  std::atomic<int> phase{0};
+  std::thread early([&phase] {
+    for (int i = 0; i < 7000; ++i) {  // 14,000 records: over the next window's 3 x 4,096
+      kairos_range_push("early");
+      kairos_range_pop();
+    }
+    phase = 1;
+    while (phase.load() != 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (phase.load() != 1) std::this_thread::yield();
+  REQUIRE(kairos_stop() == KAIROS_OK);
+  const char* first = kairos_flush();
+  REQUIRE(first != nullptr);
+  CHECK(Occurrences(first, "\"name\":\"early\"") == 7000);
+  phase = 2;
+  early.join();  // exits after its window was written
+  cfg = std::string("ACTIVITIES_LOG_FILE=") + dir +
+        "/w2.json\nKAIROS_SUMMARY=off\nKAIROS_CPU_BUFFER_KB_PER_THREAD=96\nKAIROS_MAX_THREADS=3\n";
+  REQUIRE(kairos_init(cfg.c_str()) == KAIROS_OK);
+  REQUIRE(kairos_start() == KAIROS_OK);
+  for (int i = 0; i < 4; ++i) {
+    std::thread([] {
+      kairos_range_push("late");
+      kairos_range_pop();
+    }).join();
+  }
+  REQUIRE(kairos_stop() == KAIROS_OK);
+  const char* second = kairos_flush();
+  REQUIRE(second != nullptr);
+  CHECK(Occurrences(second, "\"name\":\"late\"") == 4);
+  CHECK(StatText(second, "cpu_dropped") == "0");
 }
 
 }  // namespace
