@@ -2,7 +2,12 @@
   none        no RecordFunction callback registered
   empty cb    a global callback that does nothing (PyTorch's own cost of any callback)
   empty+in    the same asking for the operator inputs (PyTorch's own cost of any callback
-              that records shapes: the floor of rec+shapes)
+              that records shapes)
+  floor       the floor of the work (bench/torch_floor_callback.cc, built with
+              `cmake --build build --target torch_floor_callback`; the modes are skipped
+              without it): two TSC reads and the op's metadata stored in a bare per-thread
+              buffer, nothing else
+  floor+sh    the same with the inputs read by the bridge's own capture into that buffer
   idle        bridge attached, no kairos window recording (one flag load per op)
   recording   bridge attached, a kairos window recording (kairos.start)
   rec+shapes  bridge attached with record_shapes, recording with PROFILE_REPORT_INPUT_SHAPES
@@ -21,6 +26,8 @@ dispatcher plus RecordFunction without Python per op. Modes are interleaved roun
 ROUNDS rounds and the best round of each is kept, so load from other processes hits every
 mode alike; times are the thread's CPU time. Output: ns per op and the overhead over `none`.
 Usage: PYTHONPATH=build/python python3 bench/torch_op_bench.py [N] [ROUNDS]"""
+import ctypes
+import os
 import sys
 import time
 
@@ -70,6 +77,28 @@ def empty_inputs():
         bridge.kairos_torch_uninstall()
 
 
+_FLOOR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "bench",
+                           "torch_floor_callback.so")
+floor_lib = ctypes.CDLL(os.environ.get("KAIROS_TORCH_FLOOR", _FLOOR_PATH)) \
+    if os.path.exists(os.environ.get("KAIROS_TORCH_FLOOR", _FLOOR_PATH)) else None
+
+
+def floor(shapes):
+    def run():
+        if floor_lib.kairos_torch_floor_install(1 if shapes else 0) != 0:
+            raise SystemExit("floor callback refused")
+        before = floor_lib.kairos_torch_floor_ops()
+        try:
+            return timed()
+        finally:
+            floor_lib.kairos_torch_floor_uninstall()
+            # N torch.add and the TorchScript function's own scope.
+            if floor_lib.kairos_torch_floor_ops() - before != N + 1:
+                raise SystemExit("floor callback saw %d ops of %d"
+                                 % (floor_lib.kairos_torch_floor_ops() - before, N + 1))
+    return run
+
+
 def idle():
     bridge.kairos_torch_install(0, 0, 0)
     try:
@@ -114,11 +143,15 @@ def legacy(shapes, flops=False, memory=False):
     return run
 
 
-modes = {"none": none, "empty cb": empty, "empty+in": empty_inputs, "idle": idle, "recording": recording(False),
+modes = {"none": none, "empty cb": empty, "empty+in": empty_inputs}
+if floor_lib is not None:
+    floor_lib.kairos_torch_floor_ops.restype = ctypes.c_uint64
+    modes.update({"floor": floor(False), "floor+sh": floor(True)})
+modes.update({"idle": idle, "recording": recording(False),
          "rec+shapes": recording(True), "rec+flops": recording(False, True),
          "rec+sh+flops": recording(True, True), "rec+memory": rec_memory, "legacy": legacy(False),
          "legacy+shapes": legacy(True), "legacy+flops": legacy(False, True),
-         "legacy+memory": legacy(False, memory=True)}
+         "legacy+memory": legacy(False, memory=True)})
 for f in modes.values():  # warm up (TorchScript profiling executor, allocations)
     f()
 best = {k: float("inf") for k in modes}
@@ -137,6 +170,13 @@ print("kairos rec+shapes overhead / legacy+shapes overhead:   %.2f"
 print("floor (PyTorch's own callback cost) / legacy overhead:        %.2f   (with inputs / legacy+shapes: %.2f)"
       % ((best["empty cb"] - base) / (best["legacy"] - base),
          (best["empty+in"] - base) / (best["legacy+shapes"] - base)))
+if floor_lib is not None:
+    print("floor of the work / legacy overhead:                   %.2f   (with shapes / legacy+shapes: %.2f)"
+          % ((best["floor"] - base) / (best["legacy"] - base),
+             (best["floor+sh"] - base) / (best["legacy+shapes"] - base)))
+    print("kairos overhead / floor overhead:                      %.2f   (with shapes: %.2f)"
+          % ((best["recording"] - base) / (best["floor"] - base),
+             (best["rec+shapes"] - base) / (best["floor+sh"] - base)))
 print("kairos rec+flops overhead / legacy+flops overhead:     %.2f"
       % ((best["rec+flops"] - base) / (best["legacy+flops"] - base)))
 print("kairos rec+sh+flops overhead / legacy+flops overhead:  %.2f"

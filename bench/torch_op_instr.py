@@ -14,7 +14,8 @@ MODE next to those in `none` (self cost, from callgrind_annotate), sorted by the
 where MODE's extra instructions go, PyTorch's own part (the callback machinery) included.
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/torch_op_instr.py [--profile MODE] [MODE...]
 (about 3 minutes: valgrind runs `import torch` for most of it). Modes: none, empty, empty+in,
-recording, rec+shapes, legacy, legacy+shapes (default: all)."""
+floor, floor+sh (bench/torch_floor_callback.cc: `cmake --build build --target
+torch_floor_callback` first), recording, rec+shapes, legacy, legacy+shapes (default: all)."""
 import glob
 import os
 import re
@@ -23,7 +24,9 @@ import sys
 import tempfile
 
 N1, N2 = 2000, 12000
-MODES = ["none", "empty", "empty+in", "recording", "rec+shapes", "legacy", "legacy+shapes"]
+MODES = ["none", "empty", "empty+in", "floor", "floor+sh", "recording", "rec+shapes", "legacy", "legacy+shapes"]
+FLOOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "bench",
+                     "torch_floor_callback.so")
 
 
 def child(modes):
@@ -65,6 +68,19 @@ def child(modes):
                 bridge.kairos_torch_uninstall()
         return f
 
+    def floor(shapes):
+        import ctypes
+        lib = ctypes.CDLL(FLOOR)
+
+        def f(n):
+            if lib.kairos_torch_floor_install(1 if shapes else 0) != 0:
+                raise SystemExit("floor callback refused")
+            try:
+                run(n)
+            finally:
+                lib.kairos_torch_floor_uninstall()
+        return f
+
     def legacy(shapes):
         def f(n):
             with torch.autograd.profiler.profile(use_kineto=False, record_shapes=shapes):
@@ -73,6 +89,7 @@ def child(modes):
 
     table = {"none": run, "empty": installed(bridge.kairos_torch_install_empty),
              "empty+in": installed(bridge.kairos_torch_install_empty_inputs),
+             "floor": floor(False), "floor+sh": floor(True),
              "recording": window(False), "rec+shapes": window(True),
              "legacy": legacy(False), "legacy+shapes": legacy(True)}
     for m in modes:
@@ -143,7 +160,8 @@ def main(argv):
         print("  %-14s %9.1f%s" % (m, per_op, extra))
         over[m] = per_op - base if base is not None else None
     for a, b in (("recording", "legacy"), ("rec+shapes", "legacy+shapes"), ("empty", "legacy"),
-                 ("empty+in", "legacy+shapes")):
+                 ("empty+in", "legacy+shapes"), ("floor", "legacy"), ("floor+sh", "legacy+shapes"),
+                 ("recording", "floor"), ("rec+shapes", "floor+sh")):
         if over.get(a) is not None and over.get(b):
             print("  %s overhead / %s overhead: %.2f" % (a, b, over[a] / over[b]))
     if profile is not None:

@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a member is added, removed or changes meaning. */
-#define KAIROS_CORE_ABI_VERSION 4u
+#define KAIROS_CORE_ABI_VERSION 5u
 /* The core's file name, in the shim's directory. */
 #define KAIROS_CORE_FILE_NAME "libkairos_core.so"
 
@@ -79,6 +79,9 @@ typedef struct kairos_core_api {
   int (*op_enter)(const char* name, const kairos_op_args* args, int64_t flops,
                   const uint64_t* input_words, uint32_t n_input_words, uint64_t thread_key);
   void (*op_exit)(uint64_t thread_key);
+  /* Appended in version 5: an operator's inputs written in place (kairos_op_enter_captured). */
+  int (*op_enter_captured)(const char* name, const kairos_op_args* args, int64_t flops,
+                           kairos_op_capture_fn capture, void* ctx, uint64_t thread_key);
 } kairos_core_api;
 
 typedef const kairos_core_api* (*kairos_core_get_fn)(void);

@@ -78,6 +78,7 @@ const kairos_core_api kCoreApi = {
     kairos_py_line_source,
     kairos_op_enter,
     kairos_op_exit,
+    kairos_op_enter_captured,
 };
 
 }  // namespace

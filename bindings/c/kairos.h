@@ -229,6 +229,22 @@ KAIROS_API int kairos_op_enter(const char* name, const kairos_op_args* args, int
                                const uint64_t* input_words, uint32_t n_input_words,
                                uint64_t thread_key);
 
+/* since 0.1: kairos_op_enter() for an operator (`args` not NULL) whose inputs the caller
+ * writes straight into kairos' storage, in the same packed words: while a window records,
+ * kairos calls `capture(ctx, words, room)` once, on the calling thread, before anything of
+ * the operator is stored for the collector to see; it writes at most `room` words at `words`
+ * and returns how many (0 = no inputs, "[]"), or any count over `room` to leave the inputs out
+ * (counted with the dropped args: an operator with more inputs than fit, or one whose inputs
+ * could not be read). `room` is at most KAIROS_OP_MAX_INPUT_WORDS and less when the thread's
+ * args area is nearly full. `capture` must not throw, block or call into kairos; it is not
+ * called while nothing records or when the args area is full (the operator is then recorded
+ * as kairos_op_enter records it without inputs). This saves the caller's copy of the words
+ * and kairos' copy of them. Returns as kairos_op_enter. Hot path as kairos_op_push. */
+typedef uint32_t (*kairos_op_capture_fn)(void* ctx, uint64_t* words, uint32_t room);
+KAIROS_API int kairos_op_enter_captured(const char* name, const kairos_op_args* args,
+                                        int64_t flops, kairos_op_capture_fn capture,
+                                        void* ctx, uint64_t thread_key);
+
 /* since 0.1: closes the innermost scope kairos_op_enter() opened on the calling thread in
  * the current window, as kairos_range_pop() would. Does nothing when there is none (the
  * scope began before the window or in an earlier one, or was not recorded), or when

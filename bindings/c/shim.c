@@ -65,6 +65,8 @@ struct HotPath {
   void (*op_push_inputs)(const char*, const kairos_op_args*, int64_t, const kairos_op_inputs*);
   int (*op_enter)(const char*, const kairos_op_args*, int64_t, const uint64_t*, uint32_t, uint64_t);
   void (*op_exit)(uint64_t);
+  int (*op_enter_captured)(const char*, const kairos_op_args*, int64_t, kairos_op_capture_fn, void*,
+                           uint64_t);
   void (*py_call)(uint32_t);
   void (*py_return)(void);
   void (*py_call_line)(uint32_t, uint32_t);
@@ -163,6 +165,7 @@ static const kairos_core_api* DoLoad(uint64_t mine) {
   g_shim.hot.op_push_inputs = api->op_push_inputs;
   g_shim.hot.op_enter = api->op_enter;
   g_shim.hot.op_exit = api->op_exit;
+  g_shim.hot.op_enter_captured = api->op_enter_captured;
   g_shim.hot.py_call = api->py_call;
   g_shim.hot.py_return = api->py_return;
   g_shim.hot.py_call_line = api->py_call_line;
@@ -388,6 +391,10 @@ int kairos_op_enter(const char* name, const kairos_op_args* args, int64_t flops,
                     const uint64_t* input_words, uint32_t n_input_words, uint64_t thread_key) {
   return Recording() ? g_shim.hot.op_enter(name, args, flops, input_words, n_input_words, thread_key)
                      : 0;
+}
+int kairos_op_enter_captured(const char* name, const kairos_op_args* args, int64_t flops,
+                             kairos_op_capture_fn capture, void* ctx, uint64_t thread_key) {
+  return Recording() ? g_shim.hot.op_enter_captured(name, args, flops, capture, ctx, thread_key) : 0;
 }
 void kairos_op_exit(uint64_t thread_key) {
   if (Recording()) g_shim.hot.op_exit(thread_key);

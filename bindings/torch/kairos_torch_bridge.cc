@@ -28,8 +28,9 @@
 #include <mutex>
 #include <string>
 
-#include "model/flops.h"
 #include "kairos.h"
+#include "model/flops.h"
+#include "op_input_capture.h"
 
 namespace {
 
@@ -53,96 +54,23 @@ bool g_with_flops = false;     // compute "flops" (OpFlops)
 // session thread (src/activity/op_inputs.h). Formatting and interning the text here
 // cost more per op than the rest of the recording path (docs/PERFORMANCE.md).
 
-// Bounds of one op's capture on the callback's stack; an op past them (hundreds of inputs)
-// is recorded without shapes and counted by kairos as dropped args.
-constexpr uint32_t kMaxInputs = 128;
-constexpr uint32_t kMaxSizes = 512;
+// The capture itself (bounds, dtype names, the words' layout) is op_input_capture.h, shared
+// with the bridge's floor benchmark; it writes into kairos' own storage (CaptureInto). The dtype table is filled once, under g_install_mu,
+// before the first callback is registered; read-only after (a later install after an
+// uninstall, while a late callback may still read it, leaves it).
+kairos_torch::DtypeNames g_dtype_names;
 
-// dtype names ("float", "long int", "c10::Half": TypeMeta::name(), what PyTorch's profiler
-// writes) as NUL-terminated strings that live as long as the process, indexed by ScalarType.
-// kairos records only their address and reads the text at collection (kairos.h).
-// Filled once, under g_install_mu, before the first callback is registered; read-only after
-// (a later install after an uninstall, while a late callback may still read it, leaves it).
-constexpr int kNumScalarTypes = static_cast<int>(c10::ScalarType::NumOptions);
-char g_dtype_names[kNumScalarTypes][48];
-bool g_dtype_names_filled = false;
-
-void FillDtypeNames() {
-  if (g_dtype_names_filled) return;
-  g_dtype_names_filled = true;
-  for (int i = 0; i < kNumScalarTypes; ++i) {
-    g_dtype_names[i][0] = '\0';
-    try {
-      const auto name = c10::scalarTypeToTypeMeta(static_cast<c10::ScalarType>(i)).name();
-      const size_t n = std::min(name.size(), sizeof(g_dtype_names[i]) - 1);
-      std::memcpy(g_dtype_names[i], name.data(), n);
-      g_dtype_names[i][n] = '\0';
-    } catch (...) {
-    }
-  }
-}
-
-// The inputs as kairos stores them (kairos_op_enter's packed words: per input its rank, its
-// type text's address, its sizes), so kairos copies them as one block.
-constexpr uint32_t kMaxWords = 2 * kMaxInputs + kMaxSizes;
-static_assert(kMaxWords <= KAIROS_OP_MAX_INPUT_WORDS, "within kairos' bound");
-
-inline uint64_t TextWord(const char* text) { return reinterpret_cast<uintptr_t>(text); }
-
-// Writes one input at `w`: a tensor's rank, dtype name and sizes; for other inputs an empty
-// shape and the coarse type name PyTorch's profiler writes ("TensorList", "Scalar" or "").
-// Returns the words written, or 0 when the tensor's sizes do not fit in `sizes_left`.
-inline uint32_t CaptureInput(const c10::IValue& v, uint64_t* w, uint32_t sizes_left) {
-  if (v.isTensor()) {
-    const at::Tensor& t = v.toTensor();
-    if (!t.defined()) {
-      w[0] = 0;
-      w[1] = TextWord("");
-      return 2;
-    }
-    const auto sizes = t.sizes();
-    if (sizes.size() > sizes_left) return 0;
-    const int st = static_cast<int>(t.scalar_type());
-    w[0] = sizes.size();
-    w[1] = TextWord(st >= 0 && st < kNumScalarTypes ? g_dtype_names[st] : "");
-    // A loop, not memcpy: ranks are small, and a libc call per input costs more than the copy.
-    for (size_t k = 0; k < sizes.size(); ++k) w[2 + k] = static_cast<uint64_t>(sizes[k]);
-    return 2 + static_cast<uint32_t>(sizes.size());
-  }
-  w[0] = 0;
-  // isScalar/isBool are inline tag tests; isTensorList is a call into libtorch.
-  w[1] = TextWord((v.isScalar() || v.isBool()) ? "Scalar" : v.isTensorList() ? "TensorList" : "");
-  return 2;
-}
-
-// Records the op with its inputs captured raw (an exception while reading them records it
-// without shapes: it must not escape into the operator). Returns kairos_op_enter's result.
-// An op past the bounds (kMaxInputs inputs, kMaxSizes sizes) passes UINT32_MAX words: kairos
-// records it without shapes and counts them as dropped args.
-int EnterWithInputs(const at::RecordFunction& fn, const kairos_op_args& args, int64_t flops) {
-  uint64_t words[kMaxWords];
-  uint32_t nwords = 0;
+// kairos' capture callback (kairos_op_enter_captured): the inputs of the RecordFunction at
+// `ctx`, written straight into kairos' args area. An exception while reading them leaves the
+// inputs out (it must not escape into kairos or the operator), as does an op past the bounds:
+// kairos counts them as dropped args.
+uint32_t CaptureInto(void* ctx, uint64_t* words, uint32_t room) noexcept {
   try {
-    const c10::ArrayRef<const c10::IValue> in = fn.inputs();
-    if (in.size() > kMaxInputs) {
-      nwords = UINT32_MAX;
-    } else {
-      // Counters in locals (no struct the compiler keeps in memory across libtorch calls).
-      uint32_t sizes = 0;
-      for (const c10::IValue& v : in) {
-        const uint32_t n = CaptureInput(v, words + nwords, kMaxSizes - sizes);
-        if (n == 0) {
-          nwords = UINT32_MAX;
-          break;
-        }
-        nwords += n;
-        sizes += n - 2;
-      }
-    }
+    return kairos_torch::CaptureInputs(*static_cast<const at::RecordFunction*>(ctx), g_dtype_names,
+                                       words, room);
   } catch (...) {
-    return kairos_op_enter(fn.name(), &args, flops, nullptr, 0, fn.threadId());
+    return kairos_torch::kOverBounds;
   }
-  return kairos_op_enter(fn.name(), &args, flops, words, nwords, fn.threadId());
 }
 
 // ---- FLOPs (PROFILE_WITH_FLOPS; formulas in src/model/flops.h, table in docs/FLOPS.md) ----
@@ -364,8 +292,10 @@ __attribute__((noinline)) void RecordOpStart(const at::RecordFunction& fn) {
     }
     // Shapes whenever PyTorch hands over the inputs (installed with record_shapes); a trace
     // whose config does not ask for them drops them at collection (kairos_op_attach).
-    first = g_record_shapes ? EnterWithInputs(fn, args, flops)
-                            : kairos_op_enter(fn.name(), &args, flops, nullptr, 0, fn.threadId());
+    first = g_record_shapes
+                ? kairos_op_enter_captured(fn.name(), &args, flops, &CaptureInto,
+                                           const_cast<at::RecordFunction*>(&fn), fn.threadId())
+                : kairos_op_enter(fn.name(), &args, flops, nullptr, 0, fn.threadId());
   }
   if (__builtin_expect(first != 0, 0)) MemoryOnWindowOp();
 }
@@ -417,7 +347,7 @@ __attribute__((visibility("default"))) int kairos_torch_install(int record_shape
     g_recording = kairos_recording_flag();
     if (!g_memory_reporter) g_memory_reporter = std::make_shared<MemoryReporter>();
     kairos_op_attach();
-    FillDtypeNames();
+    g_dtype_names.Fill();
     g_record_shapes = record_shapes != 0;
     g_with_flops = with_flops != 0;
     g_needs_inputs = g_record_shapes || g_with_flops;

@@ -77,14 +77,11 @@ void StoreOpInputsAndPublish(ThreadState* s, StoredArgs& a, const OpInputs* in, 
   s->args_used.store(used + 1 + (words > 0 ? InputSlots(words - 1) : 0), std::memory_order_relaxed);
 }
 
-uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in) {
-  // As StoreArgsSlow for a RangeArgs with cpu_op = 1 and no NVTX fields or text: those
-  // fields are zero (LookupName(nullptr) is 0) without looking anything up.
-  const uint32_t used = s->args_used.load(std::memory_order_relaxed);
-  if (used >= s->args_capacity) {
-    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
-    return 0;
-  }
+namespace {
+// The op's own slot (slot `used`, below args_capacity) as StoreArgsSlow writes it for a
+// RangeArgs with cpu_op = 1 and no NVTX fields or text: those fields are zero
+// (LookupName(nullptr) is 0) without looking anything up. No inputs yet.
+inline StoredArgs& WriteOpSlot(ThreadState* s, const OpMeta& m, uint32_t used) {
   StoredArgs& a = s->args[used];
   a.domain = 0;
   a.category = 0;
@@ -102,6 +99,24 @@ uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in) {
   a.fwd_thread_id = m.fwd_thread_id;
   a.record_function_id = m.record_function_id;
   a.flops = m.flops;
+  return a;
+}
+
+// Publishes the op's slot and the `slots` after it; returns the slot for the push record.
+// Relaxed, as in StoreArgsSlow: only this thread writes args_used.
+inline uint32_t PublishOpSlot(ThreadState* s, uint32_t used, uint32_t slots) {
+  s->args_used.store(used + 1 + slots, std::memory_order_relaxed);
+  return used + 1;
+}
+}  // namespace
+
+uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in) {
+  const uint32_t used = s->args_used.load(std::memory_order_relaxed);
+  if (used >= s->args_capacity) {
+    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  StoredArgs& a = WriteOpSlot(s, m, used);
   uint32_t slots = 0;
   if (in != nullptr) {
     // The words as given, in one block; their structure is checked at collection.
@@ -114,9 +129,30 @@ uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in) {
       s->args_dropped.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  // Relaxed, as in StoreArgsSlow: only this thread writes args_used.
-  s->args_used.store(used + 1 + slots, std::memory_order_relaxed);
-  return used + 1;
+  return PublishOpSlot(s, used, slots);
+}
+
+uint32_t StoreOpArgsCaptured(ThreadState* s, const OpMeta& m, const OpCapture& c) {
+  const uint32_t used = s->args_used.load(std::memory_order_relaxed);
+  if (used >= s->args_capacity) {
+    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  StoredArgs& a = WriteOpSlot(s, m, used);
+  // The room: the spare slots after this one, as words, within kMaxOpInputWords. The capture
+  // writes there before anything is published (args_used, the push record), so the collector
+  // never reads a word half written.
+  const uint64_t spare_words = uint64_t{SpareInputSlots(s, used)} * (sizeof(StoredArgs) / 8);
+  const auto room = static_cast<uint32_t>(spare_words < kMaxOpInputWords ? spare_words : kMaxOpInputWords);
+  const uint32_t words = c.fn(c.ctx, reinterpret_cast<uint64_t*>(&a + 1), room);
+  uint32_t slots = 0;
+  if (words <= room) {
+    slots = InputSlots(words);
+    a.input_words = words + 1;
+  } else {
+    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
+  }
+  return PublishOpSlot(s, used, slots);
 }
 
 bool FormatOpInputs(const uint64_t* w, uint32_t words, std::string* dims, std::string* types) {

@@ -40,18 +40,31 @@ struct PackedInputs {
 };
 inline constexpr uint32_t kMaxOpInputWords = 2 * kMaxOpInputs + kMaxOpInputSizes;
 
+// An op's inputs written by the framework straight into kairos' args area
+// (kairos_op_enter_captured): `fn(ctx, words, room)` writes at most `room` words in the layout
+// of PackedInputs and returns how many, or any count over `room` to leave the inputs out
+// (counted in args_dropped). Called once, on the recording thread, before anything of the op
+// is published; it must not throw or call into kairos. Saves the framework's own copy of the
+// words and kairos' block copy of them (docs/PERFORMANCE.md, torch bridge).
+struct OpCapture {
+  uint32_t (*fn)(void* ctx, uint64_t* words, uint32_t room);
+  void* ctx;
+};
+
 // Writes an op's args slot (cpu_op, `m`, raw inputs `in` or nullptr) and publishes it; returns
 // the slot for the push record (0: the args area is full, counted in args_dropped). Stores
 // what StoreArgsSlow stores for the same op given as RangeArgs with the same inputs as
 // OpInputs (op_inputs.cc).
 uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in);
+// The same with the inputs written by `c` (room: the spare slots, at most kMaxOpInputWords).
+uint32_t StoreOpArgsCaptured(ThreadState* s, const OpMeta& m, const OpCapture& c);
 
-// Opens a scope on the calling thread: a push range named `name`, a cpu_op with `m` and `in`
-// when `m` is not null, a plain range (a framework's user scope) when it is. `thread_key`
-// (non-zero) is the framework's id of this thread: ExitOp compares with it. Returns 1 when
-// this is the thread's first scope of the session (the caller sets up its per-thread state
-// for the window then), else 0; 0 when nothing records.
-inline int EnterOp(const char* name, const OpMeta* m, const PackedInputs* in, uint64_t thread_key) {
+// Opens a scope on the calling thread: a push range named `name` whose args slot `store(s)`
+// writes (0: none). `thread_key` (non-zero) is the framework's id of this thread: ExitOp
+// compares with it. Returns 1 when this is the thread's first scope of the session (the
+// caller sets up its per-thread state for the window then), else 0; 0 when nothing records.
+template <typename StoreArgs>
+inline int EnterScope(const char* name, StoreArgs&& store, uint64_t thread_key) {
   const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 0)) return 0;
   ThreadState* s = ThreadStateFor(epoch);
@@ -64,8 +77,25 @@ inline int EnterOp(const char* name, const OpMeta* m, const PackedInputs* in, ui
   const uint32_t id = NextRangeId(s);
   if (s->depth < kMaxTrackedDepth) s->stack[s->depth] = id;
   ++s->depth;
-  AppendRecord(s, RecordType::kPush, LookupName(s, name), id, m ? StoreOpArgs(s, *m, in) : 0);
+  // The args first: the record's time is read after them, so a capture is not in the op.
+  const uint32_t args = store(s);
+  AppendRecord(s, RecordType::kPush, LookupName(s, name), id, args);
   return first;
+}
+
+// A scope as a cpu_op with `m` and `in` when `m` is not null, a plain range (a framework's
+// user scope) when it is.
+inline int EnterOp(const char* name, const OpMeta* m, const PackedInputs* in, uint64_t thread_key) {
+  return EnterScope(
+      name, [m, in](ThreadState* s) { return m != nullptr ? StoreOpArgs(s, *m, in) : 0u; },
+      thread_key);
+}
+
+// A cpu_op with `m` whose inputs `c` writes in place.
+inline int EnterOpCaptured(const char* name, const OpMeta& m, const OpCapture& c,
+                           uint64_t thread_key) {
+  return EnterScope(
+      name, [&m, &c](ThreadState* s) { return StoreOpArgsCaptured(s, m, c); }, thread_key);
 }
 
 // Closes the innermost scope EnterOp opened on the calling thread in this session. Nothing

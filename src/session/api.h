@@ -101,6 +101,11 @@ inline int OpEnter(const char* name, const internal::OpMeta* m, const internal::
                    uint64_t thread_key) {
   return internal::EnterOp(name, m, in, thread_key);
 }
+// The same for an op whose inputs `c` writes in place (kairos_op_enter_captured).
+inline int OpEnterCaptured(const char* name, const internal::OpMeta& m, const internal::OpCapture& c,
+                           uint64_t thread_key) {
+  return internal::EnterOpCaptured(name, m, c, thread_key);
+}
 inline void OpExit(uint64_t thread_key) { internal::ExitOp(thread_key); }
 // ---- Python stacks (kairos_py_*, the Python package's tracer; docs/PYTHON_STACKS.md) ----
 inline void PyCall(uint32_t name, uint32_t caller_line = 0) { internal::PyCall(name, caller_line); }

@@ -449,3 +449,89 @@ TEST_CASE("kairos_op_enter/exit: the op ranges of kairos_op_push_inputs, nesting
   const nlohmann::json t2 = FlushAndRead();
   CHECK(Inside(t2, "aten::again", "outer2"));
 }
+
+namespace {
+// A capture callback (kairos_op_enter_captured) that records what kairos offered and writes
+// `write` words of rank-0, no-type inputs, or the packed words of `words` when set, and returns
+// `result` (defaults to what it wrote).
+struct FakeCapture {
+  int calls = 0;
+  uint32_t room = 0;
+  const uint64_t* words = nullptr;
+  uint32_t write = 0;
+  int64_t result = -1;
+};
+uint32_t CaptureFake(void* ctx, uint64_t* w, uint32_t room) {
+  auto* c = static_cast<FakeCapture*>(ctx);
+  ++c->calls;
+  c->room = room;
+  const uint32_t n = c->write < room ? c->write : room;
+  for (uint32_t i = 0; i < n; ++i) w[i] = c->words != nullptr ? c->words[i] : 0;
+  return c->result >= 0 ? static_cast<uint32_t>(c->result) : n;
+}
+}  // namespace
+
+TEST_CASE("kairos_op_enter_captured: inputs written in place equal kairos_op_enter's") {
+  const std::string dir = TempDir();
+  kairos_op_attach();
+  static const char kFloat[] = "float";
+  const uint64_t words[] = {2, reinterpret_cast<uintptr_t>(kFloat), 4, 5, 0, 0};
+  kairos_op_args a = Args(nullptr, nullptr);
+
+  FakeCapture idle{0, 0, words, 6};
+  CHECK(kairos_op_enter_captured("aten::idle", &a, -1, &CaptureFake, &idle, 7) == 0);
+  CHECK(idle.calls == 0);  // not recording: not called
+
+  Trace("KAIROS_SUMMARY=off\nPROFILE_REPORT_INPUT_SHAPES=true\nPROFILE_WITH_FLOPS=true\n"
+        "ACTIVITIES_LOG_FILE=" + dir + "/captured.json\n");
+  FakeCapture six{0, 0, words, 6};
+  CHECK(kairos_op_enter_captured("aten::captured", &a, 42, &CaptureFake, &six, 7) == 1);
+  FakeCapture none{0, 0, nullptr, 0};
+  CHECK(kairos_op_enter_captured("aten::none", &a, -1, &CaptureFake, &none, 7) == 0);
+  kairos_op_exit(7);
+  kairos_op_exit(7);
+  CHECK(kairos_op_enter("aten::copied", &a, 42, words, 6, 7) == 0);
+  kairos_op_exit(7);
+  // Over the room (counted), and no callback at all (recorded without inputs, not counted).
+  FakeCapture over{0, 0, nullptr, 0, KAIROS_OP_MAX_INPUT_WORDS + 1};
+  CHECK(kairos_op_enter_captured("aten::over", &a, 5, &CaptureFake, &over, 7) == 0);
+  kairos_op_exit(7);
+  CHECK(kairos_op_enter_captured("aten::nocapture", &a, 6, nullptr, nullptr, 7) == 0);
+  kairos_op_exit(7);
+  const std::string raw = FileText(kairos_flush());
+  const nlohmann::json t = nlohmann::json::parse(raw);
+  CHECK(six.calls == 1);
+  CHECK(six.room == KAIROS_OP_MAX_INPUT_WORDS);  // a fresh 1 MiB ring has room for the most
+  CHECK(Inside(t, "aten::none", "aten::captured"));
+  nlohmann::json captured = Only(t, "aten::captured")["args"];
+  nlohmann::json copied = Only(t, "aten::copied")["args"];
+  captured.erase("External id");
+  copied.erase("External id");
+  CHECK(captured.dump() == copied.dump());
+  CHECK(ShapeText(raw, "aten::captured") == "\"Input Dims\":[[4, 5], []],\"Input type\":[\"float\", \"\"]");
+  CHECK(ShapeText(raw, "aten::none") == "\"Input Dims\":[],\"Input type\":[]");
+  CHECK(over.calls == 1);
+  CHECK(Only(t, "aten::over")["args"]["flops"] == 5);
+  CHECK_FALSE(Only(t, "aten::over")["args"].contains("Input Dims"));
+  CHECK(Only(t, "aten::nocapture")["args"]["flops"] == 6);
+  CHECK_FALSE(Only(t, "aten::nocapture")["args"].contains("Input Dims"));
+  CHECK(t["kairos_stats"]["cpu_args_dropped"] == 1);
+
+  // The smallest ring (4 KiB: 170 args slots of 80 bytes, 85 kept for the ranges the ring can
+  // hold): the first op is offered the 84 spare slots, 840 words; it takes them all (420
+  // inputs of rank 0), so the next op is offered none and one word is over.
+  Trace("KAIROS_SUMMARY=off\nPROFILE_REPORT_INPUT_SHAPES=true\n"
+        "KAIROS_CPU_BUFFER_KB_PER_THREAD=4\nACTIVITIES_LOG_FILE=" + dir + "/small.json\n");
+  FakeCapture all{0, 0, nullptr, 2000};
+  kairos_op_enter_captured("aten::all", &a, -1, &CaptureFake, &all, 7);
+  kairos_op_exit(7);
+  FakeCapture one{0, 0, nullptr, 1, 1};
+  kairos_op_enter_captured("aten::one", &a, -1, &CaptureFake, &one, 7);
+  kairos_op_exit(7);
+  const nlohmann::json s = nlohmann::json::parse(FileText(kairos_flush()));
+  CHECK(all.room == 840);
+  CHECK(Only(s, "aten::all")["args"]["Input Dims"].size() == 420);
+  CHECK(one.room == 0);
+  CHECK_FALSE(Only(s, "aten::one")["args"].contains("Input Dims"));
+  CHECK(s["kairos_stats"]["cpu_args_dropped"] == 1);
+}

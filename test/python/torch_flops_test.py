@@ -154,11 +154,12 @@ f.check(n_ops > 0 and not [e for e in k.events(t2, cat="cpu_op") if "flops" in e
 
 # Shapes are captured raw and formatted at collection, so a long shape is written whole (it
 # was cut off past a 2 KiB text buffer before): two 61-dim tensors of 0 elements with
-# 18-digit sizes. Past the bridge's bounds (here 600 sizes > 512) the op is recorded without
+# 18-digit sizes. Past the room kairos gives the bridge's capture (KAIROS_OP_MAX_INPUT_WORDS,
+# 1,536 words; here two 800-dim tensors and a scalar: 1,606 words) the op is recorded without
 # shapes and counted in kairos_stats.cpu_args_dropped; its FLOPs (0) still come.
 big = [0] + [10 ** 17] * 60
 huge = torch.empty(big)
-over = torch.empty([0] + [2] * 299)
+over = torch.empty([0] + [2] * 799)
 with kairos.profile(path=os.path.join(d, "huge.json"), record_shapes=True, with_flops=True,
                     config="KAIROS_SUMMARY=off") as p3:
     torch.add(huge, huge)
