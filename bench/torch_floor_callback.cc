@@ -1,4 +1,5 @@
 // File: bench/torch_floor_callback.cc
+// Layer: bench (a module torch_op_bench.py loads; built with the torch bridge's headers).
 // The floor of the torch bridge (docs/PERFORMANCE.md, "Torch bridge: the floor of the work"):
 // a RecordFunction callback that does what any profiler recording an operator must do, and
 // nothing more. At the start: read the TSC and store it with the op's name (its address only),

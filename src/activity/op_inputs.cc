@@ -34,7 +34,7 @@ uint32_t InputWords(const OpInputs& in) {
 // The words of `in` after `a` when they fit in `free_slots`; returns a.input_words. The sizes
 // are copied by a loop, not memcpy: most inputs have rank 0 to 2 (a framework op's inputs are
 // mostly tensors of low rank and scalars), where a libc call per input costs more than the
-// copy (the torch bridge's aten::add in TorchScript has 9 inputs: docs/PERFORMANCE.md).
+// copy (the torch bridge's aten::add in TorchScript has 6 inputs: docs/PERFORMANCE.md).
 uint32_t StoreOpInputs(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32_t free_slots) {
   a.input_words = 0;
   if (in == nullptr) return 0;
