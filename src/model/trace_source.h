@@ -71,6 +71,10 @@ class TraceSource {
   // from StartEarly on, or has nothing to miss). An iteration window whose start boundary came
   // before that instant starts at the next boundary instead (scheduler.h, kSourcesWarm).
   virtual uint64_t ReadyRaw() const { return 0; }
+  // True when this source's own Collect says what it missed when it was ready only after the
+  // window opened (CUPTI: cupti_enabled_late_us), so the session does not say it a second
+  // time for a window whose start stayed (SessionController::StartIncompleteMessage).
+  virtual bool ReportsLateStart() const { return false; }
 };
 
 }  // namespace kairos

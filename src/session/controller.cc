@@ -218,8 +218,13 @@ absl::Status SessionController::RequestLocked(const Config& requested, ConfigSou
     // read of g_steps.iteration above and this store found no hook to call, so nothing switched
     // recording on at its boundary; its time is in the step ring (CountedBoundaryRaw finds
     // it). Store then load here, increment then load in StepHook: one side sees the other.
-    if (g_steps.iteration.load() >= plan->warmup_iteration)
+    if (g_steps.iteration.load() >= plan->warmup_iteration) {
       for (auto& s : sources_) s->StartEarly();
+      // Past the start boundary too: CPU ranges record only from here, so the CPU source is
+      // ready only now, as CUPTI after a late enable; SourcesWarm moves the start (or says
+      // what is incomplete) instead of a window whose first step silently lacks its ranges.
+      if (g_steps.iteration.load() >= plan->start_iteration) active_.cpu_ready_raw = ReadRawClock();
+    }
   }
   cv_.notify_all();
   return absl::OkStatus();

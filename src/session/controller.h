@@ -205,6 +205,10 @@ class SessionController {
   struct Active {
     Config config;
     ConfigSource source = ConfigSource::kApi;
+    // The raw time from which CPU ranges record, when the request switched them on only after
+    // its window's start boundary had passed (the job stepped on while it was planned): the
+    // CPU source's ReadyRaw, as a late CUPTI enable's (0 = on time).
+    uint64_t cpu_ready_raw = 0;
   };
   struct Result {
     absl::Status status;
@@ -220,6 +224,7 @@ class SessionController {
     // Latest TraceSource::ReadyRaw of the warmed sources (0 = none cares).
     uint64_t ready_raw = 0;
     const char* ready_source = "";  // that source's name()
+    bool ready_source_reports_late = false;  // its TraceSource::ReportsLateStart()
   };
 
   absl::Status RequestLocked(const Config& requested, ConfigSource source, bool sync,
@@ -238,10 +243,13 @@ class SessionController {
   void WaitForWake(std::unique_lock<std::mutex>& lock);
   void WarmUp(std::unique_lock<std::mutex>& lock, Window& w);
   // Tells the scheduler the sources are warm, and when the last of them was ready; records
-  // the warning when the window's start moved because of it.
+  // the warning when the window's start moved because of it, or stayed and that source's
+  // first iterations are incomplete.
   void SourcesWarm(Window& w);
   // "the window starts at iteration N instead of M: ..." (the start moved; `lock` held).
   std::string StartMovedMessage(const Window& w) const;
+  // "source S was recording only from iteration R on: ..." (the start stayed; `lock` held).
+  std::string StartIncompleteMessage(const Window& w) const;
   void Open(std::unique_lock<std::mutex>& lock, Window& w);
   void Close(std::unique_lock<std::mutex>& lock, Window& w);
   void Abort(std::unique_lock<std::mutex>& lock, Window& w);

@@ -109,6 +109,7 @@ class CudaSource final : public internal::CuptiSource {
     CuptiSource::Reset();
   }
   uint64_t ReadyRaw() const override { return ready_raw_; }
+  bool ReportsLateStart() const override { return true; }
 
  private:
   uint64_t ready_raw_ = 0;  // runner thread only

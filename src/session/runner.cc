@@ -136,9 +136,16 @@ void SessionController::WarmUp(std::unique_lock<std::mutex>& lock, Window& w) {
     if (const uint64_t ready = s->ReadyRaw(); ready > w.ready_raw) {
       w.ready_raw = ready;
       w.ready_source = s->name();
+      w.ready_source_reports_late = s->ReportsLateStart();
     }
   }
   lock.lock();
+  // CPU ranges switched on by a request that came after its own start boundary.
+  if (active_.cpu_ready_raw > w.ready_raw) {
+    w.ready_raw = active_.cpu_ready_raw;
+    w.ready_source = "cpu";
+    w.ready_source_reports_late = false;
+  }
 }
 
 void SessionController::SourcesWarm(Window& w) {
@@ -148,9 +155,11 @@ void SessionController::SourcesWarm(Window& w) {
   // scheduler moves the start to the next one.
   if (w.ready_raw != 0) e.ready_iteration = IterationAtRaw(w.ready_raw);
   // Refused (and ignored) when the request was cancelled meanwhile.
-  if (!sched_.Handle(e).ok() || sched_.start_moved_from() == 0) return;
+  if (!sched_.Handle(e).ok()) return;
   // The trace says so too (Close), unless a stop keeps the planned start after all.
-  KAIROS_LOG_WARNING("%s", StartMovedMessage(w).c_str());
+  if (sched_.start_moved_from() != 0) KAIROS_LOG_WARNING("%s", StartMovedMessage(w).c_str());
+  if (sched_.start_incomplete_until() >= 0 && !w.ready_source_reports_late)
+    KAIROS_LOG_WARNING("%s", StartIncompleteMessage(w).c_str());
 }
 
 std::string SessionController::StartMovedMessage(const Window& w) const {
@@ -159,6 +168,17 @@ std::string SessionController::StartMovedMessage(const Window& w) const {
   return absl::StrCat("the window starts at iteration ", to, " instead of ", from, ": source ",
                       w.ready_source, " was recording only after iteration ", from,
                       " began (raise ACTIVITIES_WARMUP_ITERATIONS)");
+}
+
+std::string SessionController::StartIncompleteMessage(const Window& w) const {
+  KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
+  const int64_t start = sched_.plan().start_iteration, until = sched_.start_incomplete_until();
+  return absl::StrCat("source ", w.ready_source, " was recording only from iteration ", until,
+                      " on: the window keeps its start at iteration ", start,
+                      sched_.plan().start_shared ? " (a job-wide window: every rank covers the same iterations)"
+                                                 : " (it was stopped before a later start)",
+                      ", so its data of iterations ", start, "-", until,
+                      " is incomplete (raise ACTIVITIES_WARMUP_ITERATIONS)");
 }
 
 void SessionController::Open(std::unique_lock<std::mutex>& lock, Window& w) {
@@ -244,6 +264,14 @@ void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
     request.stats.emplace_back(
         "window_start_moved_iterations",
         static_cast<uint64_t>(plan.start_iteration - sched_.start_moved_from()));
+  }
+  // A start that stayed although a source was ready only after it (unless its own data says
+  // what it missed).
+  if (sched_.start_incomplete_until() >= 0 && !w.ready_source_reports_late) {
+    request.warnings.push_back(StartIncompleteMessage(w));
+    request.stats.emplace_back(
+        "window_start_incomplete_iterations",
+        static_cast<uint64_t>(std::max<int64_t>(sched_.start_incomplete_until() - plan.start_iteration + 1, 0)));
   }
   request.anchors = &anchors_;
   request.process_base_ns = ProcessBaseNsLocked();

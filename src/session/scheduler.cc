@@ -167,6 +167,34 @@ void Scheduler::Move(SessionState to, Action action) {
   if (to == SessionState::kWarmUp) warmed_ = close_when_warm_ = false;
 }
 
+absl::Status Scheduler::SourcesWarm(const SchedulerEvent& e) {
+  if (state_ != SessionState::kWarmUp)
+    return absl::FailedPreconditionError("not warming up");  // cancelled meanwhile
+  warmed_ = true;
+  // A source that must be on before the start (CUPTI, PM) became ready only after the start
+  // boundary: what ran in between is missing from it.
+  const bool late = plan_.iteration_mode && e.ready_iteration >= plan_.start_iteration;
+  if (close_when_warm_) {
+    // A stop came first: the window closes with its planned start, whatever that source
+    // missed of it.
+    if (late) start_incomplete_until_ = e.ready_iteration;
+    CloseWarmUpAtStop();
+    return absl::OkStatus();
+  }
+  if (late && plan_.start_shared) {
+    // A job-wide request keeps its start, so all ranks cover the same iterations; the trace
+    // says which of them that source missed.
+    start_incomplete_until_ = e.ready_iteration;
+  } else if (late) {
+    // The window starts at the first boundary after every source was ready instead, with
+    // the requested length.
+    if (start_moved_from_ == 0) start_moved_from_ = plan_.start_iteration;
+    plan_.start_iteration = SatAdd(e.ready_iteration, 1);
+  }
+  if (action_ == Action::kNone) Advance(e.now_ns, e.iteration);
+  return absl::OkStatus();
+}
+
 void Scheduler::CloseWarmUpAtStop() {
   close_when_warm_ = false;
   open_at_boundary_ = true;
@@ -192,6 +220,7 @@ absl::Status Scheduler::StopPastStart(const SchedulerEvent& e) {
   if (start_moved_from_ != 0 && e.iteration < plan_.start_iteration) {
     // The start moved (kSourcesWarm) and the new one has not come: the window keeps its
     // planned start rather than being lost (its late source reports what it missed).
+    start_incomplete_until_ = SatAdd(plan_.start_iteration, -1);  // the late source's ready iteration
     plan_.start_iteration = start_moved_from_;
     start_moved_from_ = 0;
   }
@@ -271,6 +300,7 @@ absl::Status Scheduler::Handle(const SchedulerEvent& e) {
       open_at_boundary_ = fell_back_ = false;
       opened_ns_ = closed_ns_ = 0;
       start_moved_from_ = 0;
+      start_incomplete_until_ = -1;
       end_ns_ = end_iteration_ = kNever;
       Move(SessionState::kArmed, Action::kNone);
       return absl::OkStatus();
@@ -280,25 +310,7 @@ absl::Status Scheduler::Handle(const SchedulerEvent& e) {
       if (action_ == Action::kNone) Advance(e.now_ns, e.iteration);
       return absl::OkStatus();
     case SessionEventKind::kSourcesWarm:
-      if (state_ != SessionState::kWarmUp)
-        return absl::FailedPreconditionError("not warming up");  // cancelled meanwhile
-      warmed_ = true;
-      if (close_when_warm_) {
-        CloseWarmUpAtStop();
-        return absl::OkStatus();
-      }
-      if (plan_.iteration_mode && !plan_.start_shared && e.ready_iteration >= plan_.start_iteration) {
-        // A source that must be on before the start (CUPTI) became ready only after the start
-        // boundary: what ran in between is missing from it. The window starts at the first
-        // boundary after every source was ready instead, with the requested length (not for
-        // a job-wide request: WindowPlan::start_shared).
-        if (start_moved_from_ == 0) start_moved_from_ = plan_.start_iteration;
-        plan_.start_iteration = SatAdd(e.ready_iteration, 1);
-      }
-      if (action_ == Action::kNone) {
-        Advance(e.now_ns, e.iteration);
-      }
-      return absl::OkStatus();
+      return SourcesWarm(e);
     case SessionEventKind::kStopRecording:
       if (state_ != SessionState::kRecording)
         return absl::FailedPreconditionError("no trace is recording");

@@ -172,6 +172,11 @@ class Scheduler {
   // The start iteration the request planned, when a source became ready only after it and
   // the start moved to the first boundary after (plan().start_iteration); 0 = not moved.
   int64_t start_moved_from() const { return start_moved_from_; }
+  // The iteration in which that source became ready when the start stayed where it was
+  // planned after all (a job-wide window, WindowPlan::start_shared: every rank must cover the
+  // same iterations; or a stop before the moved start): the source's data of the iterations
+  // from the start to this one is incomplete, and the runner says so. -1 = none.
+  int64_t start_incomplete_until() const { return start_incomplete_until_; }
 
   // Step-hook policy (the hook takes the session mutex only where these say so).
   // Whether the hook of boundary `iteration` switches early recording on (TraceSource::
@@ -191,6 +196,7 @@ class Scheduler {
   void CloseWarmUpAtStop();  // WarmUp -> Flushing (closed) at closed_ns_
   // kStop in Armed/WarmUp of an iteration window whose planned start has passed.
   absl::Status StopPastStart(const SchedulerEvent& e);
+  absl::Status SourcesWarm(const SchedulerEvent& e);  // kSourcesWarm
 
   SessionState state_ = SessionState::kIdle;
   Action action_ = Action::kNone;
@@ -206,6 +212,7 @@ class Scheduler {
   int64_t opened_ns_ = 0, closed_ns_ = 0;
   int64_t end_ns_ = kNever, end_iteration_ = kNever;
   int64_t start_moved_from_ = 0;
+  int64_t start_incomplete_until_ = -1;
 };
 
 }  // namespace kairos

@@ -369,6 +369,50 @@ TEST_CASE("a source ready only after the start boundary moves the window's start
   CHECK(said == 1);
 }
 
+// The same late source in a job-wide window (a daemon request planned from its poll tick):
+// every rank must cover the same iterations, so the start stays, and the trace says which of
+// its iterations the late source's data lacks instead of leaving the gap unexplained.
+TEST_CASE("a job-wide window keeps its start when a source is ready late, and says so") {
+  SessionController& p = SessionController::Get();
+  WarmUpGate* gate = Gate();
+  const std::string dir = MakeTempDir();
+  if (g_steps.iteration.load() == 0) StepHook();  // a job-wide plan needs a counted step
+  const int64_t cur = g_steps.iteration.load();
+  const uint64_t n = p.completed_sessions() + 1;
+  Config c;
+  c.profile_start_iteration = cur + 3;
+  c.iterations = 2;
+  c.warmup_iterations = 1;
+  c.log_file = dir + "/shared.json";
+  gate->Close();
+  gate->ReportReady(true);
+  REQUIRE(p.RequestTrace(c, ConfigSource::kDaemon, ReadRawClock()).ok());
+  StepHook();  // cur + 1
+  StepHook();  // cur + 2: the warm-up boundary; the runner warms up and waits at the gate
+  const bool entered = gate->WaitEntered(10000);
+  if (!entered) gate->Open();
+  REQUIRE(entered);
+  StepHook();  // cur + 3: the planned start, the source not ready
+  StepHook();  // cur + 4
+  gate->Open();  // ready in iteration cur + 4
+  const bool left = gate->WaitLeft(10000);
+  gate->ReportReady(false);
+  REQUIRE(left);
+  for (int i = 0; i < 2; ++i) StepHook();  // cur + 5 ends the window
+  nlohmann::json j = FlushedTrace(p, n);
+  CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 3), 1},
+                                                   {"ProfilerStep#" + std::to_string(cur + 4), 1}});
+  CHECK(j["kairos_stats"].value("window_start_incomplete_iterations", 0) == 2);
+  CHECK_FALSE(j["kairos_stats"].contains("window_start_moved_iterations"));
+  const std::string want = "source test_warmup_gate was recording only from iteration " +
+                           std::to_string(cur + 4) + " on: the window keeps its start at iteration " +
+                           std::to_string(cur + 3) + " (a job-wide window";
+  int said = 0;
+  for (const auto& w : j.value("kairos_warnings", nlohmann::json::array()))
+    said += w.get<std::string>().rfind(want, 0) == 0 ? 1 : 0;
+  CHECK(said == 1);
+}
+
 // The same race at the window's end: the runner ticked past the end boundary between the
 // step's increment and its hook, closed before the hook had delivered that boundary's time,
 // and ended the window at its own clock, so the trace had one ProfilerStep too many (seen in

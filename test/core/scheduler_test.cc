@@ -824,10 +824,12 @@ TEST_CASE("a source ready only after the start boundary moves the start, same le
   REQUIRE(s.Handle(Ev(SessionEventKind::kRequest, kT0, 0, &shared)).ok());
   REQUIRE(s.Handle(Ev(SessionEventKind::kTick, kT0, 4)).ok());
   CHECK(s.TakeAction() == Action::kWarmUp);
+  CHECK(s.start_incomplete_until() == -1);
   REQUIRE(s.Handle(Warm(7, 7)).ok());
   CHECK(s.start_moved_from() == 0);
   CHECK(s.plan().start_iteration == 5);
-  CHECK(s.TakeAction() == Action::kOpen);  // late, at its planned start (the trace says so)
+  CHECK(s.start_incomplete_until() == 7);  // the trace says iterations 5-7 are incomplete
+  CHECK(s.TakeAction() == Action::kOpen);  // late, at its planned start
   REQUIRE(s.Handle(Ev(SessionEventKind::kStop, kT0)).ok());
   CHECK(s.TakeAction() == Action::kClose);
   REQUIRE(s.Handle(Ev(SessionEventKind::kFlushed, kT0)).ok());
@@ -836,6 +838,7 @@ TEST_CASE("a source ready only after the start boundary moves the start, same le
   // nothing moves, the window opens at its planned boundary.
   REQUIRE(s.Handle(Ev(SessionEventKind::kRequest, kT0, 0, &p)).ok());
   CHECK(s.start_moved_from() == 0);
+  CHECK(s.start_incomplete_until() == -1);  // a new request starts clean
   REQUIRE(s.Handle(Ev(SessionEventKind::kTick, kT0, 4)).ok());
   s.TakeAction();
   REQUIRE(s.Handle(Warm(9, 4)).ok());
@@ -880,6 +883,7 @@ TEST_CASE("a moved start: the job may already be past it, a stop before it keeps
   CHECK(s.outcome() == Outcome::kClosed);
   CHECK(s.plan().start_iteration == 5);
   CHECK(s.start_moved_from() == 0);
+  CHECK(s.start_incomplete_until() == 7);  // the late source's iterations 5-7 are incomplete
   CHECK(s.TakeAction() == Action::kClose);
   REQUIRE(s.Handle(Ev(SessionEventKind::kFlushed, kT0)).ok());
 
@@ -892,6 +896,7 @@ TEST_CASE("a moved start: the job may already be past it, a stop before it keeps
   CHECK(s.outcome() == Outcome::kClosed);
   CHECK(s.start_moved_from() == 0);
   CHECK(s.plan().start_iteration == 5);
+  CHECK(s.start_incomplete_until() == 9);
   REQUIRE(s.Handle(Ev(SessionEventKind::kFlushed, kT0)).ok());
 
   // Time windows have no boundary to move to.
