@@ -325,6 +325,23 @@ TEST_CASE("a step whose hook finds the runner already warming up still records t
   CHECK(CountNames(j, "user_annotation")["iter"] == 2);
 }
 
+// With the runner held in `gate`'s warm-up (the caller just stepped over the warm-up
+// boundary), steps twice while the source is not ready (the planned start and the iteration
+// after), then lets the runner go: the source is ready in the second of them. False when the
+// runner never reached the gate.
+bool StepTwiceBeforeReady(WarmUpGate* gate) {
+  if (!gate->WaitEntered(10000)) {
+    gate->Open();
+    return false;
+  }
+  StepHook();
+  StepHook();
+  gate->Open();
+  const bool left = gate->WaitLeft(10000);
+  gate->ReportReady(false);
+  return left;
+}
+
 // A source that must be on at the start (CUPTI, whose first enable can take long) was ready
 // only after the start boundary: the window starts at the first boundary after it instead,
 // with the requested number of iterations, and says so. The gate holds the runner in that
@@ -342,15 +359,7 @@ TEST_CASE("a source ready only after the start boundary moves the window's start
   gate->Close();
   gate->ReportReady(true);
   StepHook();  // cur + 1: the warm-up boundary; the runner warms up and waits at the gate
-  const bool entered = gate->WaitEntered(10000);
-  if (!entered) gate->Open();
-  REQUIRE(entered);
-  StepHook();  // cur + 2: the planned start, the source not ready
-  StepHook();  // cur + 3
-  gate->Open();  // ready in iteration cur + 3
-  const bool left = gate->WaitLeft(10000);
-  gate->ReportReady(false);
-  REQUIRE(left);
+  REQUIRE(StepTwiceBeforeReady(gate));  // cur + 2 (the planned start), cur + 3: ready in it
   for (int i = 0; i < 4; ++i) {  // cur + 4 (the moved start) .. cur + 7
     PushRange("iter");
     PopRange();
@@ -389,15 +398,7 @@ TEST_CASE("a job-wide window keeps its start when a source is ready late, and sa
   REQUIRE(p.RequestTrace(c, ConfigSource::kDaemon, ReadRawClock()).ok());
   StepHook();  // cur + 1
   StepHook();  // cur + 2: the warm-up boundary; the runner warms up and waits at the gate
-  const bool entered = gate->WaitEntered(10000);
-  if (!entered) gate->Open();
-  REQUIRE(entered);
-  StepHook();  // cur + 3: the planned start, the source not ready
-  StepHook();  // cur + 4
-  gate->Open();  // ready in iteration cur + 4
-  const bool left = gate->WaitLeft(10000);
-  gate->ReportReady(false);
-  REQUIRE(left);
+  REQUIRE(StepTwiceBeforeReady(gate));  // cur + 3 (the planned start), cur + 4: ready in it
   for (int i = 0; i < 2; ++i) StepHook();  // cur + 5 ends the window
   nlohmann::json j = FlushedTrace(p, n);
   CHECK(StepNames(j) == std::map<std::string, int>{{"ProfilerStep#" + std::to_string(cur + 3), 1},
