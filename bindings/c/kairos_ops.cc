@@ -83,13 +83,15 @@ KAIROS_API int kairos_op_enter_captured(const char* name, const kairos_op_args* 
                                         int64_t flops, kairos_op_capture_fn capture, void* ctx,
                                         uint64_t thread_key) {
   try {
-    if (args == nullptr || capture == nullptr) return kairos_op_enter(name, args, flops, nullptr, 0, thread_key);
+    if (args == nullptr || capture == nullptr)
+      return kairos_op_enter(name, args, flops, nullptr, 0, thread_key);
     kairos::internal::OpMeta m;
     m.sequence_nr = args->sequence_nr;
     m.fwd_thread_id = args->fwd_thread_id;
     m.record_function_id = args->record_function_id;
     m.flops = flops;
-    return kairos::api::OpEnterCaptured(name, m, kairos::internal::OpCapture{capture, ctx}, thread_key);
+    return kairos::api::OpEnterCaptured(name, m, kairos::internal::OpCapture{capture, ctx},
+                                        thread_key);
   } catch (...) {
     kairos::api::LogBarrierError("kairos_op_enter_captured", "exception");
     return 0;

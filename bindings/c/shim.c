@@ -394,7 +394,8 @@ int kairos_op_enter(const char* name, const kairos_op_args* args, int64_t flops,
 }
 int kairos_op_enter_captured(const char* name, const kairos_op_args* args, int64_t flops,
                              kairos_op_capture_fn capture, void* ctx, uint64_t thread_key) {
-  return Recording() ? g_shim.hot.op_enter_captured(name, args, flops, capture, ctx, thread_key) : 0;
+  return Recording() ? g_shim.hot.op_enter_captured(name, args, flops, capture, ctx, thread_key)
+                     : 0;
 }
 void kairos_op_exit(uint64_t thread_key) {
   if (Recording()) g_shim.hot.op_exit(thread_key);

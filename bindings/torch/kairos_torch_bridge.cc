@@ -55,9 +55,10 @@ bool g_with_flops = false;     // compute "flops" (OpFlops)
 // cost more per op than the rest of the recording path (docs/PERFORMANCE.md).
 
 // The capture itself (bounds, dtype names, the words' layout) is op_input_capture.h, shared
-// with the bridge's floor benchmark; it writes into kairos' own storage (CaptureInto). The dtype table is filled once, under g_install_mu,
-// before the first callback is registered; read-only after (a later install after an
-// uninstall, while a late callback may still read it, leaves it).
+// with the bridge's floor benchmark; it writes into kairos' own storage (CaptureInto). The
+// dtype table is filled once, under g_install_mu, before the first callback is registered;
+// read-only after (a later install after an uninstall, while a late callback may still read
+// it, leaves it).
 kairos_torch::DtypeNames g_dtype_names;
 
 // kairos' capture callback (kairos_op_enter_captured): the inputs of the RecordFunction at

@@ -143,7 +143,8 @@ uint32_t StoreOpArgsCaptured(ThreadState* s, const OpMeta& m, const OpCapture& c
   // writes there before anything is published (args_used, the push record), so the collector
   // never reads a word half written.
   const uint64_t spare_words = uint64_t{SpareInputSlots(s, used)} * (sizeof(StoredArgs) / 8);
-  const auto room = static_cast<uint32_t>(spare_words < kMaxOpInputWords ? spare_words : kMaxOpInputWords);
+  const auto room =
+      static_cast<uint32_t>(spare_words < kMaxOpInputWords ? spare_words : kMaxOpInputWords);
   const uint32_t words = c.fn(c.ctx, reinterpret_cast<uint64_t*>(&a + 1), room);
   uint32_t slots = 0;
   if (words <= room) {

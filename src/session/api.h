@@ -102,8 +102,8 @@ inline int OpEnter(const char* name, const internal::OpMeta* m, const internal::
   return internal::EnterOp(name, m, in, thread_key);
 }
 // The same for an op whose inputs `c` writes in place (kairos_op_enter_captured).
-inline int OpEnterCaptured(const char* name, const internal::OpMeta& m, const internal::OpCapture& c,
-                           uint64_t thread_key) {
+inline int OpEnterCaptured(const char* name, const internal::OpMeta& m,
+                           const internal::OpCapture& c, uint64_t thread_key) {
   return internal::EnterOpCaptured(name, m, c, thread_key);
 }
 inline void OpExit(uint64_t thread_key) { internal::ExitOp(thread_key); }

@@ -173,10 +173,11 @@ std::string SessionController::StartMovedMessage(const Window& w) const {
 std::string SessionController::StartIncompleteMessage(const Window& w) const {
   KAIROS_DCHECK(OnRunnerLocked(), "runs on the session thread");
   const int64_t start = sched_.plan().start_iteration, until = sched_.start_incomplete_until();
+  const char* why = sched_.plan().start_shared
+                        ? " (a job-wide window: every rank covers the same iterations)"
+                        : " (it was stopped before a later start)";
   return absl::StrCat("source ", w.ready_source, " was recording only from iteration ", until,
-                      " on: the window keeps its start at iteration ", start,
-                      sched_.plan().start_shared ? " (a job-wide window: every rank covers the same iterations)"
-                                                 : " (it was stopped before a later start)",
+                      " on: the window keeps its start at iteration ", start, why,
                       ", so its data of iterations ", start, "-", until,
                       " is incomplete (raise ACTIVITIES_WARMUP_ITERATIONS)");
 }
@@ -271,7 +272,8 @@ void SessionController::Close(std::unique_lock<std::mutex>& lock, Window& w) {
     request.warnings.push_back(StartIncompleteMessage(w));
     request.stats.emplace_back(
         "window_start_incomplete_iterations",
-        static_cast<uint64_t>(std::max<int64_t>(sched_.start_incomplete_until() - plan.start_iteration + 1, 0)));
+        static_cast<uint64_t>(
+            std::max<int64_t>(sched_.start_incomplete_until() - plan.start_iteration + 1, 0)));
   }
   request.anchors = &anchors_;
   request.process_base_ns = ProcessBaseNsLocked();

@@ -220,7 +220,7 @@ absl::Status Scheduler::StopPastStart(const SchedulerEvent& e) {
   if (start_moved_from_ != 0 && e.iteration < plan_.start_iteration) {
     // The start moved (kSourcesWarm) and the new one has not come: the window keeps its
     // planned start rather than being lost (its late source reports what it missed).
-    start_incomplete_until_ = SatAdd(plan_.start_iteration, -1);  // the late source's ready iteration
+    start_incomplete_until_ = SatAdd(plan_.start_iteration, -1);  // the late source was ready
     plan_.start_iteration = start_moved_from_;
     start_moved_from_ = 0;
   }
