@@ -256,8 +256,11 @@ int main(int argc, char** argv) {
       const size_t pm = files.find("\"pm_samples\": ");
       if (c.check == Config::kPm && (pm == std::string::npos || files[pm + 14] == '0'))
         c.problem = "no PM samples (the CUPTI in use does not implement PM sampling)";
-      // train_loop does not call kairos_step: steps is 0, not null, in every line.
-      if (c.check == Config::kTelemetry && files.find("\"steps\":0") == std::string::npos)
+      // A telemetry line has the interval's GPU figures and its step count (train_loop marks
+      // its steps with kairos_step when kairos is preloaded, so the count is not 0: checking for
+      // "steps":0, as this did before, found no line and dropped the telemetry headlines).
+      if (c.check == Config::kTelemetry && (files.find("\"gpu_busy_pct\":") == std::string::npos ||
+                                            files.find("\"steps\":") == std::string::npos))
         c.problem = "no telemetry line written";
     }
   }
