@@ -125,7 +125,8 @@ def main(argv):
     profile = None
     if argv[:1] == ["--profile"]:
         profile, argv = argv[1], argv[2:]
-    modes = argv or MODES
+    # The floor modes need the floor module (skipped by default without it).
+    modes = argv or [m for m in MODES if not m.startswith("floor") or os.path.exists(FLOOR)]
     if profile is not None and "none" not in modes:
         modes = ["none"] + modes
     if os.environ.get("KAIROS_INSTR_CHILD") == "1":
