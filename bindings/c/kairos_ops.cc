@@ -60,16 +60,24 @@ KAIROS_API void kairos_op_push_inputs(const char* name, const kairos_op_args* ar
 
 static_assert(KAIROS_OP_MAX_INPUT_WORDS == kairos::internal::kMaxOpInputWords, "kairos.h bound");
 
+namespace {
+// An operator's client metadata as kairos_op_enter and kairos_op_enter_captured take it.
+kairos::internal::OpMeta OpMetaOf(const kairos_op_args& a, int64_t flops) {
+  kairos::internal::OpMeta m;
+  m.sequence_nr = a.sequence_nr;
+  m.fwd_thread_id = a.fwd_thread_id;
+  m.record_function_id = a.record_function_id;
+  m.flops = flops;
+  return m;
+}
+}  // namespace
+
 KAIROS_API int kairos_op_enter(const char* name, const kairos_op_args* args, int64_t flops,
                                const uint64_t* input_words, uint32_t n_input_words,
                                uint64_t thread_key) {
   try {
     if (args == nullptr) return kairos::api::OpEnter(name, nullptr, nullptr, thread_key);
-    kairos::internal::OpMeta m;
-    m.sequence_nr = args->sequence_nr;
-    m.fwd_thread_id = args->fwd_thread_id;
-    m.record_function_id = args->record_function_id;
-    m.flops = flops;
+    const kairos::internal::OpMeta m = OpMetaOf(*args, flops);
     if (input_words == nullptr) return kairos::api::OpEnter(name, &m, nullptr, thread_key);
     const kairos::internal::PackedInputs in{input_words, n_input_words};
     return kairos::api::OpEnter(name, &m, &in, thread_key);
@@ -85,13 +93,8 @@ KAIROS_API int kairos_op_enter_captured(const char* name, const kairos_op_args* 
   try {
     if (args == nullptr || capture == nullptr)
       return kairos_op_enter(name, args, flops, nullptr, 0, thread_key);
-    kairos::internal::OpMeta m;
-    m.sequence_nr = args->sequence_nr;
-    m.fwd_thread_id = args->fwd_thread_id;
-    m.record_function_id = args->record_function_id;
-    m.flops = flops;
-    return kairos::api::OpEnterCaptured(name, m, kairos::internal::OpCapture{capture, ctx},
-                                        thread_key);
+    return kairos::api::OpEnterCaptured(name, OpMetaOf(*args, flops),
+                                        kairos::internal::OpCapture{capture, ctx}, thread_key);
   } catch (...) {
     kairos::api::LogBarrierError("kairos_op_enter_captured", "exception");
     return 0;
