@@ -113,7 +113,7 @@ void Encoder::WriteInterned(const NewInterned& ni) {
   enc_.EndNested(id);
 }
 
-uint32_t Encoder::NameIid(Sequence& s, const Event& e, NewInterned& ni) {
+inline uint32_t Encoder::NameIid(Sequence& s, const Event& e, NewInterned& ni) {
   const uint64_t name_key = e.kind == EventKind::kUserAnnotation || e.kind == EventKind::kCpuOp
                                 ? e.name
                                 : internal::DisplayNameKey(data_, e);
@@ -130,7 +130,7 @@ uint32_t Encoder::NameIid(Sequence& s, const Event& e, NewInterned& ni) {
 }
 
 // The interned string iid of the event's side-table row as JSON text, 0 for a bad row.
-uint32_t Encoder::DetailIid(Sequence& s, const Event& e, NewInterned& ni) {
+inline uint32_t Encoder::DetailIid(Sequence& s, const Event& e, NewInterned& ni) {
   const uint64_t key = (uint64_t{internal::DetailTableOf(e)} << 32) | e.detail;
   if (const uint32_t* iid = s.detail_cache.Find(key)) return *iid;
   uint32_t iid = 0;
@@ -195,7 +195,8 @@ uint32_t Encoder::InternText(Sequence& s, absl::flat_hash_map<std::string, uint3
 // The head every in-place packet shares: reserves `bytes`, writes the TracePacket tag (its
 // one-byte length, pk[1], is the caller's to fill) and the timestamp as a delta from the
 // sequence's last one. Sets *packet to the packet's start and returns where its fields go.
-uint8_t* Encoder::BeginPacketInPlace(Sequence& s, int64_t ts, size_t bytes, uint8_t** packet) {
+inline uint8_t* Encoder::BeginPacketInPlace(Sequence& s, int64_t ts, size_t bytes,
+                                            uint8_t** packet) {
   using internal::TagValue;
   using internal::WireType;
   enc_.Reserve(bytes);
@@ -292,7 +293,7 @@ inline uint8_t* PutTrailingArgs(const Event& e, uint32_t detail_iid, uint32_t co
   return p;
 }
 
-void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts) {
+inline void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts) {
   using internal::TagValue;
   using internal::WireType;
   NewInterned ni;
@@ -335,7 +336,7 @@ void Encoder::WriteEvent(Sequence& s, const Event& e, uint32_t type, int64_t ts)
   enc_.SetEnd(p);
 }
 
-void Encoder::WriteEnd(Sequence& s, int64_t ts) {
+inline void Encoder::WriteEnd(Sequence& s, int64_t ts) {
   using internal::TagValue;
   using internal::WireType;
   uint8_t* pk;
