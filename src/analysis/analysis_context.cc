@@ -58,10 +58,6 @@ const DeviceInfo* AnalysisContext::Device(uint32_t id) const {
   return nullptr;
 }
 
-bool IsCpuRange(EventKind kind) {
-  return kind == EventKind::kCpuOp || kind == EventKind::kUserAnnotation;
-}
-
 bool ParseStepName(std::string_view name, int64_t* number) {
   constexpr std::string_view kPrefix = "ProfilerStep#";
   if (!StartsWith(name, kPrefix) || name.size() == kPrefix.size() || name.size() > kPrefix.size() + 18) {

@@ -115,7 +115,10 @@ AnalysisContext BuildContext(const TraceData& data, const AnalysisOptions& optio
 // (the op after each idle gap, small device-to-host copies): one pass over the host
 // tracks with lookups into a small set, instead of indexing every launch.
 void ResolveLaunches(AnalysisContext& ctx);
-bool IsCpuRange(EventKind kind);
+// Inline: called per event by most passes (out of line it was 2-3% of Analyze).
+inline bool IsCpuRange(EventKind kind) {
+  return kind == EventKind::kCpuOp || kind == EventKind::kUserAnnotation;
+}
 // Parses "ProfilerStep#N"; returns false for other names.
 bool ParseStepName(std::string_view name, int64_t* number);
 EventRef MakeRef(const AnalysisContext& ctx, const Event& e);

@@ -80,13 +80,12 @@ KernelClass RefineKernelClass(KernelClass by_name, uint64_t blocks, int32_t sm_c
   if (blocks == 0 || sm_count <= 0) return by_name;
   const auto sms = static_cast<uint64_t>(sm_count);
   // A grid of 1-4 waves exactly: the kernel sized it from the SM count and loops over work.
-  for (uint64_t k = 1; k <= 4; ++k) {
-    if (blocks == k * sms) return KernelClass::kPersistent;
-  }
-  // Clustered persistent kernels launch the largest multiple of the cluster size that fits.
-  for (uint64_t c : {2u, 4u, 8u}) {
-    if (sms % c != 0 && blocks == sms - sms % c) return KernelClass::kPersistent;
-  }
+  // (Called per kernel by two passes: one division instead of a loop of four products.)
+  if (blocks <= 4 * sms && blocks % sms == 0) return KernelClass::kPersistent;
+  // Clustered persistent kernels launch the largest multiple of the cluster size (2, 4, 8)
+  // that fits: sms less sms % c, when that is not sms itself.
+  const auto clustered = [&](uint64_t rest) { return rest != 0 && blocks == sms - rest; };
+  if (clustered(sms & 1) || clustered(sms & 3) || clustered(sms & 7)) return KernelClass::kPersistent;
   return by_name;
 }
 

@@ -73,6 +73,24 @@ TEST_CASE("Launch shape refines a name class into persistent") {
   // Names that fix the class keep it.
   CHECK(RefineKernelClass(KernelClass::kCommunication, 132, 132) == KernelClass::kCommunication);
   CHECK(RefineKernelClass(KernelClass::kGemmAttention, 264, 132) == KernelClass::kGemmAttention);
+  // Every grid up to 5 waves of every SM count up to 160 against the rule as stated: k * sms
+  // for k in 1..4, or sms - sms % c for a cluster size c in {2, 4, 8} that does not divide sms.
+  int persistent = 0, mismatches = 0;
+  for (int32_t sms = 1; sms <= 160; ++sms) {
+    for (uint64_t blocks = 1; blocks <= 5u * static_cast<uint64_t>(sms) + 1; ++blocks) {
+      const uint64_t n = static_cast<uint64_t>(sms);
+      bool want = false;
+      for (uint64_t k = 1; k <= 4; ++k) want |= blocks == k * n;
+      for (uint64_t c : {2u, 4u, 8u}) want |= n % c != 0 && blocks == n - n % c;
+      const bool got = RefineKernelClass(KernelClass::kOther, blocks, sms) == KernelClass::kPersistent;
+      persistent += got ? 1 : 0;
+      mismatches += got != want ? 1 : 0;
+    }
+  }
+  CHECK(mismatches == 0);
+  // 640 whole waves, and 233 distinct clustered grids (counted apart: where the cluster sizes
+  // give the same grid, e.g. an odd sms with sms % 4 == 1, it counts once).
+  CHECK(persistent == 160 * 4 + 233);
 }
 
 struct Names {
