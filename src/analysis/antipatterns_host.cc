@@ -35,7 +35,7 @@ void IdleHostBound(const AnalysisContext& ctx, size_t di, Summary* out) {
   // Measured from each op's own launch call; "medium" when other causes are a large part.
   b.Impact(d.idle_host_wait_ns, share >= 0.8 ? "high" : "medium");
   std::vector<Interval> waits;
-  std::vector<const IdleGap*> by_len;
+  std::vector<const IdleGap*> by_len;  // the waits that can be an example (their next op)
   const size_t n_waits = static_cast<size_t>(
       std::count_if(dw.gaps.begin(), dw.gaps.end(), [](const IdleGap& g) { return g.host_wait_ns > 0; }));
   waits.reserve(n_waits);  // exact: up to one per GPU op, so no doubling
@@ -43,17 +43,20 @@ void IdleHostBound(const AnalysisContext& ctx, size_t di, Summary* out) {
   for (const IdleGap& g : dw.gaps) {
     if (g.host_wait_ns <= 0) continue;
     waits.push_back({g.start_ns, g.start_ns + g.host_wait_ns});
-    by_len.push_back(&g);
+    if (g.next != nullptr) by_len.push_back(&g);
   }
   // A single long wait (typically start-up before the first launch on a busy host) is set-up
   // time, which long_initialization covers; host-boundness is a recurring pattern.
   if (waits.size() < o.host_wait_min_intervals) return;
-  std::stable_sort(by_len.begin(), by_len.end(),
-                   [](const IdleGap* a, const IdleGap* c) { return a->host_wait_ns > c->host_wait_ns; });
-  for (const IdleGap* g : by_len) {
-    if (!b.wants_examples()) break;
-    if (g->next != nullptr) b.Example(*g->next);
-  }
+  // The longest waits, ties in time order, as a stable sort of them all would give: only the
+  // first max_examples are read (sorting every gap was most of this detector's time).
+  const size_t k = std::min(by_len.size(), o.max_examples);
+  std::partial_sort(by_len.begin(), by_len.begin() + static_cast<std::ptrdiff_t>(k), by_len.end(),
+                    [](const IdleGap* a, const IdleGap* c) {
+                      return a->host_wait_ns != c->host_wait_ns ? a->host_wait_ns > c->host_wait_ns
+                                                                : a < c;  // gaps are in time order
+                    });
+  for (size_t i = 0; i < k && b.wants_examples(); ++i) b.Example(*by_len[i]->next);
   const double util = CounterMeanIn(ctx, "cpu.util", waits);
   const double iowait = CounterMeanIn(ctx, "cpu.iowait", waits);
   b.Evidence("idle_ns", static_cast<double>(d.idle_ns))

@@ -170,6 +170,12 @@ class EventArgs {
 
  private:
   template <typename Sink> void Kernel(const Event& e, const KernelDetail& k, bool full, Sink& s);
+  // A kernel's args that depend on its detail row alone, in two runs around the launch's
+  // correlation (Kineto's order): its place (queued, device, context, stream), then its
+  // shape (registers through graph and channel). Kernel() hands each run to the sink's
+  // RowArgs, which may replay text it kept for the row instead of formatting it again.
+  template <typename Sink> static void KernelPlace(const KernelDetail& k, Sink& s);
+  template <typename Sink> void KernelShape(uint32_t row, const KernelDetail& k, Sink& s);
   template <typename Sink> void Memcpy(const Event& e, const MemcpyDetail& m, bool full, Sink& s);
   template <typename Sink> void Memset(const Event& e, const MemsetDetail& m, bool full, Sink& s);
   // The args memcpy and memset share after their device/context keys.
@@ -209,6 +215,8 @@ class JsonObjectArgsSink {
   void Dim3(const char* key, const uint32_t v[3]) {
     w_.Key(key).BeginArray().Uint(v[0]).Uint(v[1]).Uint(v[2]).EndArray();
   }
+  // Row-constant args (EventArgs::Kernel): formatted each time here.
+  template <typename Fn> void RowArgs(uint32_t /*row*/, int /*part*/, Fn&& fn) { fn(*this); }
   void Close() { w_.EndObject(); }
 
  private:
@@ -307,11 +315,27 @@ void EventArgs::GraphAndChannel(uint32_t graph_id, uint64_t graph_node_id, uint3
 
 template <typename Sink>
 void EventArgs::Kernel(const Event& e, const KernelDetail& k, bool full, Sink& s) {
+  const uint32_t row = e.detail;
+  s.RowArgs(row, 0, [&k](auto& out) { KernelPlace(k, out); });
+  if (full) s.Uint(arg_keys::kCorrelation, e.correlation);
+  s.RowArgs(row, 1, [this, row, &k](auto& out) { KernelShape(row, k, out); });
+  // Measured PM-sampling means of this launch (per event, so not part of a detail row).
+  if (full) VisitMeasured(e, s);
+  if (full && !data_.collectives.empty() && e.correlation != 0) {
+    if (const CollectiveRecord* c = data_.FindCollective(e.correlation)) Collective(*c, s);
+  }
+}
+
+template <typename Sink>
+void EventArgs::KernelPlace(const KernelDetail& k, Sink& s) {
   s.Uint(arg_keys::kQueued, k.queued);
   s.Uint(arg_keys::kDevice, k.device);
   s.Uint(arg_keys::kContext, k.context);
   s.Uint(arg_keys::kStream, k.stream);
-  if (full) s.Uint(arg_keys::kCorrelation, e.correlation);
+}
+
+template <typename Sink>
+void EventArgs::KernelShape(uint32_t row, const KernelDetail& k, Sink& s) {
   s.Uint(arg_keys::kRegistersPerThread, k.registers_per_thread);
   const uint64_t smem = static_cast<uint64_t>(k.static_shared_memory) + k.dynamic_shared_memory;
   s.Uint(arg_keys::kSharedMemory, smem);
@@ -332,13 +356,8 @@ void EventArgs::Kernel(const Event& e, const KernelDetail& k, bool full, Sink& s
   }
   s.Dim3(arg_keys::kGrid, k.grid);
   s.Dim3(arg_keys::kBlock, k.block);
-  if (dev && dev->num_sms > 0) s.Int(arg_keys::kEstOccupancy, OccupancyPercent(e.detail, k, *dev));
+  if (dev && dev->num_sms > 0) s.Int(arg_keys::kEstOccupancy, OccupancyPercent(row, k, *dev));
   GraphAndChannel(k.graph_id, k.graph_node_id, k.channel_id, k.channel_type, s);
-  // Measured PM-sampling means of this launch (per event, so not part of a detail row).
-  if (full) VisitMeasured(e, s);
-  if (full && !data_.collectives.empty() && e.correlation != 0) {
-    if (const CollectiveRecord* c = data_.FindCollective(e.correlation)) Collective(*c, s);
-  }
 }
 
 template <typename Sink>

@@ -12,7 +12,9 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "json/json_writer.h"
@@ -164,11 +166,20 @@ class JsonOut : public JsonBuffer {
 // per-append bounds checks and length updates). Strings and long literals (client text,
 // unbounded) take JsonOut's checked path.
 #define KAIROS_JSON_SINK_INLINE inline __attribute__((always_inline))
+class RowTextCache;
+
 class JsonArgsSink {
  public:
-  explicit JsonArgsSink(JsonOut& out) : out_(out) { Refill(); }
+  // `rows`: where row-constant args (RowArgs) are kept as text; null formats them every time.
+  explicit JsonArgsSink(JsonOut& out, RowTextCache* rows = nullptr) : out_(out), rows_(rows) {
+    Refill();
+  }
   JsonArgsSink(const JsonArgsSink&) = delete;
   JsonArgsSink& operator=(const JsonArgsSink&) = delete;
+
+  // Row-constant args (EventArgs::Kernel's runs, part 0 or 1 of detail row `row`): `fn(sink)`
+  // writes them; with a cache, once per row and part, and their text is copied after that.
+  template <typename Fn> void RowArgs(uint32_t row, int part, Fn&& fn);
 
   KAIROS_JSON_SINK_INLINE void Uint(const char* key, uint64_t v) {
     if (!FastKey(key)) return SlowKey(key).Uint(v);
@@ -216,6 +227,25 @@ class JsonArgsSink {
   }
 
  private:
+  friend class RowTextCache;
+  // A sink that writes args as a fragment of an object already open (`,"key":value` each, no
+  // `,"args":{` and no `}`): the text RowTextCache keeps. End with Release().
+  struct Fragment {};
+  JsonArgsSink(JsonOut& out, Fragment) : out_(out), rows_(nullptr), open_(true) { Refill(); }
+  void Release() { Sync(); }
+  // Appends kept args text (a fragment: each arg with its leading comma).
+  void PutFragment(std::string_view text) {
+    if (text.empty()) return;
+    Sync();
+    if (open_) {
+      out_.Raw(text);
+    } else {
+      out_.Raw(",\"args\":{");
+      out_.Raw(text.substr(1));
+      open_ = true;
+    }
+  }
+
   // Room for one arg on the fast path: `,"args":{"` + key + `":` + a value of at most
   // kMaxValue bytes (a Dim3 of three 10-digit values is 34, a double 24, an int 20).
   static constexpr size_t kMaxKey = 64;
@@ -271,12 +301,81 @@ class JsonArgsSink {
   }
 
   JsonOut& out_;
+  RowTextCache* rows_;
   char* base_ = nullptr;  // where the reserved room began (JsonOut's end at Refill)
   char* p_ = nullptr;     // the cursor
   char* end_ = nullptr;
   bool stale_ = true;  // the cursor holds nothing to hand back
   bool open_ = false;
 };
+
+// The text of detail rows' constant args as JsonArgsSink writes them, formatted once per row
+// and part and copied for the row's next events. A kernel's detail row is shared by every
+// launch of the same kernel with the same configuration (thousands per window in a training
+// loop), and its 13-15 row-constant args were most of a kernel event's formatting time.
+// Bounded: once kMaxBytes of text is kept, new rows are formatted every time.
+class RowTextCache {
+ public:
+  static constexpr int kParts = 2;
+  static constexpr size_t kMaxBytes = size_t{4} << 20;
+  static constexpr size_t kMaxText = 4096;  // longer text is formatted every time
+
+  // Rows 0 .. rows-1 can be kept (the trace's kernel rows).
+  explicit RowTextCache(size_t rows) : start_(rows * kParts, kNone), scratch_(null_sink_) {}
+
+  // The kept text of (row, part), formatting it with `fn` first when new; a view with null
+  // data when it cannot be kept (row out of range, cache full, text too long).
+  template <typename Fn> std::string_view Get(uint32_t row, int part, Fn&& fn) {
+    const size_t slot = size_t{row} * kParts + static_cast<size_t>(part);
+    if (slot >= start_.size()) return {};
+    if (start_[slot] != kNone) return Text(start_[slot]);
+    if (text_.size() >= kMaxBytes) return {};
+    scratch_.Clear();
+    JsonArgsSink frag(scratch_, JsonArgsSink::Fragment{});
+    fn(frag);
+    frag.Release();
+    const std::string_view t = scratch_.view();
+    if (t.size() > kMaxText) return {};
+    const auto at = static_cast<uint32_t>(text_.size());
+    const auto n = static_cast<uint16_t>(t.size());
+    text_.append(reinterpret_cast<const char*>(&n), sizeof(n));
+    text_.append(t);
+    start_[slot] = at;
+    if (part == 0) ++kept_rows_;
+    return Text(at);
+  }
+  size_t kept_bytes() const { return text_.size(); }
+  size_t kept_rows() const { return kept_rows_; }  // rows whose part 0 is kept
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // Formats into scratch_, never written anywhere: scratch_ is cleared before each use.
+  struct NullSink : ByteSink {
+    absl::Status Write(const void*, size_t) override { return absl::OkStatus(); }
+    absl::Status Finish() override { return absl::OkStatus(); }
+  };
+  std::string_view Text(uint32_t at) const {
+    uint16_t n;
+    std::memcpy(&n, text_.data() + at, sizeof(n));
+    return std::string_view(text_.data() + at + sizeof(n), n);
+  }
+
+  std::vector<uint32_t> start_;  // per (row, part): offset of its length in text_, or kNone
+  std::string text_;             // per kept text: its length (2 bytes), then the text
+  size_t kept_rows_ = 0;
+  NullSink null_sink_;
+  JsonOut scratch_;
+};
+
+template <typename Fn>
+void JsonArgsSink::RowArgs(uint32_t row, int part, Fn&& fn) {
+  const std::string_view kept = rows_ != nullptr ? rows_->Get(row, part, fn) : std::string_view();
+  if (kept.data() == nullptr) {
+    fn(*this);
+  } else {
+    PutFragment(kept);
+  }
+}
 
 #undef KAIROS_JSON_SINK_INLINE
 

@@ -53,7 +53,11 @@ constexpr int64_t kOverheadSortIndex = 1048576;
 class TraceJsonWriter {
  public:
   TraceJsonWriter(const TraceData& data, ByteSink& sink)
-      : data_(data), out_(sink), args_(data), name_slot_(data.strings.size(), 0) {
+      : data_(data),
+        out_(sink),
+        args_(data),
+        kernel_rows_(data.kernels.size()),
+        name_slot_(data.strings.size(), 0) {
     for (size_t k = 0; k <= kEventKindCount; ++k) {
       const char* cat = k < kEventKindCount ? kEventCategory[k] : "unknown";
       complete_prefix_[k] = absl::StrCat("\"ph\":\"X\",\"cat\":\"", cat, "\",\"name\":");
@@ -395,7 +399,7 @@ class TraceJsonWriter {
       out_.Raw(",\"dur\":");
       out_.Micros(e.end_ns - e.start_ns);
     }
-    internal::JsonArgsSink args(out_);
+    internal::JsonArgsSink args(out_, &kernel_rows_);
     args_.Visit(e, internal::ArgScope::kEvent, args);
     args.Close();
     out_.Char('}');
@@ -457,6 +461,7 @@ class TraceJsonWriter {
   const TraceData& data_;
   JsonOut out_;
   internal::EventArgs args_;
+  internal::RowTextCache kernel_rows_;  // kernels' row-constant args as text (json_out.h)
   std::string name_scratch_;  // backs derived display names
   std::vector<PlannedMetadata> metadata_;
   std::vector<std::string> writer_warnings_;

@@ -12,6 +12,8 @@
 #include <tuple>
 
 #include "model/detail_values.h"
+#include "output/event_args.h"
+#include "output/json_out.h"
 #include "json_test_util.h"
 #include "trace_fixture.h"
 
@@ -410,6 +412,80 @@ TEST_CASE("Output streams in bounded chunks and stops at the first sink error") 
   CHECK(s.code() == absl::StatusCode::kResourceExhausted);
   CHECK(failing.failed_writes == 1);  // nothing is attempted after the first error
   CHECK(failing.text.size() <= 200000);
+}
+
+// The JSON writer keeps a kernel row's constant args as text (RowTextCache) and copies it for
+// the row's next launches. Every event's args, kept or not, must be the bytes formatting them
+// gives: rows used once and many times, with and without an External id, unfinished, on a
+// device with and without an SM count, and past the cache's byte bound (the rows after it are
+// formatted every time).
+TEST_CASE("Kernel args replayed from a row's kept text equal the args formatted") {
+  TraceData d;
+  d.devices.push_back(testing::H100(0));
+  // Rows of ~250 bytes of text: 20000 of them pass the 4 MiB bound.
+  constexpr uint32_t kRows = 20000;
+  for (uint32_t r = 0; r < kRows; ++r) {
+    KernelDetail k{};
+    k.device = r % 7 == 0 ? 3 : 0;  // device 3 has no DeviceInfo: "inf" blocks per SM
+    k.context = 1;
+    k.stream = 7 + r % 5;
+    k.grid[0] = 1000 + r;
+    k.grid[1] = 1 + r % 3;
+    k.grid[2] = 1;
+    k.block[0] = 32 << (r % 6);
+    k.block[1] = k.block[2] = 1;
+    k.registers_per_thread = 16 + r % 200;
+    k.static_shared_memory = 1024 * (r % 4);
+    k.graph_id = r % 11 == 0 ? 4 : 0;
+    k.graph_node_id = r % 11 == 0 ? 100 + r : 0;
+    k.channel_type = r % 13 == 0 ? 1 : 0;
+    k.channel_id = r % 13;
+    d.kernels.push_back(k);
+  }
+  testing::StringSink null_sink;
+  internal::JsonOut formatted(null_sink), replayed(null_sink);
+  internal::EventArgs plain(d), kept(d);
+  internal::RowTextCache rows(d.kernels.size());
+  size_t events = 0, differ = 0;
+  // Each row three times (the second and third from kept text), rows in two passes.
+  for (int pass = 0; pass < 3; ++pass) {
+    for (uint32_t r = 0; r < kRows; ++r) {
+      Event e{};
+      e.kind = EventKind::kKernel;
+      e.detail = r;
+      e.correlation = 1 + r + pass * kRows;
+      e.external_id = (r + pass) % 3 == 0 ? 0 : 500 + r;
+      e.flags = r % 17 == 0 ? kFlagUnfinished : 0;
+      e.start_ns = 1000;
+      e.end_ns = 2000;
+      formatted.Clear();
+      replayed.Clear();
+      {
+        internal::JsonArgsSink a(formatted);
+        plain.Visit(e, internal::ArgScope::kEvent, a);
+        a.Close();
+      }
+      {
+        internal::JsonArgsSink b(replayed, &rows);
+        kept.Visit(e, internal::ArgScope::kEvent, b);
+        b.Close();
+      }
+      ++events;
+      if (formatted.view() != replayed.view()) {
+        if (++differ <= 3) {
+          INFO("row " << r << " pass " << pass);
+          CHECK(std::string(replayed.view()) == std::string(formatted.view()));
+        }
+      }
+    }
+  }
+  CHECK(events == 3 * kRows);
+  CHECK(differ == 0);
+  // Both paths ran: the bound was reached, and a row kept early replays its text.
+  CHECK(rows.kept_bytes() >= internal::RowTextCache::kMaxBytes);
+  CHECK(rows.kept_bytes() < internal::RowTextCache::kMaxBytes + internal::RowTextCache::kMaxText);
+  CHECK(rows.kept_rows() < kRows);
+  CHECK(rows.kept_rows() > kRows / 2);
 }
 
 }  // namespace
