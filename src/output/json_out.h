@@ -25,6 +25,39 @@
 namespace kairos {
 namespace internal {
 
+// "00" .. "99": decimal digits are written two per division, from the right.
+inline constexpr char kDigitPairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// Decimal digits of v (1 for 0): log10 from the bit width, corrected by one comparison.
+inline unsigned DecimalDigits(uint64_t v) {
+  static constexpr uint64_t kPow10[20] = {1ull,
+                                          10ull,
+                                          100ull,
+                                          1000ull,
+                                          10000ull,
+                                          100000ull,
+                                          1000000ull,
+                                          10000000ull,
+                                          100000000ull,
+                                          1000000000ull,
+                                          10000000000ull,
+                                          100000000000ull,
+                                          1000000000000ull,
+                                          10000000000000ull,
+                                          100000000000000ull,
+                                          1000000000000000ull,
+                                          10000000000000000ull,
+                                          100000000000000000ull,
+                                          1000000000000000000ull,
+                                          10000000000000000000ull};
+  v |= 1;
+  const unsigned t = static_cast<unsigned>((64 - __builtin_clzll(v)) * 1233) >> 12;
+  return t - (v < kPow10[t] ? 1 : 0) + 1;
+}
+
 // The trace writer's buffer: THE JSON writer's JsonBuffer, handed to the ByteSink in chunks.
 class JsonOut : public JsonBuffer {
  public:
@@ -47,7 +80,26 @@ class JsonOut : public JsonBuffer {
       p[1] = static_cast<char>('0' + v % 10);
       return p + 2;
     }
-    return std::to_chars(p, p + 24, v).ptr;
+    return PutDecimal(v, p);
+  }
+  // `v` in decimal at p (room for 20 bytes); returns the end. The same text as to_chars:
+  // the length first (DecimalDigits), then two digits per division from the right, instead
+  // of to_chars' own length loop (ids, timestamps and sizes are most of a trace's numbers).
+  static char* PutDecimal(uint64_t v, char* p) {
+    char* const end = p + DecimalDigits(v);
+    char* q = end;
+    while (v >= 100) {
+      const auto r = static_cast<unsigned>(v % 100);
+      v /= 100;
+      q -= 2;
+      std::memcpy(q, kDigitPairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+      std::memcpy(q - 2, kDigitPairs + 2 * v, 2);
+    } else {
+      q[-1] = static_cast<char>('0' + v);
+    }
+    return end;
   }
   static char* PutInt(int64_t v, char* p) {
     return v >= 0 ? PutUint(static_cast<uint64_t>(v), p) : std::to_chars(p, p + 24, v).ptr;
@@ -88,7 +140,8 @@ class JsonOut : public JsonBuffer {
     if (v < 100) {
       SmallUint(static_cast<unsigned>(v));
     } else {
-      JsonBuffer::Uint(v);
+      char* p = Reserve(24);
+      Advance(static_cast<size_t>(PutDecimal(v, p) - p));
     }
   }
   void Int(int64_t v) {

@@ -5,6 +5,7 @@
 #include "output/json_writer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <set>
 #include <string>
@@ -22,15 +23,17 @@
 namespace kairos {
 namespace internal {
 
+// Every event's ts and dur go through here (two per event, one per flow end): PutDecimal and
+// a digit pair for the fraction, rather than std::to_chars plus three divisions (that form
+// was a quarter of the JSON writer's instructions in the flush).
 size_t FormatMicros(int64_t ns, char* out) {
-  if (ns < 0) ns = 0;
-  const auto r = std::to_chars(out, out + 21, static_cast<uint64_t>(ns) / 1000);
-  char* p = r.ptr;
-  const unsigned frac = static_cast<unsigned>(static_cast<uint64_t>(ns) % 1000);
+  const uint64_t v = ns < 0 ? 0 : static_cast<uint64_t>(ns);
+  const uint64_t us = v / 1000;
+  const auto frac = static_cast<unsigned>(v - us * 1000);
+  char* p = JsonOut::PutDecimal(us, out);
   p[0] = '.';
   p[1] = static_cast<char>('0' + frac / 100);
-  p[2] = static_cast<char>('0' + frac / 10 % 10);
-  p[3] = static_cast<char>('0' + frac % 10);
+  std::memcpy(p + 2, kDigitPairs + 2 * (frac % 100), 2);
   return static_cast<size_t>(p + 4 - out);
 }
 
