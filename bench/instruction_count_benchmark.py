@@ -11,14 +11,14 @@ so a change of 1% shows.
 How: each probe runs one of the benchmark executables next to this script under
 `valgrind --tool=callgrind --toggle-collect=FUNCTION`, which counts only the instructions
 executed inside FUNCTION (inclusive: what it calls, on the calling thread), and prints the total
-as one headline in millions (unit Minstr; tools/bench_check.py flags a count more than 1% over
-the baseline's). The inputs are fixed here, so a probe's count changes only when the code does
+as one headline in millions (unit Minstr), or per unit of work for the range hot path (unit
+instr, per push+pop); tools/bench_check.py flags a count more than 1% over the baseline's. The inputs are fixed here, so a probe's count changes only when the code does
 (or the compiler: compare counts from one toolchain). Kernel time (write(2), page faults) is not
 counted: the time benchmarks measure it.
 
 Installed by bench/CMakeLists.txt as build/bench/instruction_count_benchmark, so bench_all runs
 it; without valgrind it says so and prints no headline (bench_check then reports them missing).
-Usage: instruction_count_benchmark [-v]  (-v: valgrind's own output too). About 40 s.
+Usage: instruction_count_benchmark [-v]  (-v: valgrind's own output too). About 45 s.
 """
 
 import os
@@ -30,7 +30,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# (metric, executable and arguments, function counted, units of work in the input, unit name).
+# (metric, executable and arguments, function counted[, units of work]): printed in millions
+# (Minstr), or per unit of work (instr) where one is given.
 # Inputs: analysis_benchmark's synthetic trace of 400k events; perfetto_writer_benchmark's three
 # traces (2 x 200k lean ranges, 200k kernels with all args and flows, a training loop), written
 # once each to each format; cupti_convert_benchmark's 48 x 4 MiB buffers of CUPTI records,
@@ -46,6 +47,12 @@ PROBES = [
     ("flush_merge_minstr", ["flush_benchmark", "20000", None, "kairos"],
      "kairos::internal::MergeIntoTraceData*"),
     ("flush_summary_minstr", ["flush_benchmark", "20000", None, "kairos"], "kairos::EmitSummary*"),
+    # The hot path: one push+pop while a window records, statically linked and through
+    # libkairos.so (range_benchmark --instr: 100000 pairs after the thread's first).
+    ("range_static_instr", ["range_benchmark", "--instr", "100000"], "*InstrRangesStatic*",
+     100000),
+    ("range_so_instr", ["range_benchmark", "--instr", "100000"], "*InstrRangesThroughSo*",
+     100000),
 ]
 
 
@@ -76,7 +83,7 @@ def main(argv):
               "skipped, no headline")
         return 0
     failed = 0
-    for metric, cmd, function in PROBES:
+    for metric, cmd, function, *per in PROBES:
         if not os.access(os.path.join(HERE, cmd[0]), os.X_OK):
             print(f"  {metric}: {cmd[0]} is not built next to this script: skipped")
             failed += 1
@@ -90,7 +97,8 @@ def main(argv):
             continue
         shown = " ".join("DIR" if a is None else a for a in cmd)
         print(f"  {metric}: {n:,} instructions in {function} ({shown})")
-        print(f"KAIROS_HEADLINE instruction_count_benchmark {metric} {n / 1e6:.6g} lower - Minstr",
+        value, unit = (n / per[0], "instr") if per else (n / 1e6, "Minstr")
+        print(f"KAIROS_HEADLINE instruction_count_benchmark {metric} {value:.6g} lower - {unit}",
               flush=True)
     return 1 if failed else 0
 

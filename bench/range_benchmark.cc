@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "activity/cpu_recorder.h"
@@ -77,10 +78,63 @@ double NsPerRange(F&& batch, int ranges = kRanges, int reps = kReps) {
   return best;
 }
 
+// `range_benchmark --instr N` (bench/instruction_count_benchmark.py counts the instructions
+// inside these two under callgrind): N push+pop pairs while a window records, statically
+// linked and through libkairos.so (the shim, the core), so the hot path's instructions per
+// range are a deterministic headline beside this benchmark's noisy ratios.
+__attribute__((noinline)) void InstrRangesStatic(const char* name, int n) {
+  for (int i = 0; i < n; ++i) {
+    KairosPush(name);
+    KairosPop();
+  }
+}
+__attribute__((noinline)) void InstrRangesThroughSo(void (*push)(const char*), void (*pop)(),
+                                                    const char* name, int n) {
+  for (int i = 0; i < n; ++i) {
+    push(name);
+    pop();
+  }
+}
+
+int CountMode(int n) {
+  const char* name = "forward";
+  kairos::internal::CpuRecorder rec(
+      kairos::internal::CpuRecorderOptions{4 * static_cast<size_t>(n), 8});
+  (void)rec.StartWarmup(kairos::Config{});
+  rec.StartRecording(0);
+  KairosPush(name);  // the thread's first record: the cold path, not counted
+  KairosPop();
+  InstrRangesStatic(name, n);
+  rec.StopRecording(0);
+  rec.Reset();
+  kairos::bench::KairosSo so;
+  char tmpl[] = "/tmp/kairos_bench_XXXXXX";
+  if (!so.Load() || mkdtemp(tmpl) == nullptr) {
+    std::fprintf(stderr, "range_benchmark --instr: libkairos.so or a temp dir missing\n");
+    return 1;
+  }
+  // A buffer that holds every range, so none is dropped (a drop is a shorter path).
+  const std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + tmpl +
+                          "/bench.json\nKAIROS_CPU_BUFFER_KB_PER_THREAD=" +
+                          std::to_string(static_cast<size_t>(n) * 2 * 24 / 1024 + 1024) +
+                          "\nKAIROS_SUMMARY=off";
+  so.init(cfg.c_str());
+  if (so.start() != 0) return 1;
+  so.push(name);
+  so.pop();
+  InstrRangesThroughSo(so.push, so.pop, name, n);
+  so.stop();
+  so.flush();
+  const std::string trace = std::string(tmpl) + "/bench.json";
+  std::remove(trace.c_str());
+  rmdir(tmpl);
+  return 0;
+}
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--instr") return CountMode(std::atoi(argv[2]));
   const char* name = "forward";
   const double bare = NsPerRange([&] {
     for (int i = 0; i < kRanges; ++i) {

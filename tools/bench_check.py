@@ -15,8 +15,8 @@ runs before stopping a session, on the machine the baseline was measured on. doc
 Inputs: the TSV bench_all writes (bench/run_all.cmake; one row per KAIROS_HEADLINE line of
 bench/bench_headline.h, '#' lines are the run's conditions). The baseline holds per headline the
 median over the runs and their spread (max - min): a headline regressed when it is worse than the
-median by more than that spread, in the direction its row says is worse (instruction counts, unit
-Minstr: by more than 1% of the median, since their spread is near zero). A headline in the
+median by more than that spread, in the direction its row says is worse (instruction counts, units
+Minstr and instr: by more than 1% of the median, since their spread is near zero). A headline in the
 baseline that the run did not print (a benchmark failed or skipped) is flagged as missing; a new
 one is listed, not flagged. Exit status: 0 nothing flagged, 1 a regression or a missing headline,
 2 bad input.
@@ -37,7 +37,7 @@ RUN_COLUMNS = ["benchmark", "metric", "value", "better", "target", "unit", "stat
 BASELINE_COLUMNS = ["benchmark", "metric", "better", "unit", "value", "spread", "runs"]
 # bench/instruction_count_benchmark.py's headlines: flagged past 1% of the baseline, whatever
 # their (near zero) spread.
-INSTRUCTIONS_UNIT = "Minstr"
+INSTRUCTIONS_UNITS = ("Minstr", "instr")
 INSTRUCTIONS_SLACK = 0.01
 
 
@@ -126,7 +126,7 @@ def compare(baseline_path, current_path, verbose):
         # (1.3 - 1.2 > 0.1 in doubles): a value exactly one spread away is within it.
         worse_by = value - base if lower else base - value
         slack = spread + 1e-9 * max(abs(base), abs(value), 1.0)
-        if b["unit"] == INSTRUCTIONS_UNIT:
+        if b["unit"] in INSTRUCTIONS_UNITS:
             # Instruction counts repeat to within 0.01%, so their spread says nothing about how
             # much growth matters: under 1% is code that moved, over it code that grew.
             slack = max(slack, INSTRUCTIONS_SLACK * abs(base))
