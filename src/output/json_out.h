@@ -7,6 +7,7 @@
 #ifndef KAIROS_SRC_OUTPUT_JSON_OUT_H_
 #define KAIROS_SRC_OUTPUT_JSON_OUT_H_
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -372,9 +373,13 @@ class RowTextCache {
   static constexpr int kParts = 2;
   static constexpr size_t kMaxBytes = size_t{4} << 20;
   static constexpr size_t kMaxText = 4096;  // longer text is formatted every time
+  // Rows past this are formatted every time: the index (8 bytes per row) stays under 8 MiB
+  // for a trace of any size; the text kept never holds more rows than this anyway.
+  static constexpr size_t kMaxRows = size_t{1} << 20;
 
-  // Rows 0 .. rows-1 can be kept (the trace's kernel rows).
-  explicit RowTextCache(size_t rows) : start_(rows * kParts, kNone), scratch_(null_sink_) {}
+  // Rows 0 .. min(rows, kMaxRows)-1 can be kept (the trace's kernel rows).
+  explicit RowTextCache(size_t rows)
+      : start_(std::min(rows, kMaxRows) * kParts, kNone), scratch_(null_sink_) {}
 
   // The kept text of (row, part), formatting it with `fn` first when new; a view with null
   // data when it cannot be kept (row out of range, cache full, text too long).

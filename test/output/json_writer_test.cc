@@ -520,6 +520,14 @@ TEST_CASE("Kernel args replayed from a row's kept text equal the args formatted"
   CHECK(rows.kept_bytes() < internal::RowTextCache::kMaxBytes + internal::RowTextCache::kMaxText);
   CHECK(rows.kept_rows() < kRows);
   CHECK(rows.kept_rows() > kRows / 2);
+  // The index is bounded too: a row past kMaxRows is never kept (its args are formatted).
+  internal::RowTextCache huge(internal::RowTextCache::kMaxRows + 10);
+  bool called = false;
+  const std::string_view past = huge.Get(
+      static_cast<uint32_t>(internal::RowTextCache::kMaxRows + 5), 0,
+      [&](internal::JsonArgsSink&) { called = true; });
+  CHECK(past.data() == nullptr);
+  CHECK_FALSE(called);
 }
 
 }  // namespace
