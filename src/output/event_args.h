@@ -174,6 +174,8 @@ class EventArgs {
   // correlation (Kineto's order): its place (queued, device, context, stream), then its
   // shape (registers through graph and channel). Kernel() hands each run to the sink's
   // RowArgs, which may replay text it kept for the row instead of formatting it again.
+  // The runs' numbers for RowArgs (a sink keeping text keeps RowTextCache::kParts per row).
+  static constexpr int kKernelPlacePart = 0, kKernelShapePart = 1;
   template <typename Sink> static void KernelPlace(const KernelDetail& k, Sink& s);
   template <typename Sink> void KernelShape(uint32_t row, const KernelDetail& k, Sink& s);
   template <typename Sink> void Memcpy(const Event& e, const MemcpyDetail& m, bool full, Sink& s);
@@ -316,9 +318,9 @@ void EventArgs::GraphAndChannel(uint32_t graph_id, uint64_t graph_node_id, uint3
 template <typename Sink>
 void EventArgs::Kernel(const Event& e, const KernelDetail& k, bool full, Sink& s) {
   const uint32_t row = e.detail;
-  s.RowArgs(row, 0, [&k](auto& out) { KernelPlace(k, out); });
+  s.RowArgs(row, kKernelPlacePart, [&k](auto& out) { KernelPlace(k, out); });
   if (full) s.Uint(arg_keys::kCorrelation, e.correlation);
-  s.RowArgs(row, 1, [this, row, &k](auto& out) { KernelShape(row, k, out); });
+  s.RowArgs(row, kKernelShapePart, [this, row, &k](auto& out) { KernelShape(row, k, out); });
   // Measured PM-sampling means of this launch (per event, so not part of a detail row).
   if (full) VisitMeasured(e, s);
   if (full && !data_.collectives.empty() && e.correlation != 0) {

@@ -384,6 +384,7 @@ class RowTextCache {
   // The kept text of (row, part), formatting it with `fn` first when new; a view with null
   // data when it cannot be kept (row out of range, cache full, text too long).
   template <typename Fn> std::string_view Get(uint32_t row, int part, Fn&& fn) {
+    if (part < 0 || part >= kParts) return {};
     const size_t slot = size_t{row} * kParts + static_cast<size_t>(part);
     if (slot >= start_.size()) return {};
     if (start_[slot] != kNone) return Text(start_[slot]);

@@ -528,6 +528,10 @@ TEST_CASE("Kernel args replayed from a row's kept text equal the args formatted"
       [&](internal::JsonArgsSink&) { called = true; });
   CHECK(past.data() == nullptr);
   CHECK_FALSE(called);
+  // A part number past kParts would land on the next row's slot: never kept.
+  CHECK(huge.Get(0, internal::RowTextCache::kParts, [&](internal::JsonArgsSink&) { called = true; })
+            .data() == nullptr);
+  CHECK_FALSE(called);
 }
 
 }  // namespace
