@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "activity/cpu_recorder.h"
@@ -119,16 +120,16 @@ int CountMode(int n) {
                           std::to_string(static_cast<size_t>(n) * 2 * 24 / 1024 + 1024) +
                           "\nKAIROS_SUMMARY=off";
   so.init(cfg.c_str());
-  if (so.start() != 0) return 1;
-  so.push(name);
-  so.pop();
-  InstrRangesThroughSo(so.push, so.pop, name, n);
-  so.stop();
-  so.flush();
-  const std::string trace = std::string(tmpl) + "/bench.json";
-  std::remove(trace.c_str());
-  rmdir(tmpl);
-  return 0;
+  const int rc = so.start() == 0 ? 0 : 1;
+  if (rc == 0) {
+    so.push(name);
+    so.pop();
+    InstrRangesThroughSo(so.push, so.pop, name, n);
+    so.stop();
+    so.flush();
+  }
+  std::filesystem::remove_all(tmpl);  // the trace (named with the pid) and its summary
+  return rc;
 }
 
 }  // namespace
@@ -253,6 +254,8 @@ int main(int argc, char** argv) {
                   "adds %.2f ns)\n", core_recording, core_recording / bare,
                   so_recording - core_recording);
     }
+    // The sessions' traces and summaries: a benchmark leaves nothing behind.
+    std::filesystem::remove_all(tmpl);
   }
   return 0;
 }
