@@ -177,6 +177,38 @@ TEST_CASE("gpu_idle_host_bound: high iowait points at storage") {
   CHECK(f.recommendation.find("waits on storage (iowait 40%)") != std::string::npos);
 }
 
+// The examples are the longest waits; equal waits come in time order (the detector picks them
+// with a partial sort whose tie rule must give what a stable sort of every wait gives).
+TEST_CASE("gpu_idle_host_bound: examples are the longest waits, ties in time order") {
+  TraceBuilder b(0, 10 * kMs);
+  b.Device(0);
+  const uint32_t th = b.Thread();
+  const uint32_t s = b.Stream(0, 7);
+  // Steps 6 and 3 (ids 7 and 4) wait 900 us, step 8 (id 9) 850 us, every other step 800 us.
+  const int64_t load_us[10] = {800, 800, 800, 900, 800, 800, 900, 800, 850, 800};
+  for (int i = 0; i < 10; ++i) {
+    const int64_t t0 = i * kMs;
+    const int64_t l = load_us[i] * kUs;
+    b.Step(th, i, t0, t0 + kMs);
+    b.Range(th, "dataloader", t0, t0 + l);
+    b.Launch(th, t0 + l, t0 + l + 5 * kUs, i + 1);
+    b.Kernel(s, "forward", t0 + l + 10 * kUs, t0 + kMs, i + 1);
+  }
+  const Summary sum = Analyze(b.Done());
+  const Finding& f = Get(sum, "gpu_idle_host_bound");
+  REQUIRE(f.examples.size() == 3);
+  CHECK(f.examples[0].id == 4);  // the first of the two 900 us waits
+  CHECK(f.examples[1].id == 7);
+  CHECK(f.examples[2].id == 9);  // 850 us: before the earlier 800 us waits
+  // With one example fewer of the long ones, the earliest of the seven equal waits follows.
+  AnalysisOptions o;
+  o.max_examples = 4;
+  const Summary four = Analyze(b.Done(), o);
+  const Finding& g = Get(four, "gpu_idle_host_bound");
+  REQUIRE(g.examples.size() == 4);
+  CHECK(g.examples[3].id == 1);
+}
+
 TEST_CASE("gpu_idle_host_bound: one long wait before the first launch is set-up, not a pattern") {
   TraceBuilder b(0, 10 * kMs);
   b.Device(0);
