@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "json/json_decimal.h"
 #include "json/json_escape.h"
 
 namespace kairos {
@@ -46,13 +47,14 @@ class JsonBuffer {
     char* p = Reserve(MaxEscapedSize(s.size()));
     len_ += EscapeJsonString(s, p, &replaced_);
   }
+  // Integers through the one decimal writer (json_decimal.h).
   void Int(int64_t v) {
     char* p = Reserve(24);
-    len_ += static_cast<size_t>(std::to_chars(p, p + 24, v).ptr - p);
+    len_ += static_cast<size_t>(PutInt(v, p) - p);
   }
   void Uint(uint64_t v) {
     char* p = Reserve(24);
-    len_ += static_cast<size_t>(std::to_chars(p, p + 24, v).ptr - p);
+    len_ += static_cast<size_t>(PutUint(v, p) - p);
   }
   // Shortest round-trip form; non-finite values have no JSON spelling and become null.
   void Double(double v) {

@@ -26,39 +26,6 @@
 namespace kairos {
 namespace internal {
 
-// "00" .. "99": decimal digits are written two per division, from the right.
-inline constexpr char kDigitPairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-// Decimal digits of v (1 for 0): log10 from the bit width, corrected by one comparison.
-inline unsigned DecimalDigits(uint64_t v) {
-  static constexpr uint64_t kPow10[20] = {1ull,
-                                          10ull,
-                                          100ull,
-                                          1000ull,
-                                          10000ull,
-                                          100000ull,
-                                          1000000ull,
-                                          10000000ull,
-                                          100000000ull,
-                                          1000000000ull,
-                                          10000000000ull,
-                                          100000000000ull,
-                                          1000000000000ull,
-                                          10000000000000ull,
-                                          100000000000000ull,
-                                          1000000000000000ull,
-                                          10000000000000000ull,
-                                          100000000000000000ull,
-                                          1000000000000000000ull,
-                                          10000000000000000000ull};
-  v |= 1;
-  const unsigned t = static_cast<unsigned>((64 - __builtin_clzll(v)) * 1233) >> 12;
-  return t - (v < kPow10[t] ? 1 : 0) + 1;
-}
-
 // The trace writer's buffer: THE JSON writer's JsonBuffer, handed to the ByteSink in chunks.
 class JsonOut : public JsonBuffer {
  public:
@@ -70,41 +37,9 @@ class JsonOut : public JsonBuffer {
   void Micros(int64_t ns) { Advance(FormatMicros(ns, Reserve(32))); }
 
   // Number writers for a cursor with room (at least 24 bytes; 32 for PutDouble): the same
-  // text as JsonBuffer's Uint/Int/Double.
-  static char* PutUint(uint64_t v, char* p) {
-    if (v < 10) {
-      *p = static_cast<char>('0' + v);
-      return p + 1;
-    }
-    if (v < 100) {
-      p[0] = static_cast<char>('0' + v / 10);
-      p[1] = static_cast<char>('0' + v % 10);
-      return p + 2;
-    }
-    return PutDecimal(v, p);
-  }
-  // `v` in decimal at p (room for 20 bytes); returns the end. The same text as to_chars:
-  // the length first (DecimalDigits), then two digits per division from the right, instead
-  // of to_chars' own length loop (ids, timestamps and sizes are most of a trace's numbers).
-  static char* PutDecimal(uint64_t v, char* p) {
-    char* const end = p + DecimalDigits(v);
-    char* q = end;
-    while (v >= 100) {
-      const auto r = static_cast<unsigned>(v % 100);
-      v /= 100;
-      q -= 2;
-      std::memcpy(q, kDigitPairs + 2 * r, 2);
-    }
-    if (v >= 10) {
-      std::memcpy(q - 2, kDigitPairs + 2 * v, 2);
-    } else {
-      q[-1] = static_cast<char>('0' + v);
-    }
-    return end;
-  }
-  static char* PutInt(int64_t v, char* p) {
-    return v >= 0 ? PutUint(static_cast<uint64_t>(v), p) : std::to_chars(p, p + 24, v).ptr;
-  }
+  // text as JsonBuffer's Uint/Int/Double. The integers are json_decimal.h's.
+  static char* PutUint(uint64_t v, char* p) { return kairos::PutUint(v, p); }
+  static char* PutInt(int64_t v, char* p) { return kairos::PutInt(v, p); }
   // Doubles of a trace repeat (a kernel's blocks and warps per SM are functions of its
   // launch configuration), and the shortest round-trip formatting is the costliest number
   // to print, so the text of recent values is kept in a small direct-mapped cache keyed by
@@ -134,24 +69,6 @@ class JsonOut : public JsonBuffer {
     return end;
   }
 
-  // Most integer args are small (device, context, stream, registers, graph id 0, block
-  // dims), so 0-99 are two table bytes inline; the rest take JsonBuffer's to_chars. Same
-  // text as JsonBuffer::Uint/Int.
-  void Uint(uint64_t v) {
-    if (v < 100) {
-      SmallUint(static_cast<unsigned>(v));
-    } else {
-      char* p = Reserve(24);
-      Advance(static_cast<size_t>(PutDecimal(v, p) - p));
-    }
-  }
-  void Int(int64_t v) {
-    if (v >= 0 && v < 100) {
-      SmallUint(static_cast<unsigned>(v));
-    } else {
-      JsonBuffer::Int(v);
-    }
-  }
   void Double(double v) {
     char* p = Reserve(32);
     Advance(static_cast<size_t>(PutDouble(v, p) - p));
@@ -185,18 +102,6 @@ class JsonOut : public JsonBuffer {
         sink_(sink),
         pipe_(pipe),
         flush_at_(pipe != nullptr ? PipelinedSink::kHandOffBytes : JsonTraceWriter::kChunkBytes) {}
-
-  void SmallUint(unsigned v) {
-    char* p = Reserve(2);
-    if (v < 10) {
-      p[0] = static_cast<char>('0' + v);
-      Advance(1);
-    } else {
-      p[0] = static_cast<char>('0' + v / 10);
-      p[1] = static_cast<char>('0' + v % 10);
-      Advance(2);
-    }
-  }
 
   struct DoubleSlot {
     uint64_t bits = 0;

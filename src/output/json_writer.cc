@@ -30,7 +30,7 @@ size_t FormatMicros(int64_t ns, char* out) {
   const uint64_t v = ns < 0 ? 0 : static_cast<uint64_t>(ns);
   const uint64_t us = v / 1000;
   const auto frac = static_cast<unsigned>(v - us * 1000);
-  char* p = JsonOut::PutDecimal(us, out);
+  char* p = PutDecimal(us, out);
   p[0] = '.';
   p[1] = static_cast<char>('0' + frac / 100);
   std::memcpy(p + 2, kDigitPairs + 2 * (frac % 100), 2);

@@ -1,9 +1,15 @@
 // File: json_test.cc
 // Layer: tests (json). THE JSON reader (chunked streaming, strict mode, limits), the escaper's
 // replacement count and the structured writer, with exact expected bytes.
+#include <charconv>
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <catch2/catch.hpp>
+#include "json/json_decimal.h"
 #include "json/json_escape.h"
 #include "json/json_reader.h"
 #include "json/json_writer.h"
@@ -181,6 +187,56 @@ TEST_CASE("Buffer: Clear gives back memory a huge string grew") {
   CHECK(b.size() == 0);
   b.Raw("{}");
   CHECK(b.view() == "{}");
+}
+
+// The one decimal writer (json_decimal.h) against std::to_chars, an independent spelling: at
+// both sides of every power of ten, both signs, the extremes, and a spread of magnitudes;
+// through JsonBuffer's Int/Uint as well as the cursor functions the trace writer uses.
+TEST_CASE("Decimal integers: the text of to_chars at every digit count's edges") {
+  std::vector<int64_t> ints = {0, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+  std::vector<uint64_t> uints = {0, std::numeric_limits<uint64_t>::max()};
+  uint64_t p = 1;
+  for (int d = 0; d < 20; ++d, p *= 10) {
+    for (uint64_t u : {p - 1, p, p + 1}) {
+      uints.push_back(u);
+      if (u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        ints.push_back(static_cast<int64_t>(u));
+        ints.push_back(-static_cast<int64_t>(u));
+      }
+    }
+  }
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < 20000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    uints.push_back(x >> (x % 64));
+    ints.push_back(static_cast<int64_t>(x >> (x % 64)));
+  }
+  size_t bad = 0;
+  const auto check = [&bad](auto v) {  // uint64_t or int64_t
+    char a[32], b[32];
+    const std::string ref(b, std::to_chars(b, b + sizeof b, v).ptr);
+    JsonBuffer buf(8);
+    std::string put;
+    if constexpr (std::is_signed_v<decltype(v)>) {
+      buf.Int(v);
+      put.assign(a, PutInt(v, a));
+    } else {
+      buf.Uint(v);
+      put.assign(a, PutUint(v, a));
+    }
+    if ((put != ref || buf.view() != ref) && ++bad <= 3) {
+      CHECK(put == ref);
+      CHECK(buf.view() == ref);
+    }
+  };
+  for (uint64_t u : uints) check(u);
+  for (int64_t v : ints) check(v);
+  CHECK(bad == 0);
+  char m[32];
+  CHECK(std::string(m, PutInt(std::numeric_limits<int64_t>::min(), m)) == "-9223372036854775808");
+  CHECK(std::string(m, PutUint(std::numeric_limits<uint64_t>::max(), m)) == "18446744073709551615");
 }
 
 }  // namespace
