@@ -404,24 +404,43 @@ inline void PyReturn() {
 // made resident ahead of the writer like the ring): payload_bits = address, sequence_nr =
 // bytes, flops = total allocated, record_function_id = total reserved, category_id = device
 // type, color_argb = device id. The collector reads it back with the same mapping
-// (MemoryFromArgs); no name, no lookup.
+// (Collector::EmitMemory); no name, no lookup. The slot is written here field by field, not
+// through a RangeArgs and StoreArgsSlow: a PyTorch op reports two of these (its result's
+// allocation, an input's free), and the generic path (building the RangeArgs, its name
+// lookups and input bookkeeping) was about 190 instructions per event (docs/PERFORMANCE.md,
+// "PyTorch allocator events").
 inline void RecordMemory(uint64_t addr, int64_t bytes, int64_t total_allocated,
                          int64_t total_reserved, int32_t device_type, int32_t device_id) {
   const uint32_t epoch = g_recorder.epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(epoch == 0, 1)) return;
   ThreadState* s = ThreadStateFor(epoch);
   if (s == nullptr) return;
-  RangeArgs a;
-  a.payload_bits = addr;
-  a.sequence_nr = bytes;
-  a.flops = total_allocated;
-  a.record_function_id = static_cast<uint64_t>(total_reserved);
+  // Relaxed: only this thread writes args_used (as in StoreArgsSlow).
+  const uint32_t used = s->args_used.load(std::memory_order_relaxed);
+  if (__builtin_expect(used >= s->args_capacity, 0)) {
+    // Counted in args_dropped: an event without its values is no event.
+    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  StoredArgs& a = s->args[used];
+  a.domain = 0;
+  a.category = 0;
   a.category_id = static_cast<uint32_t>(device_type);
   a.color_argb = static_cast<uint32_t>(device_id);
+  a.has_color = 0;
+  a.payload_type = 0;
   a.py_line = PythonLineNow();
-  const uint32_t slot = StoreArgsSlow(s, a);
-  if (slot == 0) return;  // counted in args_dropped: an event without its values is no event
-  AppendRecord(s, RecordType::kMemory, 0, 0, slot);
+  a.payload_bits = addr;
+  a.cpu_op = 0;
+  a.input_dims = 0;
+  a.input_types = 0;
+  a.input_words = 0;
+  a.sequence_nr = bytes;
+  a.fwd_thread_id = 0;
+  a.record_function_id = static_cast<uint64_t>(total_reserved);
+  a.flops = total_allocated;
+  s->args_used.store(used + 1, std::memory_order_relaxed);
+  AppendRecord(s, RecordType::kMemory, 0, 0, used + 1);
 }
 
 // Interns a Python frame name ("file.py(12): fn", or "nn.Module: Linear_0") in the

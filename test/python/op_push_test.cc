@@ -214,6 +214,25 @@ TEST_CASE("kairos_memory_event: [memory] instants with the allocator's own total
   t = FlushAndRead();
   CHECK(memory(t).empty());
   CHECK_FALSE(t["kairos_stats"].contains("framework_memory_events"));
+
+  // The smallest buffer (4 KiB: 170 ring records, 170 args slots): each event takes one record
+  // and one args slot; the slots run out with the ring's room still there (nothing in
+  // cpu_dropped), every event past them is counted, and the ones kept carry their own values.
+  Trace("KAIROS_SUMMARY=off\nPROFILE_PROFILE_MEMORY=true\nKAIROS_CPU_BUFFER_KB_PER_THREAD=4\n"
+        "ACTIVITIES_LOG_FILE=" + dir + "/full.json\n");
+  for (int i = 0; i < 200; ++i)
+    kairos_memory_event(reinterpret_cast<void*>(uintptr_t{0x10000} + 16 * i), 16 + i, 16 * (i + 1), 4096, 0, -1);
+  t = FlushAndRead();
+  const std::vector<nlohmann::json> kept = memory(t);
+  REQUIRE(kept.size() == 170);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    CHECK(kept[i]["args"]["Addr"] == 0x10000 + 16 * i);
+    CHECK(kept[i]["args"]["Bytes"] == 16 + i);
+    CHECK(kept[i]["args"]["Total Allocated"] == 16 * (i + 1));
+  }
+  CHECK(t["kairos_stats"]["framework_memory_events"] == 170);
+  CHECK(t["kairos_stats"]["cpu_args_dropped"] == 30);
+  CHECK(t["kairos_stats"]["cpu_dropped"] == 0);
 }
 
 namespace {
