@@ -25,7 +25,8 @@ The loop is TorchScript (torch.add on 1-element tensors, N per call), so each op
 dispatcher plus RecordFunction without Python per op. Modes are interleaved round-robin for
 ROUNDS rounds and the best round of each is kept, so load from other processes hits every
 mode alike; times are the thread's CPU time. Output: ns per op and the overhead over `none`.
-Usage: PYTHONPATH=build/python python3 bench/torch_op_bench.py [N] [ROUNDS]"""
+Usage: PYTHONPATH=build/python python3 bench/torch_op_bench.py [N] [ROUNDS]
+(bench_all runs it through bench/torch_bridge_benchmark.py, which prints its headline lines.)"""
 import ctypes
 import os
 import sys
@@ -184,3 +185,11 @@ print("kairos rec+sh+flops overhead / legacy+flops overhead:  %.2f"
 print("kairos rec+memory overhead / legacy+memory overhead:   %.2f   (added by memory: kairos %.1f ns, legacy %.1f ns per op)"
       % ((best["rec+memory"] - base) / (best["legacy+memory"] - base),
          best["rec+memory"] - best["recording"], best["legacy+memory"] - best["legacy"]))
+# The headline lines (bench/bench_headline.h's format; bench_all runs this script through
+# bench/torch_bridge_benchmark.py): the issue 29 targets, 0.3x without shapes, 0.5x with.
+for metric, mine, theirs, target in (("recording_vs_legacy", "recording", "legacy", "0.3"),
+                                     ("shapes_vs_legacy_shapes", "rec+shapes", "legacy+shapes", "0.5"),
+                                     ("memory_vs_legacy_memory", "rec+memory", "legacy+memory", "-")):
+    print("KAIROS_HEADLINE torch_bridge_benchmark %s %.4g lower %s x"
+          % (metric, (best[mine] - base) / (best[theirs] - base), target))
+

@@ -12,19 +12,22 @@ sampler) run beside it, not on the operator's path. Each dump also has the inter
 per-function counts: `--profile MODE` prints, per op, the instructions of each function in
 MODE next to those in `none` (self cost, from callgrind_annotate), sorted by the difference:
 where MODE's extra instructions go, PyTorch's own part (the callback machinery) included.
-Usage: PYTHONPATH=build/python /usr/bin/python3 bench/torch_op_instr.py [--profile MODE] [MODE...]
+Usage: PYTHONPATH=build/python /usr/bin/python3 bench/torch_op_instr.py [--keep] [--profile MODE] [MODE...]
+(--keep: leave callgrind's dumps and print where; they are removed otherwise)
 (about 3 minutes: valgrind runs `import torch` for most of it). Modes: none, empty, empty+in,
 floor, floor+sh (bench/torch_floor_callback.cc: `cmake --build build --target
-torch_floor_callback` first), recording, rec+shapes, legacy, legacy+shapes (default: all)."""
+torch_floor_callback` first), recording, rec+shapes, rec+memory, legacy, legacy+shapes, legacy+memory (default: all)."""
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 
 N1, N2 = 2000, 12000
-MODES = ["none", "empty", "empty+in", "floor", "floor+sh", "recording", "rec+shapes", "legacy", "legacy+shapes"]
+MODES = ["none", "empty", "empty+in", "floor", "floor+sh", "recording", "rec+shapes", "rec+memory", "legacy",
+         "legacy+shapes", "legacy+memory"]
 FLOOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "bench",
                      "torch_floor_callback.so")
 
@@ -81,17 +84,33 @@ def child(modes):
                 lib.kairos_torch_floor_uninstall()
         return f
 
-    def legacy(shapes):
+    def rec_memory(n):  # as torch_op_bench's rec+memory: two [memory] events per op
+        bridge.kairos_torch_install(0, 0, 0)
+        bridge.kairos_torch_set_profile_memory(1)
+        kairos.init("PROFILE_REPORT_INPUT_SHAPES=false\nPROFILE_PROFILE_MEMORY=true")
+        kairos.start()
+        try:
+            run(n)
+        finally:
+            kairos.flush()
+            bridge.kairos_torch_set_profile_memory(0)
+            bridge.kairos_torch_memory_release()
+            bridge.kairos_torch_uninstall()
+            kairos.init("PROFILE_PROFILE_MEMORY=false")
+
+    def legacy(shapes, memory=False):
         def f(n):
-            with torch.autograd.profiler.profile(use_kineto=False, record_shapes=shapes):
+            with torch.autograd.profiler.profile(use_kineto=False, record_shapes=shapes,
+                                                 profile_memory=memory):
                 run(n)
         return f
 
     table = {"none": run, "empty": installed(bridge.kairos_torch_install_empty),
              "empty+in": installed(bridge.kairos_torch_install_empty_inputs),
              "floor": floor(False), "floor+sh": floor(True),
-             "recording": window(False), "rec+shapes": window(True),
-             "legacy": legacy(False), "legacy+shapes": legacy(True)}
+             "recording": window(False), "rec+shapes": window(True), "rec+memory": rec_memory,
+             "legacy": legacy(False), "legacy+shapes": legacy(True),
+             "legacy+memory": legacy(False, memory=True)}
     for m in modes:
         table[m](200)  # warm-up: TorchScript's profiling executor settles on the second run
         table[m](200)
@@ -123,6 +142,9 @@ def functions(path):
 
 def main(argv):
     profile = None
+    keep = False
+    if argv[:1] == ["--keep"]:  # keep callgrind's dumps (removed otherwise, as with no --profile)
+        keep, argv = True, argv[1:]
     if argv[:1] == ["--profile"]:
         profile, argv = argv[1], argv[2:]
     # The floor modes need the floor module (skipped by default without it).
@@ -160,9 +182,15 @@ def main(argv):
         extra = "   over none %+8.1f" % (per_op - base) if base is not None else ""
         print("  %-14s %9.1f%s" % (m, per_op, extra))
         over[m] = per_op - base if base is not None else None
+    # Headline lines (bench_headline.h; bench_all runs this through torch_bridge_benchmark.py):
+    # kairos' instructions per op over none, exact from run to run (bench_check's 1% rule).
+    for mode, metric in (("recording", "recording_instr"), ("rec+shapes", "shapes_instr"),
+                         ("rec+memory", "memory_instr")):
+        if over.get(mode) is not None and profile is None:
+            print("KAIROS_HEADLINE torch_bridge_benchmark %s %.1f lower - instr" % (metric, over[mode]))
     for a, b in (("recording", "legacy"), ("rec+shapes", "legacy+shapes"), ("empty", "legacy"),
                  ("empty+in", "legacy+shapes"), ("floor", "legacy"), ("floor+sh", "legacy+shapes"),
-                 ("recording", "floor"), ("rec+shapes", "floor+sh")):
+                 ("recording", "floor"), ("rec+shapes", "floor+sh"), ("rec+memory", "legacy+memory")):
         if over.get(a) is not None and over.get(b):
             print("  %s overhead / %s overhead: %.2f" % (a, b, over[a] / over[b]))
     if profile is not None:
@@ -177,7 +205,10 @@ def main(argv):
         for a, b, f in rows:
             if abs(a - b) >= 2:
                 print("  %8.1f %8.1f %+8.1f  %s" % (a, b, a - b, f[:150]))
-    print("dumps in", out)
+    if keep:
+        print("dumps in", out)
+    else:
+        shutil.rmtree(out, ignore_errors=True)
 
 
 if __name__ == "__main__":
