@@ -340,6 +340,18 @@ struct PhaseSummary {
   std::array<int64_t, kNumPhases> mean_host_ns{}, mean_gpu_ns{};
   std::vector<StepPhases> steps;
 };
+// Whether any step time went to a named phase. A job that marks its steps but runs none of
+// the ranges the phases are read from (a C or JAX loop with its own range names) has every
+// instant in `other`: the text summary and the report then say the steps were not split
+// instead of printing four zeros beside a range the user named "forward".
+inline bool PhasesRecognised(const PhaseSummary& p) {
+  for (int k = 0; k < kNumPhases; ++k)
+    if (k != kPhaseOther && p.mean_host_ns[static_cast<size_t>(k)] > 0) return true;
+  for (const StepPhases& r : p.steps)
+    for (int k = 0; k < kNumPhases; ++k)
+      if (k != kPhaseOther && r.host_ns[static_cast<size_t>(k)] > 0) return true;
+  return false;
+}
 
 // The most (Device Type, Device Id) groups the memory analysis summarises (GPU ids in order,
 // then the host): more than a process sees (8 GPUs x 7 MIG instances is 56), and a bound on

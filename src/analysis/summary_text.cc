@@ -86,7 +86,10 @@ void StepsText(const Summary& s, std::string* out) {
            static_cast<unsigned long long>(s.steps.count), Time(s.steps.mean_ns).c_str(),
            Time(s.steps.median_ns).c_str(), Time(s.steps.stdev_ns).c_str(),
            Time(s.steps.min_ns).c_str(), Time(s.steps.max_ns).c_str());
-    if (s.phases.present) {
+    if (s.phases.present && !PhasesRecognised(s.phases)) {
+      Append(out, "  step phases: not split (no time in PyTorch's DataLoader, Optimizer.step, "
+                  "autograd or operator ranges)\n");
+    } else if (s.phases.present) {
       std::string line;
       for (int k = 0; k < kNumPhases; ++k)
         line += std::string(k ? ", " : "") + PhaseId(k) + " " + Time(s.phases.mean_host_ns[static_cast<size_t>(k)]);

@@ -252,7 +252,7 @@ void PhasesBlock(std::string* out, const std::vector<Analysed>& all) {
   bool any = false;
   for (const Analysed& a : all) {
     const PhaseSummary& p = a.summary.phases;
-    if (!p.present) continue;
+    if (!p.present || !PhasesRecognised(p)) continue;  // all `other`: nothing to split by
     if (!any) *out += "<h3>Where each step went (host)</h3><p class=\"note\">Data loading, optimizer, "
                       "backward, forward, other: each instant of a step in the first that covers it "
                       "(docs/SUMMARY.md).</p>";

@@ -93,6 +93,24 @@ TEST_CASE("SummaryToText opens with the verdicts and lists findings") {
                   "    concerns 8.05 ms (80.5% of the window), confidence high\n") != std::string::npos);
   CHECK(text.find("  kernel time by class: other 1.90 ms\n") != std::string::npos);
   CHECK(text.find("Steps: 10, mean 1.00 ms") != std::string::npos);
+  // Its steps hold no PyTorch range to split them by: said once, not as four zero phases.
+  CHECK(text.find("  step phases: not split (no time in PyTorch's DataLoader, Optimizer.step, "
+                  "autograd or operator ranges)\n") != std::string::npos);
+  CHECK(text.find("mean step phases") == std::string::npos);
+}
+
+TEST_CASE("SummaryToText: the mean step phases when a step holds a recognised range") {
+  TraceBuilder b(0, 10 * kMs);
+  const uint32_t th = b.Thread();
+  for (int i = 0; i < 10; ++i) {
+    const int64_t t0 = i * kMs;
+    b.Step(th, i, t0, t0 + kMs);
+    b.Range(th, "Optimizer.step#SGD.step", t0 + 900 * kUs, t0 + kMs);
+  }
+  const std::string text = SummaryToText(Analyze(b.Done()));
+  CHECK(text.find("  mean step phases: data_loading 0 ns, optimizer 100.0 us, backward 0 ns, "
+                  "forward 0 ns, other 900.0 us\n") != std::string::npos);
+  CHECK(text.find("not split") == std::string::npos);
 }
 
 TEST_CASE("SummaryToMarkdown: verdict, GPU table, findings, hotspot tables with safe names") {

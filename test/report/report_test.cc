@@ -100,6 +100,27 @@ TEST_CASE("One trace: every section, the verdict and findings, bounded charts") 
   CHECK(Count(html, "<p class=\"note\">ProfilerStep#") > 10);
 }
 
+constexpr int64_t kPhaseUs = 1000, kPhaseMs = 1000000;
+
+TEST_CASE("Step phases: no bars for steps with nothing to split them by") {
+  // Marked steps whose time is in ranges of the job's own names (a C loop): every instant
+  // would be `other`, so the block is left out rather than drawn as one grey bar per step.
+  testing::TraceBuilder b(0, 10 * kPhaseMs);
+  const uint32_t th = b.Thread();
+  for (int i = 0; i < 10; ++i) {
+    b.Step(th, i, i * kPhaseMs, (i + 1) * kPhaseMs);
+    b.Range(th, "forward", i * kPhaseMs, i * kPhaseMs + 600 * kPhaseUs);
+  }
+  const TraceData& data = b.Done();
+  const std::string html = RenderHtmlReport({{"c", &data}});
+  CHECK(html.find("<section id=\"steps\">") != std::string::npos);
+  CHECK(html.find("Where each step went") == std::string::npos);
+  // One op-named range in the steps and the block is back.
+  b.Range(th, "Optimizer.step#SGD.step", 700 * kPhaseUs, 800 * kPhaseUs);
+  const TraceData& with = b.Done();
+  CHECK(Count(RenderHtmlReport({{"c", &with}}), "<h3>Where each step went (host)</h3>") == 1);
+}
+
 TEST_CASE("Memory: a chart of the device's counter tracks and the not-freed sites") {
   TraceData data = testing::SampleTrainingTrace(0, 1);
   CHECK(RenderHtmlReport({{"train", &data}}).find("<section id=\"memory\">") == std::string::npos);
