@@ -36,8 +36,11 @@ def child(modes):
     import torch_add_loop
     ops, a, b = torch_add_loop.make()
     mark = os.getppid  # (through ctypes, callgrind does not see the call)
+    # Traces go to the parent's temp directory: each kairos.init replaces the whole config, so
+    # each names the file.
+    log_file = "\nACTIVITIES_LOG_FILE=%s/t.json" % os.environ["KAIROS_INSTR_OUT"]
     kairos.init("KAIROS_CPU_BUFFER_KB_PER_THREAD=65536\nKAIROS_SUMMARY=off\n"
-                "KAIROS_HOST_METRICS_INTERVAL_MS=0\nACTIVITIES_LOG_FILE=/tmp/kairos_torch_instr.json")
+                "KAIROS_HOST_METRICS_INTERVAL_MS=0" + log_file)
     _torch.attach(record_shapes=False)
     bridge = _torch._bridge
     bridge.kairos_torch_uninstall()
@@ -50,7 +53,7 @@ def child(modes):
     def window(shapes):
         def f(n):
             bridge.kairos_torch_install(1 if shapes else 0, 0, 0)
-            kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s" % ("true" if shapes else "false"))
+            kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s" % ("true" if shapes else "false") + log_file)
             kairos.start()
             try:
                 run(n)
@@ -132,8 +135,13 @@ def main(argv):
     if os.environ.get("KAIROS_INSTR_CHILD") == "1":
         child(modes)
         return
-    out = tempfile.mkdtemp(prefix="kairos_instr_")
-    env = dict(os.environ, KAIROS_INSTR_CHILD="1")
+    # The callgrind dumps and the child's traces, removed when the counts are printed.
+    with tempfile.TemporaryDirectory(prefix="kairos_instr_") as out:
+        report(modes, profile, out)
+
+
+def report(modes, profile, out):
+    env = dict(os.environ, KAIROS_INSTR_CHILD="1", KAIROS_INSTR_OUT=out)
     subprocess.run(["valgrind", "--tool=callgrind", "--dump-before=getppid", "--separate-threads=yes",
                     "--callgrind-out-file=" + out + "/cg.out", sys.executable, __file__] + modes,
                    env=env, check=True, stderr=subprocess.DEVNULL)
@@ -177,7 +185,6 @@ def main(argv):
         for a, b, f in rows:
             if abs(a - b) >= 2:
                 print("  %8.1f %8.1f %+8.1f  %s" % (a, b, a - b, f[:150]))
-    print("dumps in", out)
 
 
 if __name__ == "__main__":
