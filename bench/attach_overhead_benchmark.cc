@@ -24,6 +24,7 @@
 
 #include "bench_headline.h"
 #include "spawn_util.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -73,9 +74,8 @@ int main(int argc, char** argv) {
                 workload.c_str(), lib.c_str(), use_sim ? (" and " + sim).c_str() : "");
     return 0;
   }
-  char tmpl[] = "/tmp/kairos_attach_bench_XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  if (dir == nullptr) return 1;
+  const kairos::testing::TempDir temp("kairos_attach_bench_");  // removed on every return
+  const std::string& dir = temp.path();
   std::vector<std::string> base_env;
   if (use_sim) base_env.push_back("LD_LIBRARY_PATH=" + sim);
   std::vector<std::string> traced_env = base_env;
@@ -111,7 +111,6 @@ int main(int argc, char** argv) {
     traced_wall.push_back(t.wall_ms);
     ref_loop.push_back(r.loop_ms);
   }
-  rmdir(dir);
   if (!ok) return 1;
   const double bl = Median(base_loop), tl = Median(traced_loop);
   const double bw = Median(base_wall), tw = Median(traced_wall);

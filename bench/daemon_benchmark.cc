@@ -21,6 +21,7 @@
 #include "config/daemon_config.h"
 #include "config/daemon_protocol.h"
 #include "session/controller.h"
+#include "temp_dir.h"
 
 namespace kairos {
 namespace {
@@ -188,10 +189,10 @@ int main() {
     const double per_s_pct = absent_us / 1e6 * 100.0;
     printf("  cpu share at 1 poll/s (absent)    %8.5f %%\n", per_s_pct);
   }
-  // Traces go to a scratch directory inside the default allowed directory (the temp dir).
-  char dir_template[] = "/tmp/kairos-bench-XXXXXX";
-  if (mkdtemp(dir_template) == nullptr) return 1;
-  const std::string dir = dir_template;
+  // Traces go to a scratch directory inside the default allowed directory (the temp dir,
+  // TMPDIR or /tmp), removed with its traces when main returns.
+  const testing::TempDir temp("kairos-bench-");
+  const std::string& dir = temp.path();
   for (int64_t poll_ms : {50, 1000}) {
     const double ms =
         TriggerLatencyMs(poll_ms, base + "-trig" + std::to_string(poll_ms), dir, 8);
@@ -201,7 +202,5 @@ int main() {
                     poll_ms == 50 ? "request_to_open_vs_poll_50ms" : "request_to_open_vs_poll_1s",
                     ms / static_cast<double>(poll_ms), bench::Better::kLower, "x");
   }
-  const std::string cleanup = "rm -rf '" + dir + "'";
-  if (system(cleanup.c_str()) != 0) fprintf(stderr, "could not remove %s\n", dir.c_str());
   return 0;
 }

@@ -31,6 +31,7 @@
 #include "config/daemon_protocol.h"
 #include "counters/line_log.h"
 #include "spawn_util.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -110,9 +111,8 @@ int main() {
   using kairos::bench::Headline;
   const std::string cli = KAIROS_CLI_PATH;
   const std::string endpoint = "kairos-bench-fleet-" + std::to_string(getpid());
-  char dir_tmpl[] = "/tmp/kairos-fleet-bench-XXXXXX";
-  if (mkdtemp(dir_tmpl) == nullptr) return 1;
-  const std::string dir = dir_tmpl, port_file = dir + "/mport";
+  const kairos::testing::TempDir temp("kairos-fleet-bench-");  // removed on every return
+  const std::string dir = temp.path(), port_file = dir + "/mport";
   const pid_t daemon = fork();
   if (daemon == 0) {
     const int devnull = open("/dev/null", O_WRONLY);
@@ -255,8 +255,6 @@ int main() {
   stop.store(true);
   drain.join();
   close(sink);
-  unlink(file.c_str());
-  rmdir(dir.c_str());
 
   printf("fleet agent: %d processes x %d GPUs, 10 s interval, 1 s polls, %d intervals replayed in %.0f ms\n",
          kProcesses, kGpus, kRounds, wall_ms);

@@ -40,6 +40,7 @@
 
 #include "bench_headline.h"
 #include "spawn_util.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -250,15 +251,11 @@ int main(int argc, char** argv) {
       std::printf("footprint_benchmark: SKIPPED: needs %s\n", lib.c_str());
       return 0;
     }
-    char tmpl[] = "/tmp/kairos_startup_XXXXXX";
-    const char* dir = mkdtemp(tmpl);
-    if (dir == nullptr) return 1;
+    const kairos::testing::TempDir temp("kairos_startup_");  // removed on return
+    const std::string& dir = temp.path();
     std::printf("footprint_benchmark --startup\n");
-    const int rc = StartupMode(build, argc > 2 ? std::max(1, std::atoi(argv[2])) : 200, dir,
-                               argc > 3 ? argv[3] : "");
-    RemoveAll(dir);
-    rmdir(dir);
-    return rc;
+    return StartupMode(build, argc > 2 ? std::max(1, std::atoi(argv[2])) : 200, dir,
+                       argc > 3 ? argv[3] : "");
   }
   const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
   const int start_reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 10;
@@ -266,9 +263,8 @@ int main(int argc, char** argv) {
     std::printf("footprint_benchmark: SKIPPED: needs %s\n", lib.c_str());
     return 0;
   }
-  char tmpl[] = "/tmp/kairos_footprint_XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  if (dir == nullptr) return 1;
+  const kairos::testing::TempDir temp("kairos_footprint_");  // removed on every return
+  const std::string& dir = temp.path();
   std::printf("footprint_benchmark (peak RSS = child's ru_maxrss)\n");
 
   // Idle: a launcher that inherits LD_PRELOAD and never records.
@@ -385,7 +381,5 @@ int main(int argc, char** argv) {
     Headline("footprint_benchmark", cuda ? "start_cuda_max_ms" : "start_cpu_max_ms", max,
              Better::kLower, "ms", 10);
   }
-  RemoveAll(dir);
-  rmdir(dir);
   return 0;
 }

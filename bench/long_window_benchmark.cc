@@ -33,6 +33,7 @@
 #include "bench_headline.h"
 #include "util/clock.h"
 #include "kairos_so.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -182,8 +183,8 @@ int main() {
     std::printf("long_window_benchmark: %s\n", so.error.c_str());
     return 1;
   }
-  char dir[] = "/tmp/kairos_long_window_XXXXXX";
-  if (mkdtemp(dir) == nullptr) return 1;
+  const kairos::testing::TempDir temp("kairos_long_window_");  // removed when main returns
+  const std::string& dir = temp.path();
 
   struct Window {
     Run run;
@@ -269,7 +270,5 @@ int main() {
   headlines("second_window", second);
   headlines("default_buffer", deflt);
   Headline("long_window_benchmark", "feeder_cpu_pct_of_core", feeder_pct, Better::kLower, "%", 1.0);
-  std::string rm = std::string("rm -rf ") + dir;
-  if (std::system(rm.c_str()) != 0) return 1;
   return 0;
 }

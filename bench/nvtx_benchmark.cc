@@ -20,6 +20,7 @@
 #include <string>
 
 #include "bench_headline.h"
+#include "temp_dir.h"
 
 #if __has_include(<nvtx3/nvToolsExt.h>)
 #include <nvtx3/nvToolsExt.h>
@@ -94,9 +95,8 @@ int RunWithTool() {
   if (!init || !start || !stop || !flush || !push || !pop) return 1;
   const double idle = NvtxBatch();
 
-  char tmpl[] = "/tmp/kairos_nvtx_bench_XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return 1;
-  const std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + tmpl + "/bench.json";
+  const kairos::testing::TempDir temp("kairos_nvtx_bench_");  // removed on every return
+  const std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + temp.path() + "/bench.json";
   if (init(cfg.c_str()) != 0) return 1;
   double nvtx_rec = 1e30, kairos_rec = 1e30;
   for (int rep = 0; rep < kReps; ++rep) {
@@ -131,8 +131,7 @@ int RunWithTool() {
     flush();
   }
   std::printf("%.3f %.3f %.3f\n", idle, nvtx_rec, kairos_rec);
-  const std::string rm = std::string("rm -rf ") + tmpl;
-  return std::system(rm.c_str()) == 0 ? 0 : 0;
+  return 0;
 }
 
 // Runs this binary as `mode` and returns its stdout ("" on failure).

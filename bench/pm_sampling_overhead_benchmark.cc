@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "bench_headline.h"
+#include "temp_dir.h"
 
 extern char** environ;
 
@@ -211,10 +212,8 @@ int main(int argc, char** argv) {
                 lib.c_str(), sim.c_str());
     return 0;
   }
-  char tmpl[] = "/tmp/kairos_pm_bench_XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  if (dir == nullptr) return 1;
-  const std::string d = dir;
+  const kairos::testing::TempDir temp("kairos_pm_bench_");  // removed when main returns
+  const std::string& d = temp.path();
   const std::string window = "KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;"
                              "ACTIVITIES_DURATION_MSECS=3600000;KAIROS_SUMMARY=off;"
                              "ACTIVITIES_LOG_FILE=" + d + "/trace.json";
@@ -264,7 +263,6 @@ int main(int argc, char** argv) {
         c.problem = "no telemetry line written";
     }
   }
-  rmdir(dir);
   std::printf("pm_sampling_overhead_benchmark: %s, %d steps, %d repetitions (interleaved, rotated)\n",
               workload.c_str(), steps, reps);
   std::printf("  ratios: median of per-repetition ratios to that repetition's baseline [min..max]\n");

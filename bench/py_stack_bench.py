@@ -69,7 +69,9 @@ def idle():
     return timed()
 
 
-out = tempfile.mkdtemp(prefix="kairos_pystack_bench_")
+# The traces; removed once the last one is read (and at exit if the run fails before).
+_out = tempfile.TemporaryDirectory(prefix="kairos_pystack_bench_")
+out = _out.name
 
 
 def recording():
@@ -98,6 +100,7 @@ import glob  # noqa: E402
 last = max(glob.glob(out + "/t_*.json"), key=os.path.getmtime)
 with open(last) as f:
     frames = sum(1 for e in json.load(f)["traceEvents"] if e.get("cat") == "python_function")
+_out.cleanup()
 
 base = best["none"] / EVENTS
 print("python stacks, %d events per round, best of %d rounds (thread CPU time):" % (EVENTS, ROUNDS))

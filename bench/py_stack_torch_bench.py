@@ -54,7 +54,9 @@ def timed():
     return (time.thread_time_ns() - t0) / N
 
 
-out = tempfile.mkdtemp(prefix="kairos_pystack_torch_bench_")
+# The traces; removed once the last one is read (and at exit if the run fails before).
+_out = tempfile.TemporaryDirectory(prefix="kairos_pystack_torch_bench_")
+out = _out.name
 kairos.init("PROFILE_WITH_STACK=true\nKAIROS_SUMMARY=off\nKAIROS_HOST_METRICS_INTERVAL_MS=0\n"
             "ACTIVITIES_LOG_FILE=%s/t.json" % out)
 _torch.attach(record_shapes=False)
@@ -118,6 +120,7 @@ import glob, json, os  # noqa: E402,E401
 last = max(glob.glob(out + "/t_*.json"), key=os.path.getmtime)
 with open(last) as f:
     cats = [e.get("cat") for e in json.load(f)["traceEvents"]]
+_out.cleanup()
 print("last kairos trace: %d cpu_op, %d python_function" % (cats.count("cpu_op"), cats.count("python_function")))
 print("torch %s, Python loop of %d iterations (2 Python calls, 3 ops each), best of %d rounds, "
       "ns per iteration:" % (torch.__version__, N, ROUNDS))

@@ -22,6 +22,7 @@
 #include "kairos_so.h"
 #include "bench_headline.h"
 #include "util/clock.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -109,8 +110,8 @@ int CountMode(int n) {
   rec.StopRecording(0);
   rec.Reset();
   kairos::bench::KairosSo so;
-  char tmpl[] = "/tmp/kairos_bench_XXXXXX";
-  if (!so.Load() || mkdtemp(tmpl) == nullptr) {
+  std::string tmpl = kairos::testing::TempRoot() + "/kairos_bench_XXXXXX";
+  if (!so.Load() || mkdtemp(tmpl.data()) == nullptr) {
     std::fprintf(stderr, "range_benchmark --instr: libkairos.so or a temp dir missing\n");
     return 1;
   }
@@ -216,8 +217,8 @@ int main(int argc, char** argv) {
   Headline("range_benchmark", "disabled_plt_call_ns", disabled_plt, Better::kLower, "ns", 1.5);
   Headline("range_benchmark", "disabled_inline_flag_ns", disabled_flag, Better::kLower, "ns", 1.5);
 
-  char tmpl[] = "/tmp/kairos_bench_XXXXXX";
-  if (mkdtemp(tmpl) != nullptr) {
+  std::string tmpl = kairos::testing::TempRoot() + "/kairos_bench_XXXXXX";
+  if (mkdtemp(tmpl.data()) != nullptr) {
     const std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + tmpl + "/bench.json";
     init(cfg.c_str());
     // The same core called without the shim (its table, as the shim itself calls it): what the

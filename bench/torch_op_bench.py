@@ -30,6 +30,7 @@ Usage: PYTHONPATH=build/python python3 bench/torch_op_bench.py [N] [ROUNDS]
 import ctypes
 import os
 import sys
+import tempfile
 import time
 
 import torch
@@ -51,8 +52,12 @@ def timed():
     return (time.thread_time_ns() - t0) / N
 
 
-kairos.init("KAIROS_CPU_BUFFER_KB_PER_THREAD=65536\nKAIROS_SUMMARY=off\nKAIROS_HOST_METRICS_INTERVAL_MS=0\n"
-            "ACTIVITIES_LOG_FILE=/tmp/kairos_torch_bench.json")
+# Every window's trace (and summary) goes here, removed at the end (and at exit if the run
+# fails before); each kairos.init replaces the whole config, so each names the file.
+_out = tempfile.TemporaryDirectory(prefix="kairos_torch_bench_")
+LOG_FILE = "\nACTIVITIES_LOG_FILE=%s/t.json" % _out.name
+kairos.init("KAIROS_CPU_BUFFER_KB_PER_THREAD=65536\nKAIROS_SUMMARY=off\nKAIROS_HOST_METRICS_INTERVAL_MS=0"
+            + LOG_FILE)
 _torch.attach(record_shapes=False)
 bridge = _torch._bridge
 bridge.kairos_torch_uninstall()
@@ -112,7 +117,7 @@ def recording(shapes, flops=False):
     def run():
         bridge.kairos_torch_install(1 if shapes else 0, 0, 1 if flops else 0)
         kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s\nPROFILE_WITH_FLOPS=%s"
-                    % ("true" if shapes else "false", "true" if flops else "false"))
+                    % ("true" if shapes else "false", "true" if flops else "false") + LOG_FILE)
         kairos.start()
         try:
             return timed()
@@ -125,7 +130,7 @@ def recording(shapes, flops=False):
 def rec_memory():
     bridge.kairos_torch_install(0, 0, 0)
     bridge.kairos_torch_set_profile_memory(1)
-    kairos.init("PROFILE_PROFILE_MEMORY=true")
+    kairos.init("PROFILE_PROFILE_MEMORY=true" + LOG_FILE)
     kairos.start()
     try:
         return timed()
@@ -193,3 +198,4 @@ for metric, mine, theirs, target in (("recording_vs_legacy", "recording", "legac
     print("KAIROS_HEADLINE torch_bridge_benchmark %s %.4g lower %s x"
           % (metric, (best[mine] - base) / (best[theirs] - base), target))
 
+_out.cleanup()

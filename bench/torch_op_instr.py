@@ -12,15 +12,13 @@ sampler) run beside it, not on the operator's path. Each dump also has the inter
 per-function counts: `--profile MODE` prints, per op, the instructions of each function in
 MODE next to those in `none` (self cost, from callgrind_annotate), sorted by the difference:
 where MODE's extra instructions go, PyTorch's own part (the callback machinery) included.
-Usage: PYTHONPATH=build/python /usr/bin/python3 bench/torch_op_instr.py [--keep] [--profile MODE] [MODE...]
-(--keep: leave callgrind's dumps and print where; they are removed otherwise)
+Usage: PYTHONPATH=build/python /usr/bin/python3 bench/torch_op_instr.py [--profile MODE] [MODE...]
 (about 3 minutes: valgrind runs `import torch` for most of it). Modes: none, empty, empty+in,
 floor, floor+sh (bench/torch_floor_callback.cc: `cmake --build build --target
 torch_floor_callback` first), recording, rec+shapes, rec+memory, legacy, legacy+shapes, legacy+memory (default: all)."""
 import glob
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,8 +37,11 @@ def child(modes):
     import torch_add_loop
     ops, a, b = torch_add_loop.make()
     mark = os.getppid  # (through ctypes, callgrind does not see the call)
+    # Traces go to the parent's temp directory: each kairos.init replaces the whole config, so
+    # each names the file.
+    log_file = "\nACTIVITIES_LOG_FILE=%s/t.json" % os.environ["KAIROS_INSTR_OUT"]
     kairos.init("KAIROS_CPU_BUFFER_KB_PER_THREAD=65536\nKAIROS_SUMMARY=off\n"
-                "KAIROS_HOST_METRICS_INTERVAL_MS=0\nACTIVITIES_LOG_FILE=/tmp/kairos_torch_instr.json")
+                "KAIROS_HOST_METRICS_INTERVAL_MS=0" + log_file)
     _torch.attach(record_shapes=False)
     bridge = _torch._bridge
     bridge.kairos_torch_uninstall()
@@ -53,7 +54,7 @@ def child(modes):
     def window(shapes):
         def f(n):
             bridge.kairos_torch_install(1 if shapes else 0, 0, 0)
-            kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s" % ("true" if shapes else "false"))
+            kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s" % ("true" if shapes else "false") + log_file)
             kairos.start()
             try:
                 run(n)
@@ -87,7 +88,7 @@ def child(modes):
     def rec_memory(n):  # as torch_op_bench's rec+memory: two [memory] events per op
         bridge.kairos_torch_install(0, 0, 0)
         bridge.kairos_torch_set_profile_memory(1)
-        kairos.init("PROFILE_REPORT_INPUT_SHAPES=false\nPROFILE_PROFILE_MEMORY=true")
+        kairos.init("PROFILE_REPORT_INPUT_SHAPES=false\nPROFILE_PROFILE_MEMORY=true" + log_file)
         kairos.start()
         try:
             run(n)
@@ -96,7 +97,7 @@ def child(modes):
             bridge.kairos_torch_set_profile_memory(0)
             bridge.kairos_torch_memory_release()
             bridge.kairos_torch_uninstall()
-            kairos.init("PROFILE_PROFILE_MEMORY=false")
+            kairos.init("PROFILE_PROFILE_MEMORY=false" + log_file)
 
     def legacy(shapes, memory=False):
         def f(n):
@@ -142,9 +143,6 @@ def functions(path):
 
 def main(argv):
     profile = None
-    keep = False
-    if argv[:1] == ["--keep"]:  # keep callgrind's dumps (removed otherwise, as with no --profile)
-        keep, argv = True, argv[1:]
     if argv[:1] == ["--profile"]:
         profile, argv = argv[1], argv[2:]
     # The floor modes need the floor module (skipped by default without it).
@@ -154,8 +152,13 @@ def main(argv):
     if os.environ.get("KAIROS_INSTR_CHILD") == "1":
         child(modes)
         return
-    out = tempfile.mkdtemp(prefix="kairos_instr_")
-    env = dict(os.environ, KAIROS_INSTR_CHILD="1")
+    # The callgrind dumps and the child's traces, removed when the counts are printed.
+    with tempfile.TemporaryDirectory(prefix="kairos_instr_") as out:
+        report(modes, profile, out)
+
+
+def report(modes, profile, out):
+    env = dict(os.environ, KAIROS_INSTR_CHILD="1", KAIROS_INSTR_OUT=out)
     subprocess.run(["valgrind", "--tool=callgrind", "--dump-before=getppid", "--separate-threads=yes",
                     "--callgrind-out-file=" + out + "/cg.out", sys.executable, __file__] + modes,
                    env=env, check=True, stderr=subprocess.DEVNULL)
@@ -205,10 +208,6 @@ def main(argv):
         for a, b, f in rows:
             if abs(a - b) >= 2:
                 print("  %8.1f %8.1f %+8.1f  %s" % (a, b, a - b, f[:150]))
-    if keep:
-        print("dumps in", out)
-    else:
-        shutil.rmtree(out, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,11 @@
 #include <iterator>
 #include <string>
 
+#include "temp_dir.h"
+
 namespace {
+
+using kairos::testing::TempDir;
 
 struct Run {
   int status = -1;
@@ -98,9 +102,8 @@ TEST_CASE("kairos trace rejects nonsense values by option name", "[abuse]") {
 }
 
 TEST_CASE("trace readers refuse a FIFO at once instead of blocking", "[abuse]") {
-  char tmpl[] = "/tmp/kairos_abuse_fifo_XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  const std::string dir = tmpl;
+  const TempDir temp("kairos_abuse_fifo_");
+  const std::string& dir = temp.path();
   // One regular rank trace and a FIFO named like the next rank's trace; nothing ever opens
   // the FIFO for writing, so a blocking open for reading would never return.
   std::ofstream(dir + "/job.rank0.json")
@@ -147,13 +150,11 @@ TEST_CASE("trace readers refuse a FIFO at once instead of blocking", "[abuse]") 
   CHECK(r.status == 1);
   CHECK(r.output == "kairos summarize: skipping " + lone + "/t.json" + refused +
                         "kairos summarize: no trace files in " + lone + "\n");
-  CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
 TEST_CASE("summarize refuses kernels whose end does not fit 64-bit ns instead of losing them", "[abuse]") {
-  char tmpl[] = "/tmp/kairos_abuse_ts_XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  const std::string dir = tmpl;
+  const TempDir temp("kairos_abuse_ts_");
+  const std::string& dir = temp.path();
   // Five kernels starting just below INT64_MAX ns: ts fits, ts + dur does not. The old reader
   // wrapped their ends below their starts and summarize said "No GPU work", exit 0.
   std::string events;
@@ -167,7 +168,6 @@ TEST_CASE("summarize refuses kernels whose end does not fit 64-bit ns instead of
   CHECK(r.output == "kairos summarize: " + dir +
                         "/t.json: JSON: \"ts\" + \"dur\" (9223372036854775100 + 10000 ns) does not fit a 64-bit ns "
                         "time (event ending at byte 134)\n");
-  CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
 std::string Slurp(const std::string& path) {
@@ -176,9 +176,8 @@ std::string Slurp(const std::string& path) {
 }
 
 TEST_CASE("kairos daemon --port-file goes through the hardened writer", "[abuse]") {
-  char tmpl[] = "/tmp/kairos_abuse_portfile_XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  const std::string dir = tmpl;
+  const TempDir temp("kairos_abuse_portfile_");
+  const std::string& dir = temp.path();
   const std::string victim = dir + "/victim";
   std::ofstream(victim) << "precious";
   // Its own IPC endpoint; SIGINT after 2 s stops a daemon that started (exit 0).
@@ -214,13 +213,11 @@ TEST_CASE("kairos daemon --port-file goes through the hardened writer", "[abuse]
   CHECK(number.back() == '\n');
   CHECK(number.find_first_not_of("0123456789\n") == std::string::npos);
   CHECK(Slurp(victim) == "precious");
-  CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
 TEST_CASE("CLI refusals name what they refuse to write", "[abuse]") {
-  char tmpl[] = "/tmp/kairos_abuse_what_XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  const std::string dir = tmpl;
+  const TempDir temp("kairos_abuse_what_");
+  const std::string& dir = temp.path();
   std::ofstream(dir + "/t.json")
       << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1000,"dur":10,)"
       << R"("args":{"device":0,"stream":7}}]})";
@@ -232,7 +229,6 @@ TEST_CASE("CLI refusals name what they refuse to write", "[abuse]") {
   r = Cli("summarize --out /dev/null " + dir + "/t.json");
   CHECK(r.status == 1);
   CHECK(r.output == "kairos summarize: cannot write /dev/null: refusing to write summary '/dev/null'" + nonreg);
-  CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
 }  // namespace

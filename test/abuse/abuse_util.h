@@ -1,6 +1,7 @@
 // File: abuse_util.h
 // Layer: test (abuse). Helpers for the hostile-input suite: a stderr capture (so a test can
-// assert the exact log lines a flood produces) and a scratch directory.
+// assert the exact log lines a flood produces; its file, under TMPDIR, is unlinked at once)
+// and a scratch directory (test/temp_dir.h's TempDir, removed when the test ends).
 // Threading: single-threaded; StderrCapture swaps fd 2 for its lifetime.
 #ifndef KAIROS_TEST_ABUSE_ABUSE_UTIL_H_
 #define KAIROS_TEST_ABUSE_ABUSE_UTIL_H_
@@ -13,15 +14,17 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.h"
+
 namespace kairos::testing {
 
 // Redirects fd 2 into a temp file until Stop(); Stop() returns the lines written.
 class StderrCapture {
  public:
   StderrCapture() {
-    char path[] = "/tmp/kairos_abuse_stderr_XXXXXX";
-    fd_ = mkstemp(path);
-    unlink(path);
+    std::string path = TempRoot() + "/kairos_abuse_stderr_XXXXXX";
+    fd_ = mkstemp(path.data());
+    unlink(path.c_str());
     fflush(stderr);
     saved_ = dup(2);
     dup2(fd_, 2);
@@ -55,18 +58,10 @@ class StderrCapture {
   std::vector<std::string> lines_;
 };
 
-class ScratchDir {
+// A fresh directory for one test, removed with its contents when the test ends.
+class ScratchDir : public TempDir {
  public:
-  ScratchDir() {
-    char tmpl[] = "/tmp/kairos_abuse_XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~ScratchDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  ScratchDir() : TempDir("kairos_abuse_") {}
 };
 
 }  // namespace kairos::testing

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,16 +19,13 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "temp_dir.h"
+
 namespace {
 
 constexpr int kSteps = 7;
 
-std::string MakeTempDir() {
-  char tmpl[] = "/tmp/kairos_attach_XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  REQUIRE(d != nullptr);
-  return d;
-}
+using kairos::testing::TempDir;
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -74,7 +72,8 @@ std::string SanitizerRuntimes() {
 // driver, no ranges), so kairos writes no file at all (docs/ARCHITECTURE-core.md).
 nlohmann::json RunTraced(const std::string& preload, const std::string& attach_env,
                          std::string* stderr_text, bool expect_trace = true) {
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_attach_");
+  const std::string& dir = temp.path();
   const std::string libs = SanitizerRuntimes() + preload;
   const std::string cmd =
       "env LD_LIBRARY_PATH=" KAIROS_SIM_LIB_DIR " KAIROS_SIM_KERNEL_TIMES=act_=5 "
@@ -166,6 +165,7 @@ TEST_CASE("real libcupti without a driver: one warning, and no empty trace", "[a
 // ---- Memory recording (docs/MEMORY.md) on mem_train's known allocation pattern ----
 
 struct MemRun {
+  std::unique_ptr<TempDir> dir;  // holds `path` (tests read it again); removed with the MemRun
   nlohmann::json trace, summary;
   std::string path;
 };
@@ -174,7 +174,9 @@ struct MemRun {
 // to the config ("" = memory recording off); returns the trace and its summary.
 MemRun RunMem(const std::string& mode, const std::string& memory_key,
               const std::string& extra_env = "") {
-  const std::string dir = MakeTempDir();
+  MemRun r;
+  r.dir = std::make_unique<TempDir>("kairos_attach_");
+  const std::string& dir = r.dir->path();
   const std::string libs = SanitizerRuntimes() + KAIROS_LIB;
   const std::string cmd =
       "env LD_LIBRARY_PATH=" KAIROS_SIM_LIB_DIR " ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 " +
@@ -186,7 +188,6 @@ MemRun RunMem(const std::string& mode, const std::string& memory_key,
   REQUIRE(std::system(cmd.c_str()) == 0);
   const std::string path = FindTrace(dir);
   REQUIRE(!path.empty());
-  MemRun r;
   r.path = path;
   std::ifstream in(path);
   r.trace = nlohmann::json::parse(in);

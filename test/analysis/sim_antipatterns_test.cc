@@ -10,13 +10,19 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
+#include "temp_dir.h"
+
 namespace {
 
+using kairos::testing::TempDir;
+
 struct Run {
+  std::unique_ptr<TempDir> temp;  // owns `dir` (tests read its files later); removed with the Run
   std::string dir;
   nlohmann::json summary;
   std::set<std::string> findings;
@@ -24,8 +30,9 @@ struct Run {
 
 Run RunWorkload(const std::string& name, const std::string& args, const std::string& extra_env,
                 const std::string& extra_config = "") {
-  char dir[] = "/tmp/kairos_simap_XXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
+  Run run;
+  run.temp = std::make_unique<TempDir>("kairos_simap_");
+  const std::string& dir = run.temp->path();
   const std::string trace = std::string(dir) + "/" + name + "_{pid}.json";
   const std::string cmd =
       "env LD_LIBRARY_PATH=" KAIROS_SIM_LIB_DIR " LD_PRELOAD=" KAIROS_LIB " " + extra_env +
@@ -39,7 +46,6 @@ Run RunWorkload(const std::string& name, const std::string& args, const std::str
   std::getline(list, path);
   REQUIRE(!path.empty());
   std::ifstream in(path);
-  Run run;
   run.dir = dir;
   run.summary = nlohmann::json::parse(in);
   for (const auto& f : run.summary["findings"]) run.findings.insert(f["id"].get<std::string>());

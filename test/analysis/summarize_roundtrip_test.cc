@@ -1,7 +1,7 @@
 // File: summarize_roundtrip_test.cc
 // Layer: tests for kairos_analysis + kairos_output. `kairos summarize` analyses a TraceData
 // rebuilt from the JSON file; this checks that it gives the same summary, byte for byte, as
-// the in-process analysis of the TraceData that was written.
+// the in-process analysis of the TraceData that was written. Files go to a TempDir each.
 // Threading: single-threaded.
 #include <cstdio>
 #include <cstring>
@@ -19,10 +19,12 @@
 #include "output/json_reader.h"
 #include "output/proto/perfetto_reader.h"
 #include "output/writer.h"
+#include "temp_dir.h"
 
 namespace kairos {
 namespace {
 
+using kairos::testing::TempDir;
 using kairos::testing::TraceBuilder;
 constexpr int64_t kBase = 1790000000000000000LL, kUs = 1000, kMs = 1000000;
 
@@ -66,7 +68,8 @@ TraceData Mixed() {
 TEST_CASE("summarize on the written JSON equals the in-process summary") {
   const TraceData data = Mixed();
   const std::string in_process = SummaryToJson(Analyze(data));
-  const std::string path = "/tmp/kairos_summarize_rt_" + std::to_string(getpid()) + ".json";
+  const TempDir temp("kairos_summarize_rt_");
+  const std::string path = temp.File("kairos_summarize_rt_" + std::to_string(getpid()) + ".json");
   OutputOptions req;
   req.path = path;
   REQUIRE(WriteTraceFile(data, req).ok());
@@ -126,7 +129,9 @@ TEST_CASE("compute summary round-trips through the JSON file") {
   CHECK(in_process.compute.total_flops == 312000000 + 16777216);
   CHECK(in_process.compute.mfu == Approx((1000.0 + 16777216.0 / 312e3) / 2e6));
   CHECK(in_process.compute.top_ops[0].mfu == Approx(0.25));
-  const std::string path = "/tmp/kairos_summarize_flops_" + std::to_string(getpid()) + ".json";
+  const TempDir temp("kairos_summarize_flops_");
+  const std::string path =
+      temp.File("kairos_summarize_flops_" + std::to_string(getpid()) + ".json");
   OutputOptions req;
   req.path = path;
   REQUIRE(WriteTraceFile(data, req).ok());
@@ -177,7 +182,8 @@ TEST_CASE("summarize computes FLOPs from Input Dims of a PyTorch trace") {
     // 16777216 / 989.4e3 ns at the fp16 peak over the 2 us kernel.
     CHECK(s.compute.top_ops[0].mfu == Approx(16777216.0 / 989.4e3 / 2000));
   }
-  const std::string path = "/tmp/kairos_summarize_pt_" + std::to_string(getpid()) + ".json";
+  const TempDir temp("kairos_summarize_pt_");
+  const std::string path = temp.File("kairos_summarize_pt_" + std::to_string(getpid()) + ".json");
   OutputOptions req;
   req.path = path;
   REQUIRE(WriteTraceFile(*full, req).ok());
@@ -277,7 +283,8 @@ TEST_CASE("PM-sampling counters round-trip through JSON and Perfetto") {
   CHECK(in_process.find("\"measured\":{\"sm_efficiency_pct\":34.5") != std::string::npos);
   for (const char* ext : {".json", ".pftrace"}) {
     INFO(ext);
-    const std::string path = "/tmp/kairos_pm_rt_" + std::to_string(getpid()) + ext;
+    const TempDir temp("kairos_pm_rt_");
+    const std::string path = temp.File("kairos_pm_rt_" + std::to_string(getpid()) + ext);
     OutputOptions req;
     req.path = path;
     REQUIRE(WriteTraceFile(data, req).ok());
@@ -303,7 +310,8 @@ TEST_CASE("PM-sampling counters round-trip through JSON and Perfetto") {
 // Writes `text` to a temp file (named by `tag` and the pid) and reads it back as the analysis
 // does.
 absl::StatusOr<TraceData> ReadJsonText(const std::string& text, const char* tag) {
-  const std::string path = std::string("/tmp/") + tag + std::to_string(getpid()) + ".json";
+  const TempDir temp(tag);
+  const std::string path = temp.File(tag + std::to_string(getpid()) + ".json");
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return absl::InternalError("cannot write " + path);
   std::fwrite(text.data(), 1, text.size(), f);
@@ -383,7 +391,8 @@ TEST_CASE("[memory] events round-trip through JSON and Perfetto; the summary is 
   const std::string in_process = SummaryToJson(s);
   for (const char* ext : {".json", ".pftrace"}) {
     INFO(ext);
-    const std::string path = "/tmp/kairos_mem_rt_" + std::to_string(getpid()) + ext;
+    const TempDir temp("kairos_mem_rt_");
+    const std::string path = temp.File("kairos_mem_rt_" + std::to_string(getpid()) + ext);
     OutputOptions req;
     req.path = path;
     REQUIRE(WriteTraceFile(data, req).ok());
@@ -480,7 +489,8 @@ TEST_CASE("[memory] CUPTI's and an allocator's events on one GPU are summarised 
   CHECK(json.find("\"device\":0,\"source\":\"allocator\"") != std::string::npos);
   CHECK(SummaryToText(s).find("Memory, GPU 0 (allocator): peak 10 MiB allocated") != std::string::npos);
   // Written and read back (no memory kind marks the allocator's events in the file): the same.
-  const std::string path = "/tmp/kairos_mem_mixed_" + std::to_string(getpid()) + ".json";
+  const TempDir temp("kairos_mem_mixed_");
+  const std::string path = temp.File("kairos_mem_mixed_" + std::to_string(getpid()) + ".json");
   OutputOptions req;
   req.path = path;
   REQUIRE(WriteTraceFile(d, req).ok());

@@ -18,7 +18,11 @@
 #include <thread>
 #include <vector>
 
+#include "temp_dir.h"
+
 namespace {
+
+using kairos::testing::TempDir;
 
 TEST_CASE("version and status strings") {
   CHECK(kairos_version() == KAIROS_VERSION_NUMBER);
@@ -83,8 +87,8 @@ TEST_CASE("kairos_set_metadata is bounded: key and value sizes, number of keys")
 }
 
 TEST_CASE("a synchronous session through the C ABI, then shutdown") {
-  char dir[] = "/tmp/kairos_capi_XXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
+  const TempDir temp("kairos_capi_");
+  const std::string& dir = temp.path();
   const std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + dir + "/capi.json";
   REQUIRE(kairos_init(cfg.c_str()) == KAIROS_OK);
   REQUIRE(kairos_start() == KAIROS_OK);
@@ -112,8 +116,8 @@ TEST_CASE("a synchronous session through the C ABI, then shutdown") {
 }
 
 TEST_CASE("kairos_init_values: a value is data, so '#' and '=' stay in the path") {
-  char dir[] = "/tmp/kairos_capi_XXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
+  const TempDir temp("kairos_capi_");
+  const std::string& dir = temp.path();
   const std::string want_in = std::string(dir) + "/exp#1 a=b.json";
   const char* keys[] = {"ACTIVITIES_LOG_FILE"};
   const char* values[] = {want_in.c_str()};
@@ -167,8 +171,8 @@ std::string StatText(const std::string& path, const std::string& name) {
 // counted against the next window's bound (KAIROS_MAX_THREADS x the per-thread buffer), so the
 // short-lived threads of that window lost every record (8 dropped of 8 here).
 TEST_CASE("short-lived threads keep their records after a thread of the previous window exits") {
-  char dir[] = "/tmp/kairos_capi_XXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
+  const TempDir temp("kairos_capi_");
+  const std::string& dir = temp.path();
   std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + dir +
                     "/w1.json\nKAIROS_SUMMARY=off\nKAIROS_CPU_BUFFER_KB_PER_THREAD=512\n"
                     "KAIROS_MAX_THREADS=3\n";

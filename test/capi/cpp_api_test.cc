@@ -13,7 +13,11 @@
 #include <string>
 #include <thread>
 
+#include "temp_dir.h"
+
 namespace {
+
+using kairos::testing::TempDir;
 
 int CountNamed(const nlohmann::json& trace, const std::string& name, const std::string& cat) {
   int n = 0;
@@ -23,8 +27,8 @@ int CountNamed(const nlohmann::json& trace, const std::string& name, const std::
 }
 
 TEST_CASE("C++ wrapper records ranges, async ranges and steps") {
-  char dir[] = "/tmp/kairos_cpp_XXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
+  const TempDir temp("kairos_cpp_");
+  const std::string& dir = temp.path();
   const std::string cfg =
       std::string("KAIROS_HOST_METRICS_INTERVAL_MS=10\nACTIVITIES_LOG_FILE=") + dir + "/cpp.json";
   REQUIRE(kairos_init(cfg.c_str()) == KAIROS_OK);

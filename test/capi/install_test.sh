@@ -6,7 +6,7 @@
 # Usage: install_test.sh BUILD_DIR C_COMPILER
 set -eu
 build=$1; cc=$2
-prefix=$(mktemp -d /tmp/kairos_install_XXXXXX)
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/kairos_install_XXXXXX")
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
 pc=$(find "$prefix" -name kairos.pc | head -n1)

@@ -9,7 +9,7 @@
 # Usage: nccl_plugin_inherit_test.sh LIBKAIROS RUN_DDP SIM_LIB_DIR
 set -u
 lib=$1; run_ddp=$2; sim=$3
-dir=$(mktemp -d /tmp/kairos_nccl_inherit_XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kairos_nccl_inherit_XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 export LD_LIBRARY_PATH=$sim KAIROS_SIM_NCCL_TIMEOUT_MS=20000 KAIROS_LOG_LEVEL=error
 unset NCCL_PROFILER_PLUGIN KAIROS_NCCL_PLUGIN_PID

@@ -18,7 +18,7 @@
 # Usage: preload_test.sh LIBKAIROS TARGET
 set -eu
 lib=$1; target=$2
-dir=$(mktemp -d /tmp/kairos_preload_XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kairos_preload_XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 pre=$lib
 # Sanitizer builds: the sanitizer runtimes must come first in the preload list.

@@ -7,7 +7,7 @@
 # Usage: signal_test.sh LIBKAIROS TARGET
 set -u
 lib=$1; target=$2
-dir=$(mktemp -d /tmp/kairos_signal_XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kairos_signal_XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 export KAIROS_CUPTI_LIBRARY=$dir/none/libcupti.so.13 KAIROS_LOG_LEVEL=error
 

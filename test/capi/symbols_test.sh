@@ -10,10 +10,11 @@ actual=$(nm -D --defined-only "$1" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sed 's
 expected=$(cat "$2" ${3:+"$3"} | grep -v '^#' | sed '/^$/d' | sort -u)
 if [ "$actual" != "$expected" ]; then
   echo "FAIL: exported symbols differ from $2 (< expected, > actual):"
-  printf '%s\n' "$expected" > /tmp/kairos_sym_expected.$$
-  printf '%s\n' "$actual" > /tmp/kairos_sym_actual.$$
-  diff /tmp/kairos_sym_expected.$$ /tmp/kairos_sym_actual.$$ || true
-  rm -f /tmp/kairos_sym_expected.$$ /tmp/kairos_sym_actual.$$
+  tmp=${TMPDIR:-/tmp}
+  printf '%s\n' "$expected" > "$tmp/kairos_sym_expected.$$"
+  printf '%s\n' "$actual" > "$tmp/kairos_sym_actual.$$"
+  diff "$tmp/kairos_sym_expected.$$" "$tmp/kairos_sym_actual.$$" || true
+  rm -f "$tmp/kairos_sym_expected.$$" "$tmp/kairos_sym_actual.$$"
   exit 1
 fi
 echo "PASS: $(printf '%s\n' "$actual" | wc -l) symbols"

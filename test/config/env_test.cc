@@ -12,6 +12,10 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "temp_dir.h"
 
 namespace kairos {
 namespace {
@@ -54,13 +58,20 @@ const char* const kAllVars[] = {"KAIROS_CONFIG",
                                 "CUDA_INJECTION64_PATH",
                                 "TEARDOWN_CUPTI"};
 
+// Unsets every variable above for the test's duration, then puts back the values they had
+// (TMPDIR among them: the other tests' temp directories, test/temp_dir.h, are made under it).
 struct CleanEnv {
   CleanEnv() {
-    for (const char* v : kAllVars) unsetenv(v);
+    for (const char* v : kAllVars) {
+      if (const char* value = getenv(v)) saved.emplace_back(v, value);
+      unsetenv(v);
+    }
   }
   ~CleanEnv() {
     for (const char* v : kAllVars) unsetenv(v);
+    for (const auto& [name, value] : saved) setenv(name.c_str(), value.c_str(), 1);
   }
+  std::vector<std::pair<std::string, std::string>> saved;
 };
 
 EnvSettings FromMap(const std::map<std::string, std::string>& vars) {
@@ -68,12 +79,6 @@ EnvSettings FromMap(const std::map<std::string, std::string>& vars) {
     auto it = vars.find(name);
     return it == vars.end() ? nullptr : it->second.c_str();
   });
-}
-
-std::string TempDir() {
-  char tmpl[] = "/tmp/kairos_env_test_XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  return tmpl;
 }
 
 TEST_CASE("an empty environment configures nothing", "[env]") {
@@ -233,7 +238,8 @@ TEST_CASE("job identity, CUPTI and injection variables", "[env]") {
 }
 
 TEST_CASE("LoadConfigFromSettings: file, then env text on top", "[env]") {
-  const std::string dir = TempDir();
+  const testing::TempDir temp("kairos_env_test_");
+  const std::string& dir = temp.path();
   const std::string path = dir + "/k.conf";
   std::ofstream(path) << "ACTIVITIES_ITERATIONS=4\r\nACTIVITIES_LOG_FILE=/tmp/f.json\r\nOLD=1\n";
   EnvSettings env;
@@ -255,12 +261,11 @@ TEST_CASE("LoadConfigFromSettings: file, then env text on top", "[env]") {
   CHECK(warnings[0] ==
         "KINETO_CONFIG=" + path + ": config line 3: \"OLD\": unrecognized key; ignored");
   CHECK(warnings[1] == "KAIROS_CONFIG_TEXT: config line 3: \"NEW\": unrecognized key; ignored");
-  unlink(path.c_str());
-  rmdir(dir.c_str());
 }
 
 TEST_CASE("LoadConfigFromSettings errors name the source", "[env]") {
-  const std::string dir = TempDir();
+  const testing::TempDir temp("kairos_env_test_");
+  const std::string& dir = temp.path();
   EnvSettings env;
   env.config_file = dir + "/missing.conf";
   env.config_file_var = "KAIROS_CONFIG";
@@ -338,8 +343,6 @@ TEST_CASE("LoadConfigFromSettings errors name the source", "[env]") {
   CHECK(bad_text.status().message() ==
         "KAIROS_CONFIG_TEXT: config line 2: ACTIVITIES_ENABLED: \"sure\" is not a boolean; "
         "expected one of n y no yes f t false true 0 1");
-  unlink(path.c_str());
-  rmdir(dir.c_str());
 }
 
 TEST_CASE("KAIROS_CONFIG_TEXT from the process environment configures a trace", "[env]") {

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <string>
 
+#include "temp_dir.h"
+
 namespace kairos {
 namespace {
 
@@ -25,19 +27,16 @@ PathContext Context() {
 }
 
 // A scratch tree: <root>/allowed (the allowed dir), <root>/outside, and links between them.
+// The whole tree is removed with `temp`.
 struct Tree {
   Tree() {
-    char tmpl[] = "/tmp/kairos_path_test_XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    root = tmpl;
-    allowed = root + "/allowed/";
     REQUIRE(mkdir(allowed.c_str(), 0700) == 0);
     REQUIRE(mkdir((root + "/outside").c_str(), 0700) == 0);
     REQUIRE(mkdir((allowed + "sub").c_str(), 0700) == 0);
   }
-  ~Tree() { REQUIRE(system(("rm -rf '" + root + "'").c_str()) == 0); }
-  std::string root;
-  std::string allowed;
+  const testing::TempDir temp{"kairos_path_test_"};
+  const std::string root = temp.path();
+  const std::string allowed = root + "/allowed/";
 };
 
 TEST_CASE("default path and directory", "[output_path]") {

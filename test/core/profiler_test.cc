@@ -36,6 +36,7 @@
 #include "core/test_util.h"
 #include "session/daemon_glue.h"
 #include "session/trace_identity.h"
+#include "temp_dir.h"
 
 namespace kairos {
 namespace {
@@ -44,8 +45,8 @@ using internal::Mark;
 using internal::PopRange;
 using internal::PushRange;
 using testing::CountNames;
-using testing::MakeTempDir;
 using testing::ReadJson;
+using testing::TempDir;
 
 std::string Pid() { return std::to_string(getpid()); }
 
@@ -99,7 +100,8 @@ std::map<std::string, int> StepNames(const nlohmann::json& j) {
 
 TEST_CASE("synchronous start/stop writes a complete, parseable trace") {
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/sync.json").ok());
   CHECK(p.state() == SessionState::kIdle);
   CHECK(p.Stop().code() == absl::StatusCode::kFailedPrecondition);
@@ -150,7 +152,8 @@ TEST_CASE("synchronous start/stop writes a complete, parseable trace") {
 
 TEST_CASE("an iteration window records exactly its iterations as ProfilerStep#N") {
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 3) +
@@ -253,7 +256,8 @@ WarmUpGate* Gate() {
 // the first traced iteration's first kernels. The window itself is unchanged.
 TEST_CASE("with no warm-up iterations the sources warm up one iteration before the start") {
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   if (g_steps.iteration.load() == 0) StepHook();  // a process that never stepped stays Armed
   const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
@@ -289,7 +293,8 @@ TEST_CASE("with no warm-up iterations the sources warm up one iteration before t
 TEST_CASE("a step whose hook finds the runner already warming up still records the window") {
   SessionController& p = SessionController::Get();
   WarmUpGate* gate = Gate();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 2) +
@@ -349,7 +354,8 @@ bool StepTwiceBeforeReady(WarmUpGate* gate) {
 TEST_CASE("a source ready only after the start boundary moves the window's start") {
   SessionController& p = SessionController::Get();
   WarmUpGate* gate = Gate();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 2) +
@@ -384,7 +390,8 @@ TEST_CASE("a source ready only after the start boundary moves the window's start
 TEST_CASE("a job-wide window keeps its start when a source is ready late, and says so") {
   SessionController& p = SessionController::Get();
   WarmUpGate* gate = Gate();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   if (g_steps.iteration.load() == 0) StepHook();  // a job-wide plan needs a counted step
   const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
@@ -420,7 +427,8 @@ TEST_CASE("a job-wide window keeps its start when a source is ready late, and sa
 // the daemon-request cases as {N, N+1, N+2} for a 2-iteration window).
 TEST_CASE("a window whose end boundary is counted before its hook ran ends at that boundary") {
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   Gate()->Arm();
@@ -459,7 +467,8 @@ TEST_CASE("a window whose end boundary is counted before its hook ran ends at th
 // window at its own clock, so what the job did right after the boundary was lost.
 TEST_CASE("a window whose start boundary is counted before its hook ran starts at that boundary") {
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   const int64_t cur = g_steps.iteration.load();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("PROFILE_START_ITERATION=" + std::to_string(cur + 2) +
@@ -489,7 +498,8 @@ TEST_CASE("a window whose start boundary is counted before its hook ran starts a
 
 TEST_CASE("an iteration window whose start has passed moves to the next rounded-up iteration") {
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   for (int i = 0; i < 5; ++i) StepHook();
   const int64_t cur = g_steps.iteration.load();
   const int64_t start = (cur + 1 + 3) / 4 * 4;
@@ -551,7 +561,8 @@ Config DaemonIterationRequest(const std::string& path) {
 }
 
 TEST_CASE("a daemon request rounds up from its poll tick's iteration, one iteration ahead") {
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   // At the tick, 1 iteration short of a multiple of 8: planned from the tick (+1), the start is
   // the next multiple of 8 after that; the request is handled one step after its tick.
   while ((g_steps.iteration.load() + 2) % 8 != 0) StepHook();
@@ -563,7 +574,8 @@ TEST_CASE("a daemon request rounds up from its poll tick's iteration, one iterat
 }
 
 TEST_CASE("a daemon request stamped with its request time is planned from that instant") {
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   while ((g_steps.iteration.load() + 2) % 8 != 0) StepHook();
   const int64_t then = g_steps.iteration.load();
   // The stamp falls between two boundaries (ms resolution), the poll after the next one: the
@@ -577,7 +589,8 @@ TEST_CASE("a daemon request stamped with its request time is planned from that i
 }
 
 TEST_CASE("a daemon request handled after its planned start is planned from the current iteration") {
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   while ((g_steps.iteration.load() + 2) % 8 != 0) StepHook();
   const uint64_t tick = ReadRawClock();
   const int64_t then = g_steps.iteration.load();
@@ -617,7 +630,8 @@ TEST_CASE("rank and world size come from the launcher, else from the largest NCC
 
 TEST_CASE("a duration window opens and closes by itself; requests meanwhile are busy") {
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   const uint64_t n = p.completed_sessions() + 1;
   REQUIRE(p.Init("ACTIVITIES_WARMUP_PERIOD_SECS=0\nACTIVITIES_DURATION_MSECS=50\n"
                  "ACTIVITIES_LOG_FILE=" + dir + "/timed.json")
@@ -636,7 +650,8 @@ TEST_CASE("a duration window opens and closes by itself; requests meanwhile are 
 
 TEST_CASE("bad requests are rejected and the previous config stays") {
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/keep.json").ok());
   Config c;
   c.profile_start_time_ms = UnixNowNs() / 1000000 - 3600 * 1000;  // an hour ago
@@ -653,7 +668,8 @@ TEST_CASE("a missing or unwritable output directory fails the flush, not the pro
   SessionController& p = SessionController::Get();
   // Flush after Stop answers the same whether the failed write finished first or not (it used
   // to return an older trace's path, this one, when the runner finished before the flush came).
-  const std::string before = MakeTempDir();
+  const TempDir temp_before("kairos_core_test_");
+  const std::string& before = temp_before.path();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + before + "/before.json").ok());
   REQUIRE(p.Start().ok());
   PushRange("kept");
@@ -675,7 +691,8 @@ TEST_CASE("a missing or unwritable output directory fails the flush, not the pro
     }
   }
   // The next trace works.
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/after.json").ok());
   REQUIRE(p.Start().ok());
   REQUIRE(p.Flush().ok());
@@ -684,7 +701,8 @@ TEST_CASE("a missing or unwritable output directory fails the flush, not the pro
 TEST_CASE("64 threads keep calling in while the trace is flushed") {
   constexpr int kThreads = 64, kPhase1 = 100;
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/many.json").ok());
   REQUIRE(p.Start().ok());
   std::mutex mu;
@@ -732,7 +750,8 @@ TEST_CASE("fork() while recording: the child has a clean, idle profiler") {
   // takes its locks around fork, so the normal build runs this case.
   KAIROS_SKIP_UNDER_SANITIZER("fork() in a multithreaded process can deadlock ASan's allocator");
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/parent.json").ok());
   REQUIRE(p.Start().ok());
   PushRange("parent_range");
@@ -806,7 +825,8 @@ TEST_CASE("flush right after an init that armed an iteration window returns at o
   // Regression: the cancel was cleared when the runner took the request, and Flush waited
   // its full 60 s bound, then failed with UNAVAILABLE.
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   const uint64_t before = p.completed_sessions();
   REQUIRE(p.Init(FarIterationWindow(dir)).ok());
   CHECK(p.state() == SessionState::kArmed);
@@ -825,7 +845,8 @@ TEST_CASE("flush right after an init that armed an iteration window returns at o
 TEST_CASE("start cancels an armed request and opens its own window at once") {
   // Regression: kairos_start waited 10 s for a cancel that was lost, then failed.
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   REQUIRE(p.Init(FarIterationWindow(dir)).ok());
   REQUIRE(p.state() == SessionState::kArmed);
   absl::Status st;
@@ -844,7 +865,8 @@ TEST_CASE("start cancels an armed request and opens its own window at once") {
 TEST_CASE("shutdown with an armed request returns at once and refuses until init") {
   // Regression: shutdown waited KAIROS_EXIT_FLUSH_TIMEOUT_MS (here 30 s) for a lost cancel.
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   REQUIRE(p.Init(FarIterationWindow(dir)).ok());
   REQUIRE(p.state() == SessionState::kArmed);
   const int64_t ms = ElapsedMs([&] { p.Shutdown(); });
@@ -858,7 +880,8 @@ TEST_CASE("shutdown with an armed request returns at once and refuses until init
 
 TEST_CASE("exit with an armed request does not wait for it") {
   // Regression: exit() waited KAIROS_EXIT_FLUSH_TIMEOUT_MS (here 30 s).
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   int64_t ms = 0;
   int status = 0;
   ms = ElapsedMs([&] {
@@ -880,7 +903,8 @@ TEST_CASE("exit with an armed request does not wait for it") {
 
 TEST_CASE("an init rejected as busy leaves the previous config in force") {
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   REQUIRE(p.Init("ACTIVITIES_LOG_FILE=" + dir + "/kept.json").ok());
   REQUIRE(p.Start().ok());
   absl::Status st = p.Init("ACTIVITIES_DURATION_MSECS=10\nACTIVITIES_LOG_FILE=" + dir + "/no.json");
@@ -895,7 +919,8 @@ TEST_CASE("an init rejected as busy leaves the previous config in force") {
 TEST_CASE("PROFILE_START_TIME far in the future stays armed instead of starting now") {
   // Regression: ms * 1e6 overflowed (undefined; release builds started at once).
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   Config c;
   c.profile_start_time_ms = int64_t{9000000000000000};
   c.duration_ms = 100;
@@ -910,7 +935,8 @@ TEST_CASE("PROFILE_START_TIME far in the future stays armed instead of starting 
 
 TEST_CASE("the exit bound comes from the base config only, capped") {
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   REQUIRE(p.Init("KAIROS_EXIT_FLUSH_TIMEOUT_MS=600000\nACTIVITIES_LOG_FILE=" + dir + "/b.json").ok());
   CHECK(p.ExitFlushBoundMs() == kMaxExitFlushMs);
   REQUIRE(p.Init("KAIROS_EXIT_FLUSH_TIMEOUT_MS=2000\nACTIVITIES_LOG_FILE=" + dir + "/b.json").ok());
@@ -926,7 +952,8 @@ TEST_CASE("the exit bound comes from the base config only, capped") {
 
 TEST_CASE("a window in which the process recorded nothing writes no files") {
   SessionController& p = SessionController::Get();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   Config c;
   c.duration_ms = 20;
   c.log_file = dir + "/idle.json";
@@ -944,7 +971,8 @@ TEST_CASE("a window in which the process recorded nothing writes no files") {
 }
 
 TEST_CASE("a window still open at exit() is closed and written") {
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   const pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
@@ -978,7 +1006,8 @@ TEST_CASE("a session of its own is created, records and is destroyed, twice in o
     return std::count(n.begin(), n.end(), std::string("kairos-session"));
   };
   const auto before = runners();
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_core_test_");
+  const std::string& dir = temp.path();
   for (int round = 0; round < 2; ++round) {
     const std::string name = "own" + std::to_string(round);
     {

@@ -1,12 +1,9 @@
 // File: test_util.h
-// Layer: test/core. Helpers shared by the session tests: a unique temp dir and a parsed
-// Kineto JSON trace with name counts.
+// Layer: test/core. Helpers shared by the session tests: a parsed Kineto JSON trace with name
+// counts (their temp directories are test/temp_dir.h's TempDir, removed when the test ends).
 // Threading: test thread only.
 #ifndef KAIROS_TEST_CORE_TEST_UTIL_H_
 #define KAIROS_TEST_CORE_TEST_UTIL_H_
-
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -15,12 +12,6 @@
 #include <string>
 
 namespace kairos::testing {
-
-inline std::string MakeTempDir() {
-  char tmpl[] = "/tmp/kairos_core_test_XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  return d ? std::string(d) : std::string("/tmp");
-}
 
 inline nlohmann::json ReadJson(const std::string& path) {
   std::ifstream in(path);

@@ -19,8 +19,12 @@
 #include <sstream>
 #include <string>
 
+#include "temp_dir.h"
+
 namespace kairos {
 namespace {
+
+using testing::TempDir;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
@@ -29,16 +33,11 @@ std::string ReadAll(const std::string& path) {
   return ss.str();
 }
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/kairos_line_log_XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  return tmpl;
-}
-
 std::string Line(char c, size_t n) { return std::string(n - 1, c) + "\n"; }
 
 TEST_CASE("a write cut short by a full disk is taken back whole, and the loss is counted") {
-  const std::string dir = TempDir();
+  const TempDir temp("kairos_line_log_");
+  const std::string& dir = temp.path();
   const std::string path = dir + "/t.jsonl";
   const pid_t pid = fork();
   REQUIRE(pid >= 0);
@@ -64,11 +63,11 @@ TEST_CASE("a write cut short by a full disk is taken back whole, and the loss is
   CHECK(WEXITSTATUS(status) == 0);
   // Whole lines only: no half line of 'b' for the next line to be glued onto.
   CHECK(ReadAll(path) == Line('a', 60) + Line('e', 40));
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST_CASE("rotation keeps the file under its bound and the previous one as .1") {
-  const std::string dir = TempDir();
+  const TempDir temp("kairos_line_log_");
+  const std::string& dir = temp.path();
   const std::string path = dir + "/t.jsonl";
   LineLog log;
   REQUIRE(log.Open(path, 100).ok());
@@ -86,11 +85,11 @@ TEST_CASE("rotation keeps the file under its bound and the previous one as .1") 
   // A batch larger than the bound on its own still goes in whole (after a rotation).
   CHECK(log.Append(Line('e', 300), 1));
   CHECK(ReadAll(path) == Line('e', 300));
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST_CASE("an existing file is appended to; a FIFO at the path is refused without blocking") {
-  const std::string dir = TempDir();
+  const TempDir temp("kairos_line_log_");
+  const std::string& dir = temp.path();
   {
     std::ofstream(dir + "/old.jsonl") << Line('x', 10);
     LineLog log;
@@ -103,7 +102,6 @@ TEST_CASE("an existing file is appended to; a FIFO at the path is refused withou
   const absl::Status s = log.Open(dir + "/fifo", 0);
   CHECK(s.message() == "'" + dir + "/fifo' is not a regular file");
   CHECK_FALSE(log.is_open());
-  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace

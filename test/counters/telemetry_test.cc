@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "model/gpu_counters.h"
+#include "temp_dir.h"
 
 namespace kairos {
 namespace {
@@ -401,9 +402,8 @@ TEST_CASE("Telemetry: an unwritable file is one error and no thread") {
 }
 
 TEST_CASE("Telemetry: a symlink or FIFO at the file's name is refused, not followed or blocked on") {
-  char tmpl[] = "/tmp/kairos-telemetry-XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  const std::string dir = tmpl;
+  const testing::TempDir temp("kairos-telemetry-");
+  const std::string& dir = temp.path();
   // A symlink planted at the (predictable) name: O_NOFOLLOW, the target is never created.
   REQUIRE(symlink((dir + "/victim").c_str(), (dir + "/t.jsonl").c_str()) == 0);
   Telemetry t;

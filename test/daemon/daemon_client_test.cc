@@ -18,6 +18,7 @@
 #include <regex>
 
 #include "daemon_test_util.h"
+#include "temp_dir.h"
 
 namespace kairos {
 namespace {
@@ -26,6 +27,7 @@ using internal::DecodeDaemonDatagram;
 using internal::DecodeDaemonRequest;
 using internal::EncodeDaemonConfigReply;
 using testing::FakeEndpoint;
+using testing::TempDir;
 using testing::UniqueEndpoint;
 
 class RecordingHandler : public TraceRequestHandler {
@@ -258,9 +260,9 @@ TEST_CASE("poller thread: first poll at once, config handled on arrival, Stop jo
 }
 
 TEST_CASE("filesystem mode: sockets under KINETO_IPC_SOCKET_DIR, removed at exit") {
-  char dir_template[] = "/tmp/kairos-ipc-XXXXXX";
-  REQUIRE(mkdtemp(dir_template) != nullptr);
-  const std::string dir = dir_template;
+  // Room in sun_path (107 bytes) for "/" + the anchor's client name (52 bytes).
+  const TempDir temp("kairos-ipc-", 54);
+  const std::string& dir = temp.path();
   std::string client_path;
   {
     FakeEndpoint daemon("dynolog", dir);
@@ -284,9 +286,8 @@ TEST_CASE("filesystem mode: sockets under KINETO_IPC_SOCKET_DIR, removed at exit
 TEST_CASE("filesystem mode: a socket dir too deep for the anchor's client name still works") {
   // 70 bytes of directory leave 37 for the name: too few for "dynoconfigclient" + a UUID (52),
   // enough for the daemon's "dynolog". CI's checkout path made exactly this difference.
-  char dir_template[] = "/tmp/kairos-ipc-XXXXXX";
-  REQUIRE(mkdtemp(dir_template) != nullptr);
-  const std::string top = dir_template;
+  const TempDir temp("kairos-ipc-", 68);  // "<top>/" and a subdirectory in the 70 bytes below
+  const std::string& top = temp.path();
   std::string dir = top + "/";
   dir.append(70 - dir.size(), 'd');
   REQUIRE(mkdir(dir.c_str(), 0700) == 0);

@@ -15,20 +15,19 @@
 #include <sstream>
 
 #include "daemon_process_util.h"
+#include "temp_dir.h"
 
 namespace kairos::testing {
 namespace {
 
 struct Env {
-  std::string dir, endpoint, job;
+  const TempDir temp{"kairos-e2e-"};  // destroyed last: after the relay has been stopped
+  std::string dir = temp.path(), endpoint, job;
   Child relay;
   int port = 0;
   int inotify = -1;
 
   Env() {
-    char tmpl[] = "/tmp/kairos-e2e-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
     endpoint = "kairos-e2e-" + std::to_string(getpid()) + "-" + dir.substr(dir.size() - 6);
     job = std::to_string(4000000000LL + getpid());  // above 2^31 on purpose
     inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
@@ -49,8 +48,6 @@ struct Env {
       relay.Wait(5000);
     }
     close(inotify);
-    std::string cmd = "rm -rf '" + dir + "'";
-    (void)!system(cmd.c_str());
   }
 
   // step_us 0: a process that never steps (daemon_traced_program.c); `extra_env` is added.

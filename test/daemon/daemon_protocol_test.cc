@@ -14,6 +14,8 @@
 #include <fstream>
 #include <string>
 
+#include "temp_dir.h"
+
 namespace kairos::internal {
 namespace {
 
@@ -232,9 +234,8 @@ TEST_CASE("filesystem-mode addresses are <dir>/<name> NUL-terminated (§1)") {
 }
 
 TEST_CASE("a bound socket file is shared by mode, never through a path swapped in after bind") {
-  char tmpl[] = "/tmp/kairos_sock_XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  const std::string dir = tmpl;
+  const kairos::testing::TempDir temp("kairos_sock_", 99);  // 99 + "/client1": 107 bytes
+  const std::string& dir = temp.path();
   absl::StatusOr<DaemonAddress> a = MakeDaemonAddress("client1", dir);
   REQUIRE(a.ok());
   const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -266,7 +267,6 @@ TEST_CASE("a bound socket file is shared by mode, never through a path swapped i
   REQUIRE(abstract_addr.ok());
   CHECK(ShareBoundSocketFile(abstract_addr->addr));
   close(fd);
-  CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
 }  // namespace

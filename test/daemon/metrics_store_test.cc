@@ -17,6 +17,7 @@
 
 #include "daemon/exposition_check.h"
 #include "metrics_http.h"
+#include "temp_dir.h"
 
 namespace kairos::tools {
 namespace {
@@ -262,8 +263,8 @@ TEST_CASE("metrics store: series of exited or silent processes are dropped at th
 // What Prometheus' own parser says of `text` ("" = accepted; promtool prints the parse error
 // otherwise); nullopt when promtool is not installed.
 std::optional<std::string> PromtoolParseError(const std::string& text) {
-  char path[] = "/tmp/kairos_expo_XXXXXX";
-  const int fd = mkstemp(path);
+  std::string path = testing::TempRoot() + "/kairos_expo_XXXXXX";
+  const int fd = mkstemp(path.data());
   if (fd < 0) return std::nullopt;
   FILE* f = fdopen(fd, "w");
   fwrite(text.data(), 1, text.size(), f);
@@ -275,7 +276,7 @@ std::optional<std::string> PromtoolParseError(const std::string& text) {
   char buf[512];
   for (size_t n; p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
   const int rc = p != nullptr ? pclose(p) : -1;
-  unlink(path);
+  unlink(path.c_str());
   if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) return std::nullopt;
   // promtool also lints names and help texts; only a parse error loses the scrape.
   const size_t at = out.find("parsing error");

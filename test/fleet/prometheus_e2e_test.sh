@@ -119,7 +119,10 @@ cat > "$out/rank_spread.sh" <<EOF
 exec "$out/rank_on_host\$((RANK + 1)).sh" "\$@"
 EOF
 chmod +x "$out"/rank_*.sh
-common=(env LD_LIBRARY_PATH="$simlib" LD_PRELOAD="$libkairos" KINETO_USE_DAEMON=1
+# TMPDIR: run_ddp.sh's temp directory (the NCCL id file) goes into $out, since the launchers are
+# killed with their process groups (SIGKILL: their exit trap that removes it never runs).
+mkdir -p "$out/tmp"
+common=(env TMPDIR="$out/tmp" LD_LIBRARY_PATH="$simlib" LD_PRELOAD="$libkairos" KINETO_USE_DAEMON=1
         KINETO_ONDEMAND_TRACE_DIR="$out/traces" KAIROS_SIM_NCCL_LATENCY_US=8
         KAIROS_SIM_NCCL_BW_GBPS=100 KAIROS_SIM_NCCL_TIMEOUT_MS=60000)
 setsid "${common[@]}" KAIROS_JOB_ID=101 KAIROS_SIM_KERNEL_TIMES=Forward=3000,Backward=3000 \

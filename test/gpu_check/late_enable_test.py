@@ -28,26 +28,27 @@ PM_METRIC = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
 
 
 def run(warmup, steps, start, delay_ms, iterations=20, pm_delay_ms=None):
-    d = tempfile.mkdtemp(prefix="kairos_late_")
-    config = ("PROFILE_START_ITERATION=%d;ACTIVITIES_ITERATIONS=%d;"
-              "ACTIVITIES_WARMUP_ITERATIONS=%d;ACTIVITIES_LOG_FILE=%s/t.json"
-              % (start, iterations, warmup, d))
-    env = dict(os.environ,
-               LD_LIBRARY_PATH=os.path.join(build, "sim/lib"),
-               LD_PRELOAD=os.path.join(build, "lib/libkairos.so"),
-               KAIROS_SIM_CUPTI_ENABLE_DELAY_MS=str(delay_ms))
-    if pm_delay_ms is not None:
-        config += ";CUPTI_PM_SAMPLING_METRICS=%s;KAIROS_PM_SAMPLING_INTERVAL_US=1000" % PM_METRIC
-        env["KAIROS_SIM_PM_START_DELAY_MS"] = str(pm_delay_ms)
-    env["KAIROS_CONFIG_TEXT"] = config
-    subprocess.run([os.path.join(build, "examples/cuda/train_loop"), str(steps)], env=env,
-                   check=True, stdout=subprocess.DEVNULL)
-    traces = [f for f in glob.glob(d + "/t_*.json") if not f.endswith(".summary.json")]
-    assert len(traces) == 1, traces
-    t = json.load(open(traces[0]))
-    kernels = sum(1 for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel")
-    steps_traced = sorted(int(e["name"][13:]) for e in t["traceEvents"]
-                          if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
+    # The trace and its summary are read here and removed with the directory.
+    with tempfile.TemporaryDirectory(prefix="kairos_late_") as d:
+        config = ("PROFILE_START_ITERATION=%d;ACTIVITIES_ITERATIONS=%d;"
+                  "ACTIVITIES_WARMUP_ITERATIONS=%d;ACTIVITIES_LOG_FILE=%s/t.json"
+                  % (start, iterations, warmup, d))
+        env = dict(os.environ,
+                   LD_LIBRARY_PATH=os.path.join(build, "sim/lib"),
+                   LD_PRELOAD=os.path.join(build, "lib/libkairos.so"),
+                   KAIROS_SIM_CUPTI_ENABLE_DELAY_MS=str(delay_ms))
+        if pm_delay_ms is not None:
+            config += ";CUPTI_PM_SAMPLING_METRICS=%s;KAIROS_PM_SAMPLING_INTERVAL_US=1000" % PM_METRIC
+            env["KAIROS_SIM_PM_START_DELAY_MS"] = str(pm_delay_ms)
+        env["KAIROS_CONFIG_TEXT"] = config
+        subprocess.run([os.path.join(build, "examples/cuda/train_loop"), str(steps)], env=env,
+                       check=True, stdout=subprocess.DEVNULL)
+        traces = [f for f in glob.glob(d + "/t_*.json") if not f.endswith(".summary.json")]
+        assert len(traces) == 1, traces
+        t = json.load(open(traces[0]))
+        kernels = sum(1 for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel")
+        steps_traced = sorted(int(e["name"][13:]) for e in t["traceEvents"]
+                              if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
     return t, kernels, steps_traced
 
 

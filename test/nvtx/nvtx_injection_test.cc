@@ -16,8 +16,11 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "temp_dir.h"
+
 namespace {
 
+using kairos::testing::TempDir;
 using nlohmann::json;
 
 struct Run {
@@ -31,10 +34,8 @@ std::string ReadFile(const std::string& path) {
 }
 
 Run RunProgram(const std::string& args = "") {
-  char tmpl[] = "/tmp/kairos_nvtx_XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  REQUIRE(d != nullptr);
-  const std::string dir = d;
+  const TempDir temp("kairos_nvtx_");
+  const std::string& dir = temp.path();
   const std::string cmd =
       "env -u KAIROS_CONFIG -u KINETO_CONFIG NVTX_INJECTION64_PATH=" KAIROS_LIB
       " 'KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=60000;"
@@ -57,7 +58,6 @@ Run RunProgram(const std::string& args = "") {
   }
   REQUIRE(!path.empty());
   run.trace = json::parse(ReadFile(path));
-  std::system(("rm -rf " + dir).c_str());
   return run;
 }
 

@@ -17,6 +17,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "temp_dir.h"
+
 namespace {
 
 std::string ReadFile(const std::string& path) {
@@ -27,9 +29,8 @@ std::string ReadFile(const std::string& path) {
 }  // namespace
 
 TEST_CASE("NVTX ranges that launch kernels get gpu_user_annotation spans per stream") {
-  char tmpl[] = "/tmp/kairos_nvtx_sim_XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  const std::string dir = tmpl;
+  const kairos::testing::TempDir temp("kairos_nvtx_sim_");
+  const std::string& dir = temp.path();
   const std::string cmd =
       "env -u KAIROS_CONFIG -u KINETO_CONFIG LD_LIBRARY_PATH=" KAIROS_SIM_LIB_DIR
       " NVTX_INJECTION64_PATH=" KAIROS_LIB " CUDA_INJECTION64_PATH=" KAIROS_LIB
@@ -52,7 +53,6 @@ TEST_CASE("NVTX ranges that launch kernels get gpu_user_annotation spans per str
   }
   REQUIRE(!path.empty());
   const nlohmann::json trace = nlohmann::json::parse(ReadFile(path));
-  std::system(("rm -rf " + dir).c_str());
 
   // External id of each NVTX range -> its name; kernels by the external id they carry.
   std::map<long long, std::string> range_name;

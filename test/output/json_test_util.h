@@ -1,6 +1,7 @@
 // File: json_test_util.h
 // Layer: tests (output). Strict JSON parsing for writer tests: a real parser (nlohmann) plus a
 // duplicate-key check nlohmann itself does not do, and small helpers to build TraceData.
+// The tests' temp directories are test/temp_dir.h's TempDir (included here for them).
 // Threading: single-threaded tests.
 #ifndef KAIROS_TEST_OUTPUT_JSON_TEST_UTIL_H_
 #define KAIROS_TEST_OUTPUT_JSON_TEST_UTIL_H_
@@ -20,6 +21,7 @@
 #include "absl/status/status.h"
 #include "output/sink.h"
 #include "model/trace_data.h"
+#include "temp_dir.h"
 
 namespace kairos {
 namespace testing {
@@ -147,39 +149,7 @@ inline Event MakeEvent(EventKind kind, int64_t start, int64_t end, StringId name
   return e;
 }
 
-// A fresh per-test temp directory, removed (with its contents) on destruction.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/kairos_output_test_XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-  // Names of the entries in the directory, sorted.
-  std::vector<std::string> List() const;
-
- private:
-  std::string path_;
-};
-
 }  // namespace testing
 }  // namespace kairos
-
-#include <dirent.h>
-
-inline std::vector<std::string> kairos::testing::TempDir::List() const {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(path_.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if (n != "." && n != "..") names.push_back(n);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 #endif  // KAIROS_TEST_OUTPUT_JSON_TEST_UTIL_H_

@@ -18,6 +18,7 @@
 #include "output_perfetto/json_compare.h"
 #include "output_perfetto/reference_trace.h"
 #include "output_perfetto/string_sink.h"
+#include "temp_dir.h"
 
 namespace kairos {
 namespace {
@@ -314,9 +315,8 @@ TEST_CASE("wait_on_cuda_event_record_corr_id -1 reads as unknown and is written 
 TEST_CASE("gzip and zstd input decompress while streaming") {
   TraceData ref = testing::BuildReferenceTrace(3000);
   std::string j = JsonOf(ref);
-  char dir[] = "/tmp/kairos_jr_XXXXXX";
-  REQUIRE(mkdtemp(dir));
-  std::string base = std::string(dir) + "/t.json";
+  const testing::TempDir dir("kairos_jr_");
+  std::string base = dir.File("t.json");
   std::ofstream(base, std::ios::binary) << j;
   REQUIRE(std::system(("gzip -k -c " + base + " > " + base + ".gz").c_str()) == 0);
   REQUIRE(std::system(("zstd -q -c " + base + " > " + base + ".zst").c_str()) == 0);
@@ -331,7 +331,6 @@ TEST_CASE("gzip and zstd input decompress while streaming") {
     CHECK(n == stats.events);
     CHECK(n > ref.EventCount());
   }
-  std::system(("rm -rf " + std::string(dir)).c_str());
 }
 
 }  // namespace

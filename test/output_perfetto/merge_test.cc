@@ -3,12 +3,12 @@
 // Four-rank fixtures (test/analysis/multirank_fixture.h) on one host and on "different
 // hosts" with skewed clocks; the merged trace is read back with kairos' own JSON and
 // Perfetto readers.
+// Threading: single-threaded; the CLI cases run the kairos binary as a child process.
 #include <array>
 #include <catch2/catch.hpp>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -18,21 +18,15 @@
 #include "output/json_reader.h"
 #include "output/merge.h"
 #include "output/proto/perfetto_reader.h"
+#include "temp_dir.h"
 
 namespace kairos {
 namespace {
 
-namespace fs = std::filesystem;
 using testing::JobSpec;
+using testing::TempDir;
 
 constexpr char kAllReduce[] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
-
-std::string TempDir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("kairos_merge_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p.string();
-}
 
 std::vector<std::string> WriteJob(const JobSpec& j, const std::string& dir) {
   std::vector<std::string> paths;
@@ -78,7 +72,8 @@ TEST_CASE("merge: one host, four process groups, no shift", "[merge]") {
   JobSpec j;
   j.straggler = 2;
   j.straggler_delay_us = 1000;
-  const std::string dir = TempDir("onehost");
+  const TempDir temp("kairos_merge_test_onehost_");
+  const std::string& dir = temp.path();
   const std::vector<std::string> in = WriteJob(j, dir);
   MergeOptions o;
   o.out_path = dir + "/merged.json";
@@ -114,7 +109,8 @@ TEST_CASE("merge: one host, four process groups, no shift", "[merge]") {
 
 TEST_CASE("merge: skewed hosts are aligned on collective ends within 5 us", "[merge]") {
   const JobSpec j = SkewedJob();
-  const std::string dir = TempDir("skew");
+  const TempDir temp("kairos_merge_test_skew_");
+  const std::string& dir = temp.path();
   const std::vector<std::string> in = WriteJob(j, dir);
   for (const char* out : {"merged.json", "merged.json.zst"}) {
     MergeOptions o;
@@ -150,7 +146,8 @@ TEST_CASE("merge: collectives match by step when a rank's trace starts later", "
   j.jitter_us = 40;  // steps of different lengths: a step off would show
   j.late_rank = 3;   // on host c, traced from the third step on
   j.late_steps = 2;
-  const std::string dir = TempDir("late");
+  const TempDir temp("kairos_merge_test_late_");
+  const std::string& dir = temp.path();
   const std::vector<std::string> in = WriteJob(j, dir);
   MergeOptions o;
   o.out_path = dir + "/merged.json";
@@ -168,7 +165,8 @@ TEST_CASE("merge: collectives match by step when a rank's trace starts later", "
 
 TEST_CASE("merge: Perfetto output keeps every event, aligned", "[merge]") {
   const JobSpec j = SkewedJob();
-  const std::string dir = TempDir("pftrace");
+  const TempDir temp("kairos_merge_test_pftrace_");
+  const std::string& dir = temp.path();
   const std::vector<std::string> in = WriteJob(j, dir);
   MergeOptions o;
   o.out_path = dir + "/merged.pftrace";
@@ -250,7 +248,8 @@ TEST_CASE("merge: clock differences and shifted times that do not fit int64 are 
 
   // A shift that fits but carries one of rank 1's events past INT64_MAX: that event is left
   // out of both outputs and reported; the others are written.
-  const std::string dir = TempDir("overflow");
+  const TempDir temp("kairos_merge_test_overflow_");
+  const std::string& dir = temp.path();
   const std::string r0 = dir + "/t.rank0.json", r1 = dir + "/t.rank1.json";
   REQUIRE(testing::WriteFixtureFile(r0, HostileRank(0, "a", {{{"kernel", kAllReduce, "9000000000000000"}}})));
   REQUIRE(testing::WriteFixtureFile(
@@ -267,7 +266,6 @@ TEST_CASE("merge: clock differences and shifted times that do not fit int64 are 
                                                   "their time does not fit a 64-bit ns time"});
     CHECK(r->events >= 2);
   }
-  fs::remove_all(dir);
 }
 
 #ifdef KAIROS_CLI_PATH
@@ -288,7 +286,8 @@ TEST_CASE("cli: summarize a directory of ranks, merge them", "[merge][cli]") {
   j.straggler_delay_us = 1500;
   j.jitter_us = 30;
   j.steps = 12;
-  const std::string dir = TempDir("cli");
+  const TempDir temp("kairos_merge_test_cli_");
+  const std::string& dir = temp.path();
   const std::vector<std::string> in = WriteJob(j, dir);
   const std::string cli = KAIROS_CLI_PATH;
   const std::string text = Run(cli + " summarize " + dir);
@@ -307,7 +306,8 @@ TEST_CASE("cli: summarize a directory of ranks, merge them", "[merge][cli]") {
   JobSpec clean;
   clean.jitter_us = 30;
   clean.steps = 12;
-  const std::string dir2 = TempDir("cli_clean");
+  const TempDir temp2("kairos_merge_test_cli_clean_");
+  const std::string& dir2 = temp2.path();
   WriteJob(clean, dir2);
   CHECK(Run(cli + " summarize " + dir2).find("No straggler among 4 ranks") != std::string::npos);
 }

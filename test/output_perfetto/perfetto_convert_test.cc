@@ -23,6 +23,7 @@
 #include "output_perfetto/reference_trace.h"
 #include "output_perfetto/string_sink.h"
 #include "sanitizer_skip.h"
+#include "temp_dir.h"
 
 namespace kairos {
 namespace {
@@ -30,6 +31,7 @@ namespace {
 using nlohmann::json;
 
 using testing::StringSink;
+using testing::TempDir;
 
 std::string JsonOf(const TraceData& d) {
   StringSink s;
@@ -109,9 +111,8 @@ TEST_CASE("protobuf keeps [memory] and python_function args apart, with their Py
 }
 
 TEST_CASE("kairos convert round-trips JSON -> protobuf -> JSON without losing events") {
-  char tmpl[] = "/tmp/kairos_cv_XXXXXX";
-  REQUIRE(mkdtemp(tmpl));
-  std::string dir = tmpl;
+  const TempDir temp("kairos_cv_");
+  const std::string& dir = temp.path();
   TraceData ref = testing::BuildReferenceTrace(2000);
   OutputOptions req;
   req.path = dir + "/in.json";
@@ -133,7 +134,6 @@ TEST_CASE("kairos convert round-trips JSON -> protobuf -> JSON without losing ev
   // --format overrides the name.
   REQUIRE(Run(dir + "/in.json " + dir + "/forced.bin --format perfetto") == 0);
   CHECK(ReadFile(dir + "/forced.bin").substr(0, 1) == "\x0a");
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST_CASE("kairos convert usage and I/O errors") {
@@ -148,8 +148,8 @@ TEST_CASE("kairos convert usage and I/O errors") {
 }
 
 TEST_CASE("kairos convert rejects a ts that does not fit instead of wrapping it") {
-  char tmpl[] = "/tmp/kairos_convert_ts_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const TempDir temp("kairos_convert_ts_");
+  const std::string& dir = temp.path();
   {
     std::ofstream f(dir + "/in.json");
     f << R"J({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":99999999999999999999,"dur":1}]})J";
@@ -161,7 +161,6 @@ TEST_CASE("kairos convert rejects a ts that does not fit instead of wrapping it"
   CHECK(ReadFile(dir + "/err").find("\"ts\": 99999999999999999999 does not fit a 64-bit ns time") !=
         std::string::npos);
   CHECK_FALSE(std::ifstream(dir + "/out.json").good());
-  std::system(("rm -rf " + dir).c_str());
 }
 
 // One zstd frame of `prefix` followed by `zeros` zero bytes.
@@ -245,8 +244,8 @@ TEST_CASE("the Perfetto reader refuses a delta clock carried past int64 and coun
 TEST_CASE("a streamed .pftrace.zst reads exactly as the same bytes in memory") {
   // Large enough that packets straddle the decompressor's output chunks and the file's
   // 1 MiB read chunks.
-  char tmpl[] = "/tmp/kairos_pf_stream_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const TempDir temp("kairos_pf_stream_");
+  const std::string& dir = temp.path();
   const TraceData ref = testing::BuildReferenceTrace(100000);
   StringSink pb;
   REQUIRE(PerfettoTraceWriter().Write(ref, pb).ok());
@@ -267,13 +266,12 @@ TEST_CASE("a streamed .pftrace.zst reads exactly as the same bytes in memory") {
   absl::StatusOr<TraceData> cut = ReadPerfettoTrace(dir + "/cut.pftrace");
   REQUIRE_FALSE(cut.ok());
   CHECK(std::string(cut.status().message()).rfind(dir + "/cut.pftrace: perfetto: truncated packet at byte ", 0) == 0);
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST_CASE("kairos summarize on a 4 GiB zstd bomb fails with one line under a 2 GiB address space") {
   KAIROS_SKIP_UNDER_SANITIZER("RLIMIT_AS cannot be combined with ASan/TSan's reservations");
-  char tmpl[] = "/tmp/kairos_pf_bomb_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const TempDir temp("kairos_pf_bomb_");
+  const std::string& dir = temp.path();
   // A packet header claiming 4 GiB then 4 GiB of zeros: 64 concatenated frames of 64 MiB,
   // about 130 KB on disk. The old reader decompressed it whole into one string and died of
   // std::bad_alloc (exit 134).
@@ -291,7 +289,6 @@ TEST_CASE("kairos summarize on a 4 GiB zstd bomb fails with one line under a 2 G
   CHECK(ReadFile(dir + "/err") == "kairos summarize: " + path +
                                       ": perfetto: packet at byte 0 is 4294967296 bytes; the limit is "
                                       "67108864 bytes\n");
-  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace

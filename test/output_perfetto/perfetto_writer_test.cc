@@ -28,6 +28,7 @@
 #include "output/writer.h"
 #include "output_perfetto/reference_trace.h"
 #include "output_perfetto/string_sink.h"
+#include "temp_dir.h"
 
 namespace kairos {
 namespace {
@@ -231,12 +232,6 @@ std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-std::string TempDir() {
-  char tmpl[] = "/tmp/kairos_pf_XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  return tmpl;
 }
 
 TEST_CASE("every event decodes with exact names, timestamps and tracks") {
@@ -480,7 +475,8 @@ TEST_CASE("writer stops at the first sink error and reports it") {
 
 TEST_CASE("ENOSPC-like failure mid-file leaves no partial file under the final name") {
   TraceData data = BuildReferenceTrace(5000);
-  std::string dir = TempDir();
+  const testing::TempDir temp("kairos_pf_");
+  const std::string& dir = temp.path();
   std::string path = dir + "/trace.pftrace";
   signal(SIGXFSZ, SIG_IGN);
   struct rlimit old;
@@ -497,12 +493,12 @@ TEST_CASE("ENOSPC-like failure mid-file leaves no partial file under the final n
   struct stat sb;
   CHECK(stat(path.c_str(), &sb) != 0);
   CHECK(std::system(("test -z \"$(ls -A " + dir + ")\"").c_str()) == 0);  // no temp file left
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST_CASE("WriteTraceFile picks the format from the name; zstd decompresses to the same bytes") {
   TraceData data = BuildReferenceTrace(3000);
-  std::string dir = TempDir();
+  const testing::TempDir temp("kairos_pf_");
+  const std::string& dir = temp.path();
   OutputOptions plain;
   plain.path = dir + "/t.pftrace";
   REQUIRE(WriteTraceFile(data, plain).ok());
@@ -515,7 +511,6 @@ TEST_CASE("WriteTraceFile picks the format from the name; zstd decompresses to t
   REQUIRE(std::system(("zstd -q -d -c " + zst.path + " > " + dir + "/d.pftrace").c_str()) == 0);
   CHECK(ReadFile(dir + "/d.pftrace") == raw);
   CHECK(ReadFile(zst.path).size() < raw.size() / 2);
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST_CASE("partially overlapping events are clamped to nest and counted") {

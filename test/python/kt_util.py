@@ -1,10 +1,12 @@
 """Helpers shared by the Python/torch tests (test/python). Environment from ctest:
 KAIROS_PY (the interpreter), KAIROS_PYTHONPATH (build/python), KAIROS_LIB (libkairos.so),
-KAIROS_CLI (the kairos binary)."""
+KAIROS_CLI (the kairos binary). Temp directories come from tmpdir(), removed at exit."""
+import atexit
 import collections
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -86,7 +88,21 @@ def ops_within(trace, span, prefix="aten::"):
 
 
 def tmpdir():
-    return tempfile.mkdtemp(prefix="kairos_pyt_")
+    """A fresh directory under $TMPDIR (else /tmp) for the test's files, removed with
+    everything in it when the test process exits: at the end of the script, at sys.exit (as
+    in Failures.done) or after an uncaught exception, and after the children the test waited
+    for or stopped. The tests call it at module level and use the path until they exit, so a
+    `with` block would have to span each whole script; this is its equivalent. A fork()ed
+    child that exits through sys.exit leaves the parent's directory alone."""
+    d = tempfile.mkdtemp(prefix="kairos_pyt_")
+    owner = os.getpid()
+
+    def remove():
+        if os.getpid() == owner:
+            shutil.rmtree(d, ignore_errors=True)
+
+    atexit.register(remove)
+    return d
 
 
 class Failures:

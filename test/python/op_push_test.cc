@@ -20,14 +20,11 @@
 
 #include "activity/cpu_recorder.h"
 #include "kairos.h"
+#include "temp_dir.h"
 
 namespace {
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/kairos-op-XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  return tmpl;
-}
+using kairos::testing::TempDir;
 
 void Trace(const std::string& config) {
   REQUIRE(kairos_init(config.c_str()) == KAIROS_OK);
@@ -71,7 +68,8 @@ kairos_op_args Args(const char* dims, const char* types) {
 }  // namespace
 
 TEST_CASE("kairos_op_push: cpu_op with args, linked id, safe text, shapes filter") {
-  const std::string dir = TempDir();
+  const TempDir temp("kairos-op-");
+  const std::string& dir = temp.path();
   const std::string base = "KAIROS_SUMMARY=off\nACTIVITIES_LOG_FILE=" + dir + "/op.json\n";
 
   // Not recording: nothing happens, no id.
@@ -127,7 +125,8 @@ TEST_CASE("kairos_op_push: cpu_op with args, linked id, safe text, shapes filter
 }
 
 TEST_CASE("kairos_op_attach before fork(): the child's session applies the shapes rule too") {
-  const std::string dir = TempDir();
+  const TempDir temp("kairos-op-");
+  const std::string& dir = temp.path();
   kairos_op_attach();  // in the parent, before the fork (DataLoader workers, launchers)
   const pid_t child = fork();
   REQUIRE(child >= 0);
@@ -160,7 +159,8 @@ TEST_CASE("kairos_op_attach before fork(): the child's session applies the shape
 // "PyTorch allocator events"): written as PyTorch's [memory] instants with the values given,
 // under the innermost open range, only in traces with PROFILE_PROFILE_MEMORY=true.
 TEST_CASE("kairos_memory_event: [memory] instants with the allocator's own totals") {
-  const std::string dir = TempDir();
+  const TempDir temp("kairos-op-");
+  const std::string& dir = temp.path();
   const std::string base = "KAIROS_SUMMARY=off\nACTIVITIES_LOG_FILE=" + dir + "/mem.json\n";
   auto memory = [](const nlohmann::json& t) {
     std::vector<nlohmann::json> out;
@@ -260,7 +260,8 @@ std::string ShapeText(const std::string& trace, const std::string& name) {
 }  // namespace
 
 TEST_CASE("kairos_op_push_inputs: raw sizes formatted at collection, byte for byte the text form") {
-  const std::string dir = TempDir();
+  const TempDir temp("kairos-op-");
+  const std::string& dir = temp.path();
   const std::string base = "KAIROS_SUMMARY=off\nPROFILE_REPORT_INPUT_SHAPES=true\n"
                            "PROFILE_WITH_FLOPS=true\nACTIVITIES_LOG_FILE=" + dir + "/raw.json\n";
   kairos_op_attach();
@@ -371,7 +372,8 @@ bool Inside(const nlohmann::json& t, const std::string& inner, const std::string
 }  // namespace
 
 TEST_CASE("kairos_op_enter/exit: the op ranges of kairos_op_push_inputs, nesting kept by kairos") {
-  const std::string dir = TempDir();
+  const TempDir temp("kairos-op-");
+  const std::string& dir = temp.path();
   const std::string base = "KAIROS_SUMMARY=off\nPROFILE_REPORT_INPUT_SHAPES=true\n"
                            "PROFILE_WITH_FLOPS=true\nACTIVITIES_LOG_FILE=" + dir + "/scope.json\n";
   kairos_op_attach();
@@ -491,7 +493,8 @@ uint32_t CaptureFake(void* ctx, uint64_t* w, uint32_t room) {
 }  // namespace
 
 TEST_CASE("kairos_op_enter_captured: inputs written in place equal kairos_op_enter's") {
-  const std::string dir = TempDir();
+  const TempDir temp("kairos-op-");
+  const std::string& dir = temp.path();
   kairos_op_attach();
   static const char kFloat[] = "float";
   const uint64_t words[] = {2, reinterpret_cast<uintptr_t>(kFloat), 4, 5, 0, 0};

@@ -6,7 +6,7 @@
 # Usage: py_install_test.sh BUILD_DIR PYTHON PY_INSTALL_DIR HAVE_TORCH
 set -eu
 build=$1; py=$2; pydir=$3; have_torch=$4
-prefix=$(mktemp -d /tmp/kairos_pyinstall_XXXXXX)
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/kairos_pyinstall_XXXXXX")
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
 out=$(cd / && env -u LD_PRELOAD -u KAIROS_LIBRARY PYTHONPATH="$prefix/$pydir" "$py" -c '

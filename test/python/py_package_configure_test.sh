@@ -9,8 +9,8 @@
 set -eu
 src="$1"
 py="$2"
-tmp=$(mktemp -d /tmp/kairos_pkgcfg_XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kairos_pkgcfg_XXXXXX")
+trap 'rm -rf "$tmp" "$tmp.log"' EXIT
 cmake -S "$src" -B "$tmp" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$tmp.log" 2>&1 || {
   cat "$tmp.log"; rm -f "$tmp.log"; echo "FAIL: configure"; exit 1; }
 rm -f "$tmp.log"

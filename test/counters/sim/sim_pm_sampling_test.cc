@@ -22,7 +22,11 @@
 
 #include <unistd.h>
 
+#include "temp_dir.h"
+
 namespace {
+
+using kairos::testing::TempDir;
 
 constexpr const char* kSm = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
 constexpr const char* kOcc = "sm__warps_active.avg.pct_of_peak_sustained_active";
@@ -41,9 +45,8 @@ std::string Slurp(const std::string& path) {
 
 Run RunProgram(const std::string& program, const std::string& args, const std::string& env,
                const std::string& config) {
-  char dir[] = "/tmp/kairos_simpm_XXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
-  const std::string d = dir;
+  const TempDir temp("kairos_simpm_");
+  const std::string& d = temp.path();
   std::string cfg = config;  // "{dir}" names the run's directory
   for (size_t p = cfg.find("{dir}"); p != std::string::npos; p = cfg.find("{dir}")) cfg.replace(p, 5, d);
   const std::string cmd =
@@ -529,9 +532,8 @@ TEST_CASE("telemetry outside any trace window counts kernels, copies and steps",
   // runs 9 of every 10 ms, so almost every line's edge finds one running: CUPTI then holds its
   // buffer back from a default flush (the simulator as the real one; on an H100 lines
   // alternated ~30 / ~450 kernels), and only a forced flush keeps each line's counts its own.
-  char dir[] = "/tmp/kairos_simtel_XXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
-  const std::string d = dir;
+  const TempDir temp("kairos_simtel_");
+  const std::string& d = temp.path();
   const std::string cmd = "env LD_LIBRARY_PATH=" KSIM_LIB_DIR " LD_PRELOAD=" KAIROS_LIB
                           " KAIROS_SIM_KERNEL_TIMES=full_wave=9000 'KAIROS_CONFIG_TEXT="
                           "KAIROS_TELEMETRY_INTERVAL_SECS=1;KAIROS_TELEMETRY_FILE=" + d + "/telemetry.jsonl' " +
@@ -600,9 +602,8 @@ TEST_CASE("telemetry reads device memory only on GPUs where the process has a co
   // Two simulated GPUs; the workload uses GPU 0 only. GPU 1's lines carry null memory in every
   // interval: telemetry asks only GPUs whose primary context is active and never makes one
   // (had it made one on GPU 1 to ask, its later lines would read 0 bytes in use).
-  char dir[] = "/tmp/kairos_simtel_XXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
-  const std::string d = dir;
+  const TempDir temp("kairos_simtel_");
+  const std::string& d = temp.path();
   const std::string cmd = "env LD_LIBRARY_PATH=" KSIM_LIB_DIR " LD_PRELOAD=" KAIROS_LIB
                           " KAIROS_SIM_DEVICES=h100:2 KAIROS_SIM_KERNEL_TIMES=full_wave=3000 'KAIROS_CONFIG_TEXT="
                           "KAIROS_TELEMETRY_INTERVAL_SECS=1;KAIROS_TELEMETRY_FILE=" + d + "/telemetry.jsonl' " +

@@ -25,19 +25,16 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "temp_dir.h"
 #include "trace_dir.h"
 
 namespace {
 
-std::string MakeTempDir() {
-  char tmpl[] = "/tmp/kairos_simattach_XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  REQUIRE(d != nullptr);
-  return d;
-}
+using kairos::testing::TempDir;
 
 nlohmann::json RunTraced(const std::string& program, const std::string& env) {
-  const std::string dir = MakeTempDir();
+  const TempDir temp("kairos_simattach_");
+  const std::string& dir = temp.path();
   const std::string cmd = "env LD_LIBRARY_PATH=" KSIM_LIB_DIR " LD_PRELOAD=" KAIROS_LIB " " + env +
                           " 'KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=600000;"
                           "ACTIVITIES_LOG_FILE=" +

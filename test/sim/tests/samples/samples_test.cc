@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../trace_dir.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -43,24 +44,21 @@ const Sample kSamples[] = {
 struct Result {
   int rc = -1;
   std::string output;
-  std::string dir;
 };
 
-std::string MakeTempDir() {
-  char tmpl[] = "/tmp/kairos_simsamples_XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  REQUIRE(d != nullptr);
-  return d;
-}
+using kairos::testing::TempDir;
 
+// Runs `program` and returns its exit status and output (kept in a temp directory that is
+// removed before returning).
 Result Run(const std::string& program, const std::string& env) {
   Result r;
-  r.dir = MakeTempDir();
+  const TempDir temp("kairos_simsamples_");
+  const std::string& dir = temp.path();
   const std::string cmd = "env LD_LIBRARY_PATH=" KSIM_LIB_DIR " " + env + " " SAMPLE_DIR "/" + program + " > " +
-                          r.dir + "/out.txt 2>&1";
+                          dir + "/out.txt 2>&1";
   const int status = std::system(cmd.c_str());
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream out(r.dir + "/out.txt");
+  std::ifstream out(dir + "/out.txt");
   r.output.assign(std::istreambuf_iterator<char>(out), {});
   return r;
 }
@@ -134,7 +132,8 @@ TEST_CASE("a kernel that never ends stops at the instruction cap", "[run]") {
 
 TEST_CASE("with kairos preloaded: checks pass and every kernel is correlated to its launch", "[attach]") {
   for (const Sample& s : kSamples) {
-    const std::string dir = MakeTempDir();
+    const TempDir temp("kairos_simsamples_");
+    const std::string& dir = temp.path();
     const std::string env = "KAIROS_SIM_EXEC_KERNELS=1 LD_PRELOAD=" KAIROS_LIB
                             " 'KAIROS_CONFIG_TEXT=ACTIVITIES_WARMUP_PERIOD_SECS=0;ACTIVITIES_DURATION_MSECS=600000;"
                             "ACTIVITIES_LOG_FILE=" +
