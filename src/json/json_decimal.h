@@ -2,7 +2,8 @@
 // Layer: kairos_json. THE decimal integer writer: every integer kairos writes as JSON text
 // (trace events through output/json_out.h, summaries and RPC replies through JsonBuffer)
 // goes through PutUint / PutInt here, so there is one spelling and one place to make it fast.
-// The text is std::to_chars' (tested against it and printf in json_writer_test).
+// The text is std::to_chars' (json_test compares both functions with it; the output layer's
+// json_writer_test compares the trace's ts/dur text with printf).
 // Threading: none (pure functions over read-only tables).
 #ifndef KAIROS_SRC_JSON_JSON_DECIMAL_H_
 #define KAIROS_SRC_JSON_JSON_DECIMAL_H_
