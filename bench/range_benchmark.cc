@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 
 #include "activity/cpu_recorder.h"
@@ -110,11 +109,13 @@ int CountMode(int n) {
   rec.StopRecording(0);
   rec.Reset();
   kairos::bench::KairosSo so;
-  std::string tmpl = kairos::testing::TempRoot() + "/kairos_bench_XXXXXX";
-  if (!so.Load() || mkdtemp(tmpl.data()) == nullptr) {
-    std::fprintf(stderr, "range_benchmark --instr: libkairos.so or a temp dir missing\n");
+  if (!so.Load()) {
+    std::fprintf(stderr, "range_benchmark --instr: libkairos.so missing\n");
     return 1;
   }
+  // The session's trace (named with the pid) and summary go here, removed on return.
+  const kairos::testing::TempDir temp("kairos_bench_");
+  const std::string& tmpl = temp.path();
   // A buffer that holds every range, so none is dropped (a drop is a shorter path).
   const std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + tmpl +
                           "/bench.json\nKAIROS_CPU_BUFFER_KB_PER_THREAD=" +
@@ -129,7 +130,6 @@ int CountMode(int n) {
     so.stop();
     so.flush();
   }
-  std::filesystem::remove_all(tmpl);  // the trace (named with the pid) and its summary
   return rc;
 }
 
@@ -217,8 +217,10 @@ int main(int argc, char** argv) {
   Headline("range_benchmark", "disabled_plt_call_ns", disabled_plt, Better::kLower, "ns", 1.5);
   Headline("range_benchmark", "disabled_inline_flag_ns", disabled_flag, Better::kLower, "ns", 1.5);
 
-  std::string tmpl = kairos::testing::TempRoot() + "/kairos_bench_XXXXXX";
-  if (mkdtemp(tmpl.data()) != nullptr) {
+  {
+    // The sessions' traces and summaries: removed when `temp` goes (a benchmark leaves nothing).
+    const kairos::testing::TempDir temp("kairos_bench_");
+    const std::string& tmpl = temp.path();
     const std::string cfg = std::string("ACTIVITIES_LOG_FILE=") + tmpl + "/bench.json";
     init(cfg.c_str());
     // The same core called without the shim (its table, as the shim itself calls it): what the
@@ -255,8 +257,6 @@ int main(int argc, char** argv) {
                   "adds %.2f ns)\n", core_recording, core_recording / bare,
                   so_recording - core_recording);
     }
-    // The sessions' traces and summaries: a benchmark leaves nothing behind.
-    std::filesystem::remove_all(tmpl);
   }
   return 0;
 }
