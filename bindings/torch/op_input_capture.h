@@ -51,48 +51,48 @@ struct DtypeNames {
 
 inline uint64_t TextWord(const char* text) { return reinterpret_cast<uintptr_t>(text); }
 
-// Writes one input at `w`: a tensor's rank, dtype name and sizes; for other inputs an empty
-// shape and the coarse type name PyTorch's profiler writes ("TensorList", "Scalar" or "").
-// Returns the words written, or 0 when they do not fit in `room` words.
-inline uint32_t CaptureInput(const c10::IValue& v, const DtypeNames& names, uint64_t* w,
-                             uint32_t room) {
-  if (room < 2) return 0;
-  if (v.isTensor()) {
-    const at::Tensor& t = v.toTensor();
-    if (!t.defined()) {
-      w[0] = 0;
-      w[1] = TextWord("");
-      return 2;
-    }
-    const auto sizes = t.sizes();
-    if (sizes.size() > room - 2) return 0;
-    w[0] = sizes.size();
-    w[1] = TextWord(names.Of(static_cast<int>(t.scalar_type())));
-    // A loop, not memcpy: ranks are small, and a libc call per input costs more than the copy.
-    for (size_t k = 0; k < sizes.size(); ++k) w[2 + k] = static_cast<uint64_t>(sizes[k]);
-    return 2 + static_cast<uint32_t>(sizes.size());
-  }
-  w[0] = 0;
-  // isScalar/isBool are inline tag tests; isTensorList is a call into libtorch.
-  w[1] = TextWord((v.isScalar() || v.isBool()) ? "Scalar" : v.isTensorList() ? "TensorList" : "");
-  return 2;
-}
-
 // Writes every input of `fn` at `w`, at most `room` words, and returns the words written, or
-// kOverBounds when they do not fit. May throw (reading an input): the caller catches, since
+// kOverBounds when they do not fit. Per input: a tensor's rank, dtype name and sizes; for
+// other inputs an empty shape and the coarse type name PyTorch's profiler writes
+// ("TensorList", "Scalar" or ""). May throw (reading an input): the caller catches, since
 // nothing may escape into the operator.
+// One bound check up front covers every input's two words, so the loop checks room only for
+// a tensor's sizes: an op with several non-tensor inputs (TorchScript passes them all) paid a
+// room check and a recomputed write position per input, about a quarter of the capture's
+// instructions (docs/PERFORMANCE.md, torch bridge, session 17).
 inline uint32_t CaptureInputs(const at::RecordFunction& fn, const DtypeNames& names, uint64_t* w,
                               uint32_t room) {
   const c10::ArrayRef<const c10::IValue> in = fn.inputs();
   if (in.size() > room / 2) return kOverBounds;
-  // The count in a local (no struct the compiler keeps in memory across libtorch calls).
-  uint32_t nwords = 0;
+  // Words left for tensors' sizes once every input has its two.
+  size_t spare = room - 2 * in.size();
+  uint64_t* out = w;
   for (const c10::IValue& v : in) {
-    const uint32_t n = CaptureInput(v, names, w + nwords, room - nwords);
-    if (n == 0) return kOverBounds;
-    nwords += n;
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      if (!t.defined()) {
+        out[0] = 0;
+        out[1] = TextWord("");
+        out += 2;
+        continue;
+      }
+      const auto sizes = t.sizes();
+      if (sizes.size() > spare) return kOverBounds;
+      spare -= sizes.size();
+      out[0] = sizes.size();
+      out[1] = TextWord(names.Of(static_cast<int>(t.scalar_type())));
+      // A loop, not memcpy: ranks are small, and a libc call per input costs more than the copy.
+      for (size_t k = 0; k < sizes.size(); ++k) out[2 + k] = static_cast<uint64_t>(sizes[k]);
+      out += 2 + sizes.size();
+      continue;
+    }
+    out[0] = 0;
+    // isScalar/isBool are inline tag tests; isTensorList is a call into libtorch.
+    out[1] =
+        TextWord((v.isScalar() || v.isBool()) ? "Scalar" : v.isTensorList() ? "TensorList" : "");
+    out += 2;
   }
-  return nwords;
+  return static_cast<uint32_t>(out - w);
 }
 
 }  // namespace kairos_torch

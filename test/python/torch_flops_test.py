@@ -160,19 +160,28 @@ f.check(n_ops > 0 and not [e for e in k.events(t2, cat="cpu_op") if "flops" in e
 big = [0] + [10 ** 17] * 60
 huge = torch.empty(big)
 over = torch.empty([0] + [2] * 799)
+fit = torch.empty([1] * 765)
+past = torch.empty([1] * 766)
 with kairos.profile(path=os.path.join(d, "huge.json"), record_shapes=True, with_flops=True,
                     config="KAIROS_SUMMARY=off") as p3:
     torch.add(huge, huge)
     torch.add(over, over)
     torch.add(torch.ones(2), torch.ones(2))
+    # The bound exactly: two rank-765 tensors and the Scalar alpha take 2 x (2 + 765) + 2 =
+    # 1,536 words, all of the room; one dimension more does not fit.
+    torch.add(fit, fit)
+    torch.add(past, past)
 t3 = k.load(p3.traces[0])
 adds = [e for e in k.events(t3, cat="cpu_op", name="aten::add")]
 f.eq([(e["args"].get("Input Dims"), e["args"].get("Input type"), e["args"].get("flops"))
       for e in adds],
      [([big, big, []], ["float", "float", "Scalar"], 0), (None, None, 0),
-      ([[2], [2], []], ["float", "float", "Scalar"], 2)],
-     "long shape written whole; over the bounds: no Input Dims; a normal op keeps them")
-f.eq(t3.get("kairos_stats", {}).get("cpu_args_dropped"), 1, "the op over the bounds is counted")
+      ([[2], [2], []], ["float", "float", "Scalar"], 2),
+      ([[1] * 765, [1] * 765, []], ["float", "float", "Scalar"], 1),
+      (None, None, 1)],
+     "long shape written whole; over the bounds: no Input Dims; a normal op keeps them; an op "
+     "that fills the room exactly keeps them, one word more does not")
+f.eq(t3.get("kairos_stats", {}).get("cpu_args_dropped"), 2, "the ops over the bounds are counted")
 
 # Shapes of every operator, captured raw and formatted at collection, against PyTorch's
 # legacy profiler watching the same operators at the same time (both are RecordFunction
