@@ -60,55 +60,11 @@ uint32_t StoreOpInputs(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32
 }
 }  // namespace
 
-namespace {
-// Args slots after slot `used` that raw inputs may take: one slot stays free for each range
-// the ring can still take (two records each), so raw inputs never leave a later op without
-// its own args before the ring itself is full.
-uint32_t SpareInputSlots(const ThreadState* s, uint32_t used) {
-  const size_t reserve = s->ring != nullptr ? (s->ring->capacity() - s->ring->size()) / 2 : 0;
-  const size_t free = s->args_capacity - used - 1;
-  return static_cast<uint32_t>(free > reserve ? free - reserve : 0);
-}
-}  // namespace
-
 void StoreOpInputsAndPublish(ThreadState* s, StoredArgs& a, const OpInputs* in, uint32_t used) {
   const uint32_t words = StoreOpInputs(s, a, in, SpareInputSlots(s, used));
   // Relaxed, as in StoreArgsSlow: only this thread writes args_used.
   s->args_used.store(used + 1 + (words > 0 ? InputSlots(words - 1) : 0), std::memory_order_relaxed);
 }
-
-namespace {
-// The op's own slot (slot `used`, below args_capacity) as StoreArgsSlow writes it for a
-// RangeArgs with cpu_op = 1 and no NVTX fields or text: those fields are zero
-// (LookupName(nullptr) is 0) without looking anything up. No inputs yet.
-inline StoredArgs& WriteOpSlot(ThreadState* s, const OpMeta& m, uint32_t used) {
-  StoredArgs& a = s->args[used];
-  a.domain = 0;
-  a.category = 0;
-  a.category_id = 0;
-  a.color_argb = 0;
-  a.has_color = 0;
-  a.payload_type = 0;
-  a.py_line = PythonLineNow();  // as api::OpArgs: the Python line that led to the op (stacks on)
-  a.payload_bits = 0;
-  a.cpu_op = 1;
-  a.input_dims = 0;
-  a.input_types = 0;
-  a.input_words = 0;
-  a.sequence_nr = m.sequence_nr;
-  a.fwd_thread_id = m.fwd_thread_id;
-  a.record_function_id = m.record_function_id;
-  a.flops = m.flops;
-  return a;
-}
-
-// Publishes the op's slot and the `slots` after it; returns the slot for the push record.
-// Relaxed, as in StoreArgsSlow: only this thread writes args_used.
-inline uint32_t PublishOpSlot(ThreadState* s, uint32_t used, uint32_t slots) {
-  s->args_used.store(used + 1 + slots, std::memory_order_relaxed);
-  return used + 1;
-}
-}  // namespace
 
 uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in) {
   const uint32_t used = s->args_used.load(std::memory_order_relaxed);
@@ -128,30 +84,6 @@ uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in) {
     } else {
       s->args_dropped.fetch_add(1, std::memory_order_relaxed);
     }
-  }
-  return PublishOpSlot(s, used, slots);
-}
-
-uint32_t StoreOpArgsCaptured(ThreadState* s, const OpMeta& m, const OpCapture& c) {
-  const uint32_t used = s->args_used.load(std::memory_order_relaxed);
-  if (used >= s->args_capacity) {
-    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
-    return 0;
-  }
-  StoredArgs& a = WriteOpSlot(s, m, used);
-  // The room: the spare slots after this one, as words, within kMaxOpInputWords. The capture
-  // writes there before anything is published (args_used, the push record), so the collector
-  // never reads a word half written.
-  const uint64_t spare_words = uint64_t{SpareInputSlots(s, used)} * (sizeof(StoredArgs) / 8);
-  const auto room =
-      static_cast<uint32_t>(spare_words < kMaxOpInputWords ? spare_words : kMaxOpInputWords);
-  const uint32_t words = c.fn(c.ctx, reinterpret_cast<uint64_t*>(&a + 1), room);
-  uint32_t slots = 0;
-  if (words <= room) {
-    slots = InputSlots(words);
-    a.input_words = words + 1;
-  } else {
-    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
   }
   return PublishOpSlot(s, used, slots);
 }

@@ -51,13 +51,82 @@ struct OpCapture {
   void* ctx;
 };
 
+// Args slots after slot `used` that raw inputs may take: one slot stays free for each range
+// the ring can still take (two records each), so raw inputs never leave a later op without
+// its own args before the ring itself is full.
+inline uint32_t SpareInputSlots(const ThreadState* s, uint32_t used) {
+  const size_t reserve = s->ring != nullptr ? (s->ring->capacity() - s->ring->size()) / 2 : 0;
+  const size_t free = s->args_capacity - used - 1;
+  return static_cast<uint32_t>(free > reserve ? free - reserve : 0);
+}
+
+// The op's own slot (slot `used`, below args_capacity) as StoreArgsSlow writes it for a
+// RangeArgs with cpu_op = 1 and no NVTX fields or text: those fields are zero
+// (LookupName(nullptr) is 0) without looking anything up. No inputs yet.
+inline StoredArgs& WriteOpSlot(ThreadState* s, const OpMeta& m, uint32_t used) {
+  StoredArgs& a = s->args[used];
+  a.domain = 0;
+  a.category = 0;
+  a.category_id = 0;
+  a.color_argb = 0;
+  a.has_color = 0;
+  a.payload_type = 0;
+  a.py_line = PythonLineNow();  // as api::OpArgs: the Python line that led to the op (stacks on)
+  a.payload_bits = 0;
+  a.cpu_op = 1;
+  a.input_dims = 0;
+  a.input_types = 0;
+  a.input_words = 0;
+  a.sequence_nr = m.sequence_nr;
+  a.fwd_thread_id = m.fwd_thread_id;
+  a.record_function_id = m.record_function_id;
+  a.flops = m.flops;
+  return a;
+}
+
+// Publishes the op's slot and the `slots` after it; returns the slot for the push record.
+// Relaxed, as in StoreArgsSlow: only this thread writes args_used.
+inline uint32_t PublishOpSlot(ThreadState* s, uint32_t used, uint32_t slots) {
+  s->args_used.store(used + 1 + slots, std::memory_order_relaxed);
+  return used + 1;
+}
+
 // Writes an op's args slot (cpu_op, `m`, raw inputs `in` or nullptr) and publishes it; returns
 // the slot for the push record (0: the args area is full, counted in args_dropped). Stores
 // what StoreArgsSlow stores for the same op given as RangeArgs with the same inputs as
 // OpInputs (op_inputs.cc).
 uint32_t StoreOpArgs(ThreadState* s, const OpMeta& m, const PackedInputs* in);
+
 // The same with the inputs written by `c` (room: the spare slots, at most kMaxOpInputWords).
-uint32_t StoreOpArgsCaptured(ThreadState* s, const OpMeta& m, const OpCapture& c);
+// Always inlined (GCC keeps a plain inline out of line here), unlike StoreOpArgs: it is the
+// torch bridge's path for every op with shapes, where the call, its saved registers and the
+// OpMeta copy were about 18 of kairos' ~294 instructions per op over the floor of the work
+// (docs/PERFORMANCE.md, session 17).
+inline __attribute__((always_inline)) uint32_t StoreOpArgsCaptured(ThreadState* s,
+                                                                   const OpMeta& m,
+                                                                   const OpCapture& c) {
+  const uint32_t used = s->args_used.load(std::memory_order_relaxed);
+  if (__builtin_expect(used >= s->args_capacity, 0)) {
+    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  StoredArgs& a = WriteOpSlot(s, m, used);
+  // The room: the spare slots after this one, as words, within kMaxOpInputWords. The capture
+  // writes there before anything is published (args_used, the push record), so the collector
+  // never reads a word half written.
+  const uint64_t spare_words = uint64_t{SpareInputSlots(s, used)} * (sizeof(StoredArgs) / 8);
+  const auto room =
+      static_cast<uint32_t>(spare_words < kMaxOpInputWords ? spare_words : kMaxOpInputWords);
+  const uint32_t words = c.fn(c.ctx, reinterpret_cast<uint64_t*>(&a + 1), room);
+  uint32_t slots = 0;
+  if (__builtin_expect(words <= room, 1)) {
+    slots = InputSlots(words);
+    a.input_words = words + 1;
+  } else {
+    s->args_dropped.fetch_add(1, std::memory_order_relaxed);
+  }
+  return PublishOpSlot(s, used, slots);
+}
 
 // Opens a scope on the calling thread: a push range named `name` whose args slot `store(s)`
 // writes (0: none). `thread_key` (non-zero) is the framework's id of this thread: ExitOp
