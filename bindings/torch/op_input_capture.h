@@ -76,6 +76,14 @@ inline uint32_t CaptureInputs(const at::RecordFunction& fn, const DtypeNames& na
         out += 2;
         continue;
       }
+      // A nested tensor has no sizes (sizes() throws, which used to drop the op's whole
+      // shapes): an empty shape with its dtype, as PyTorch's profiler writes it.
+      if (__builtin_expect(t.is_nested(), 0)) {
+        out[0] = 0;
+        out[1] = TextWord(names.Of(static_cast<int>(t.scalar_type())));
+        out += 2;
+        continue;
+      }
       const auto sizes = t.sizes();
       if (sizes.size() > spare) return kOverBounds;
       spare -= sizes.size();
