@@ -52,12 +52,21 @@ def timed():
     return (time.thread_time_ns() - t0) / N
 
 
-# Every window's trace (and summary) goes here, removed at the end (and at exit if the run
-# fails before); each kairos.init replaces the whole config, so each names the file.
+# Every window's trace goes here, removed at the end (and at exit if the run fails before).
 _out = tempfile.TemporaryDirectory(prefix="kairos_torch_bench_")
-LOG_FILE = "\nACTIVITIES_LOG_FILE=%s/t.json" % _out.name
-kairos.init("KAIROS_CPU_BUFFER_KB_PER_THREAD=65536\nKAIROS_SUMMARY=off\nKAIROS_HOST_METRICS_INTERVAL_MS=0"
-            + LOG_FILE)
+
+
+def init(keys=""):
+    """kairos.init with the mode's keys and the settings every window shares. Each kairos.init
+    replaces the whole config, so each carries them all: no summary, no host sampler thread
+    beside the timed loop, the trace in _out; the default per-thread buffer, as a job gets it
+    (until session 17 only the first call set these, and the windows ran with the host sampler
+    on and a summary written at each flush)."""
+    kairos.init(keys + "\nKAIROS_SUMMARY=off\nKAIROS_HOST_METRICS_INTERVAL_MS=0\n"
+                "ACTIVITIES_LOG_FILE=%s/t.json" % _out.name)
+
+
+init()
 _torch.attach(record_shapes=False)
 bridge = _torch._bridge
 bridge.kairos_torch_uninstall()
@@ -116,8 +125,8 @@ def idle():
 def recording(shapes, flops=False):
     def run():
         bridge.kairos_torch_install(1 if shapes else 0, 0, 1 if flops else 0)
-        kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s\nPROFILE_WITH_FLOPS=%s"
-                    % ("true" if shapes else "false", "true" if flops else "false") + LOG_FILE)
+        init("PROFILE_REPORT_INPUT_SHAPES=%s\nPROFILE_WITH_FLOPS=%s"
+             % ("true" if shapes else "false", "true" if flops else "false"))
         kairos.start()
         try:
             return timed()
@@ -130,7 +139,7 @@ def recording(shapes, flops=False):
 def rec_memory():
     bridge.kairos_torch_install(0, 0, 0)
     bridge.kairos_torch_set_profile_memory(1)
-    kairos.init("PROFILE_PROFILE_MEMORY=true" + LOG_FILE)
+    init("PROFILE_PROFILE_MEMORY=true")
     kairos.start()
     try:
         return timed()

@@ -37,11 +37,14 @@ def child(modes):
     import torch_add_loop
     ops, a, b = torch_add_loop.make()
     mark = os.getppid  # (through ctypes, callgrind does not see the call)
-    # Traces go to the parent's temp directory: each kairos.init replaces the whole config, so
-    # each names the file.
-    log_file = "\nACTIVITIES_LOG_FILE=%s/t.json" % os.environ["KAIROS_INSTR_OUT"]
-    kairos.init("KAIROS_CPU_BUFFER_KB_PER_THREAD=65536\nKAIROS_SUMMARY=off\n"
-                "KAIROS_HOST_METRICS_INTERVAL_MS=0" + log_file)
+    def init(keys=""):
+        # Each kairos.init replaces the whole config, so each carries the shared settings (no
+        # summary, no host sampler, traces in the parent's temp directory; the default buffer),
+        # as bench/torch_op_bench.py's init does.
+        kairos.init(keys + "\nKAIROS_SUMMARY=off\nKAIROS_HOST_METRICS_INTERVAL_MS=0\n"
+                    "ACTIVITIES_LOG_FILE=%s/t.json" % os.environ["KAIROS_INSTR_OUT"])
+
+    init()
     _torch.attach(record_shapes=False)
     bridge = _torch._bridge
     bridge.kairos_torch_uninstall()
@@ -54,7 +57,7 @@ def child(modes):
     def window(shapes):
         def f(n):
             bridge.kairos_torch_install(1 if shapes else 0, 0, 0)
-            kairos.init("PROFILE_REPORT_INPUT_SHAPES=%s" % ("true" if shapes else "false") + log_file)
+            init("PROFILE_REPORT_INPUT_SHAPES=%s" % ("true" if shapes else "false"))
             kairos.start()
             try:
                 run(n)
@@ -88,7 +91,7 @@ def child(modes):
     def rec_memory(n):  # as torch_op_bench's rec+memory: two [memory] events per op
         bridge.kairos_torch_install(0, 0, 0)
         bridge.kairos_torch_set_profile_memory(1)
-        kairos.init("PROFILE_REPORT_INPUT_SHAPES=false\nPROFILE_PROFILE_MEMORY=true" + log_file)
+        init("PROFILE_REPORT_INPUT_SHAPES=false\nPROFILE_PROFILE_MEMORY=true")
         kairos.start()
         try:
             run(n)
@@ -97,7 +100,7 @@ def child(modes):
             bridge.kairos_torch_set_profile_memory(0)
             bridge.kairos_torch_memory_release()
             bridge.kairos_torch_uninstall()
-            kairos.init("PROFILE_PROFILE_MEMORY=false" + log_file)
+            init("PROFILE_PROFILE_MEMORY=false")
 
     def legacy(shapes, memory=False):
         def f(n):
